@@ -1,0 +1,223 @@
+//! Reader/writer versions and named table features: can this engine read or write a table?
+//!
+//! Refusing is legal; silently ignoring a feature is not. A reader feature we do not know refuses the
+//! read; a writer feature we do not implement refuses the write. Errors name the features.
+
+use crate::actions::Protocol;
+use crate::error::{ProtocolError, Result};
+
+/// Reader features this engine reads correctly.
+pub const READER_FEATURES: &[&str] = &[
+    "deletionVectors",
+    "timestampNtz",
+    "v2Checkpoint",
+    "vacuumProtocolCheck",
+    // variantType: deltalake adds it to every DV table even without a variant column; reading a
+    // table that has no variant column is unaffected. A variant column itself fails at schema parse.
+    "variantType",
+    "typeWidening",
+];
+
+/// Writer features this engine implements (or whose rules it follows) when writing.
+pub const WRITER_FEATURES: &[&str] = &[
+    "appendOnly",
+    "invariants",
+    "deletionVectors",
+    "domainMetadata",
+    "rowTracking",
+    "clustering",
+    "liquid",
+    "timestampNtz",
+    "v2Checkpoint",
+    "vacuumProtocolCheck",
+    "variantType",
+    "inCommitTimestamp",
+];
+
+/// Features this engine knows by name (used to phrase errors: known-but-unimplemented vs unknown).
+pub const KNOWN_FEATURES: &[&str] = &[
+    "appendOnly",
+    "invariants",
+    "checkConstraints",
+    "changeDataFeed",
+    "generatedColumns",
+    "columnMapping",
+    "identityColumns",
+    "deletionVectors",
+    "rowTracking",
+    "domainMetadata",
+    "clustering",
+    "liquid",
+    "timestampNtz",
+    "v2Checkpoint",
+    "vacuumProtocolCheck",
+    "variantType",
+    "variantShredding",
+    "typeWidening",
+    "inCommitTimestamp",
+    "icebergCompatV1",
+    "icebergCompatV2",
+    "catalogManaged",
+    "allowColumnDefaults",
+];
+
+/// The writer features implied by a legacy writer version (< 7).
+fn legacy_writer_features(v: i32) -> Vec<&'static str> {
+    let mut f = Vec::new();
+    if v >= 2 {
+        f.extend(["appendOnly", "invariants"]);
+    }
+    if v >= 3 {
+        f.push("checkConstraints");
+    }
+    if v >= 4 {
+        f.extend(["changeDataFeed", "generatedColumns"]);
+    }
+    if v >= 5 {
+        f.push("columnMapping");
+    }
+    if v >= 6 {
+        f.push("identityColumns");
+    }
+    f
+}
+
+impl Protocol {
+    /// Effective writer features (explicit for v7, implied for legacy versions).
+    pub fn writer_feature_set(&self) -> Vec<String> {
+        if self.min_writer_version >= 7 {
+            self.writer_features.clone().unwrap_or_default()
+        } else {
+            legacy_writer_features(self.min_writer_version).into_iter().map(String::from).collect()
+        }
+    }
+
+    pub fn reader_feature_set(&self) -> Vec<String> {
+        match self.min_reader_version {
+            3 => self.reader_features.clone().unwrap_or_default(),
+            2 => vec!["columnMapping".to_string()],
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn has_writer_feature(&self, f: &str) -> bool {
+        self.writer_feature_set().iter().any(|x| x == f)
+    }
+
+    pub fn has_reader_feature(&self, f: &str) -> bool {
+        self.reader_feature_set().iter().any(|x| x == f)
+    }
+
+    /// Structural validity (the protocol's own invariants).
+    pub fn validate(&self) -> Result<()> {
+        if self.min_reader_version < 1 || self.min_writer_version < 1 {
+            return Err(ProtocolError::InvalidProtocol("versions must be at least 1".into()));
+        }
+        if self.min_reader_version == 3 && self.min_writer_version != 7 {
+            return Err(ProtocolError::InvalidProtocol("reader version 3 requires writer 7".into()));
+        }
+        Ok(())
+    }
+
+    /// Can this engine read a table with this protocol?
+    pub fn check_readable(&self) -> Result<()> {
+        self.validate()?;
+        if self.min_reader_version > 3 {
+            return Err(ProtocolError::UnsupportedProtocolVersion {
+                reader: self.min_reader_version,
+                writer: self.min_writer_version,
+            });
+        }
+        let missing: Vec<String> = self
+            .reader_feature_set()
+            .into_iter()
+            .filter(|f| !READER_FEATURES.contains(&f.as_str()))
+            .collect();
+        if !missing.is_empty() {
+            return Err(ProtocolError::UnsupportedReaderFeature(missing.join(", ")));
+        }
+        Ok(())
+    }
+
+    /// Can this engine write to a table with this protocol? (Writers also read.)
+    pub fn check_writable(&self) -> Result<()> {
+        self.check_readable()?;
+        if self.min_writer_version > 7 {
+            return Err(ProtocolError::UnsupportedProtocolVersion {
+                reader: self.min_reader_version,
+                writer: self.min_writer_version,
+            });
+        }
+        let missing: Vec<String> = self
+            .writer_feature_set()
+            .into_iter()
+            .filter(|f| !WRITER_FEATURES.contains(&f.as_str()))
+            .collect();
+        if !missing.is_empty() {
+            return Err(ProtocolError::UnsupportedWriterFeature(missing.join(", ")));
+        }
+        Ok(())
+    }
+
+    /// A table-features protocol (3, 7) listing exactly the given features; reader features are
+    /// those among them that readers must understand.
+    pub fn with_features(features: &[&str]) -> Protocol {
+        const READER_SIDE: &[&str] =
+            &["deletionVectors", "timestampNtz", "v2Checkpoint", "columnMapping", "variantType"];
+        let mut writer: Vec<String> = features.iter().map(|s| s.to_string()).collect();
+        writer.sort();
+        writer.dedup();
+        let reader: Vec<String> =
+            writer.iter().filter(|f| READER_SIDE.contains(&f.as_str())).cloned().collect();
+        if reader.is_empty() {
+            Protocol {
+                min_reader_version: 1,
+                min_writer_version: 7,
+                reader_features: None,
+                writer_features: Some(writer),
+            }
+        } else {
+            Protocol {
+                min_reader_version: 3,
+                min_writer_version: 7,
+                reader_features: Some(reader),
+                writer_features: Some(writer),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(r: i32, w: i32, rf: &[&str], wf: &[&str]) -> Protocol {
+        Protocol {
+            min_reader_version: r,
+            min_writer_version: w,
+            reader_features: (r == 3).then(|| rf.iter().map(|s| s.to_string()).collect()),
+            writer_features: (w == 7).then(|| wf.iter().map(|s| s.to_string()).collect()),
+        }
+    }
+
+    #[test]
+    fn unknown_reader_feature_is_named() {
+        let err = p(3, 7, &["deletionVectors", "fancyNewThing"], &[]).check_readable().unwrap_err();
+        assert_eq!(err, ProtocolError::UnsupportedReaderFeature("fancyNewThing".into()));
+    }
+
+    #[test]
+    fn unimplemented_writer_feature_refuses_write_not_read() {
+        let proto = p(1, 7, &[], &["checkConstraints"]);
+        assert!(proto.check_readable().is_ok());
+        assert!(matches!(proto.check_writable(), Err(ProtocolError::UnsupportedWriterFeature(f)) if f == "checkConstraints"));
+    }
+
+    #[test]
+    fn legacy_versions() {
+        assert!(p(1, 2, &[], &[]).check_writable().is_ok());
+        assert!(p(1, 4, &[], &[]).check_writable().is_err());
+        assert!(p(2, 5, &[], &[]).check_readable().is_err());
+        assert!(p(3, 7, &["deletionVectors", "variantType"], &["deletionVectors"]).check_readable().is_ok());
+    }
+}

@@ -1,0 +1,205 @@
+//! The Delta table schema (`metaData.schemaString`): Spark's JSON schema format.
+
+use serde_json::{json, Map, Value};
+
+use crate::error::{ProtocolError, Result};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PrimitiveType {
+    String,
+    Long,
+    Integer,
+    Short,
+    Byte,
+    Float,
+    Double,
+    Boolean,
+    Binary,
+    Date,
+    Timestamp,
+    TimestampNtz,
+    Decimal { precision: u8, scale: i8 },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum DataType {
+    Primitive(PrimitiveType),
+    Array { element: Box<DataType>, contains_null: bool },
+    Map { key: Box<DataType>, value: Box<DataType>, value_contains_null: bool },
+    Struct(StructType),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct StructField {
+    pub name: String,
+    pub data_type: DataType,
+    pub nullable: bool,
+    pub metadata: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StructType {
+    pub fields: Vec<StructField>,
+}
+
+fn err(msg: impl Into<String>) -> ProtocolError {
+    ProtocolError::Schema(msg.into())
+}
+
+impl PrimitiveType {
+    pub fn name(&self) -> String {
+        match self {
+            PrimitiveType::String => "string".into(),
+            PrimitiveType::Long => "long".into(),
+            PrimitiveType::Integer => "integer".into(),
+            PrimitiveType::Short => "short".into(),
+            PrimitiveType::Byte => "byte".into(),
+            PrimitiveType::Float => "float".into(),
+            PrimitiveType::Double => "double".into(),
+            PrimitiveType::Boolean => "boolean".into(),
+            PrimitiveType::Binary => "binary".into(),
+            PrimitiveType::Date => "date".into(),
+            PrimitiveType::Timestamp => "timestamp".into(),
+            PrimitiveType::TimestampNtz => "timestamp_ntz".into(),
+            PrimitiveType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
+        }
+    }
+
+    fn parse(s: &str) -> Result<PrimitiveType> {
+        Ok(match s {
+            "string" => PrimitiveType::String,
+            "long" => PrimitiveType::Long,
+            "integer" => PrimitiveType::Integer,
+            "short" => PrimitiveType::Short,
+            "byte" => PrimitiveType::Byte,
+            "float" => PrimitiveType::Float,
+            "double" => PrimitiveType::Double,
+            "boolean" => PrimitiveType::Boolean,
+            "binary" => PrimitiveType::Binary,
+            "date" => PrimitiveType::Date,
+            "timestamp" => PrimitiveType::Timestamp,
+            "timestamp_ntz" => PrimitiveType::TimestampNtz,
+            "decimal" => PrimitiveType::Decimal { precision: 10, scale: 0 },
+            other => {
+                let inner = other
+                    .strip_prefix("decimal(")
+                    .and_then(|r| r.strip_suffix(')'))
+                    .ok_or_else(|| err(format!("unsupported type {other:?}")))?;
+                let (p, s) = inner.split_once(',').ok_or_else(|| err(format!("bad decimal {other:?}")))?;
+                let precision: u8 = p.trim().parse().map_err(|_| err(format!("bad decimal {other:?}")))?;
+                let scale: i8 = s.trim().parse().map_err(|_| err(format!("bad decimal {other:?}")))?;
+                if precision == 0 || precision > 38 || scale < 0 || scale as u8 > precision {
+                    return Err(err(format!("decimal out of range {other:?}")));
+                }
+                PrimitiveType::Decimal { precision, scale }
+            }
+        })
+    }
+}
+
+impl DataType {
+    fn from_json(v: &Value) -> Result<DataType> {
+        match v {
+            Value::String(s) => Ok(DataType::Primitive(PrimitiveType::parse(s)?)),
+            Value::Object(o) => match o.get("type").and_then(Value::as_str) {
+                Some("struct") => Ok(DataType::Struct(StructType::from_json(v)?)),
+                Some("array") => Ok(DataType::Array {
+                    element: Box::new(DataType::from_json(
+                        o.get("elementType").ok_or_else(|| err("array without elementType"))?,
+                    )?),
+                    contains_null: o.get("containsNull").and_then(Value::as_bool).unwrap_or(true),
+                }),
+                Some("map") => Ok(DataType::Map {
+                    key: Box::new(DataType::from_json(
+                        o.get("keyType").ok_or_else(|| err("map without keyType"))?,
+                    )?),
+                    value: Box::new(DataType::from_json(
+                        o.get("valueType").ok_or_else(|| err("map without valueType"))?,
+                    )?),
+                    value_contains_null: o
+                        .get("valueContainsNull")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(true),
+                }),
+                other => Err(err(format!("unsupported complex type {other:?}"))),
+            },
+            _ => Err(err("a type must be a string or an object")),
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        match self {
+            DataType::Primitive(p) => Value::String(p.name()),
+            DataType::Array { element, contains_null } => json!({
+                "type": "array", "elementType": element.to_json(), "containsNull": contains_null
+            }),
+            DataType::Map { key, value, value_contains_null } => json!({
+                "type": "map", "keyType": key.to_json(), "valueType": value.to_json(),
+                "valueContainsNull": value_contains_null
+            }),
+            DataType::Struct(s) => s.to_json(),
+        }
+    }
+}
+
+impl StructType {
+    pub fn parse(schema_string: &str) -> Result<StructType> {
+        let v: Value = serde_json::from_str(schema_string).map_err(|e| err(e.to_string()))?;
+        StructType::from_json(&v)
+    }
+
+    fn from_json(v: &Value) -> Result<StructType> {
+        let fields = v
+            .get("fields")
+            .and_then(Value::as_array)
+            .ok_or_else(|| err("struct without fields"))?;
+        let mut out = Vec::with_capacity(fields.len().min(10_000));
+        for f in fields {
+            let name = f
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or_else(|| err("field without name"))?
+                .to_string();
+            let data_type = DataType::from_json(f.get("type").ok_or_else(|| err("field without type"))?)
+                .map_err(|e| err(format!("field {name:?}: {e}")))?;
+            let nullable = f.get("nullable").and_then(Value::as_bool).unwrap_or(true);
+            let metadata = f.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
+            out.push(StructField { name, data_type, nullable, metadata });
+        }
+        Ok(StructType { fields: out })
+    }
+
+    pub fn to_json(&self) -> Value {
+        let fields: Vec<Value> = self
+            .fields
+            .iter()
+            .map(|f| {
+                json!({"name": f.name, "type": f.data_type.to_json(), "nullable": f.nullable,
+                       "metadata": Value::Object(f.metadata.clone())})
+            })
+            .collect();
+        json!({"type": "struct", "fields": fields})
+    }
+
+    pub fn to_schema_string(&self) -> String {
+        self.to_json().to_string()
+    }
+
+    pub fn field(&self, name: &str) -> Option<&StructField> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let s = r#"{"type":"struct","fields":[{"name":"id","type":"long","nullable":true,"metadata":{}},{"name":"d","type":"decimal(10,2)","nullable":false,"metadata":{}},{"name":"a","type":{"type":"array","elementType":"string","containsNull":true},"nullable":true,"metadata":{}},{"name":"s","type":{"type":"struct","fields":[{"name":"x","type":"integer","nullable":true,"metadata":{}}]},"nullable":true,"metadata":{}}]}"#;
+        let st = StructType::parse(s).unwrap();
+        assert_eq!(st.fields.len(), 4);
+        assert_eq!(StructType::parse(&st.to_schema_string()).unwrap(), st);
+        assert!(StructType::parse(r#"{"type":"struct","fields":[{"name":"v","type":"variant"}]}"#).is_err());
+    }
+}
