@@ -92,7 +92,10 @@ fn parquet_provider() -> String {
 
 impl Default for Format {
     fn default() -> Self {
-        Format { provider: parquet_provider(), options: BTreeMap::new() }
+        Format {
+            provider: parquet_provider(),
+            options: BTreeMap::new(),
+        }
     }
 }
 
@@ -258,7 +261,9 @@ impl Action {
     /// holds `null` (checkpoint rows converted to JSON have this shape for absent actions).
     pub fn from_json(value: Value) -> Result<Option<Action>> {
         let Value::Object(obj) = value else {
-            return Err(ProtocolError::MalformedAction("an action must be a JSON object".into()));
+            return Err(ProtocolError::MalformedAction(
+                "an action must be a JSON object".into(),
+            ));
         };
         let mut found = None;
         for (key, inner) in obj {
@@ -356,7 +361,9 @@ pub fn serialize_commit(actions: &[Action]) -> Result<Vec<u8>> {
     Ok(out.into_bytes())
 }
 
-fn de_partition_values<'de, D: serde::Deserializer<'de>>(d: D) -> Result<PartitionValues, D::Error> {
+fn de_partition_values<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<PartitionValues, D::Error> {
     let v: Option<PartitionValues> = Option::deserialize(d)?;
     Ok(v.unwrap_or_default())
 }
@@ -372,7 +379,10 @@ fn de_string_map<'de, D: serde::Deserializer<'de>>(
 ) -> Result<BTreeMap<String, String>, D::Error> {
     // Some writers store configuration values as null; those keys are dropped.
     let v: Option<BTreeMap<String, Option<String>>> = Option::deserialize(d)?;
-    Ok(v.unwrap_or_default().into_iter().filter_map(|(k, v)| v.map(|v| (k, v))).collect())
+    Ok(v.unwrap_or_default()
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k, v)))
+        .collect())
 }
 
 fn de_string_vec<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
@@ -383,7 +393,10 @@ fn de_string_vec<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, 
 impl Add {
     /// Logical file identity: (path, DV unique id).
     pub fn file_key(&self) -> (String, Option<String>) {
-        (self.path.clone(), self.deletion_vector.as_ref().map(|d| d.unique_id()))
+        (
+            self.path.clone(),
+            self.deletion_vector.as_ref().map(|d| d.unique_id()),
+        )
     }
 
     /// A tombstone for this file (Spark's `removeWithTimestamp`: extended metadata copied).
@@ -407,7 +420,10 @@ impl Add {
 
 impl Remove {
     pub fn file_key(&self) -> (String, Option<String>) {
-        (self.path.clone(), self.deletion_vector.as_ref().map(|d| d.unique_id()))
+        (
+            self.path.clone(),
+            self.deletion_vector.as_ref().map(|d| d.unique_id()),
+        )
     }
 }
 
@@ -419,7 +435,9 @@ mod tests {
     fn explicit_nulls_parse_as_absent() {
         let line = br#"{"add":{"path":"a.parquet","partitionValues":{},"size":1,"modificationTime":2,"dataChange":true,"stats":null,"tags":null,"deletionVector":null,"baseRowId":null,"defaultRowCommitVersion":null,"clusteringProvider":null}}"#;
         let actions = parse_commit(3, line).unwrap();
-        let Action::Add(add) = &actions[0] else { panic!("not an add") };
+        let Action::Add(add) = &actions[0] else {
+            panic!("not an add")
+        };
         assert_eq!(add.stats, None);
         assert_eq!(add.base_row_id, None);
         assert!(add.extra.is_empty());
@@ -439,7 +457,17 @@ mod tests {
     fn bad_line_names_version_and_line() {
         let text = b"{\"txn\":{\"appId\":\"a\",\"version\":1}}\n{not json";
         let err = parse_commit(7, text).unwrap_err();
-        assert!(matches!(err, ProtocolError::MalformedCommit { version: 7, line: 2, .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                ProtocolError::MalformedCommit {
+                    version: 7,
+                    line: 2,
+                    ..
+                }
+            ),
+            "{err}"
+        );
     }
 
     #[test]

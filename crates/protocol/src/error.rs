@@ -7,7 +7,11 @@ use thiserror::Error;
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum ProtocolError {
     #[error("commit {version}: line {line}: {reason}")]
-    MalformedCommit { version: u64, line: usize, reason: String },
+    MalformedCommit {
+        version: u64,
+        line: usize,
+        reason: String,
+    },
     #[error("malformed action: {0}")]
     MalformedAction(String),
     #[error("unsupported reader feature(s): {0}")]

@@ -88,7 +88,10 @@ impl Protocol {
         if self.min_writer_version >= 7 {
             self.writer_features.clone().unwrap_or_default()
         } else {
-            legacy_writer_features(self.min_writer_version).into_iter().map(String::from).collect()
+            legacy_writer_features(self.min_writer_version)
+                .into_iter()
+                .map(String::from)
+                .collect()
         }
     }
 
@@ -111,10 +114,14 @@ impl Protocol {
     /// Structural validity (the protocol's own invariants).
     pub fn validate(&self) -> Result<()> {
         if self.min_reader_version < 1 || self.min_writer_version < 1 {
-            return Err(ProtocolError::InvalidProtocol("versions must be at least 1".into()));
+            return Err(ProtocolError::InvalidProtocol(
+                "versions must be at least 1".into(),
+            ));
         }
         if self.min_reader_version == 3 && self.min_writer_version != 7 {
-            return Err(ProtocolError::InvalidProtocol("reader version 3 requires writer 7".into()));
+            return Err(ProtocolError::InvalidProtocol(
+                "reader version 3 requires writer 7".into(),
+            ));
         }
         Ok(())
     }
@@ -162,13 +169,21 @@ impl Protocol {
     /// A table-features protocol (3, 7) listing exactly the given features; reader features are
     /// those among them that readers must understand.
     pub fn with_features(features: &[&str]) -> Protocol {
-        const READER_SIDE: &[&str] =
-            &["deletionVectors", "timestampNtz", "v2Checkpoint", "columnMapping", "variantType"];
+        const READER_SIDE: &[&str] = &[
+            "deletionVectors",
+            "timestampNtz",
+            "v2Checkpoint",
+            "columnMapping",
+            "variantType",
+        ];
         let mut writer: Vec<String> = features.iter().map(|s| s.to_string()).collect();
         writer.sort();
         writer.dedup();
-        let reader: Vec<String> =
-            writer.iter().filter(|f| READER_SIDE.contains(&f.as_str())).cloned().collect();
+        let reader: Vec<String> = writer
+            .iter()
+            .filter(|f| READER_SIDE.contains(&f.as_str()))
+            .cloned()
+            .collect();
         if reader.is_empty() {
             Protocol {
                 min_reader_version: 1,
@@ -202,15 +217,22 @@ mod tests {
 
     #[test]
     fn unknown_reader_feature_is_named() {
-        let err = p(3, 7, &["deletionVectors", "fancyNewThing"], &[]).check_readable().unwrap_err();
-        assert_eq!(err, ProtocolError::UnsupportedReaderFeature("fancyNewThing".into()));
+        let err = p(3, 7, &["deletionVectors", "fancyNewThing"], &[])
+            .check_readable()
+            .unwrap_err();
+        assert_eq!(
+            err,
+            ProtocolError::UnsupportedReaderFeature("fancyNewThing".into())
+        );
     }
 
     #[test]
     fn unimplemented_writer_feature_refuses_write_not_read() {
         let proto = p(1, 7, &[], &["checkConstraints"]);
         assert!(proto.check_readable().is_ok());
-        assert!(matches!(proto.check_writable(), Err(ProtocolError::UnsupportedWriterFeature(f)) if f == "checkConstraints"));
+        assert!(
+            matches!(proto.check_writable(), Err(ProtocolError::UnsupportedWriterFeature(f)) if f == "checkConstraints")
+        );
     }
 
     #[test]
@@ -218,6 +240,13 @@ mod tests {
         assert!(p(1, 2, &[], &[]).check_writable().is_ok());
         assert!(p(1, 4, &[], &[]).check_writable().is_err());
         assert!(p(2, 5, &[], &[]).check_readable().is_err());
-        assert!(p(3, 7, &["deletionVectors", "variantType"], &["deletionVectors"]).check_readable().is_ok());
+        assert!(p(
+            3,
+            7,
+            &["deletionVectors", "variantType"],
+            &["deletionVectors"]
+        )
+        .check_readable()
+        .is_ok());
     }
 }

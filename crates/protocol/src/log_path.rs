@@ -11,11 +11,19 @@ pub enum LogFileKind {
     /// Single-file classic checkpoint.
     Checkpoint,
     /// Part `part` of `parts` of a multi-part checkpoint.
-    MultiPartCheckpoint { part: u32, parts: u32 },
+    MultiPartCheckpoint {
+        part: u32,
+        parts: u32,
+    },
     /// UUID-named V2 checkpoint (`.json` or `.parquet`).
-    UuidCheckpoint { uuid: String, json: bool },
+    UuidCheckpoint {
+        uuid: String,
+        json: bool,
+    },
     Crc,
-    Compaction { end: u64 },
+    Compaction {
+        end: u64,
+    },
     Other,
 }
 
@@ -61,10 +69,12 @@ pub fn parse_log_file_name(name: &str) -> Option<LogFileName> {
                         }
                         LogFileKind::MultiPartCheckpoint { part, parts: total }
                     }
-                    [uuid, ext] if *ext == "json" || *ext == "parquet" => LogFileKind::UuidCheckpoint {
-                        uuid: (*uuid).to_string(),
-                        json: *ext == "json",
-                    },
+                    [uuid, ext] if *ext == "json" || *ext == "parquet" => {
+                        LogFileKind::UuidCheckpoint {
+                            uuid: (*uuid).to_string(),
+                            json: *ext == "json",
+                        }
+                    }
                     _ => LogFileKind::Other,
                 }
             } else if let Some(tail) = rest.strip_suffix(".compacted.json") {
@@ -84,7 +94,10 @@ pub fn parse_log_file_name(name: &str) -> Option<LogFileName> {
 /// Strict parse of a commit file name into its version.
 pub fn commit_version(name: &str) -> Result<u64> {
     match parse_log_file_name(name) {
-        Some(LogFileName { version, kind: LogFileKind::Commit }) => Ok(version),
+        Some(LogFileName {
+            version,
+            kind: LogFileKind::Commit,
+        }) => Ok(version),
         _ => Err(ProtocolError::LogFileName(name.to_string())),
     }
 }
@@ -96,17 +109,30 @@ mod tests {
     #[test]
     fn classifies() {
         assert_eq!(commit_file_name(12), "00000000000000000012.json");
-        assert_eq!(parse_log_file_name("00000000000000000012.json").unwrap().kind, LogFileKind::Commit);
         assert_eq!(
-            parse_log_file_name("00000000000000000010.checkpoint.0000000001.0000000002.parquet").unwrap().kind,
+            parse_log_file_name("00000000000000000012.json")
+                .unwrap()
+                .kind,
+            LogFileKind::Commit
+        );
+        assert_eq!(
+            parse_log_file_name("00000000000000000010.checkpoint.0000000001.0000000002.parquet")
+                .unwrap()
+                .kind,
             LogFileKind::MultiPartCheckpoint { part: 1, parts: 2 }
         );
         assert!(matches!(
-            parse_log_file_name("00000000000000000010.checkpoint.80a083e8-7026-4e79-81be-64bd76c43a11.json").unwrap().kind,
+            parse_log_file_name(
+                "00000000000000000010.checkpoint.80a083e8-7026-4e79-81be-64bd76c43a11.json"
+            )
+            .unwrap()
+            .kind,
             LogFileKind::UuidCheckpoint { json: true, .. }
         ));
         assert_eq!(
-            parse_log_file_name("00000000000000000001.00000000000000000004.compacted.json").unwrap().kind,
+            parse_log_file_name("00000000000000000001.00000000000000000004.compacted.json")
+                .unwrap()
+                .kind,
             LogFileKind::Compaction { end: 4 }
         );
         assert!(parse_log_file_name("_last_checkpoint").is_none());

@@ -24,7 +24,10 @@ pub enum Scalar {
 }
 
 fn pv_err(column: &str, reason: impl Into<String>) -> ProtocolError {
-    ProtocolError::PartitionValue { column: column.to_string(), reason: reason.into() }
+    ProtocolError::PartitionValue {
+        column: column.to_string(),
+        reason: reason.into(),
+    }
 }
 
 fn epoch() -> NaiveDate {
@@ -32,15 +35,24 @@ fn epoch() -> NaiveDate {
 }
 
 /// Parses one partition value of the given type.
-pub fn parse_partition_value(column: &str, ty: &PrimitiveType, raw: Option<&str>) -> Result<Scalar> {
-    let Some(s) = raw.filter(|s| !s.is_empty()) else { return Ok(Scalar::Null) };
+pub fn parse_partition_value(
+    column: &str,
+    ty: &PrimitiveType,
+    raw: Option<&str>,
+) -> Result<Scalar> {
+    let Some(s) = raw.filter(|s| !s.is_empty()) else {
+        return Ok(Scalar::Null);
+    };
     let bad = |what: &str| pv_err(column, format!("{s:?} is not a valid {what}"));
     Ok(match ty {
         PrimitiveType::String => Scalar::String(s.to_string()),
-        PrimitiveType::Long | PrimitiveType::Integer | PrimitiveType::Short | PrimitiveType::Byte => {
-            Scalar::Long(s.parse().map_err(|_| bad("integer"))?)
+        PrimitiveType::Long
+        | PrimitiveType::Integer
+        | PrimitiveType::Short
+        | PrimitiveType::Byte => Scalar::Long(s.parse().map_err(|_| bad("integer"))?),
+        PrimitiveType::Float | PrimitiveType::Double => {
+            Scalar::Double(s.parse().map_err(|_| bad("number"))?)
         }
-        PrimitiveType::Float | PrimitiveType::Double => Scalar::Double(s.parse().map_err(|_| bad("number"))?),
         PrimitiveType::Boolean => match s {
             "true" => Scalar::Boolean(true),
             "false" => Scalar::Boolean(false),
@@ -51,8 +63,12 @@ pub fn parse_partition_value(column: &str, ty: &PrimitiveType, raw: Option<&str>
             let d = NaiveDate::parse_from_str(s, "%Y-%m-%d").map_err(|_| bad("date"))?;
             Scalar::Date(i32::try_from((d - epoch()).num_days()).map_err(|_| bad("date"))?)
         }
-        PrimitiveType::Timestamp | PrimitiveType::TimestampNtz => Scalar::Timestamp(parse_timestamp(s).ok_or_else(|| bad("timestamp"))?),
-        PrimitiveType::Decimal { scale, .. } => Scalar::Decimal(parse_decimal(s, *scale).ok_or_else(|| bad("decimal"))?),
+        PrimitiveType::Timestamp | PrimitiveType::TimestampNtz => {
+            Scalar::Timestamp(parse_timestamp(s).ok_or_else(|| bad("timestamp"))?)
+        }
+        PrimitiveType::Decimal { scale, .. } => {
+            Scalar::Decimal(parse_decimal(s, *scale).ok_or_else(|| bad("decimal"))?)
+        }
     })
 }
 
@@ -61,7 +77,11 @@ fn parse_timestamp(s: &str) -> Option<i64> {
     if let Ok(dt) = DateTime::parse_from_rfc3339(s) {
         return Some(dt.timestamp_micros());
     }
-    for fmt in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S%.f"] {
+    for fmt in [
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%d %H:%M:%S",
+        "%Y-%m-%dT%H:%M:%S%.f",
+    ] {
         if let Ok(dt) = NaiveDateTime::parse_from_str(s, fmt) {
             return Some(dt.and_utc().timestamp_micros());
         }
@@ -125,11 +145,15 @@ pub fn serialize_partition_value(ty: &PrimitiveType, v: &Scalar) -> Option<Strin
         Scalar::Double(d) => d.to_string(),
         Scalar::String(s) => s.clone(),
         Scalar::Binary(b) => String::from_utf8_lossy(b).into_owned(),
-        Scalar::Date(d) => (epoch() + chrono::Duration::days(i64::from(*d))).format("%Y-%m-%d").to_string(),
+        Scalar::Date(d) => (epoch() + chrono::Duration::days(i64::from(*d)))
+            .format("%Y-%m-%d")
+            .to_string(),
         Scalar::Timestamp(us) => {
             let dt = DateTime::from_timestamp_micros(*us)?;
             match ty {
-                PrimitiveType::TimestampNtz => dt.naive_utc().format("%Y-%m-%d %H:%M:%S%.6f").to_string(),
+                PrimitiveType::TimestampNtz => {
+                    dt.naive_utc().format("%Y-%m-%d %H:%M:%S%.6f").to_string()
+                }
                 _ => dt.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
             }
         }
@@ -146,11 +170,30 @@ mod tests {
 
     #[test]
     fn parses_types() {
-        assert_eq!(parse_partition_value("p", &PrimitiveType::Integer, Some("42")).unwrap(), Scalar::Long(42));
-        assert_eq!(parse_partition_value("p", &PrimitiveType::Integer, Some("")).unwrap(), Scalar::Null);
-        assert_eq!(parse_partition_value("p", &PrimitiveType::Date, Some("1970-01-02")).unwrap(), Scalar::Date(1));
-        let a = parse_partition_value("p", &PrimitiveType::Timestamp, Some("1970-01-01 00:00:00.123456")).unwrap();
-        let b = parse_partition_value("p", &PrimitiveType::Timestamp, Some("1970-01-01T00:00:00.123456Z")).unwrap();
+        assert_eq!(
+            parse_partition_value("p", &PrimitiveType::Integer, Some("42")).unwrap(),
+            Scalar::Long(42)
+        );
+        assert_eq!(
+            parse_partition_value("p", &PrimitiveType::Integer, Some("")).unwrap(),
+            Scalar::Null
+        );
+        assert_eq!(
+            parse_partition_value("p", &PrimitiveType::Date, Some("1970-01-02")).unwrap(),
+            Scalar::Date(1)
+        );
+        let a = parse_partition_value(
+            "p",
+            &PrimitiveType::Timestamp,
+            Some("1970-01-01 00:00:00.123456"),
+        )
+        .unwrap();
+        let b = parse_partition_value(
+            "p",
+            &PrimitiveType::Timestamp,
+            Some("1970-01-01T00:00:00.123456Z"),
+        )
+        .unwrap();
         assert_eq!(a, b);
         assert!(parse_partition_value("p", &PrimitiveType::Long, Some("x")).is_err());
         assert_eq!(parse_decimal("12.30", 2), Some(1230));

@@ -24,8 +24,15 @@ pub enum PrimitiveType {
 #[derive(Debug, Clone, PartialEq)]
 pub enum DataType {
     Primitive(PrimitiveType),
-    Array { element: Box<DataType>, contains_null: bool },
-    Map { key: Box<DataType>, value: Box<DataType>, value_contains_null: bool },
+    Array {
+        element: Box<DataType>,
+        contains_null: bool,
+    },
+    Map {
+        key: Box<DataType>,
+        value: Box<DataType>,
+        value_contains_null: bool,
+    },
     Struct(StructType),
 }
 
@@ -79,15 +86,26 @@ impl PrimitiveType {
             "date" => PrimitiveType::Date,
             "timestamp" => PrimitiveType::Timestamp,
             "timestamp_ntz" => PrimitiveType::TimestampNtz,
-            "decimal" => PrimitiveType::Decimal { precision: 10, scale: 0 },
+            "decimal" => PrimitiveType::Decimal {
+                precision: 10,
+                scale: 0,
+            },
             other => {
                 let inner = other
                     .strip_prefix("decimal(")
                     .and_then(|r| r.strip_suffix(')'))
                     .ok_or_else(|| err(format!("unsupported type {other:?}")))?;
-                let (p, s) = inner.split_once(',').ok_or_else(|| err(format!("bad decimal {other:?}")))?;
-                let precision: u8 = p.trim().parse().map_err(|_| err(format!("bad decimal {other:?}")))?;
-                let scale: i8 = s.trim().parse().map_err(|_| err(format!("bad decimal {other:?}")))?;
+                let (p, s) = inner
+                    .split_once(',')
+                    .ok_or_else(|| err(format!("bad decimal {other:?}")))?;
+                let precision: u8 = p
+                    .trim()
+                    .parse()
+                    .map_err(|_| err(format!("bad decimal {other:?}")))?;
+                let scale: i8 = s
+                    .trim()
+                    .parse()
+                    .map_err(|_| err(format!("bad decimal {other:?}")))?;
                 if precision == 0 || precision > 38 || scale < 0 || scale as u8 > precision {
                     return Err(err(format!("decimal out of range {other:?}")));
                 }
@@ -105,16 +123,21 @@ impl DataType {
                 Some("struct") => Ok(DataType::Struct(StructType::from_json(v)?)),
                 Some("array") => Ok(DataType::Array {
                     element: Box::new(DataType::from_json(
-                        o.get("elementType").ok_or_else(|| err("array without elementType"))?,
+                        o.get("elementType")
+                            .ok_or_else(|| err("array without elementType"))?,
                     )?),
-                    contains_null: o.get("containsNull").and_then(Value::as_bool).unwrap_or(true),
+                    contains_null: o
+                        .get("containsNull")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(true),
                 }),
                 Some("map") => Ok(DataType::Map {
                     key: Box::new(DataType::from_json(
                         o.get("keyType").ok_or_else(|| err("map without keyType"))?,
                     )?),
                     value: Box::new(DataType::from_json(
-                        o.get("valueType").ok_or_else(|| err("map without valueType"))?,
+                        o.get("valueType")
+                            .ok_or_else(|| err("map without valueType"))?,
                     )?),
                     value_contains_null: o
                         .get("valueContainsNull")
@@ -130,10 +153,17 @@ impl DataType {
     fn to_json(&self) -> Value {
         match self {
             DataType::Primitive(p) => Value::String(p.name()),
-            DataType::Array { element, contains_null } => json!({
+            DataType::Array {
+                element,
+                contains_null,
+            } => json!({
                 "type": "array", "elementType": element.to_json(), "containsNull": contains_null
             }),
-            DataType::Map { key, value, value_contains_null } => json!({
+            DataType::Map {
+                key,
+                value,
+                value_contains_null,
+            } => json!({
                 "type": "map", "keyType": key.to_json(), "valueType": value.to_json(),
                 "valueContainsNull": value_contains_null
             }),
@@ -160,11 +190,21 @@ impl StructType {
                 .and_then(Value::as_str)
                 .ok_or_else(|| err("field without name"))?
                 .to_string();
-            let data_type = DataType::from_json(f.get("type").ok_or_else(|| err("field without type"))?)
-                .map_err(|e| err(format!("field {name:?}: {e}")))?;
+            let data_type =
+                DataType::from_json(f.get("type").ok_or_else(|| err("field without type"))?)
+                    .map_err(|e| err(format!("field {name:?}: {e}")))?;
             let nullable = f.get("nullable").and_then(Value::as_bool).unwrap_or(true);
-            let metadata = f.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
-            out.push(StructField { name, data_type, nullable, metadata });
+            let metadata = f
+                .get("metadata")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            out.push(StructField {
+                name,
+                data_type,
+                nullable,
+                metadata,
+            });
         }
         Ok(StructType { fields: out })
     }
@@ -200,6 +240,9 @@ mod tests {
         let st = StructType::parse(s).unwrap();
         assert_eq!(st.fields.len(), 4);
         assert_eq!(StructType::parse(&st.to_schema_string()).unwrap(), st);
-        assert!(StructType::parse(r#"{"type":"struct","fields":[{"name":"v","type":"variant"}]}"#).is_err());
+        assert!(
+            StructType::parse(r#"{"type":"struct","fields":[{"name":"v","type":"variant"}]}"#)
+                .is_err()
+        );
     }
 }

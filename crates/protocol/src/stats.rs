@@ -14,11 +14,23 @@ use crate::error::{ProtocolError, Result};
 pub struct FileStats {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub num_records: Option<i64>,
-    #[serde(default, skip_serializing_if = "Map::is_empty", deserialize_with = "de_map")]
+    #[serde(
+        default,
+        skip_serializing_if = "Map::is_empty",
+        deserialize_with = "de_map"
+    )]
     pub min_values: Map<String, Value>,
-    #[serde(default, skip_serializing_if = "Map::is_empty", deserialize_with = "de_map")]
+    #[serde(
+        default,
+        skip_serializing_if = "Map::is_empty",
+        deserialize_with = "de_map"
+    )]
     pub max_values: Map<String, Value>,
-    #[serde(default, skip_serializing_if = "Map::is_empty", deserialize_with = "de_map")]
+    #[serde(
+        default,
+        skip_serializing_if = "Map::is_empty",
+        deserialize_with = "de_map"
+    )]
     pub null_count: Map<String, Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tight_bounds: Option<bool>,

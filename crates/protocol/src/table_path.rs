@@ -21,7 +21,10 @@ pub struct TableRoot {
 }
 
 fn escape(path: &str, reason: &'static str) -> ProtocolError {
-    ProtocolError::PathEscape { path: path.to_string(), reason }
+    ProtocolError::PathEscape {
+        path: path.to_string(),
+        reason,
+    }
 }
 
 fn split_scheme(s: &str) -> Option<(&str, &str)> {
@@ -61,7 +64,11 @@ fn authority_and_path(scheme: &str, rest: &str, original: &str) -> Result<(Strin
             Some(i) => (after.get(..i).unwrap_or(""), after.get(i..).unwrap_or("")),
             None => (after, ""),
         };
-        let auth = if scheme == "file" && auth == "localhost" { "" } else { auth };
+        let auth = if scheme == "file" && auth == "localhost" {
+            ""
+        } else {
+            auth
+        };
         Ok((auth.to_string(), decode_once(path, original)?))
     } else if rest.starts_with('/') {
         Ok((String::new(), decode_once(rest, original)?))
@@ -78,7 +85,11 @@ impl TableRoot {
         let scheme = canonical_scheme(scheme);
         let (authority, path) = authority_and_path(&scheme, rest, uri)?;
         let path = path.trim_end_matches('/').to_string();
-        Ok(TableRoot { scheme, authority, path })
+        Ok(TableRoot {
+            scheme,
+            authority,
+            path,
+        })
     }
 
     /// Resolves a path as written in the log to a decoded path relative to the root.
@@ -150,9 +161,15 @@ mod tests {
     fn accepts_relative_and_contained_absolute() {
         let r = root();
         assert_eq!(r.resolve("part-0.parquet").unwrap(), "part-0.parquet");
-        assert_eq!(r.resolve("p=a%253Ab/f.parquet").unwrap(), "p=a%3Ab/f.parquet");
+        assert_eq!(
+            r.resolve("p=a%253Ab/f.parquet").unwrap(),
+            "p=a%3Ab/f.parquet"
+        );
         assert_eq!(r.resolve("p=a%20b/f.parquet").unwrap(), "p=a b/f.parquet");
-        assert_eq!(r.resolve("file:/data/t/x/f.parquet").unwrap(), "x/f.parquet");
+        assert_eq!(
+            r.resolve("file:/data/t/x/f.parquet").unwrap(),
+            "x/f.parquet"
+        );
         assert_eq!(r.resolve("file:///data/t/f.parquet").unwrap(), "f.parquet");
         assert_eq!(r.resolve("/data/t/f.parquet").unwrap(), "f.parquet");
         let s3 = TableRoot::parse("s3://bucket/t").unwrap();
@@ -178,7 +195,10 @@ mod tests {
             "a%00b",
         ] {
             let e = r.resolve(bad);
-            assert!(matches!(e, Err(ProtocolError::PathEscape { .. })), "{bad:?} gave {e:?}");
+            assert!(
+                matches!(e, Err(ProtocolError::PathEscape { .. })),
+                "{bad:?} gave {e:?}"
+            );
         }
         let s3 = TableRoot::parse("s3://bucket/t").unwrap();
         assert!(s3.resolve("s3://bucket2/t/f").is_err());

@@ -24,7 +24,9 @@ pub fn encode_bitmap(bitmap: &RoaringTreemap) -> Result<Vec<u8>> {
     optimized.optimize();
     let mut out = Vec::with_capacity(optimized.serialized_size() + 4);
     out.extend_from_slice(&MAGIC_PORTABLE.to_le_bytes());
-    optimized.serialize_into(&mut out).map_err(|e| ProtocolError::dv(e.to_string()))?;
+    optimized
+        .serialize_into(&mut out)
+        .map_err(|e| ProtocolError::dv(e.to_string()))?;
     Ok(out)
 }
 
@@ -35,10 +37,20 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        let end = self.pos.checked_add(n).filter(|e| *e <= self.bytes.len()).ok_or_else(|| {
-            ProtocolError::dv(format!("bitmap truncated at byte {} (needed {n} more)", self.pos))
-        })?;
-        let s = self.bytes.get(self.pos..end).ok_or_else(|| ProtocolError::dv("truncated"))?;
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|e| *e <= self.bytes.len())
+            .ok_or_else(|| {
+                ProtocolError::dv(format!(
+                    "bitmap truncated at byte {} (needed {n} more)",
+                    self.pos
+                ))
+            })?;
+        let s = self
+            .bytes
+            .get(self.pos..end)
+            .ok_or_else(|| ProtocolError::dv("truncated"))?;
         self.pos = end;
         Ok(s)
     }
@@ -86,7 +98,9 @@ pub fn decode_bitmap(bytes: &[u8]) -> Result<RoaringTreemap> {
             for _ in 0..count {
                 let key = r.u32_le()?;
                 if key & 0x8000_0000 != 0 {
-                    return Err(ProtocolError::dv(format!("bucket key {key} has its sign bit set")));
+                    return Err(ProtocolError::dv(format!(
+                        "bucket key {key} has its sign bit set"
+                    )));
                 }
                 if last_key.is_some_and(|k| key <= k) {
                     return Err(ProtocolError::dv("bucket keys are not strictly ascending"));
@@ -97,18 +111,23 @@ pub fn decode_bitmap(bytes: &[u8]) -> Result<RoaringTreemap> {
             }
         }
         MAGIC_NATIVE => {
-            let count = i32::from_le_bytes(r.take(4)?.try_into().map_err(|_| ProtocolError::dv("x"))?);
-            let count = u32::try_from(count).map_err(|_| ProtocolError::dv("negative bucket count"))?;
+            let count =
+                i32::from_le_bytes(r.take(4)?.try_into().map_err(|_| ProtocolError::dv("x"))?);
+            let count =
+                u32::try_from(count).map_err(|_| ProtocolError::dv("negative bucket count"))?;
             if u64::from(count) > (r.remaining() as u64) / 4 + 1 {
                 return Err(ProtocolError::dv("native bucket count exceeds payload"));
             }
             for key in 0..count {
-                let len = i32::from_le_bytes(r.take(4)?.try_into().map_err(|_| ProtocolError::dv("x"))?);
+                let len =
+                    i32::from_le_bytes(r.take(4)?.try_into().map_err(|_| ProtocolError::dv("x"))?);
                 let len = usize::try_from(len).map_err(|_| ProtocolError::dv("negative length"))?;
                 let start = r.pos;
                 let bm = r.roaring32()?;
                 if r.pos != start.saturating_add(len) {
-                    return Err(ProtocolError::dv("native bucket length does not match its bitmap"));
+                    return Err(ProtocolError::dv(
+                        "native bucket length does not match its bitmap",
+                    ));
                 }
                 insert_bucket(&mut result, key, bm);
             }
@@ -116,7 +135,10 @@ pub fn decode_bitmap(bytes: &[u8]) -> Result<RoaringTreemap> {
         other => return Err(ProtocolError::dv(format!("invalid magic number {other}"))),
     }
     if r.remaining() != 0 {
-        return Err(ProtocolError::dv(format!("{} trailing bytes after the bitmap", r.remaining())));
+        return Err(ProtocolError::dv(format!(
+            "{} trailing bytes after the bitmap",
+            r.remaining()
+        )));
     }
     Ok(result)
 }

@@ -72,12 +72,18 @@ impl DvDescriptor {
     /// Resolves where the bytes are. Validates the z85 text for `u` and `i`.
     pub fn location(&self) -> Result<DvLocation> {
         if self.cardinality < 0 {
-            return Err(ProtocolError::dv(format!("negative cardinality {}", self.cardinality)));
+            return Err(ProtocolError::dv(format!(
+                "negative cardinality {}",
+                self.cardinality
+            )));
         }
         match self.storage()? {
             StorageType::Inline => {
                 let size = self.checked_size()?;
-                Ok(DvLocation::Inline(z85::decode_truncated(&self.path_or_inline_dv, size)?))
+                Ok(DvLocation::Inline(z85::decode_truncated(
+                    &self.path_or_inline_dv,
+                    size,
+                )?))
             }
             StorageType::UuidRelative => {
                 let s = &self.path_or_inline_dv;
@@ -85,14 +91,23 @@ impl DvDescriptor {
                     ProtocolError::dv(format!("`u` path {s:?} is shorter than 20 characters"))
                 })?;
                 let (prefix, encoded) = (
-                    s.get(..split).ok_or_else(|| ProtocolError::dv("non-ASCII `u` path"))?,
-                    s.get(split..).ok_or_else(|| ProtocolError::dv("non-ASCII `u` path"))?,
+                    s.get(..split)
+                        .ok_or_else(|| ProtocolError::dv("non-ASCII `u` path"))?,
+                    s.get(split..)
+                        .ok_or_else(|| ProtocolError::dv("non-ASCII `u` path"))?,
                 );
                 let raw = z85::decode_truncated(encoded, 16)?;
                 let uuid = Uuid::from_slice(&raw).map_err(|e| ProtocolError::dv(e.to_string()))?;
                 let file = format!("deletion_vector_{uuid}.bin");
-                let path = if prefix.is_empty() { file } else { format!("{prefix}/{file}") };
-                Ok(DvLocation::Relative { path, offset: self.checked_offset()? })
+                let path = if prefix.is_empty() {
+                    file
+                } else {
+                    format!("{prefix}/{file}")
+                };
+                Ok(DvLocation::Relative {
+                    path,
+                    offset: self.checked_offset()?,
+                })
             }
             StorageType::AbsolutePath => Ok(DvLocation::Absolute {
                 uri: self.path_or_inline_dv.clone(),
@@ -161,7 +176,9 @@ mod tests {
     fn for_uuid_file_round_trips() {
         let id = Uuid::from_u128(0x0123_4567_89ab_cdef_0011_2233_4455_6677);
         let d = DvDescriptor::for_uuid_file(id, "", 1, 10, 1);
-        let DvLocation::Relative { path, .. } = d.location().unwrap() else { panic!() };
+        let DvLocation::Relative { path, .. } = d.location().unwrap() else {
+            panic!()
+        };
         assert_eq!(path, format!("deletion_vector_{id}.bin"));
     }
 

@@ -25,13 +25,23 @@ pub fn encode_dv_file(payloads: &[&[u8]]) -> Result<(Vec<u8>, Vec<i32>)> {
 pub fn decode_dv_file_entry(bytes: &[u8], offset: u64, size_in_bytes: usize) -> Result<&[u8]> {
     match bytes.first() {
         Some(&DV_FILE_VERSION) => {}
-        Some(v) => return Err(ProtocolError::dv(format!("unsupported DV file version {v}"))),
+        Some(v) => {
+            return Err(ProtocolError::dv(format!(
+                "unsupported DV file version {v}"
+            )))
+        }
         None => return Err(ProtocolError::dv("empty DV file")),
     }
     let offset = usize::try_from(offset).map_err(|_| ProtocolError::dv("offset overflow"))?;
     let len = bytes.len();
-    let past_end = || ProtocolError::dv(format!("offset {offset} + size past the end of a {len}-byte DV file"));
-    let size_field = bytes.get(offset..offset.checked_add(4).ok_or_else(past_end)?).ok_or_else(past_end)?;
+    let past_end = || {
+        ProtocolError::dv(format!(
+            "offset {offset} + size past the end of a {len}-byte DV file"
+        ))
+    };
+    let size_field = bytes
+        .get(offset..offset.checked_add(4).ok_or_else(past_end)?)
+        .ok_or_else(past_end)?;
     let stored = i32::from_be_bytes([size_field[0], size_field[1], size_field[2], size_field[3]]);
     if usize::try_from(stored).ok() != Some(size_in_bytes) {
         return Err(ProtocolError::dv(format!(
@@ -41,7 +51,9 @@ pub fn decode_dv_file_entry(bytes: &[u8], offset: u64, size_in_bytes: usize) -> 
     let start = offset + 4;
     let end = start.checked_add(size_in_bytes).ok_or_else(past_end)?;
     let payload = bytes.get(start..end).ok_or_else(past_end)?;
-    let crc = bytes.get(end..end.checked_add(4).ok_or_else(past_end)?).ok_or_else(past_end)?;
+    let crc = bytes
+        .get(end..end.checked_add(4).ok_or_else(past_end)?)
+        .ok_or_else(past_end)?;
     let crc = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
     let actual = crc32fast::hash(payload);
     if crc != actual {
@@ -70,17 +82,29 @@ mod tests {
         assert_eq!(file.len(), 53);
         assert_eq!(&file[..5], &[1, 0, 0, 0, 0x2c]);
         assert_eq!(&file[49..], &[0xac, 0xd7, 0x4a, 0x79]);
-        assert_eq!(decode_dv_file_entry(&file, 1, 44).unwrap(), payload.as_slice());
+        assert_eq!(
+            decode_dv_file_entry(&file, 1, 44).unwrap(),
+            payload.as_slice()
+        );
     }
 
     #[test]
     fn envelope_errors() {
         let (mut file, _) = encode_dv_file(&[&[9u8, 9, 9, 9]]).unwrap();
-        assert!(decode_dv_file_entry(&file, 1, 5).unwrap_err().to_string().contains("size mismatch"));
-        assert!(decode_dv_file_entry(&file, 100, 4).unwrap_err().to_string().contains("past the end"));
+        assert!(decode_dv_file_entry(&file, 1, 5)
+            .unwrap_err()
+            .to_string()
+            .contains("size mismatch"));
+        assert!(decode_dv_file_entry(&file, 100, 4)
+            .unwrap_err()
+            .to_string()
+            .contains("past the end"));
         let last = file.len() - 1;
         file[last] ^= 1;
-        assert!(decode_dv_file_entry(&file, 1, 4).unwrap_err().to_string().contains("checksum"));
+        assert!(decode_dv_file_entry(&file, 1, 4)
+            .unwrap_err()
+            .to_string()
+            .contains("checksum"));
         file[0] = 2;
         assert!(decode_dv_file_entry(&file, 1, 4).is_err());
     }

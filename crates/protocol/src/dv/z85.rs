@@ -31,7 +31,9 @@ pub fn decode_truncated(text: &str, size: usize) -> Result<Vec<u8>> {
         )));
     }
     if bytes.len() - size >= 4 {
-        return Err(ProtocolError::dv("inline DV has more padding than z85 allows"));
+        return Err(ProtocolError::dv(
+            "inline DV has more padding than z85 allows",
+        ));
     }
     bytes.truncate(size);
     Ok(bytes)

@@ -1,0 +1,203 @@
+//! Conversions between the Delta schema and Arrow, and between protocol scalars / stats JSON and
+//! DataFusion scalars.
+
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use chrono::NaiveDate;
+use datafusion::common::ScalarValue;
+use delta_rlc_protocol::partition::{parse_decimal, Scalar};
+use delta_rlc_protocol::schema::{self as ds, PrimitiveType, StructType};
+use serde_json::Value;
+
+use crate::error::{EngineError, Result};
+
+pub fn primitive_to_arrow(p: &PrimitiveType) -> DataType {
+    match p {
+        PrimitiveType::String => DataType::Utf8,
+        PrimitiveType::Long => DataType::Int64,
+        PrimitiveType::Integer => DataType::Int32,
+        PrimitiveType::Short => DataType::Int16,
+        PrimitiveType::Byte => DataType::Int8,
+        PrimitiveType::Float => DataType::Float32,
+        PrimitiveType::Double => DataType::Float64,
+        PrimitiveType::Boolean => DataType::Boolean,
+        PrimitiveType::Binary => DataType::Binary,
+        PrimitiveType::Date => DataType::Date32,
+        PrimitiveType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        PrimitiveType::TimestampNtz => DataType::Timestamp(TimeUnit::Microsecond, None),
+        PrimitiveType::Decimal { precision, scale } => DataType::Decimal128(*precision, *scale),
+    }
+}
+
+pub fn delta_to_arrow_type(t: &ds::DataType) -> DataType {
+    match t {
+        ds::DataType::Primitive(p) => primitive_to_arrow(p),
+        ds::DataType::Array {
+            element,
+            contains_null,
+        } => DataType::List(Arc::new(Field::new(
+            "element",
+            delta_to_arrow_type(element),
+            *contains_null,
+        ))),
+        ds::DataType::Map {
+            key,
+            value,
+            value_contains_null,
+        } => DataType::Map(
+            Arc::new(Field::new(
+                "key_value",
+                DataType::Struct(Fields::from(vec![
+                    Field::new("key", delta_to_arrow_type(key), false),
+                    Field::new("value", delta_to_arrow_type(value), *value_contains_null),
+                ])),
+                false,
+            )),
+            false,
+        ),
+        ds::DataType::Struct(s) => DataType::Struct(struct_fields(s)),
+    }
+}
+
+fn struct_fields(s: &StructType) -> Fields {
+    Fields::from(
+        s.fields
+            .iter()
+            .map(|f| Field::new(&f.name, delta_to_arrow_type(&f.data_type), f.nullable))
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// The table's Arrow schema, columns in schema order (partition columns included where they appear).
+pub fn table_arrow_schema(s: &StructType) -> SchemaRef {
+    Arc::new(Schema::new(struct_fields(s)))
+}
+
+pub fn arrow_to_delta_type(t: &DataType) -> Result<ds::DataType> {
+    use ds::DataType as D;
+    Ok(match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+            D::Primitive(PrimitiveType::String)
+        }
+        DataType::Int64 | DataType::UInt32 => D::Primitive(PrimitiveType::Long),
+        DataType::Int32 | DataType::UInt16 => D::Primitive(PrimitiveType::Integer),
+        DataType::Int16 | DataType::UInt8 => D::Primitive(PrimitiveType::Short),
+        DataType::Int8 => D::Primitive(PrimitiveType::Byte),
+        DataType::Float32 | DataType::Float16 => D::Primitive(PrimitiveType::Float),
+        DataType::Float64 => D::Primitive(PrimitiveType::Double),
+        DataType::Boolean => D::Primitive(PrimitiveType::Boolean),
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
+            D::Primitive(PrimitiveType::Binary)
+        }
+        DataType::Date32 | DataType::Date64 => D::Primitive(PrimitiveType::Date),
+        DataType::Timestamp(_, Some(_)) => D::Primitive(PrimitiveType::Timestamp),
+        DataType::Timestamp(_, None) => D::Primitive(PrimitiveType::TimestampNtz),
+        DataType::Decimal128(p, s) => D::Primitive(PrimitiveType::Decimal {
+            precision: *p,
+            scale: *s,
+        }),
+        DataType::List(f) | DataType::LargeList(f) => D::Array {
+            element: Box::new(arrow_to_delta_type(f.data_type())?),
+            contains_null: f.is_nullable(),
+        },
+        DataType::Struct(fields) => D::Struct(StructType {
+            fields: fields
+                .iter()
+                .map(|f| {
+                    Ok(ds::StructField {
+                        name: f.name().clone(),
+                        data_type: arrow_to_delta_type(f.data_type())?,
+                        nullable: f.is_nullable(),
+                        metadata: Default::default(),
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?,
+        }),
+        other => {
+            return Err(EngineError::Unsupported(format!(
+                "column type {other} has no Delta equivalent"
+            )))
+        }
+    })
+}
+
+fn epoch() -> NaiveDate {
+    NaiveDate::from_ymd_opt(1970, 1, 1).unwrap_or_default()
+}
+
+/// A protocol scalar (partition value) as a DataFusion scalar of `dt`.
+pub fn scalar_to_datafusion(v: &Scalar, dt: &DataType) -> Result<ScalarValue> {
+    let null = ScalarValue::try_from(dt)?;
+    let out = match (v, dt) {
+        (Scalar::Null, _) => null,
+        (Scalar::Boolean(b), DataType::Boolean) => ScalarValue::Boolean(Some(*b)),
+        (Scalar::Long(i), _) => ScalarValue::Int64(Some(*i)).cast_to(dt)?,
+        (Scalar::Double(d), _) => ScalarValue::Float64(Some(*d)).cast_to(dt)?,
+        (Scalar::String(s), DataType::Utf8) => ScalarValue::Utf8(Some(s.clone())),
+        (Scalar::Binary(b), DataType::Binary) => ScalarValue::Binary(Some(b.clone())),
+        (Scalar::Date(d), DataType::Date32) => ScalarValue::Date32(Some(*d)),
+        (Scalar::Timestamp(us), DataType::Timestamp(TimeUnit::Microsecond, tz)) => {
+            ScalarValue::TimestampMicrosecond(Some(*us), tz.clone())
+        }
+        (Scalar::Decimal(x), DataType::Decimal128(p, s)) => {
+            ScalarValue::Decimal128(Some(*x), *p, *s)
+        }
+        (other, dt) => {
+            return Err(EngineError::corrupt(format!(
+                "value {other:?} does not fit type {dt}"
+            )))
+        }
+    };
+    Ok(out)
+}
+
+/// A stats JSON value as a DataFusion scalar of `dt`; `None` when it cannot be used as a bound.
+/// `is_max` widens millisecond-truncated timestamps and drops string maxima that may be truncated
+/// without a tie-breaker.
+pub fn stats_value_to_scalar(v: &Value, dt: &DataType, is_max: bool) -> Option<ScalarValue> {
+    Some(match dt {
+        DataType::Int8 => ScalarValue::Int8(Some(i8::try_from(v.as_i64()?).ok()?)),
+        DataType::Int16 => ScalarValue::Int16(Some(i16::try_from(v.as_i64()?).ok()?)),
+        DataType::Int32 => ScalarValue::Int32(Some(i32::try_from(v.as_i64()?).ok()?)),
+        DataType::Int64 => ScalarValue::Int64(Some(v.as_i64()?)),
+        DataType::Float32 => ScalarValue::Float32(Some(v.as_f64()? as f32)),
+        DataType::Float64 => ScalarValue::Float64(Some(v.as_f64()?)),
+        DataType::Boolean => ScalarValue::Boolean(Some(v.as_bool()?)),
+        DataType::Utf8 => {
+            let s = v.as_str()?;
+            let n = s.chars().count();
+            if is_max && n >= 32 && !s.ends_with('\u{10FFFF}') && !s.ends_with('\u{7F}') {
+                return None;
+            }
+            ScalarValue::Utf8(Some(s.to_string()))
+        }
+        DataType::Date32 => {
+            let d = NaiveDate::parse_from_str(v.as_str()?, "%Y-%m-%d").ok()?;
+            ScalarValue::Date32(Some(i32::try_from((d - epoch()).num_days()).ok()?))
+        }
+        DataType::Timestamp(TimeUnit::Microsecond, tz) => {
+            let s = v.as_str()?;
+            let us = chrono::DateTime::parse_from_rfc3339(s)
+                .map(|d| d.timestamp_micros())
+                .ok()
+                .or_else(|| {
+                    chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S%.f")
+                        .ok()
+                        .map(|d| d.and_utc().timestamp_micros())
+                })?;
+            // Writers truncate timestamps to milliseconds: a max must be widened to stay a bound.
+            let us = if is_max { us.checked_add(999)? } else { us };
+            ScalarValue::TimestampMicrosecond(Some(us), tz.clone())
+        }
+        DataType::Decimal128(p, s) => {
+            let text = match v {
+                Value::Number(n) => n.to_string(),
+                Value::String(s) => s.clone(),
+                _ => return None,
+            };
+            ScalarValue::Decimal128(Some(parse_decimal(&text, *s)?), *p, *s)
+        }
+        _ => return None,
+    })
+}

@@ -1,0 +1,178 @@
+//! File pruning with DataFusion's `PruningPredicate` over Delta per-file stats and partition values.
+//!
+//! Soundness: a file is pruned only when the predicate provably cannot hold for any of its rows.
+//! Missing stats, unusable bounds (possibly truncated string maxima, unparsable values), and any error
+//! building or evaluating the predicate keep the file. Wide bounds (DV'd files) only keep more.
+//! Null counts are passed only when informative (tight bounds, or 0 / numRecords).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, BooleanArray, UInt64Array};
+use arrow::datatypes::{DataType, SchemaRef};
+use datafusion::common::pruning::PruningStatistics;
+use datafusion::common::{Column, DFSchema, ScalarValue};
+use datafusion::logical_expr::Expr;
+use datafusion::physical_optimizer::pruning::PruningPredicate;
+use datafusion::prelude::SessionContext;
+use delta_rlc_protocol::actions::Add;
+use delta_rlc_protocol::partition::parse_partition_value;
+use delta_rlc_protocol::schema::DataType as DeltaType;
+use delta_rlc_protocol::stats::FileStats;
+
+use crate::arrow_conv::{scalar_to_datafusion, stats_value_to_scalar, table_arrow_schema};
+use crate::error::Result;
+use crate::snapshot::Snapshot;
+
+/// Per-file statistics for a list of adds, in the shape `PruningPredicate` asks for.
+pub struct FileStatsPruning<'a> {
+    files: &'a [Add],
+    stats: Vec<Option<FileStats>>,
+    schema: SchemaRef,
+    snapshot_schema: &'a delta_rlc_protocol::schema::StructType,
+    partition_columns: &'a [String],
+}
+
+impl<'a> FileStatsPruning<'a> {
+    pub fn new(snapshot: &'a Snapshot, files: &'a [Add]) -> Self {
+        let stats = files
+            .iter()
+            .map(|f| f.stats.as_deref().and_then(|s| FileStats::parse(s).ok()))
+            .collect();
+        FileStatsPruning {
+            files,
+            stats,
+            schema: table_arrow_schema(&snapshot.schema),
+            snapshot_schema: &snapshot.schema,
+            partition_columns: &snapshot.metadata.partition_columns,
+        }
+    }
+
+    fn data_type(&self, column: &Column) -> Option<DataType> {
+        self.schema
+            .field_with_name(&column.name)
+            .ok()
+            .map(|f| f.data_type().clone())
+    }
+
+    fn partition_value(&self, file: &Add, column: &str, dt: &DataType) -> Option<ScalarValue> {
+        let ty = match self.snapshot_schema.field(column).map(|f| &f.data_type) {
+            Some(DeltaType::Primitive(p)) => p.clone(),
+            _ => return None,
+        };
+        let raw = file.partition_values.get(column).cloned().flatten();
+        let v = parse_partition_value(column, &ty, raw.as_deref()).ok()?;
+        scalar_to_datafusion(&v, dt).ok()
+    }
+
+    fn is_partition(&self, column: &Column) -> bool {
+        self.partition_columns.iter().any(|p| p == &column.name)
+    }
+
+    fn bounds(&self, column: &Column, is_max: bool) -> Option<ArrayRef> {
+        let dt = self.data_type(column)?;
+        let null = ScalarValue::try_from(&dt).ok()?;
+        let values: Vec<ScalarValue> = if self.is_partition(column) {
+            self.files
+                .iter()
+                .map(|f| {
+                    self.partition_value(f, &column.name, &dt)
+                        .unwrap_or_else(|| null.clone())
+                })
+                .collect()
+        } else {
+            self.stats
+                .iter()
+                .map(|s| {
+                    s.as_ref()
+                        .and_then(|s| {
+                            if is_max {
+                                s.max(&[&column.name])
+                            } else {
+                                s.min(&[&column.name])
+                            }
+                        })
+                        .and_then(|v| stats_value_to_scalar(v, &dt, is_max))
+                        .unwrap_or_else(|| null.clone())
+                })
+                .collect()
+        };
+        ScalarValue::iter_to_array(values).ok()
+    }
+}
+
+impl PruningStatistics for FileStatsPruning<'_> {
+    fn min_values(&self, column: &Column) -> Option<ArrayRef> {
+        self.bounds(column, false)
+    }
+
+    fn max_values(&self, column: &Column) -> Option<ArrayRef> {
+        self.bounds(column, true)
+    }
+
+    fn num_containers(&self) -> usize {
+        self.files.len()
+    }
+
+    fn null_counts(&self, column: &Column) -> Option<ArrayRef> {
+        if self.is_partition(column) {
+            let dt = self.data_type(column)?;
+            let counts: Vec<Option<u64>> = self
+                .files
+                .iter()
+                .zip(&self.stats)
+                .map(|(f, s)| {
+                    let n = s.as_ref()?.num_records? as u64;
+                    let v = self.partition_value(f, &column.name, &dt)?;
+                    Some(if v.is_null() { n } else { 0 })
+                })
+                .collect();
+            return Some(Arc::new(UInt64Array::from(counts)));
+        }
+        let counts: Vec<Option<u64>> = self
+            .stats
+            .iter()
+            .map(|s| {
+                s.as_ref()?
+                    .informative_null_count(&[&column.name])
+                    .and_then(|n| u64::try_from(n).ok())
+            })
+            .collect();
+        Some(Arc::new(UInt64Array::from(counts)))
+    }
+
+    fn row_counts(&self) -> Option<ArrayRef> {
+        let counts: Vec<Option<u64>> = self
+            .stats
+            .iter()
+            .map(|s| s.as_ref()?.num_records.and_then(|n| u64::try_from(n).ok()))
+            .collect();
+        Some(Arc::new(UInt64Array::from(counts)))
+    }
+
+    fn contained(&self, _column: &Column, _values: &HashSet<ScalarValue>) -> Option<BooleanArray> {
+        None
+    }
+}
+
+/// Which of `files` may hold a row satisfying `filter` (true = keep). Any failure keeps every file.
+pub fn prune_files(snapshot: &Snapshot, files: &[Add], filter: &Expr) -> Result<Vec<bool>> {
+    let keep_all = vec![true; files.len()];
+    let schema = table_arrow_schema(&snapshot.schema);
+    let Ok(df_schema) = DFSchema::try_from(schema.as_ref().clone()) else {
+        return Ok(keep_all);
+    };
+    let ctx = SessionContext::new();
+    let Ok(phys) = ctx.create_physical_expr(filter.clone(), &df_schema) else {
+        return Ok(keep_all);
+    };
+    #[allow(deprecated)]
+    let Ok(pp) = PruningPredicate::try_new(phys, schema) else {
+        return Ok(keep_all);
+    };
+    let stats = FileStatsPruning::new(snapshot, files);
+    match pp.prune(&stats) {
+        Ok(v) if v.len() == files.len() => Ok(v),
+        _ => Ok(keep_all),
+    }
+}

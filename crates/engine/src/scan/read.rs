@@ -1,0 +1,177 @@
+//! Reading one data file: Parquet columns matched to the table schema by name (missing columns are
+//! null, differing types are cast), partition columns from the log, DV-deleted rows removed, and an
+//! optional physical row index column for DML.
+
+use std::sync::Arc;
+
+use arrow::array::{new_null_array, Array, ArrayRef, BooleanArray, RecordBatch, UInt64Array};
+use arrow::compute::{cast, filter_record_batch};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use delta_rlc_protocol::actions::Add;
+use delta_rlc_protocol::partition::parse_partition_value;
+use delta_rlc_protocol::schema::DataType as DeltaType;
+use delta_rlc_protocol::stats::FileStats;
+use delta_rlc_storage::TableStore;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+use crate::arrow_conv::{scalar_to_datafusion, table_arrow_schema};
+use crate::dv_io::load_file_dv;
+use crate::error::{EngineError, Result};
+use crate::snapshot::Snapshot;
+
+/// Name of the physical row index column added when requested.
+pub const ROW_INDEX_COLUMN: &str = "__delta_rlc_row_index";
+
+#[derive(Debug, Clone)]
+pub struct FileReadOptions {
+    /// Drop rows deleted by the file's DV (true for every normal read).
+    pub apply_dv: bool,
+    /// Append a UInt64 column with each row's physical index in the file.
+    pub with_row_index: bool,
+    /// Extra physical columns to read when present (materialized row-tracking columns).
+    pub extra_columns: Vec<Field>,
+}
+
+impl Default for FileReadOptions {
+    fn default() -> Self {
+        FileReadOptions {
+            apply_dv: true,
+            with_row_index: false,
+            extra_columns: Vec::new(),
+        }
+    }
+}
+
+fn output_schema(snapshot: &Snapshot, opts: &FileReadOptions) -> SchemaRef {
+    let base = table_arrow_schema(&snapshot.schema);
+    let mut fields: Vec<Field> = base.fields().iter().map(|f| f.as_ref().clone()).collect();
+    for f in &opts.extra_columns {
+        fields.push(f.clone());
+    }
+    if opts.with_row_index {
+        fields.push(Field::new(ROW_INDEX_COLUMN, DataType::UInt64, false));
+    }
+    Arc::new(Schema::new(fields))
+}
+
+/// Reads one live file of `snapshot`.
+pub async fn read_file(
+    store: &TableStore,
+    snapshot: &Snapshot,
+    add: &Add,
+    opts: &FileReadOptions,
+) -> Result<Vec<RecordBatch>> {
+    let dv = if opts.apply_dv {
+        Some(load_file_dv(store, &snapshot.root, add).await?)
+    } else {
+        None
+    };
+    let bytes = store.get(&add.path).await?;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
+    let physical_rows = reader.metadata().file_metadata().num_rows();
+    if let Some(stats) = &add.stats {
+        if let Ok(st) = FileStats::parse(stats) {
+            if let Some(n) = st.num_records {
+                if n != physical_rows && add.deletion_vector.is_some() {
+                    return Err(EngineError::corrupt(format!(
+                        "data file {}: numRecords {n} but the file has {physical_rows} rows",
+                        add.path
+                    )));
+                }
+            }
+        }
+    }
+    let reader = reader
+        .with_batch_size(8192)
+        .build()
+        .map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
+    let out_schema = output_schema(snapshot, opts);
+    let partition_cols = &snapshot.metadata.partition_columns;
+    let mut out = Vec::new();
+    let mut offset: u64 = 0;
+    let mut dv_iter = dv.as_ref().map(|d| d.iter().peekable());
+    for batch in reader {
+        let batch =
+            batch.map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
+        let n = batch.num_rows();
+        let mut columns: Vec<ArrayRef> = Vec::with_capacity(out_schema.fields().len());
+        for field in out_schema.fields() {
+            let name = field.name();
+            if name == ROW_INDEX_COLUMN {
+                columns.push(Arc::new(UInt64Array::from_iter_values(
+                    offset..offset + n as u64,
+                )));
+                continue;
+            }
+            if partition_cols.iter().any(|p| p == name) {
+                let ty = match snapshot.schema.field(name).map(|f| &f.data_type) {
+                    Some(DeltaType::Primitive(p)) => p.clone(),
+                    _ => {
+                        return Err(EngineError::corrupt(format!(
+                            "partition column {name} is not primitive"
+                        )))
+                    }
+                };
+                let raw = add.partition_values.get(name).cloned().flatten();
+                let v = parse_partition_value(name, &ty, raw.as_deref())?;
+                let sv = scalar_to_datafusion(&v, field.data_type())?;
+                columns.push(sv.to_array_of_size(n)?);
+                continue;
+            }
+            let col = batch
+                .column_by_name(name)
+                .or_else(|| {
+                    let idx = batch
+                        .schema()
+                        .fields()
+                        .iter()
+                        .position(|f| f.name().eq_ignore_ascii_case(name))?;
+                    Some(batch.column(idx))
+                })
+                .cloned();
+            let col = match col {
+                None => new_null_array(field.data_type(), n),
+                Some(c) if c.data_type() == field.data_type() => c,
+                Some(c) => cast(&c, field.data_type()).map_err(|e| {
+                    EngineError::corrupt(format!("data file {}: column {name}: {e}", add.path))
+                })?,
+            };
+            columns.push(col);
+        }
+        let rb = RecordBatch::try_new(out_schema.clone(), columns)?;
+        let rb = match dv_iter.as_mut() {
+            Some(it) => {
+                let end = offset + n as u64;
+                let mut keep: Option<Vec<bool>> = None;
+                while let Some(idx) = it.next_if(|i| *i < end) {
+                    let k = keep.get_or_insert_with(|| vec![true; n]);
+                    if let Some(slot) = idx.checked_sub(offset).and_then(|i| k.get_mut(i as usize))
+                    {
+                        *slot = false;
+                    }
+                }
+                match keep {
+                    Some(k) => filter_record_batch(&rb, &BooleanArray::from(k))?,
+                    None => rb,
+                }
+            }
+            None => rb,
+        };
+        offset += n as u64;
+        if rb.num_rows() > 0 {
+            out.push(rb);
+        }
+    }
+    if let Some(dv) = &dv {
+        if let Some(max) = dv.max() {
+            if max >= offset {
+                return Err(EngineError::corrupt(format!(
+                    "deletion vector of {} deletes row {max} but the file has {offset} rows",
+                    add.path
+                )));
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,169 @@
+//! Action reconciliation: checkpoint first, then commits in version order. Last protocol and
+//! metadata win; per appId the last txn; per domain the last domainMetadata (removed deletes it);
+//! files keyed by (resolved path, DV unique id), the newest action wins.
+
+use std::collections::{BTreeMap, HashMap};
+
+use delta_rlc_protocol::actions::{Action, Add, DomainMetadata, Metadata, Protocol, Remove, Txn};
+use delta_rlc_protocol::schema::StructType;
+use delta_rlc_protocol::table_path::TableRoot;
+
+use super::Snapshot;
+use crate::error::{EngineError, Result};
+
+type FileKey = (String, Option<String>);
+
+pub struct ReplayState {
+    root: TableRoot,
+    protocol: Option<Protocol>,
+    metadata: Option<Metadata>,
+    files: HashMap<FileKey, Add>,
+    tombstones: HashMap<FileKey, Remove>,
+    txns: BTreeMap<String, Txn>,
+    domains: BTreeMap<String, DomainMetadata>,
+    last_timestamp_ms: i64,
+}
+
+impl ReplayState {
+    pub fn new(root: TableRoot) -> Self {
+        ReplayState {
+            root,
+            protocol: None,
+            metadata: None,
+            files: HashMap::new(),
+            tombstones: HashMap::new(),
+            txns: BTreeMap::new(),
+            domains: BTreeMap::new(),
+            last_timestamp_ms: 0,
+        }
+    }
+
+    pub fn apply_checkpoint(&mut self, version: u64, actions: Vec<Action>) -> Result<()> {
+        for a in actions {
+            self.apply(a).map_err(|e| match e {
+                EngineError::Protocol(p) if !e_is_corruption(&p) => EngineError::Protocol(p),
+                other => EngineError::corrupt(format!("checkpoint {version}: {other}")),
+            })?;
+        }
+        Ok(())
+    }
+
+    pub fn apply_commit(
+        &mut self,
+        version: u64,
+        actions: Vec<Action>,
+        mtime_ms: i64,
+    ) -> Result<()> {
+        let mut ts = None;
+        for a in actions {
+            if let Action::CommitInfo(ci) = &a {
+                ts = ci.in_commit_timestamp.or(ci.timestamp);
+            }
+            self.apply(a).map_err(|e| match e {
+                EngineError::Protocol(p) if e_is_corruption(&p) => {
+                    EngineError::corrupt(format!("commit {version}: {p}"))
+                }
+                EngineError::Protocol(p) => EngineError::Protocol(p),
+                other => other,
+            })?;
+        }
+        self.last_timestamp_ms = ts.unwrap_or(mtime_ms);
+        if version == 0 && self.metadata.is_none() {
+            return Err(EngineError::corrupt("version 0 has no metaData action"));
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, action: Action) -> Result<()> {
+        match action {
+            Action::Protocol(p) => {
+                p.check_readable()?;
+                self.protocol = Some(p);
+            }
+            Action::Metadata(m) => self.metadata = Some(m),
+            Action::Add(mut add) => {
+                add.path = self.root.resolve(&add.path)?;
+                let key = (
+                    add.path.clone(),
+                    add.deletion_vector.as_ref().map(|d| d.unique_id()),
+                );
+                self.tombstones.remove(&key);
+                self.files.insert(key, add);
+            }
+            Action::Remove(mut rm) => {
+                rm.path = self.root.resolve(&rm.path)?;
+                let key = (
+                    rm.path.clone(),
+                    rm.deletion_vector.as_ref().map(|d| d.unique_id()),
+                );
+                self.files.remove(&key);
+                self.tombstones.insert(key, rm);
+            }
+            Action::Txn(t) => {
+                self.txns.insert(t.app_id.clone(), t);
+            }
+            Action::DomainMetadata(d) => {
+                if d.removed {
+                    self.domains.remove(&d.domain);
+                } else {
+                    self.domains.insert(d.domain.clone(), d);
+                }
+            }
+            Action::Cdc(_)
+            | Action::CommitInfo(_)
+            | Action::CheckpointMetadata(_)
+            | Action::Sidecar(_)
+            | Action::Unknown(..) => {}
+        }
+        Ok(())
+    }
+
+    pub fn finish(self, version: u64, checkpoint_version: Option<u64>) -> Result<Snapshot> {
+        let protocol = self
+            .protocol
+            .ok_or_else(|| EngineError::corrupt("table has no protocol action"))?;
+        protocol.check_readable()?;
+        let metadata = self
+            .metadata
+            .ok_or_else(|| EngineError::corrupt("table has no metaData action"))?;
+        let schema = StructType::parse(&metadata.schema_string)?;
+        let mut files: Vec<Add> = self.files.into_values().collect();
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        for w in files.windows(2) {
+            if let [a, b] = w {
+                if a.path == b.path {
+                    return Err(EngineError::corrupt(format!(
+                        "file {} is live twice with different deletion vectors",
+                        a.path
+                    )));
+                }
+            }
+        }
+        let mut tombstones: Vec<Remove> = self.tombstones.into_values().collect();
+        tombstones.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(Snapshot {
+            version,
+            protocol,
+            metadata,
+            schema,
+            files,
+            tombstones,
+            txns: self.txns,
+            domains: self.domains,
+            timestamp_ms: self.last_timestamp_ms,
+            checkpoint_version,
+            root: self.root,
+        })
+    }
+}
+
+/// Unsupported features are not corruption: the table is fine, this engine cannot handle it.
+fn e_is_corruption(p: &delta_rlc_protocol::ProtocolError) -> bool {
+    use delta_rlc_protocol::ProtocolError as P;
+    !matches!(
+        p,
+        P::UnsupportedReaderFeature(_)
+            | P::UnsupportedWriterFeature(_)
+            | P::UnsupportedProtocolVersion { .. }
+    )
+}

@@ -1,0 +1,49 @@
+//! Helpers shared by integration tests.
+
+use std::path::PathBuf;
+
+use arrow::array::RecordBatch;
+use arrow::util::display::{ArrayFormatter, FormatOptions};
+
+/// `../shared/golden` next to the repository (override with DELTA_RLC_GOLDEN).
+pub fn golden_dir() -> PathBuf {
+    if let Ok(p) = std::env::var("DELTA_RLC_GOLDEN") {
+        return PathBuf::from(p);
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/golden")
+}
+
+/// Every row as one string `a|b|c` in column order, sorted.
+pub fn sorted_rows(batches: &[RecordBatch]) -> Vec<String> {
+    let opts = FormatOptions::default().with_null("NULL");
+    let mut rows = Vec::new();
+    for b in batches {
+        let fmts: Vec<ArrayFormatter> = b
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts).unwrap())
+            .collect();
+        for r in 0..b.num_rows() {
+            rows.push(
+                fmts.iter()
+                    .map(|f| f.value(r).to_string())
+                    .collect::<Vec<_>>()
+                    .join("|"),
+            );
+        }
+    }
+    rows.sort();
+    rows
+}
+
+pub fn count_rows(batches: &[RecordBatch]) -> usize {
+    batches.iter().map(|b| b.num_rows()).sum()
+}
+
+pub fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}

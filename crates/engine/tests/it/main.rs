@@ -1,0 +1,5 @@
+//! Integration tests for the engine (one binary: faster links).
+
+mod common;
+mod golden;
+mod malformed;

@@ -1,0 +1,490 @@
+//! [`TableStore`]: one table root on an object store, with the put-if-absent commit primitive.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use bytes::Bytes;
+use futures::TryStreamExt;
+use object_store::aws::{AmazonS3Builder, S3ConditionalPut};
+use object_store::local::LocalFileSystem;
+use object_store::memory::InMemory;
+use object_store::path::Path;
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use thiserror::Error;
+
+use crate::local::{put_if_absent_durable, LocalPut};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageErrorKind {
+    NotFound,
+    AlreadyExists,
+    /// The path is not a safe path under the root.
+    InvalidPath,
+    /// The location could not be opened (bad URL, missing credentials).
+    InvalidLocation,
+    /// Any other I/O or service failure; a retry may help.
+    Io,
+}
+
+#[derive(Debug, Error, Clone)]
+#[error("{message}")]
+pub struct StorageError {
+    pub kind: StorageErrorKind,
+    pub message: String,
+}
+
+impl StorageError {
+    fn new(kind: StorageErrorKind, message: impl Into<String>) -> Self {
+        StorageError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    fn from_os(e: object_store::Error, what: &str) -> Self {
+        let kind = match &e {
+            object_store::Error::NotFound { .. } => StorageErrorKind::NotFound,
+            object_store::Error::AlreadyExists { .. } => StorageErrorKind::AlreadyExists,
+            object_store::Error::InvalidPath { .. } => StorageErrorKind::InvalidPath,
+            _ => StorageErrorKind::Io,
+        };
+        let msg = match kind {
+            StorageErrorKind::NotFound => format!("{what}: not found"),
+            _ => format!("{what}: {e}"),
+        };
+        StorageError::new(kind, msg)
+    }
+}
+
+type Result<T> = std::result::Result<T, StorageError>;
+
+/// Result of the commit primitive.
+#[derive(Debug)]
+pub enum PutOutcome {
+    Created,
+    AlreadyExists,
+    /// The write may or may not have landed (lost response, timeout, fsync failure).
+    Unknown(StorageError),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectInfo {
+    /// Decoded path relative to the table root.
+    pub path: String,
+    pub size: u64,
+    /// Milliseconds since the epoch.
+    pub last_modified_ms: i64,
+}
+
+/// One table root. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct TableStore {
+    store: Arc<dyn ObjectStore>,
+    prefix: Path,
+    root_uri: String,
+    local_dir: Option<PathBuf>,
+}
+
+fn memory_stores() -> &'static Mutex<HashMap<String, Arc<InMemory>>> {
+    static STORES: OnceLock<Mutex<HashMap<String, Arc<InMemory>>>> = OnceLock::new();
+    STORES.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+static UNIQUE: AtomicU64 = AtomicU64::new(0);
+
+fn invalid(msg: impl Into<String>) -> StorageError {
+    StorageError::new(StorageErrorKind::InvalidLocation, msg)
+}
+
+impl TableStore {
+    /// Opens a location: a local path, `file://…`, `s3://bucket/prefix` (credentials, region and
+    /// endpoint from the standard AWS environment variables) or `memory://name/prefix` (process-wide
+    /// in-memory stores, shared by name).
+    pub fn open(location: &str) -> Result<TableStore> {
+        let location = location.trim();
+        if location.is_empty() {
+            return Err(invalid("empty table location"));
+        }
+        if let Some(rest) = location
+            .strip_prefix("s3://")
+            .or_else(|| location.strip_prefix("s3a://"))
+        {
+            let (bucket, key) = rest.split_once('/').unwrap_or((rest, ""));
+            if bucket.is_empty() {
+                return Err(invalid(format!("no bucket in {location:?}")));
+            }
+            let mut builder = AmazonS3Builder::from_env()
+                .with_bucket_name(bucket)
+                .with_conditional_put(S3ConditionalPut::ETagMatch);
+            if std::env::var("AWS_ENDPOINT_URL")
+                .or_else(|_| std::env::var("AWS_ENDPOINT"))
+                .is_ok_and(|e| e.starts_with("http://"))
+            {
+                builder = builder.with_allow_http(true);
+            }
+            let store = builder
+                .build()
+                .map_err(|e| invalid(format!("cannot open {location}: {e}")))?;
+            let key = key.trim_end_matches('/');
+            return Ok(TableStore {
+                store: Arc::new(store),
+                prefix: Path::from(key),
+                root_uri: format!("s3://{bucket}/{key}")
+                    .trim_end_matches('/')
+                    .to_string(),
+                local_dir: None,
+            });
+        }
+        if let Some(rest) = location.strip_prefix("memory://") {
+            let (name, key) = rest.split_once('/').unwrap_or((rest, ""));
+            let mut stores = memory_stores()
+                .lock()
+                .map_err(|_| invalid("memory store registry poisoned"))?;
+            let store = stores
+                .entry(name.to_string())
+                .or_insert_with(|| Arc::new(InMemory::new()))
+                .clone();
+            let key = key.trim_end_matches('/');
+            return Ok(TableStore {
+                store,
+                prefix: Path::from(key),
+                root_uri: format!("memory://{name}/{key}")
+                    .trim_end_matches('/')
+                    .to_string(),
+                local_dir: None,
+            });
+        }
+        let path_str = location.strip_prefix("file://").unwrap_or(location);
+        if path_str.contains("://") {
+            return Err(invalid(format!(
+                "unsupported storage scheme in {location:?}"
+            )));
+        }
+        let mut dir = PathBuf::from(path_str);
+        if dir.is_relative() {
+            let cwd = std::env::current_dir().map_err(|e| invalid(e.to_string()))?;
+            dir = cwd.join(dir);
+        }
+        let dir = normalize(&dir);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| invalid(format!("cannot create {}: {e}", dir.display())))?;
+        let store = LocalFileSystem::new_with_prefix(&dir).map_err(|e| invalid(e.to_string()))?;
+        let root_uri = format!("file://{}", dir.display());
+        Ok(TableStore {
+            store: Arc::new(store),
+            prefix: Path::default(),
+            root_uri,
+            local_dir: Some(dir),
+        })
+    }
+
+    /// Opens a location without creating anything (for readers of tables that must exist).
+    pub fn open_existing(location: &str) -> Result<TableStore> {
+        let path_str = location.strip_prefix("file://").unwrap_or(location);
+        if !path_str.contains("://") && !std::path::Path::new(path_str).is_dir() {
+            return Err(StorageError::new(
+                StorageErrorKind::NotFound,
+                format!("no table at {location}: directory does not exist"),
+            ));
+        }
+        TableStore::open(location)
+    }
+
+    /// Wraps an arbitrary object store (fault injectors, tests).
+    pub fn from_object_store(
+        store: Arc<dyn ObjectStore>,
+        root_uri: &str,
+        prefix: &str,
+    ) -> TableStore {
+        TableStore {
+            store,
+            prefix: Path::from(prefix),
+            root_uri: root_uri.trim_end_matches('/').to_string(),
+            local_dir: None,
+        }
+    }
+
+    /// Same root, different object store (used to wrap the store with a fault injector).
+    pub fn with_object_store(&self, store: Arc<dyn ObjectStore>) -> TableStore {
+        TableStore {
+            store,
+            prefix: self.prefix.clone(),
+            root_uri: self.root_uri.clone(),
+            local_dir: None,
+        }
+    }
+
+    pub fn root_uri(&self) -> &str {
+        &self.root_uri
+    }
+
+    pub fn object_store(&self) -> Arc<dyn ObjectStore> {
+        self.store.clone()
+    }
+
+    pub fn local_dir(&self) -> Option<&std::path::Path> {
+        self.local_dir.as_deref()
+    }
+
+    /// Object path of a decoded relative path. Re-checks segments (defence in depth).
+    pub fn object_path(&self, rel: &str) -> Result<Path> {
+        let mut p = self.prefix.clone();
+        for seg in rel.split('/') {
+            if seg.is_empty() || seg == "." || seg == ".." || seg.contains('\0') {
+                return Err(StorageError::new(
+                    StorageErrorKind::InvalidPath,
+                    format!("unsafe path {rel:?}"),
+                ));
+            }
+            p = p.join(seg);
+        }
+        Ok(p)
+    }
+
+    fn relative(&self, p: &Path) -> String {
+        let parts: Vec<String> = match p.prefix_match(&self.prefix) {
+            Some(it) => it.map(|part| part.as_ref().to_string()).collect(),
+            None => p.parts().map(|part| part.as_ref().to_string()).collect(),
+        };
+        parts
+            .iter()
+            .map(|s| percent_decode(s))
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    pub async fn get(&self, rel: &str) -> Result<Bytes> {
+        let p = self.object_path(rel)?;
+        let r = self
+            .store
+            .get(&p)
+            .await
+            .map_err(|e| StorageError::from_os(e, rel))?;
+        r.bytes().await.map_err(|e| StorageError::from_os(e, rel))
+    }
+
+    pub async fn head(&self, rel: &str) -> Result<ObjectInfo> {
+        let p = self.object_path(rel)?;
+        let m = self
+            .store
+            .head(&p)
+            .await
+            .map_err(|e| StorageError::from_os(e, rel))?;
+        Ok(ObjectInfo {
+            path: rel.to_string(),
+            size: m.size,
+            last_modified_ms: m.last_modified.timestamp_millis(),
+        })
+    }
+
+    pub async fn exists(&self, rel: &str) -> Result<bool> {
+        match self.head(rel).await {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind == StorageErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Overwriting write (data files, DV files, checkpoints, `_last_checkpoint`).
+    pub async fn put(&self, rel: &str, bytes: Bytes) -> Result<()> {
+        let p = self.object_path(rel)?;
+        self.store
+            .put(&p, PutPayload::from(bytes))
+            .await
+            .map_err(|e| StorageError::from_os(e, rel))?;
+        Ok(())
+    }
+
+    /// The commit primitive: create `rel` only if it does not exist.
+    pub async fn put_if_absent(&self, rel: &str, bytes: Bytes) -> PutOutcome {
+        let p = match self.object_path(rel) {
+            Ok(p) => p,
+            Err(e) => return PutOutcome::Unknown(e),
+        };
+        if let Some(dir) = &self.local_dir {
+            let target = dir.join(rel);
+            let unique = format!(
+                "{}-{}",
+                std::process::id(),
+                UNIQUE.fetch_add(1, Ordering::Relaxed)
+            );
+            let res = tokio::task::spawn_blocking(move || {
+                put_if_absent_durable(&target, &bytes, &unique)
+            })
+            .await;
+            return match res {
+                Ok(Ok(LocalPut::Created)) => PutOutcome::Created,
+                Ok(Ok(LocalPut::AlreadyExists)) => PutOutcome::AlreadyExists,
+                Ok(Err(e)) => PutOutcome::Unknown(StorageError::new(
+                    StorageErrorKind::Io,
+                    format!("{rel}: {e}"),
+                )),
+                Err(e) => PutOutcome::Unknown(StorageError::new(
+                    StorageErrorKind::Io,
+                    format!("{rel}: {e}"),
+                )),
+            };
+        }
+        let opts = PutOptions::from(PutMode::Create);
+        match self.store.put_opts(&p, PutPayload::from(bytes), opts).await {
+            Ok(_) => PutOutcome::Created,
+            Err(object_store::Error::AlreadyExists { .. })
+            | Err(object_store::Error::Precondition { .. }) => PutOutcome::AlreadyExists,
+            Err(e) => PutOutcome::Unknown(StorageError::from_os(e, rel)),
+        }
+    }
+
+    /// Recursive listing under a relative directory ("" = the root). Paths are relative to the root.
+    pub async fn list(&self, rel_dir: &str) -> Result<Vec<ObjectInfo>> {
+        let p = if rel_dir.is_empty() {
+            self.prefix.clone()
+        } else {
+            self.object_path(rel_dir)?
+        };
+        let metas: Vec<_> = self
+            .store
+            .list(Some(&p))
+            .try_collect()
+            .await
+            .map_err(|e| StorageError::from_os(e, rel_dir))?;
+        let mut out: Vec<ObjectInfo> = metas
+            .into_iter()
+            .map(|m| ObjectInfo {
+                path: self.relative(&m.location),
+                size: m.size,
+                last_modified_ms: m.last_modified.timestamp_millis(),
+            })
+            .collect();
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    /// Files directly in a relative directory (not recursive), sorted by name.
+    pub async fn list_dir(&self, rel_dir: &str) -> Result<Vec<ObjectInfo>> {
+        let p = if rel_dir.is_empty() {
+            self.prefix.clone()
+        } else {
+            self.object_path(rel_dir)?
+        };
+        let res = self
+            .store
+            .list_with_delimiter(Some(&p))
+            .await
+            .map_err(|e| StorageError::from_os(e, rel_dir))?;
+        let mut out: Vec<ObjectInfo> = res
+            .objects
+            .into_iter()
+            .map(|m| ObjectInfo {
+                path: self.relative(&m.location),
+                size: m.size,
+                last_modified_ms: m.last_modified.timestamp_millis(),
+            })
+            .collect();
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    pub async fn delete(&self, rel: &str) -> Result<()> {
+        let p = self.object_path(rel)?;
+        match self.store.delete(&p).await {
+            Ok(()) => Ok(()),
+            Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(StorageError::from_os(e, rel)),
+        }
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    // object_store percent-encodes characters it does not allow in path parts; undo that once.
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok());
+            if let Some(b) = hex {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn normalize(p: &std::path::Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn local_put_if_absent_is_exclusive() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TableStore::open(dir.path().to_str().unwrap()).unwrap();
+        let a = store
+            .put_if_absent(
+                "_delta_log/00000000000000000000.json",
+                Bytes::from_static(b"a"),
+            )
+            .await;
+        let b = store
+            .put_if_absent(
+                "_delta_log/00000000000000000000.json",
+                Bytes::from_static(b"b"),
+            )
+            .await;
+        assert!(matches!(a, PutOutcome::Created));
+        assert!(matches!(b, PutOutcome::AlreadyExists));
+        assert_eq!(
+            store
+                .get("_delta_log/00000000000000000000.json")
+                .await
+                .unwrap(),
+            Bytes::from_static(b"a")
+        );
+        let listed = store.list_dir("_delta_log").await.unwrap();
+        assert_eq!(listed.len(), 1, "no temporary files left: {listed:?}");
+    }
+
+    #[tokio::test]
+    async fn memory_stores_are_shared_by_name_and_paths_round_trip() {
+        let a = TableStore::open("memory://shared-test/t").unwrap();
+        let b = TableStore::open("memory://shared-test/t").unwrap();
+        a.put("p=a%3Ab/f.parquet", Bytes::from_static(b"x"))
+            .await
+            .unwrap();
+        assert_eq!(
+            b.get("p=a%3Ab/f.parquet").await.unwrap(),
+            Bytes::from_static(b"x")
+        );
+        let listed = b.list("").await.unwrap();
+        assert_eq!(listed[0].path, "p=a%3Ab/f.parquet");
+        assert!(matches!(
+            b.put_if_absent("p=a%3Ab/f.parquet", Bytes::new()).await,
+            PutOutcome::AlreadyExists
+        ));
+        assert_eq!(
+            a.object_path("../x").unwrap_err().kind,
+            StorageErrorKind::InvalidPath
+        );
+    }
+}
