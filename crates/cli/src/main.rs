@@ -1,1 +1,140 @@
-fn main() {}
+//! `delta-rlc`: the command line. Argument parsing and printing only; the engine does the work.
+//! Every failure prints one line to stderr and exits non-zero (2 bad input, 3 conflict, 4 not found,
+//! 5 unsupported, 1 anything else).
+
+mod demo;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use delta_rlc_engine::conflict::ConflictConfig;
+use delta_rlc_engine::env::Env;
+use delta_rlc_engine::sql::SqlSession;
+use delta_rlc_engine::{EngineError, ErrorKind};
+
+#[derive(Parser)]
+#[command(
+    name = "delta-rlc",
+    version,
+    about = "A Delta Lake engine with row-level concurrency"
+)]
+struct Cli {
+    /// Conflict-checker setting `key=value` (repeatable): legacy, isolation, maxAttempts, tier switches.
+    #[arg(long = "conf", global = true)]
+    conf: Vec<String>,
+    /// Print machine-readable JSON instead of tables.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one SQL statement. Tables are referenced by path: './data/t' or delta.`s3://bucket/t`.
+    Sql { statement: String },
+    /// Commit history of a table.
+    History {
+        table: String,
+        #[arg(long)]
+        limit: Option<usize>,
+    },
+    /// Columns of a table (at a version with --at-version).
+    Describe {
+        table: String,
+        #[arg(long = "at-version")]
+        at_version: Option<u64>,
+    },
+    /// A guided demo on a local table: what delta-rlc is for.
+    Demo {
+        /// Folder for the demo tables (default: a temporary folder).
+        #[arg(long)]
+        dir: Option<std::path::PathBuf>,
+    },
+}
+
+fn exit_code(e: &EngineError) -> u8 {
+    match e.kind() {
+        ErrorKind::InvalidArgument => 2,
+        ErrorKind::Conflict => 3,
+        ErrorKind::NotFound => 4,
+        ErrorKind::Unsupported => 5,
+        _ => 1,
+    }
+}
+
+fn one_line(e: &EngineError) -> String {
+    e.to_string().replace('\n', " ")
+}
+
+async fn run(cli: Cli) -> Result<(), EngineError> {
+    let mut conflict = ConflictConfig::from_env()?;
+    for c in &cli.conf {
+        let (k, v) = c
+            .split_once('=')
+            .ok_or_else(|| EngineError::invalid(format!("--conf {c:?} is not key=value")))?;
+        conflict.set(k, v)?;
+    }
+    let session = SqlSession::new(Env::default(), conflict);
+    match cli.command {
+        Command::Sql { statement } => {
+            let out = session.execute(&statement).await?;
+            output::print_statement(&out, cli.json)?;
+        }
+        Command::History { table, limit } => {
+            let sql = match limit {
+                Some(n) => format!("DESCRIBE HISTORY '{}' LIMIT {n}", table.replace('\'', "''")),
+                None => format!("DESCRIBE HISTORY '{}'", table.replace('\'', "''")),
+            };
+            let out = session.execute(&sql).await?;
+            output::print_statement(&out, cli.json)?;
+        }
+        Command::Describe { table, at_version } => {
+            let v = at_version
+                .map(|v| format!(" VERSION AS OF {v}"))
+                .unwrap_or_default();
+            let out = session
+                .execute(&format!("DESCRIBE '{}'{v}", table.replace('\'', "''")))
+                .await?;
+            output::print_statement(&out, cli.json)?;
+        }
+        Command::Demo { dir } => demo::run(dir).await?,
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let json = cli.json;
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    match rt.block_on(run(cli)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if json {
+                let kind = format!("{:?}", e.kind());
+                let mut obj = serde_json::json!({"error": one_line(&e), "kind": kind});
+                if let EngineError::Conflict(c) = &e {
+                    obj["conflict"] = serde_json::json!({
+                        "kind": c.kind.name(), "winningVersion": c.winning_version,
+                        "winningOperation": c.winning_operation, "files": c.files,
+                        "predicate": c.predicate, "tier": c.tier,
+                    });
+                }
+                eprintln!("{obj}");
+            } else {
+                eprintln!("error: {}", one_line(&e));
+            }
+            ExitCode::from(exit_code(&e))
+        }
+    }
+}

@@ -5,8 +5,17 @@ pub mod conflict;
 pub mod dv_io;
 pub mod env;
 pub mod error;
+pub mod ops;
 pub mod scan;
 pub mod snapshot;
+pub mod sql;
 
 pub use error::{EngineError, ErrorKind, Result};
 pub use snapshot::Snapshot;
+pub mod table;
+pub mod txn;
+pub mod vacuum;
+pub mod write;
+
+pub use table::DeltaTable;
+pub use txn::{CommitResult, Transaction};

@@ -1,0 +1,121 @@
+//! Conflict-checker configuration: isolation level, attempt bound, the `legacy` switch and one switch
+//! per reconcile tier. Settings come from the library API, CLI `--conf key=value`, and the
+//! `DELTA_RLC_CONF` environment variable (`key=value,key=value`).
+
+use std::collections::BTreeMap;
+
+use crate::error::{EngineError, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IsolationLevel {
+    Serializable,
+    WriteSerializable,
+    SnapshotIsolation,
+}
+
+impl IsolationLevel {
+    pub fn name(self) -> &'static str {
+        match self {
+            IsolationLevel::Serializable => "Serializable",
+            IsolationLevel::WriteSerializable => "WriteSerializable",
+            IsolationLevel::SnapshotIsolation => "SnapshotIsolation",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "Serializable" => Ok(IsolationLevel::Serializable),
+            "WriteSerializable" => Ok(IsolationLevel::WriteSerializable),
+            other => Err(EngineError::invalid(format!(
+                "unknown isolation level {other:?} (expected Serializable or WriteSerializable)"
+            ))),
+        }
+    }
+}
+
+/// Known switches and their defaults (a tier defaults to on once it is proven).
+pub const SWITCHES: &[(&str, bool)] = &[];
+
+#[derive(Debug, Clone)]
+pub struct ConflictConfig {
+    /// Reproduce OSS Delta exactly: every reconcile tier off.
+    pub legacy: bool,
+    pub isolation: Option<IsolationLevel>,
+    pub max_attempts: u32,
+    pub switches: BTreeMap<String, bool>,
+}
+
+impl Default for ConflictConfig {
+    fn default() -> Self {
+        ConflictConfig {
+            legacy: false,
+            isolation: None,
+            max_attempts: 1000,
+            switches: SWITCHES.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        }
+    }
+}
+
+impl ConflictConfig {
+    /// Is a reconcile tier on? Always off in legacy mode.
+    pub fn enabled(&self, switch: &str) -> bool {
+        !self.legacy && self.switches.get(switch).copied().unwrap_or(false)
+    }
+
+    /// Applies one `key=value` setting. Keys: `legacy`, `isolation`, `maxAttempts`, or a switch name
+    /// (optionally prefixed `rlc.`).
+    pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        let key = key.trim();
+        let value = value.trim();
+        let as_bool = || match value {
+            "true" | "on" | "1" => Ok(true),
+            "false" | "off" | "0" => Ok(false),
+            other => Err(EngineError::invalid(format!(
+                "setting {key}: expected true or false, got {other:?}"
+            ))),
+        };
+        match key {
+            "legacy" => self.legacy = as_bool()?,
+            "isolation" => self.isolation = Some(IsolationLevel::parse(value)?),
+            "maxAttempts" | "max_attempts" => {
+                self.max_attempts = value.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    EngineError::invalid(format!(
+                        "maxAttempts must be a positive integer, got {value:?}"
+                    ))
+                })?
+            }
+            other => {
+                let name = other.strip_prefix("rlc.").unwrap_or(other);
+                if !SWITCHES.iter().any(|(k, _)| *k == name) {
+                    let known: Vec<&str> = SWITCHES.iter().map(|(k, _)| *k).collect();
+                    return Err(EngineError::invalid(format!(
+                        "unknown setting {other:?} (known: legacy, isolation, maxAttempts, {})",
+                        known.join(", ")
+                    )));
+                }
+                self.switches.insert(name.to_string(), as_bool()?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies `key=value,key=value` (the `DELTA_RLC_CONF` format).
+    pub fn apply_list(&mut self, list: &str) -> Result<()> {
+        for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (k, v) = item.split_once('=').ok_or_else(|| {
+                EngineError::invalid(format!("setting {item:?} is not key=value"))
+            })?;
+            self.set(k, v)?;
+        }
+        Ok(())
+    }
+
+    /// Defaults, then `DELTA_RLC_CONF` from the environment.
+    pub fn from_env() -> Result<Self> {
+        let mut c = ConflictConfig::default();
+        if let Ok(list) = std::env::var("DELTA_RLC_CONF") {
+            c.apply_list(&list)?;
+        }
+        Ok(c)
+    }
+}

@@ -1,0 +1,40 @@
+//! Partition filter (OSS baseline): a winner's file whose partition values cannot satisfy the
+//! partition part of a read predicate cannot hold a row the read would have seen.
+//!
+//! Proof: every row of a file carries the file's partition values, so if the partition conjuncts are
+//! false (or NULL) for those values they are false for every row, and so is the whole conjunction.
+//! Declines (clears nothing) when the predicate has no partition part or evaluation fails.
+
+use delta_rlc_protocol::actions::Add;
+
+use super::{AppendContext, AppendTier};
+use crate::scan::prune_files;
+use crate::txn::read_set::ReadPredicate;
+
+pub struct PartitionFilter;
+
+impl AppendTier for PartitionFilter {
+    fn name(&self) -> &'static str {
+        "partitionFilter"
+    }
+
+    fn switch(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn clear(
+        &self,
+        ctx: &AppendContext<'_>,
+        predicate: &ReadPredicate,
+        candidates: &[&Add],
+    ) -> Vec<bool> {
+        let Some(part) = &predicate.partition else {
+            return vec![false; candidates.len()];
+        };
+        let files: Vec<Add> = candidates.iter().map(|a| (*a).clone()).collect();
+        match prune_files(ctx.snapshot, &files, part) {
+            Ok(keep) if keep.len() == candidates.len() => keep.into_iter().map(|k| !k).collect(),
+            _ => vec![false; candidates.len()],
+        }
+    }
+}

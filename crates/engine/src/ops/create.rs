@@ -1,0 +1,191 @@
+//! CREATE TABLE: metadata, protocol with exactly the features used, clustering domain metadata.
+
+use std::collections::BTreeMap;
+
+use delta_rlc_protocol::actions::{Action, DomainMetadata, Format, Metadata, Protocol};
+use delta_rlc_protocol::schema::{DataType, StructType};
+use serde_json::json;
+
+use crate::error::{EngineError, Result};
+use crate::table::DeltaTable;
+use crate::txn::Transaction;
+
+#[derive(Debug, Clone, Default)]
+pub struct CreateTableSpec {
+    pub schema: StructType,
+    pub partition_by: Vec<String>,
+    pub cluster_by: Vec<String>,
+    pub properties: BTreeMap<String, String>,
+    pub name: Option<String>,
+}
+
+const KNOWN_PROPERTIES: &[&str] = &[
+    "delta.enableDeletionVectors",
+    "delta.enableRowTracking",
+    "delta.checkpointInterval",
+    "delta.dataSkippingNumIndexedCols",
+    "delta.dataSkippingStatsColumns",
+    "delta.appendOnly",
+    "delta.isolationLevel",
+    "delta.logRetentionDuration",
+    "delta.deletedFileRetentionDuration",
+    "delta.enableInCommitTimestamps",
+    "delta.targetFileSize",
+    "delta.checkpoint.writeStatsAsJson",
+    "delta.checkpoint.writeStatsAsStruct",
+];
+
+/// Validates the spec and builds the metadata/protocol/domain actions for version 0.
+pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Result<Vec<Action>> {
+    if spec.schema.fields.is_empty() {
+        return Err(EngineError::invalid("a table needs at least one column"));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for f in &spec.schema.fields {
+        if !seen.insert(f.name.to_ascii_lowercase()) {
+            return Err(EngineError::invalid(format!("duplicate column {}", f.name)));
+        }
+    }
+    for p in &spec.partition_by {
+        match spec.schema.field(p).map(|f| &f.data_type) {
+            Some(DataType::Primitive(_)) => {}
+            Some(_) => {
+                return Err(EngineError::invalid(format!(
+                    "partition column {p} must have a primitive type"
+                )))
+            }
+            None => {
+                return Err(EngineError::invalid(format!(
+                    "partition column {p} is not a column of the table"
+                )))
+            }
+        }
+    }
+    for c in &spec.cluster_by {
+        if spec.schema.field(c).is_none() {
+            return Err(EngineError::invalid(format!(
+                "clustering column {c} is not a column of the table"
+            )));
+        }
+    }
+    if !spec.cluster_by.is_empty() && !spec.partition_by.is_empty() {
+        return Err(EngineError::invalid(
+            "a table cannot be both partitioned and clustered",
+        ));
+    }
+    let mut config = spec.properties.clone();
+    for k in config.keys() {
+        if k.starts_with("delta.") && !KNOWN_PROPERTIES.contains(&k.as_str()) {
+            return Err(EngineError::invalid(format!("unknown table property {k}")));
+        }
+    }
+    if let Some(level) = config.get("delta.isolationLevel") {
+        crate::conflict::IsolationLevel::parse(level)?;
+    }
+    for k in [
+        "delta.checkpointInterval",
+        "delta.dataSkippingNumIndexedCols",
+    ] {
+        if let Some(v) = config.get(k) {
+            v.parse::<i64>()
+                .map_err(|_| EngineError::invalid(format!("{k} must be an integer, got {v:?}")))?;
+        }
+    }
+    config
+        .entry("delta.enableDeletionVectors".into())
+        .or_insert_with(|| "true".into());
+    let is_true = |k: &str| {
+        config
+            .get(k)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    };
+    let mut features: Vec<&str> = Vec::new();
+    if is_true("delta.enableDeletionVectors") {
+        features.push("deletionVectors");
+    }
+    if is_true("delta.appendOnly") {
+        features.extend(["appendOnly", "invariants"]);
+    }
+    if is_true("delta.enableInCommitTimestamps") {
+        features.push("inCommitTimestamp");
+    }
+    let row_tracking = is_true("delta.enableRowTracking");
+    if row_tracking {
+        features.extend(["rowTracking", "domainMetadata"]);
+        config.insert(
+            "delta.rowTracking.materializedRowIdColumnName".into(),
+            format!("_row-id-col-{}", table.env.ids.uuid()),
+        );
+        config.insert(
+            "delta.rowTracking.materializedRowCommitVersionColumnName".into(),
+            format!("_row-commit-version-col-{}", table.env.ids.uuid()),
+        );
+    }
+    if !spec.cluster_by.is_empty() {
+        features.extend(["clustering", "domainMetadata"]);
+    }
+    if spec.schema.fields.iter().any(|f| {
+        matches!(
+            f.data_type,
+            DataType::Primitive(delta_rlc_protocol::schema::PrimitiveType::TimestampNtz)
+        )
+    }) {
+        features.push("timestampNtz");
+    }
+    let protocol = if features.is_empty() {
+        Protocol {
+            min_reader_version: 1,
+            min_writer_version: 2,
+            reader_features: None,
+            writer_features: None,
+        }
+    } else {
+        Protocol::with_features(&features)
+    };
+    let metadata = Metadata {
+        id: table.env.ids.uuid().to_string(),
+        name: spec.name.clone(),
+        description: None,
+        format: Format::default(),
+        schema_string: spec.schema.to_schema_string(),
+        partition_columns: spec.partition_by.clone(),
+        created_time: Some(table.env.clock.now_ms()),
+        configuration: config,
+        extra: Default::default(),
+    };
+    let mut actions = vec![Action::Protocol(protocol), Action::Metadata(metadata)];
+    if !spec.cluster_by.is_empty() {
+        let cols: Vec<Vec<String>> = spec.cluster_by.iter().map(|c| vec![c.clone()]).collect();
+        actions.push(Action::DomainMetadata(DomainMetadata {
+            domain: "delta.clustering".into(),
+            configuration: json!({ "clusteringColumns": cols }).to_string(),
+            removed: false,
+        }));
+    }
+    Ok(actions)
+}
+
+/// A transaction that creates the table (version 0). Fails if a table already exists.
+pub async fn create_table_txn(table: &DeltaTable, spec: &CreateTableSpec) -> Result<Transaction> {
+    if table.exists().await? {
+        return Err(EngineError::invalid(format!(
+            "a table already exists at {}",
+            table.store.root_uri()
+        )));
+    }
+    let mut txn = Transaction::new(table, None, "CREATE TABLE");
+    txn.actions = create_table_actions(table, spec)?;
+    txn.operation_parameters.insert(
+        "partitionBy".into(),
+        json!(serde_json::to_string(&spec.partition_by).unwrap_or_default()),
+    );
+    txn.operation_parameters.insert(
+        "clusterBy".into(),
+        json!(serde_json::to_string(&spec.cluster_by).unwrap_or_default()),
+    );
+    txn.operation_parameters.insert(
+        "properties".into(),
+        json!(serde_json::to_string(&spec.properties).unwrap_or_default()),
+    );
+    Ok(txn)
+}

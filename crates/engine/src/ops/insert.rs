@@ -1,0 +1,227 @@
+//! INSERT: rows conformed to the table schema (by position, cast with errors on overflow or bad
+//! values, NOT NULL enforced), written as files, staged as adds. Append is a blind append; overwrite
+//! removes every live file and reads the whole table; REPLACE WHERE removes the files matching the
+//! predicate, reads them, and requires every new row to satisfy it.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, RecordBatch};
+use arrow::compute::{cast_with_options, CastOptions};
+use arrow::datatypes::SchemaRef;
+use datafusion::logical_expr::Expr;
+use delta_rlc_protocol::actions::{Action, Metadata};
+use delta_rlc_protocol::schema::StructType;
+use serde_json::json;
+
+use crate::arrow_conv::table_arrow_schema;
+use crate::error::{EngineError, Result};
+use crate::txn::{split_predicate, Transaction};
+use crate::write::{FileWriter, StatsConfig, DEFAULT_TARGET_FILE_SIZE};
+
+#[derive(Debug, Clone)]
+pub enum InsertMode {
+    Append,
+    Overwrite,
+    ReplaceWhere(Expr),
+}
+
+/// Casts `batches` to the table schema by column position.
+pub fn conform_batches(batches: &[RecordBatch], schema: &SchemaRef) -> Result<Vec<RecordBatch>> {
+    let opts = CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    let mut out = Vec::with_capacity(batches.len());
+    for b in batches {
+        if b.num_columns() != schema.fields().len() {
+            return Err(EngineError::invalid(format!(
+                "INSERT has {} columns but the table has {} ({})",
+                b.num_columns(),
+                schema.fields().len(),
+                schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let mut cols = Vec::with_capacity(b.num_columns());
+        for (col, field) in b.columns().iter().zip(schema.fields()) {
+            let c = if col.data_type() == field.data_type() {
+                col.clone()
+            } else {
+                cast_with_options(col, field.data_type(), &opts).map_err(|e| {
+                    EngineError::invalid(format!(
+                        "column {}: cannot cast {} to {}: {e}",
+                        field.name(),
+                        col.data_type(),
+                        field.data_type()
+                    ))
+                })?
+            };
+            if !field.is_nullable() && c.null_count() > 0 {
+                return Err(EngineError::invalid(format!(
+                    "NOT NULL constraint violated for column {}",
+                    field.name()
+                )));
+            }
+            cols.push(c);
+        }
+        out.push(RecordBatch::try_new(schema.clone(), cols)?);
+    }
+    Ok(out)
+}
+
+/// The metadata the transaction writes against: staged (CREATE / CTAS) or the read snapshot's.
+pub fn effective_metadata(txn: &Transaction) -> Result<Metadata> {
+    if let Some(m) = txn.actions.iter().find_map(|a| match a {
+        Action::Metadata(m) => Some(m.clone()),
+        _ => None,
+    }) {
+        return Ok(m);
+    }
+    Ok(txn.snapshot()?.metadata.clone())
+}
+
+/// Writes rows as new files and stages their adds.
+pub async fn write_rows(txn: &mut Transaction, batches: &[RecordBatch]) -> Result<u64> {
+    let metadata = effective_metadata(txn)?;
+    let schema = StructType::parse(&metadata.schema_string)?;
+    if let Some(s) = &txn.read_snapshot {
+        if s.config_bool("delta.appendOnly") && txn.removes().any(|r| r.data_change) {
+            return Err(EngineError::invalid(
+                "table is append-only (delta.appendOnly=true)",
+            ));
+        }
+    }
+    let arrow_schema = table_arrow_schema(&schema);
+    let batches = conform_batches(batches, &arrow_schema)?;
+    let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
+    let target = metadata
+        .configuration
+        .get("delta.targetFileSize")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_TARGET_FILE_SIZE);
+    let writer = FileWriter {
+        store: &txn.table.store,
+        schema: &schema,
+        partition_columns: &metadata.partition_columns,
+        stats_config: StatsConfig::from_configuration(&metadata.configuration),
+        env: &txn.table.env,
+        target_file_size: target,
+    };
+    let adds = writer.write(&batches, true).await?;
+    let bytes: i64 = adds.iter().map(|a| a.size).sum();
+    let files = adds.len();
+    for a in adds {
+        txn.add_file(a);
+    }
+    let m = &mut txn.operation_metrics;
+    let prev_files = m
+        .get("numFiles")
+        .and_then(|v| v.as_str())
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or(0);
+    let prev_rows = m
+        .get("numOutputRows")
+        .and_then(|v| v.as_str())
+        .and_then(|s| s.parse::<u64>().ok())
+        .unwrap_or(0);
+    let prev_bytes = m
+        .get("numOutputBytes")
+        .and_then(|v| v.as_str())
+        .and_then(|s| s.parse::<i64>().ok())
+        .unwrap_or(0);
+    m.insert(
+        "numFiles".into(),
+        json!((prev_files + files as u64).to_string()),
+    );
+    m.insert(
+        "numOutputRows".into(),
+        json!((prev_rows + rows).to_string()),
+    );
+    m.insert(
+        "numOutputBytes".into(),
+        json!((prev_bytes + bytes).to_string()),
+    );
+    Ok(rows)
+}
+
+/// Builds an INSERT transaction on `txn` (fresh, or a CREATE for CTAS).
+pub async fn insert_txn(
+    mut txn: Transaction,
+    batches: &[RecordBatch],
+    mode: InsertMode,
+) -> Result<Transaction> {
+    if txn.read_snapshot.is_some() && txn.operation != "CREATE TABLE AS SELECT" {
+        txn.operation = "WRITE".into();
+    }
+    let now = txn.table.env.clock.now_ms();
+    match &mode {
+        InsertMode::Append => {
+            txn.operation_parameters
+                .insert("mode".into(), json!("Append"));
+        }
+        InsertMode::Overwrite => {
+            txn.operation_parameters
+                .insert("mode".into(), json!("Overwrite"));
+            let snap = Arc::clone(txn.snapshot()?);
+            txn.read_set.read_whole_table();
+            for f in &snap.files {
+                txn.remove_file(f.to_remove(now, true));
+            }
+        }
+        InsertMode::ReplaceWhere(pred) => {
+            txn.operation_parameters
+                .insert("mode".into(), json!("Overwrite"));
+            txn.operation_parameters
+                .insert("predicate".into(), json!(pred.to_string()));
+            let snap = Arc::clone(txn.snapshot()?);
+            // Every new row must satisfy the predicate (Spark's replaceWhere constraint).
+            crate::ops::insert::check_rows_satisfy(&snap.schema, batches, pred)?;
+            let rp = split_predicate(pred, &snap.metadata.partition_columns, pred.to_string());
+            txn.read_set.add_predicate(rp);
+            let only_partition = pred
+                .column_refs()
+                .iter()
+                .all(|c| snap.metadata.partition_columns.contains(&c.name));
+            if !only_partition {
+                return Err(EngineError::Unsupported(
+                    "REPLACE WHERE on data columns needs DELETE support; use a partition-column predicate".into(),
+                ));
+            }
+            for f in crate::scan::candidate_files(&snap, Some(pred))? {
+                txn.read_set
+                    .read_file(&f.path, f.deletion_vector.as_ref().map(|d| d.unique_id()));
+                txn.remove_file(f.to_remove(now, true));
+            }
+        }
+    }
+    let rows = write_rows(&mut txn, batches).await?;
+    txn.affected_rows = Some(rows);
+    Ok(txn)
+}
+
+/// Errors unless `pred` is true for every row (NULL counts as false).
+pub fn check_rows_satisfy(schema: &StructType, batches: &[RecordBatch], pred: &Expr) -> Result<()> {
+    use datafusion::common::DFSchema;
+    use datafusion::prelude::SessionContext;
+    let arrow_schema = table_arrow_schema(schema);
+    let batches = conform_batches(batches, &arrow_schema)?;
+    let df_schema = DFSchema::try_from(arrow_schema.as_ref().clone())?;
+    let phys = SessionContext::new().create_physical_expr(pred.clone(), &df_schema)?;
+    for b in &batches {
+        let v = phys.evaluate(b)?.into_array(b.num_rows())?;
+        let v = v
+            .as_any()
+            .downcast_ref::<arrow::array::BooleanArray>()
+            .ok_or_else(|| EngineError::invalid("REPLACE WHERE predicate is not boolean"))?;
+        if (0..v.len()).any(|i| !v.is_valid(i) || !v.value(i)) {
+            return Err(EngineError::invalid(format!(
+                "a row being written does not satisfy the REPLACE WHERE predicate {pred}"
+            )));
+        }
+    }
+    Ok(())
+}

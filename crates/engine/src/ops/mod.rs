@@ -1,0 +1,9 @@
+//! Table operations. Each builds a [`crate::Transaction`] (reads registered, files written, actions
+//! staged) and leaves the commit to the caller, so tests and the scenario runner can stop a
+//! transaction between planning and commit.
+
+pub mod create;
+pub mod insert;
+
+pub use create::{create_table_txn, CreateTableSpec};
+pub use insert::{insert_txn, InsertMode};

@@ -1,0 +1,12 @@
+//! SQL through DataFusion. Statements are split in two phases so that tests and the scenario runner
+//! can stop between them: [`SqlSession::prepare`] reads, plans and writes files (returning rows or an
+//! uncommitted [`Transaction`]); committing is the caller's step. [`SqlSession::execute`] does both.
+
+mod describe;
+mod parser;
+mod provider;
+mod refs;
+mod session;
+
+pub use provider::DeltaTableProvider;
+pub use session::{Prepared, SqlSession, StatementOutput};

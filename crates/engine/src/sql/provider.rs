@@ -1,0 +1,102 @@
+//! A DataFusion `TableProvider` over one snapshot. Filters are pushed down as *inexact*: they prune
+//! files by partition values and stats; DataFusion still applies them to rows. When the scan runs
+//! inside a transaction, it registers what it read (the pushed predicate, split into partition and
+//! data parts, and the files it returned; a scan without filters reads the whole table).
+
+use std::sync::{Arc, Mutex};
+
+use arrow::datatypes::SchemaRef;
+use async_trait::async_trait;
+use datafusion::catalog::Session;
+use datafusion::datasource::memory::MemorySourceConfig;
+use datafusion::datasource::{TableProvider, TableType};
+use datafusion::error::Result as DfResult;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_plan::ExecutionPlan;
+
+use crate::scan::{candidate_files, read_file, FileReadOptions};
+use crate::snapshot::Snapshot;
+use crate::table::DeltaTable;
+use crate::txn::{split_predicate, ReadSet};
+
+#[derive(Debug)]
+pub struct DeltaTableProvider {
+    pub table: DeltaTable,
+    pub snapshot: Arc<Snapshot>,
+    schema: SchemaRef,
+    /// Where reads are recorded when this scan belongs to a transaction.
+    pub reads: Option<Arc<Mutex<ReadSet>>>,
+}
+
+impl DeltaTableProvider {
+    pub fn new(
+        table: DeltaTable,
+        snapshot: Arc<Snapshot>,
+        reads: Option<Arc<Mutex<ReadSet>>>,
+    ) -> Self {
+        let schema = crate::arrow_conv::table_arrow_schema(&snapshot.schema);
+        DeltaTableProvider {
+            table,
+            snapshot,
+            schema,
+            reads,
+        }
+    }
+}
+
+#[async_trait]
+impl TableProvider for DeltaTableProvider {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> DfResult<Vec<TableProviderFilterPushDown>> {
+        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+    }
+
+    async fn scan(
+        &self,
+        _state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        _limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let filter = filters.iter().cloned().reduce(|a, b| a.and(b));
+        let files =
+            candidate_files(&self.snapshot, filter.as_ref()).map_err(|e| e.into_datafusion())?;
+        if let Some(reads) = &self.reads {
+            if let Ok(mut r) = reads.lock() {
+                match &filter {
+                    None => r.read_whole_table(),
+                    Some(f) => r.add_predicate(split_predicate(
+                        f,
+                        &self.snapshot.metadata.partition_columns,
+                        f.to_string(),
+                    )),
+                }
+                for f in &files {
+                    r.read_file(&f.path, f.deletion_vector.as_ref().map(|d| d.unique_id()));
+                }
+            }
+        }
+        let mut batches = Vec::new();
+        let opts = FileReadOptions::default();
+        for f in files {
+            batches.extend(
+                read_file(&self.table.store, &self.snapshot, f, &opts)
+                    .await
+                    .map_err(|e| e.into_datafusion())?,
+            );
+        }
+        let exec =
+            MemorySourceConfig::try_new_exec(&[batches], self.schema.clone(), projection.cloned())?;
+        Ok(exec)
+    }
+}

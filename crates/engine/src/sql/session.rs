@@ -1,0 +1,358 @@
+//! Statement dispatch: CREATE TABLE [AS SELECT], INSERT [INTO | OVERWRITE | INTO … REPLACE WHERE],
+//! SELECT (and anything else DataFusion plans read-only), DESCRIBE [HISTORY | DETAIL], SHOW
+//! TBLPROPERTIES, VACUUM.
+
+use std::sync::{Arc, Mutex};
+
+use arrow::array::RecordBatch;
+use datafusion::common::DFSchema;
+use datafusion::prelude::SessionContext;
+
+use super::describe;
+use super::parser::{parse_create, Cursor};
+use super::provider::DeltaTableProvider;
+use super::refs::{keyword_of, rewrite, Rewritten, TableRef};
+use crate::conflict::ConflictConfig;
+use crate::env::Env;
+use crate::error::{EngineError, Result};
+use crate::ops::{create_table_txn, insert_txn, CreateTableSpec, InsertMode};
+use crate::table::DeltaTable;
+use crate::txn::{CommitResult, ReadSet, Transaction};
+
+/// Result of the first phase of a statement.
+pub enum Prepared {
+    Rows(Vec<RecordBatch>),
+    /// An uncommitted write; commit it with `Transaction::commit`.
+    Write(Box<Transaction>),
+    Done(String),
+}
+
+#[derive(Debug, Default)]
+pub struct StatementOutput {
+    pub batches: Vec<RecordBatch>,
+    pub commit: Option<CommitResult>,
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SqlSession {
+    pub env: Env,
+    pub conflict: ConflictConfig,
+    /// Registered table names (e.g. `t` in scenarios) → locations.
+    pub named: Vec<(String, String)>,
+}
+
+impl SqlSession {
+    pub fn new(env: Env, conflict: ConflictConfig) -> Self {
+        SqlSession {
+            env,
+            conflict,
+            named: Vec::new(),
+        }
+    }
+
+    pub fn register(&mut self, name: &str, location: &str) {
+        self.named.push((name.to_string(), location.to_string()));
+    }
+
+    pub fn table(&self, location: &str) -> Result<DeltaTable> {
+        Ok(DeltaTable::open(location)?
+            .with_env(self.env.clone())
+            .with_conflict_config(self.conflict.clone()))
+    }
+
+    /// Runs a statement to completion (commits writes).
+    pub async fn execute(&self, sql: &str) -> Result<StatementOutput> {
+        match self.prepare(sql).await? {
+            Prepared::Rows(batches) => Ok(StatementOutput {
+                batches,
+                ..Default::default()
+            }),
+            Prepared::Done(msg) => Ok(StatementOutput {
+                message: Some(msg),
+                ..Default::default()
+            }),
+            Prepared::Write(txn) => {
+                let result = txn.commit().await?;
+                Ok(StatementOutput {
+                    commit: Some(result),
+                    ..Default::default()
+                })
+            }
+        }
+    }
+
+    /// Registers every referenced table in a fresh DataFusion context. References to `record_for`
+    /// record their reads into `reads`.
+    async fn context(
+        &self,
+        refs: &[TableRef],
+        record_for: Option<(&str, Arc<Mutex<ReadSet>>)>,
+    ) -> Result<SessionContext> {
+        let ctx = SessionContext::new();
+        for r in refs {
+            let table = self.table(&r.location)?;
+            if !table.exists().await? {
+                return Err(EngineError::NotFound(format!(
+                    "no Delta table at {}",
+                    r.location
+                )));
+            }
+            let snapshot = table.snapshot(r.version).await?;
+            let reads = match &record_for {
+                Some((loc, rs)) if *loc == r.location && r.version.is_none() => Some(rs.clone()),
+                _ => None,
+            };
+            let provider = DeltaTableProvider::new(table, snapshot, reads);
+            ctx.register_table(r.ident.to_ascii_lowercase(), Arc::new(provider))?;
+        }
+        Ok(ctx)
+    }
+
+    async fn query(
+        &self,
+        refs: &[TableRef],
+        sql: &str,
+        record: Option<(&str, Arc<Mutex<ReadSet>>)>,
+    ) -> Result<Vec<RecordBatch>> {
+        let ctx = self.context(refs, record).await?;
+        let df = ctx.sql(sql).await?;
+        Ok(df.collect().await?)
+    }
+
+    fn resolve_target<'a>(&self, rw: &'a Rewritten, name: &str) -> Result<&'a TableRef> {
+        rw.refs
+            .iter()
+            .find(|r| r.ident.eq_ignore_ascii_case(name))
+            .ok_or_else(|| EngineError::invalid(format!("unknown table {name}: reference tables by path, e.g. './data/t' or delta.`s3://bucket/t`")))
+    }
+
+    /// Phase one of a statement.
+    pub async fn prepare(&self, sql: &str) -> Result<Prepared> {
+        let rw = rewrite(sql, &self.named)?;
+        let first: Vec<String> = rw.tokens.iter().filter_map(keyword_of).take(2).collect();
+        let first_kw = first.first().map(String::as_str).unwrap_or("");
+        let second_kw = first.get(1).map(String::as_str).unwrap_or("");
+        match (first_kw, second_kw) {
+            ("CREATE", _) => self.create(&rw).await,
+            ("INSERT", _) => self.insert(&rw).await,
+            ("DESCRIBE", _) | ("DESC", _) | ("SHOW", "TBLPROPERTIES") => {
+                let mut c = Cursor::new(rw.tokens.clone());
+                c.next();
+                let what = if c.eat_kw("HISTORY") {
+                    "history"
+                } else if c.eat_kw("DETAIL") {
+                    "detail"
+                } else if c.eat_kw("TBLPROPERTIES") {
+                    "properties"
+                } else {
+                    c.eat_kw("TABLE");
+                    "describe"
+                };
+                let name = c.ident()?;
+                let r = self.resolve_target(&rw, &name)?;
+                let table = self.table(&r.location)?;
+                let limit = if c.eat_kw("LIMIT") {
+                    c.number()?.parse().ok()
+                } else {
+                    None
+                };
+                Ok(Prepared::Rows(
+                    describe::run(&table, what, r.version, limit).await?,
+                ))
+            }
+            ("VACUUM", _) => {
+                let mut c = Cursor::new(rw.tokens.clone());
+                c.next();
+                let name = c.ident()?;
+                let r = self.resolve_target(&rw, &name)?;
+                let mut retention = None;
+                let mut dry_run = false;
+                while !c.at_end() {
+                    if c.eat_kw("RETAIN") {
+                        let hours: f64 = c
+                            .number()?
+                            .parse()
+                            .map_err(|_| EngineError::invalid("RETAIN needs a number of hours"))?;
+                        c.expect_kw("HOURS")?;
+                        retention = Some((hours * 3_600_000.0) as i64);
+                    } else if c.eat_kw("DRY") {
+                        c.expect_kw("RUN")?;
+                        dry_run = true;
+                    } else {
+                        return Err(EngineError::invalid(format!(
+                            "unexpected {} in VACUUM",
+                            c.describe()
+                        )));
+                    }
+                }
+                let table = self.table(&r.location)?;
+                let res = crate::vacuum::vacuum(&table, retention, dry_run).await?;
+                Ok(Prepared::Rows(vec![describe::vacuum_batch(&res)?]))
+            }
+            ("DELETE", _)
+            | ("UPDATE", _)
+            | ("MERGE", _)
+            | ("OPTIMIZE", _)
+            | ("ALTER", _)
+            | ("REPLACE", _) => Err(EngineError::Unsupported(format!(
+                "{first_kw} is not supported yet"
+            ))),
+            _ => Ok(Prepared::Rows(self.query(&rw.refs, &rw.sql, None).await?)),
+        }
+    }
+
+    async fn create(&self, rw: &Rewritten) -> Result<Prepared> {
+        let mut c = Cursor::new(rw.tokens.clone());
+        let st = parse_create(&mut c)?;
+        let location = match (rw.refs.iter().find(|r| r.ident.eq_ignore_ascii_case(&st.target)), &st.location) {
+            (Some(r), _) => r.location.clone(),
+            (None, Some(loc)) => loc.clone(),
+            (None, None) => {
+                return Err(EngineError::invalid(format!(
+                    "CREATE TABLE {}: give the table a path, e.g. CREATE TABLE './data/{}' (...), or add LOCATION '...'",
+                    st.target, st.target
+                )))
+            }
+        };
+        let table = self.table(&location)?;
+        if table.exists().await? {
+            if st.if_not_exists {
+                return Ok(Prepared::Done(format!("table {location} already exists")));
+            }
+            return Err(EngineError::invalid(format!(
+                "a table already exists at {location}"
+            )));
+        }
+        let other_refs: Vec<TableRef> = rw
+            .refs
+            .iter()
+            .filter(|r| r.location != location)
+            .cloned()
+            .collect();
+        let (schema, rows) = match &st.as_query {
+            Some(q) => {
+                let ctx = self.context(&other_refs, None).await?;
+                let df = ctx.sql(q).await?;
+                let arrow_schema = df.schema().as_arrow().clone();
+                let batches = df.collect().await?;
+                let mut fields = Vec::new();
+                for f in arrow_schema.fields() {
+                    fields.push(delta_rlc_protocol::schema::StructField {
+                        name: f.name().clone(),
+                        data_type: crate::arrow_conv::arrow_to_delta_type(f.data_type())?,
+                        nullable: true,
+                        metadata: Default::default(),
+                    });
+                }
+                let schema = match &st.columns {
+                    Some(cols) => cols.clone(),
+                    None => delta_rlc_protocol::schema::StructType { fields },
+                };
+                (schema, Some(batches))
+            }
+            None => (st.columns.clone().unwrap_or_default(), None),
+        };
+        let spec = CreateTableSpec {
+            schema,
+            partition_by: st.partition_by.clone(),
+            cluster_by: st.cluster_by.clone(),
+            properties: st.properties.clone(),
+            name: None,
+        };
+        let mut txn = create_table_txn(&table, &spec).await?;
+        if let Some(batches) = rows {
+            txn.operation = "CREATE TABLE AS SELECT".into();
+            txn = insert_txn(txn, &batches, InsertMode::Append).await?;
+        }
+        Ok(Prepared::Write(Box::new(txn)))
+    }
+
+    async fn insert(&self, rw: &Rewritten) -> Result<Prepared> {
+        let mut c = Cursor::new(rw.tokens.clone());
+        c.expect_kw("INSERT")?;
+        let overwrite = if c.eat_kw("OVERWRITE") {
+            true
+        } else {
+            c.expect_kw("INTO")?;
+            false
+        };
+        c.eat_kw("TABLE");
+        let name = c.ident()?;
+        let target = self.resolve_target(rw, &name)?.clone();
+        if target.version.is_some() {
+            return Err(EngineError::invalid("cannot INSERT into a past version"));
+        }
+        let table = self.table(&target.location)?;
+        if !table.exists().await? {
+            return Err(EngineError::NotFound(format!(
+                "no Delta table at {}",
+                target.location
+            )));
+        }
+        let snapshot = table.snapshot(None).await?;
+        let schema = crate::arrow_conv::table_arrow_schema(&snapshot.schema);
+        let columns = if matches!(
+            c.peek(),
+            Some(datafusion::sql::sqlparser::tokenizer::Token::LParen)
+        ) && !c
+            .rest_sql()
+            .trim_start_matches('(')
+            .trim_start()
+            .to_ascii_uppercase()
+            .starts_with("SELECT")
+        {
+            Some(c.ident_list()?)
+        } else {
+            None
+        };
+        let mut mode = if overwrite {
+            InsertMode::Overwrite
+        } else {
+            InsertMode::Append
+        };
+        if c.eat_kw("REPLACE") {
+            c.expect_kw("WHERE")?;
+            let mut pred = Vec::new();
+            let mut depth = 0i32;
+            while !c.at_end() {
+                if depth == 0
+                    && (c.peek_kw("SELECT")
+                        || c.peek_kw("VALUES")
+                        || c.peek_kw("WITH")
+                        || c.peek_kw("TABLE"))
+                {
+                    break;
+                }
+                match c.next() {
+                    Some(t) => {
+                        match t {
+                            datafusion::sql::sqlparser::tokenizer::Token::LParen => depth += 1,
+                            datafusion::sql::sqlparser::tokenizer::Token::RParen => depth -= 1,
+                            _ => {}
+                        }
+                        pred.push(t.to_string());
+                    }
+                    None => break,
+                }
+            }
+            let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
+            let expr = SessionContext::new().parse_sql_expr(&pred.join(" "), &df_schema)?;
+            mode = InsertMode::ReplaceWhere(expr);
+        }
+        let query = c.rest_sql();
+        let reads = Arc::new(Mutex::new(ReadSet::default()));
+        let mut batches = self
+            .query(&rw.refs, &query, Some((&target.location, reads.clone())))
+            .await?;
+        if let Some(cols) = columns {
+            batches = describe::reorder_columns(&batches, &cols, &schema)?;
+        }
+        let mut txn = Transaction::new(&table, Some(snapshot), "WRITE");
+        if let Ok(r) = reads.lock() {
+            txn.read_set = r.clone();
+        }
+        let txn = insert_txn(txn, &batches, mode).await?;
+        Ok(Prepared::Write(Box::new(txn)))
+    }
+}

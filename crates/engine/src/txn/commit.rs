@@ -1,0 +1,362 @@
+//! The one commit function: put-if-absent at the attempt version; on a lost race read each winning
+//! commit in version order from its own JSON file, run the checks, rebase (row ids, row commit
+//! versions, in-commit timestamps — the payload is rebuilt per attempt) and try the next version.
+//!
+//! Invariants:
+//! - A commit is written at most once: an `Unknown` put result is resolved by reading that version
+//!   and recognising our own commit by `commitInfo.txnId`; a winner carrying our txnId is our own
+//!   earlier attempt whose response was lost.
+//! - Winners are read from `<v>.json` only, never from log compaction files (they drop commitInfo).
+//! - Attempts are bounded by the configured maximum.
+
+use bytes::Bytes;
+use delta_rlc_protocol::actions::{
+    parse_commit, serialize_commit, Action, CommitInfo, DomainMetadata,
+};
+use delta_rlc_protocol::log_path::{commit_file_name, parse_log_file_name, LogFileKind, LOG_DIR};
+use delta_rlc_protocol::stats::FileStats;
+use delta_rlc_protocol::table_path::TableRoot;
+use delta_rlc_storage::{PutOutcome, StorageErrorKind};
+use serde_json::{json, Value};
+
+use super::Transaction;
+use crate::conflict::{
+    check_winner, CheckInput, ConflictError, ConflictKind, Event, IsolationLevel, WinningCommit,
+};
+use crate::error::{EngineError, Result};
+use crate::write::encode_log_path;
+
+pub const ENGINE_INFO: &str = concat!("delta-rlc/", env!("CARGO_PKG_VERSION"));
+
+#[derive(Debug, Clone)]
+pub struct CommitResult {
+    /// The committed version (the read version when nothing needed committing).
+    pub version: Option<u64>,
+    pub attempts: u32,
+    pub events: Vec<Event>,
+    pub affected_rows: Option<u64>,
+}
+
+struct AttemptState {
+    row_id_hwm: i64,
+    last_ict: Option<i64>,
+}
+
+impl Transaction {
+    /// Commits with conflict checking and bounded retries.
+    pub async fn commit(self) -> Result<CommitResult> {
+        self.validate()?;
+        let read_version = self.read_snapshot.as_ref().map(|s| s.version);
+        if self.actions.is_empty() {
+            return Ok(CommitResult {
+                version: read_version,
+                attempts: 0,
+                events: Vec::new(),
+                affected_rows: self.affected_rows,
+            });
+        }
+        let protocol = self
+            .actions
+            .iter()
+            .find_map(|a| match a {
+                Action::Protocol(p) => Some(p.clone()),
+                _ => None,
+            })
+            .or_else(|| self.read_snapshot.as_ref().map(|s| s.protocol.clone()))
+            .ok_or_else(|| EngineError::Internal("new table without a protocol action".into()))?;
+        protocol.check_writable()?;
+        let store = &self.table.store;
+        let root = TableRoot::parse(store.root_uri())?;
+        let isolation = self.isolation_level();
+        let blind = self.is_blind_append();
+        let mut state = AttemptState {
+            row_id_hwm: self
+                .read_snapshot
+                .as_ref()
+                .and_then(|s| s.row_id_high_water_mark())
+                .unwrap_or(-1),
+            last_ict: self.read_snapshot.as_ref().map(|s| s.timestamp_ms),
+        };
+        let mut events = Vec::new();
+        let mut version = read_version.map(|v| v + 1).unwrap_or(0);
+        let max_attempts = self.table.conflict.max_attempts;
+        let mut attempt = 0u32;
+        let mut unknown_retries = 0u32;
+        while attempt < max_attempts {
+            attempt += 1;
+            let payload = self.build_attempt(version, &state, isolation, blind)?;
+            let path = format!("{LOG_DIR}/{}", commit_file_name(version));
+            match store.put_if_absent(&path, Bytes::from(payload)).await {
+                PutOutcome::Created => return self.finish(version, attempt, events).await,
+                PutOutcome::AlreadyExists => {}
+                PutOutcome::Unknown(err) => match store.get(&path).await {
+                    Ok(bytes) => {
+                        if self.is_ours(version, &bytes) {
+                            return self.finish(version, attempt, events).await;
+                        }
+                    }
+                    Err(e) if e.kind == StorageErrorKind::NotFound && unknown_retries < 3 => {
+                        unknown_retries += 1;
+                        continue;
+                    }
+                    Err(e) => {
+                        return Err(EngineError::CommitUnknown(format!(
+                            "version {version}: put failed ({err}) and reading it back failed ({e})"
+                        )))
+                    }
+                },
+            }
+            let Some(read_snapshot) = self.read_snapshot.clone() else {
+                return Err(EngineError::Conflict(Box::new(ConflictError {
+                    kind: ConflictKind::ProtocolChanged,
+                    winning_version: version,
+                    winning_operation: "CREATE TABLE".into(),
+                    files: vec![],
+                    predicate: Some("multiple writers are creating this table".into()),
+                    tier: None,
+                })));
+            };
+            let latest = self.latest_version(version).await?;
+            let mut adopted_staged = self.staged_for_checks();
+            for v in version..=latest {
+                let bytes = store
+                    .get(&format!("{LOG_DIR}/{}", commit_file_name(v)))
+                    .await
+                    .map_err(|e| {
+                        EngineError::corrupt(format!("winning commit {v} cannot be read: {e}"))
+                    })?;
+                if self.is_ours(v, &bytes) {
+                    // Our own earlier attempt landed (its response was lost): never commit twice.
+                    return self.finish(v, attempt, events).await;
+                }
+                let actions = parse_commit(v, &bytes)?;
+                let winner = WinningCommit::from_actions(v, actions, &root)?;
+                let input = CheckInput {
+                    read_snapshot: &read_snapshot,
+                    read_set: &self.read_set,
+                    staged: &adopted_staged,
+                    is_blind_append: blind,
+                    isolation,
+                    config: &self.table.conflict,
+                };
+                let outcome = check_winner(&input, &winner)?;
+                events.extend(outcome.events);
+                if let Some(h) = winner.row_id_high_water_mark() {
+                    state.row_id_hwm = state.row_id_hwm.max(h);
+                }
+                if let Some(t) = winner
+                    .in_commit_timestamp()
+                    .or(winner.commit_info.as_ref().and_then(|c| c.timestamp))
+                {
+                    state.last_ict = Some(state.last_ict.map_or(t, |l| l.max(t)));
+                }
+                adopted_staged = self.staged_for_checks();
+            }
+            version = latest + 1;
+        }
+        Err(EngineError::Conflict(Box::new(ConflictError {
+            kind: ConflictKind::MaxCommitAttemptsExceeded,
+            winning_version: version.saturating_sub(1),
+            winning_operation: "TRANSACTION".into(),
+            files: vec![],
+            predicate: Some(format!("gave up after {attempt} attempts")),
+            tier: None,
+        })))
+    }
+
+    fn staged_for_checks(&self) -> Vec<Action> {
+        self.actions.clone()
+    }
+
+    fn is_ours(&self, version: u64, bytes: &[u8]) -> bool {
+        let Ok(actions) = parse_commit(version, bytes) else {
+            return false;
+        };
+        let ours = self.txn_id.to_string();
+        actions.iter().any(
+            |a| matches!(a, Action::CommitInfo(ci) if ci.txn_id.as_deref() == Some(ours.as_str())),
+        )
+    }
+
+    /// Newest committed version ≥ `from` (at least `from`, which we know exists).
+    async fn latest_version(&self, from: u64) -> Result<u64> {
+        let listing = self.table.store.list_dir(LOG_DIR).await?;
+        let mut latest = from;
+        for o in listing {
+            let name = o.path.rsplit('/').next().unwrap_or(&o.path);
+            if let Some(p) = parse_log_file_name(name) {
+                if p.kind == LogFileKind::Commit && p.version > latest {
+                    latest = p.version;
+                }
+            }
+        }
+        Ok(latest)
+    }
+
+    fn in_commit_timestamps_enabled(&self) -> bool {
+        let from_actions = self.actions.iter().find_map(|a| match a {
+            Action::Metadata(m) => Some(
+                m.configuration
+                    .get("delta.enableInCommitTimestamps")
+                    .is_some_and(|v| v == "true"),
+            ),
+            _ => None,
+        });
+        from_actions.unwrap_or_else(|| {
+            self.read_snapshot
+                .as_ref()
+                .is_some_and(|s| s.config_bool("delta.enableInCommitTimestamps"))
+        })
+    }
+
+    fn row_tracking_on(&self) -> bool {
+        let from_actions = self.actions.iter().find_map(|a| match a {
+            Action::Protocol(p) => Some(p.has_writer_feature("rowTracking")),
+            _ => None,
+        });
+        from_actions.unwrap_or_else(|| {
+            self.read_snapshot
+                .as_ref()
+                .is_some_and(|s| s.row_tracking_supported())
+        })
+    }
+
+    /// Serializes the commit for `version`: commitInfo first, paths encoded, fresh row ids and row
+    /// commit versions assigned on top of the current high-water mark.
+    fn build_attempt(
+        &self,
+        version: u64,
+        state: &AttemptState,
+        isolation: IsolationLevel,
+        blind: bool,
+    ) -> Result<Vec<u8>> {
+        let now = self.table.env.clock.now_ms();
+        let mut info = CommitInfo {
+            timestamp: Some(now),
+            operation: Some(self.operation.clone()),
+            operation_parameters: Some(self.operation_parameters.clone()),
+            read_version: self.read_snapshot.as_ref().map(|s| s.version as i64),
+            isolation_level: Some(isolation.name().to_string()),
+            is_blind_append: Some(blind),
+            operation_metrics: Some(self.operation_metrics.clone()),
+            engine_info: Some(ENGINE_INFO.to_string()),
+            txn_id: Some(self.txn_id.to_string()),
+            ..Default::default()
+        };
+        if self.in_commit_timestamps_enabled() {
+            info.in_commit_timestamp = Some(state.last_ict.map_or(now, |l| now.max(l + 1)));
+        }
+        if let Some(s) = &self.read_snapshot {
+            if s.protocol.has_writer_feature("rowTracking") {
+                let mut tags = serde_json::Map::new();
+                tags.insert(
+                    "delta.rowTracking.preserved".into(),
+                    Value::String("true".into()),
+                );
+                info.tags = Some(tags);
+            }
+        }
+        let row_tracking = self.row_tracking_on();
+        let mut hwm = state.row_id_hwm;
+        let mut assigned = false;
+        let mut out = vec![Action::CommitInfo(info)];
+        for a in &self.actions {
+            match a {
+                Action::Add(add) => {
+                    let mut add = add.clone();
+                    add.path = encode_log_path(&add.path);
+                    if row_tracking {
+                        if add.base_row_id.is_none() {
+                            let n = add
+                                .stats
+                                .as_deref()
+                                .and_then(|s| FileStats::parse(s).ok())
+                                .and_then(|s| s.num_records)
+                                .ok_or_else(|| {
+                                    EngineError::Internal(format!(
+                                        "row id assignment needs numRecords for {}",
+                                        add.path
+                                    ))
+                                })?;
+                            add.base_row_id = Some(hwm + 1);
+                            hwm += n;
+                            assigned = true;
+                        }
+                        if add.default_row_commit_version.is_none() {
+                            add.default_row_commit_version = Some(version as i64);
+                        }
+                    }
+                    out.push(Action::Add(add));
+                }
+                Action::Remove(rm) => {
+                    let mut rm = rm.clone();
+                    rm.path = encode_log_path(&rm.path);
+                    out.push(Action::Remove(rm));
+                }
+                Action::DomainMetadata(d) if d.domain == "delta.rowTracking" => {}
+                other => out.push(other.clone()),
+            }
+        }
+        if assigned
+            || self
+                .actions
+                .iter()
+                .any(|a| matches!(a, Action::DomainMetadata(d) if d.domain == "delta.rowTracking"))
+        {
+            out.push(Action::DomainMetadata(DomainMetadata {
+                domain: "delta.rowTracking".into(),
+                configuration: json!({ "rowIdHighWaterMark": hwm }).to_string(),
+                removed: false,
+            }));
+        }
+        Ok(serialize_commit(&out)?)
+    }
+
+    async fn finish(
+        &self,
+        version: u64,
+        attempts: u32,
+        events: Vec<Event>,
+    ) -> Result<CommitResult> {
+        self.maybe_checkpoint(version).await;
+        Ok(CommitResult {
+            version: Some(version),
+            attempts,
+            events,
+            affected_rows: self.affected_rows,
+        })
+    }
+
+    /// Writes a checkpoint every `delta.checkpointInterval` versions. Best effort: a failure never
+    /// fails the commit that already landed.
+    async fn maybe_checkpoint(&self, version: u64) {
+        let interval = self
+            .actions
+            .iter()
+            .find_map(|a| match a {
+                Action::Metadata(m) => m.configuration.get("delta.checkpointInterval").cloned(),
+                _ => None,
+            })
+            .or_else(|| {
+                self.read_snapshot
+                    .as_ref()
+                    .and_then(|s| s.config("delta.checkpointInterval").map(str::to_string))
+            })
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|v| *v > 0)
+            .unwrap_or(10);
+        if version == 0 || version % interval != 0 {
+            return;
+        }
+        let store = &self.table.store;
+        let result = async {
+            let snap = crate::snapshot::Snapshot::load(store, Some(version)).await?;
+            crate::write::checkpoint::write_checkpoint(store, &snap, self.table.env.clock.now_ms())
+                .await
+        }
+        .await;
+        if let Err(e) = result {
+            tracing::warn!("checkpoint at version {version} failed: {e}");
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! Transactions: begin at a snapshot, record what was read, stage actions, commit through the one
+//! commit function (`commit.rs`).
+
+mod commit;
+pub mod read_set;
+
+use std::sync::Arc;
+
+use delta_rlc_protocol::actions::{Action, Add, Remove};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+pub use commit::CommitResult;
+pub use read_set::{split_predicate, ReadPredicate, ReadSet};
+
+use crate::conflict::IsolationLevel;
+use crate::error::{EngineError, Result};
+use crate::snapshot::Snapshot;
+use crate::table::DeltaTable;
+
+/// An open transaction. `read_snapshot` is None only for table creation.
+#[derive(Debug, Clone)]
+pub struct Transaction {
+    pub table: DeltaTable,
+    pub read_snapshot: Option<Arc<Snapshot>>,
+    pub read_set: ReadSet,
+    /// Staged actions. File paths are decoded relative paths; they are encoded when serialized.
+    pub actions: Vec<Action>,
+    pub operation: String,
+    pub operation_parameters: Map<String, Value>,
+    pub operation_metrics: Map<String, Value>,
+    pub txn_id: Uuid,
+    /// Number of rows affected, reported to the caller.
+    pub affected_rows: Option<u64>,
+}
+
+impl Transaction {
+    pub fn new(table: &DeltaTable, read_snapshot: Option<Arc<Snapshot>>, operation: &str) -> Self {
+        Transaction {
+            table: table.clone(),
+            read_snapshot,
+            read_set: ReadSet::default(),
+            actions: Vec::new(),
+            operation: operation.to_string(),
+            operation_parameters: Map::new(),
+            operation_metrics: Map::new(),
+            txn_id: table.env.ids.uuid(),
+            affected_rows: None,
+        }
+    }
+
+    pub fn snapshot(&self) -> Result<&Arc<Snapshot>> {
+        self.read_snapshot
+            .as_ref()
+            .ok_or_else(|| EngineError::Internal("transaction has no read snapshot".into()))
+    }
+
+    pub fn add_file(&mut self, add: Add) {
+        self.actions.push(Action::Add(add));
+    }
+
+    pub fn remove_file(&mut self, rm: Remove) {
+        self.actions.push(Action::Remove(rm));
+    }
+
+    pub fn adds(&self) -> impl Iterator<Item = &Add> {
+        self.actions.iter().filter_map(Action::as_add)
+    }
+
+    pub fn removes(&self) -> impl Iterator<Item = &Remove> {
+        self.actions.iter().filter_map(Action::as_remove)
+    }
+
+    /// Only adds and no reads: a blind append.
+    pub fn is_blind_append(&self) -> bool {
+        self.read_set.is_empty()
+            && self.actions.iter().all(|a| {
+                matches!(
+                    a,
+                    Action::Add(_) | Action::Txn(_) | Action::DomainMetadata(_)
+                )
+            })
+            && self.adds().next().is_some()
+    }
+
+    /// Does any file action change data?
+    pub fn changes_data(&self) -> bool {
+        self.actions.iter().any(|a| match a {
+            Action::Add(x) => x.data_change,
+            Action::Remove(x) => x.data_change,
+            _ => false,
+        })
+    }
+
+    /// The isolation level for this commit: the table's (or configured) level, downgraded to
+    /// SnapshotIsolation for commits that change no data and hold only file actions.
+    pub fn isolation_level(&self) -> IsolationLevel {
+        let only_files = self.actions.iter().all(|a| match a {
+            Action::Add(_) | Action::Remove(_) => true,
+            Action::DomainMetadata(d) => d.domain == "delta.rowTracking",
+            _ => false,
+        });
+        if only_files && !self.changes_data() && self.read_snapshot.is_some() {
+            return IsolationLevel::SnapshotIsolation;
+        }
+        if let Some(level) = self.table.conflict.isolation {
+            return level;
+        }
+        match self
+            .read_snapshot
+            .as_ref()
+            .and_then(|s| s.config("delta.isolationLevel"))
+        {
+            Some("Serializable") => IsolationLevel::Serializable,
+            _ => IsolationLevel::WriteSerializable,
+        }
+    }
+
+    /// Every commit uses one dataChange value for all its file actions.
+    pub fn validate(&self) -> Result<()> {
+        let mut seen: Option<bool> = None;
+        for a in &self.actions {
+            let dc = match a {
+                Action::Add(x) => x.data_change,
+                Action::Remove(x) => x.data_change,
+                _ => continue,
+            };
+            if seen.is_some_and(|s| s != dc) {
+                return Err(EngineError::Internal(
+                    "a commit mixes dataChange=true and dataChange=false".into(),
+                ));
+            }
+            seen = Some(dc);
+        }
+        let mut add_paths = std::collections::HashSet::new();
+        let mut rm_paths = std::collections::HashSet::new();
+        for a in &self.actions {
+            match a {
+                Action::Add(x) if !add_paths.insert(x.path.clone()) => {
+                    return Err(EngineError::Internal(format!(
+                        "duplicate add for {}",
+                        x.path
+                    )))
+                }
+                Action::Remove(x) if !rm_paths.insert(x.path.clone()) => {
+                    return Err(EngineError::Internal(format!(
+                        "duplicate remove for {}",
+                        x.path
+                    )))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,88 @@
+//! What a transaction observed while reading: the conflict checker's input.
+//!
+//! Reads are OR-ed: each read registers its own predicate; a winner's file conflicts if it could
+//! match any of them. A whole-table read disables every refinement.
+
+use std::collections::BTreeSet;
+
+use datafusion::logical_expr::Expr;
+
+/// One read: the predicate split into its partition-only and data parts (either may be absent).
+#[derive(Debug, Clone)]
+pub struct ReadPredicate {
+    /// Conjuncts that reference only partition columns.
+    pub partition: Option<Expr>,
+    /// The remaining conjuncts.
+    pub data: Option<Expr>,
+    /// Human-readable form for errors.
+    pub text: String,
+}
+
+impl ReadPredicate {
+    /// The whole predicate (partition AND data), or None for "everything".
+    pub fn full(&self) -> Option<Expr> {
+        match (&self.partition, &self.data) {
+            (Some(p), Some(d)) => Some(p.clone().and(d.clone())),
+            (Some(p), None) => Some(p.clone()),
+            (None, Some(d)) => Some(d.clone()),
+            (None, None) => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ReadSet {
+    pub predicates: Vec<ReadPredicate>,
+    /// Paths of files read (decoded, relative), with the DV unique id they had when read.
+    pub files: BTreeSet<(String, Option<String>)>,
+    pub whole_table: bool,
+    /// Application ids whose txn version this transaction read (exactly-once writers).
+    pub app_ids: BTreeSet<String>,
+}
+
+impl ReadSet {
+    pub fn is_empty(&self) -> bool {
+        self.predicates.is_empty() && self.files.is_empty() && !self.whole_table
+    }
+
+    pub fn read_whole_table(&mut self) {
+        self.whole_table = true;
+    }
+
+    pub fn add_predicate(&mut self, p: ReadPredicate) {
+        self.predicates.push(p);
+    }
+
+    pub fn read_file(&mut self, path: &str, dv_id: Option<String>) {
+        self.files.insert((path.to_string(), dv_id));
+    }
+
+    pub fn file_paths(&self) -> BTreeSet<&str> {
+        self.files.iter().map(|(p, _)| p.as_str()).collect()
+    }
+}
+
+/// Splits a predicate into (partition-only conjuncts, other conjuncts).
+pub fn split_predicate(expr: &Expr, partition_columns: &[String], text: String) -> ReadPredicate {
+    use datafusion::logical_expr::utils::split_conjunction;
+    let mut part = Vec::new();
+    let mut data = Vec::new();
+    for c in split_conjunction(expr) {
+        let cols = c.column_refs();
+        if !cols.is_empty()
+            && cols
+                .iter()
+                .all(|col| partition_columns.iter().any(|p| p == &col.name))
+        {
+            part.push(c.clone());
+        } else {
+            data.push(c.clone());
+        }
+    }
+    let conj = |v: Vec<Expr>| v.into_iter().reduce(|a, b| a.and(b));
+    ReadPredicate {
+        partition: conj(part),
+        data: conj(data),
+        text,
+    }
+}
