@@ -228,19 +228,33 @@ impl TableStore {
         self.local_dir.as_deref()
     }
 
-    /// Object path of a decoded relative path. Re-checks segments (defence in depth).
+    /// Object path of a decoded relative path. Segments are used verbatim (a directory named
+    /// `p=a%3Ab` is stored under exactly that name, as Spark does); unsafe segments are rejected
+    /// (defence in depth: the engine has already resolved the path under the root).
     pub fn object_path(&self, rel: &str) -> Result<Path> {
-        let mut p = self.prefix.clone();
         for seg in rel.split('/') {
-            if seg.is_empty() || seg == "." || seg == ".." || seg.contains('\0') {
+            if seg.is_empty()
+                || seg == "."
+                || seg == ".."
+                || seg.chars().any(|c| c.is_ascii_control())
+            {
                 return Err(StorageError::new(
                     StorageErrorKind::InvalidPath,
                     format!("unsafe path {rel:?}"),
                 ));
             }
-            p = p.join(seg);
         }
-        Ok(p)
+        let full = if self.prefix.as_ref().is_empty() {
+            rel.to_string()
+        } else {
+            format!("{}/{rel}", self.prefix.as_ref())
+        };
+        Path::parse(&full).map_err(|e| {
+            StorageError::new(
+                StorageErrorKind::InvalidPath,
+                format!("unsafe path {rel:?}: {e}"),
+            )
+        })
     }
 
     fn relative(&self, p: &Path) -> String {
@@ -248,11 +262,7 @@ impl TableStore {
             Some(it) => it.map(|part| part.as_ref().to_string()).collect(),
             None => p.parts().map(|part| part.as_ref().to_string()).collect(),
         };
-        parts
-            .iter()
-            .map(|s| percent_decode(s))
-            .collect::<Vec<_>>()
-            .join("/")
+        parts.join("/")
     }
 
     pub async fn get(&self, rel: &str) -> Result<Bytes> {
@@ -396,28 +406,6 @@ impl TableStore {
     }
 }
 
-fn percent_decode(s: &str) -> String {
-    // object_store percent-encodes characters it does not allow in path parts; undo that once.
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
-                .ok()
-                .and_then(|h| u8::from_str_radix(h, 16).ok());
-            if let Some(b) = hex {
-                out.push(b);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 fn normalize(p: &std::path::Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
@@ -463,6 +451,23 @@ mod tests {
         );
         let listed = store.list_dir("_delta_log").await.unwrap();
         assert_eq!(listed.len(), 1, "no temporary files left: {listed:?}");
+    }
+
+    #[tokio::test]
+    async fn local_paths_keep_percent_signs_verbatim() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TableStore::open(dir.path().to_str().unwrap()).unwrap();
+        store
+            .put("p=a%3Ab/c d/f.parquet", Bytes::from_static(b"x"))
+            .await
+            .unwrap();
+        assert!(dir.path().join("p=a%3Ab/c d/f.parquet").exists());
+        let listed = store.list("").await.unwrap();
+        assert_eq!(listed[0].path, "p=a%3Ab/c d/f.parquet");
+        assert_eq!(
+            store.get("p=a%3Ab/c d/f.parquet").await.unwrap(),
+            Bytes::from_static(b"x")
+        );
     }
 
     #[tokio::test]

@@ -83,6 +83,8 @@ impl ReplayState {
             Action::Metadata(m) => self.metadata = Some(m),
             Action::Add(mut add) => {
                 add.path = self.root.resolve(&add.path)?;
+                // Snapshot state is not a change: dataChange is false for reconciled files.
+                add.data_change = false;
                 let key = (
                     add.path.clone(),
                     add.deletion_vector.as_ref().map(|d| d.unique_id()),
@@ -92,6 +94,7 @@ impl ReplayState {
             }
             Action::Remove(mut rm) => {
                 rm.path = self.root.resolve(&rm.path)?;
+                rm.data_change = false;
                 let key = (
                     rm.path.clone(),
                     rm.deletion_vector.as_ref().map(|d| d.unique_id()),

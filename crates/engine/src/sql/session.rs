@@ -340,7 +340,7 @@ impl SqlSession {
             let expr = SessionContext::new().parse_sql_expr(&pred.join(" "), &df_schema)?;
             mode = InsertMode::ReplaceWhere(expr);
         }
-        let query = c.rest_sql();
+        let query = alias_positional_columns(&c.rest_sql());
         let reads = Arc::new(Mutex::new(ReadSet::default()));
         let mut batches = self
             .query(&rw.refs, &query, Some((&target.location, reads.clone())))
@@ -355,4 +355,32 @@ impl SqlSession {
         let txn = insert_txn(txn, &batches, mode).await?;
         Ok(Prepared::Write(Box::new(txn)))
     }
+}
+
+/// INSERT maps columns by position, so output names do not matter; DataFusion however rejects
+/// duplicate names (`SELECT value, CAST(value AS INT)`). Alias unnamed select items positionally.
+fn alias_positional_columns(query: &str) -> String {
+    use datafusion::sql::sqlparser::ast::{Ident, SelectItem, SetExpr, Statement};
+    use datafusion::sql::sqlparser::dialect::GenericDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+    let Ok(mut stmts) = Parser::parse_sql(&GenericDialect {}, query) else {
+        return query.to_string();
+    };
+    let Some(Statement::Query(q)) = stmts.first_mut() else {
+        return query.to_string();
+    };
+    if let SetExpr::Select(sel) = q.body.as_mut() {
+        for (i, item) in sel.projection.iter_mut().enumerate() {
+            if let SelectItem::UnnamedExpr(e) = item {
+                *item = SelectItem::ExprWithAlias {
+                    expr: e.clone(),
+                    alias: Ident::new(format!("__c{i}")),
+                };
+            }
+        }
+    }
+    stmts
+        .first()
+        .map(|s| s.to_string())
+        .unwrap_or_else(|| query.to_string())
 }

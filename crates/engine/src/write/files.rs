@@ -287,7 +287,8 @@ impl FileWriter<'_> {
         let size = buf.len() as i64;
         self.store.put(&rel, Bytes::from(buf)).await?;
         Ok(Add {
-            path: encode_log_path(&rel),
+            // Staged paths are decoded; the commit encodes them for the log.
+            path: rel,
             partition_values: pv.clone(),
             size,
             modification_time: self.env.clock.now_ms(),

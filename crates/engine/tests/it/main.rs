@@ -3,3 +3,4 @@
 mod common;
 mod golden;
 mod malformed;
+mod write;

@@ -1,0 +1,319 @@
+//! The write path: CREATE / INSERT / CTAS through SQL, stats, partitions, row tracking, clustering,
+//! checkpoints, VACUUM, and bad input leaving nothing visible.
+
+use delta_rlc_engine::conflict::ConflictConfig;
+use delta_rlc_engine::env::Env;
+use delta_rlc_engine::sql::SqlSession;
+use delta_rlc_engine::{DeltaTable, ErrorKind};
+use delta_rlc_protocol::stats::FileStats;
+
+use crate::common::{rt, sorted_rows};
+
+fn session() -> SqlSession {
+    SqlSession::new(Env::deterministic(7), ConflictConfig::default())
+}
+
+fn q(s: &SqlSession, sql: &str) -> Vec<String> {
+    rt().block_on(async { sorted_rows(&s.execute(sql).await.unwrap().batches) })
+}
+
+fn exec(s: &SqlSession, sql: &str) -> Option<u64> {
+    rt().block_on(async { s.execute(sql).await.unwrap().commit.and_then(|c| c.version) })
+}
+
+#[test]
+fn create_insert_select_with_partitions_and_stats() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t").display().to_string();
+    let s = session();
+    assert_eq!(
+        exec(
+            &s,
+            &format!("CREATE TABLE '{t}' (id BIGINT NOT NULL, p STRING, x INT) PARTITIONED BY (p)")
+        ),
+        Some(0)
+    );
+    assert_eq!(
+        exec(&s, &format!("INSERT INTO '{t}' SELECT value, CASE WHEN value < 5 THEN 'a:b' ELSE 'c d' END, CAST(value * 2 AS INT) FROM range(0, 10)")),
+        Some(1)
+    );
+    assert_eq!(q(&s, &format!("SELECT count(*) FROM '{t}'")), vec!["10"]);
+    assert_eq!(
+        q(&s, &format!("SELECT count(*) FROM '{t}' WHERE p = 'a:b'")),
+        vec!["5"]
+    );
+    assert_eq!(
+        q(&s, &format!("SELECT sum(x) FROM '{t}' WHERE id >= 8")),
+        vec!["34"]
+    );
+    rt().block_on(async {
+        let table = DeltaTable::open_existing(&t).unwrap();
+        let snap = table.snapshot(None).await.unwrap();
+        assert_eq!(snap.files.len(), 2, "one file per partition");
+        let f = snap
+            .files
+            .iter()
+            .find(|f| f.partition_values.get("p") == Some(&Some("a:b".into())))
+            .unwrap();
+        assert!(f.path.starts_with("p=a%3Ab/"), "{}", f.path);
+        let st = FileStats::parse(f.stats.as_deref().unwrap()).unwrap();
+        assert_eq!(st.num_records, Some(5));
+        assert_eq!(st.min(&["id"]).unwrap().as_i64(), Some(0));
+        assert_eq!(st.max(&["x"]).unwrap().as_i64(), Some(8));
+        assert_eq!(st.informative_null_count(&["x"]), Some(0));
+        assert!(snap.protocol.has_reader_feature("deletionVectors"));
+        assert!(snap.deletion_vectors_enabled());
+        // The raw log spells the escaped directory URI-encoded (Spark's double encoding).
+        let raw =
+            std::fs::read_to_string(dir.path().join("t/_delta_log/00000000000000000001.json"))
+                .unwrap();
+        assert!(raw.contains("p=a%253Ab/"), "{raw}");
+        assert!(raw.lines().next().unwrap().starts_with("{\"commitInfo\""));
+    });
+}
+
+#[test]
+fn insert_column_list_ctas_and_time_travel() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t").display().to_string();
+    let u = dir.path().join("u").display().to_string();
+    let s = session();
+    exec(&s, &format!("CREATE TABLE '{t}' (id BIGINT, name STRING)"));
+    exec(
+        &s,
+        &format!("INSERT INTO '{t}' (name, id) VALUES ('a', 1), ('b', 2)"),
+    );
+    exec(&s, &format!("INSERT INTO '{t}' (id) VALUES (3)"));
+    assert_eq!(
+        q(&s, &format!("SELECT * FROM '{t}'")),
+        vec!["1|a", "2|b", "3|NULL"]
+    );
+    assert_eq!(
+        q(&s, &format!("SELECT count(*) FROM '{t}' VERSION AS OF 1")),
+        vec!["2"]
+    );
+    assert_eq!(
+        exec(
+            &s,
+            &format!("CREATE TABLE '{u}' AS SELECT id * 10 AS k FROM '{t}' WHERE id > 1")
+        ),
+        Some(0)
+    );
+    assert_eq!(q(&s, &format!("SELECT k FROM '{u}'")), vec!["20", "30"]);
+    exec(&s, &format!("INSERT OVERWRITE '{u}' VALUES (7)"));
+    assert_eq!(q(&s, &format!("SELECT k FROM '{u}'")), vec!["7"]);
+    let hist = q(&s, &format!("DESCRIBE HISTORY '{u}'"));
+    assert_eq!(hist.len(), 2);
+}
+
+#[test]
+fn replace_where_on_partition() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t").display().to_string();
+    let s = session();
+    exec(
+        &s,
+        &format!("CREATE TABLE '{t}' (id BIGINT, p INT) PARTITIONED BY (p)"),
+    );
+    exec(
+        &s,
+        &format!("INSERT INTO '{t}' VALUES (1, 1), (2, 2), (3, 3)"),
+    );
+    exec(
+        &s,
+        &format!("INSERT INTO '{t}' REPLACE WHERE p = 2 SELECT 20, 2"),
+    );
+    assert_eq!(
+        q(&s, &format!("SELECT * FROM '{t}'")),
+        vec!["1|1", "20|2", "3|3"]
+    );
+    let err = rt()
+        .block_on(s.execute(&format!(
+            "INSERT INTO '{t}' REPLACE WHERE p = 2 SELECT 30, 3"
+        )))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn checkpoint_every_interval_and_replay_agrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t").display().to_string();
+    let s = session();
+    exec(
+        &s,
+        &format!("CREATE TABLE '{t}' (id BIGINT) TBLPROPERTIES ('delta.checkpointInterval' = '5')"),
+    );
+    for i in 0..11 {
+        exec(&s, &format!("INSERT INTO '{t}' VALUES ({i})"));
+    }
+    let log = dir.path().join("t/_delta_log");
+    assert!(log.join("00000000000000000005.checkpoint.parquet").exists());
+    assert!(log.join("00000000000000000010.checkpoint.parquet").exists());
+    let last: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(log.join("_last_checkpoint")).unwrap())
+            .unwrap();
+    assert_eq!(last["version"], 10);
+    rt().block_on(async {
+        let table = DeltaTable::open_existing(&t).unwrap();
+        let from_cp = table.snapshot(None).await.unwrap();
+        assert_eq!(from_cp.checkpoint_version, Some(10));
+        // Same state from JSON alone: hide the checkpoints.
+        let copy = tempfile::tempdir().unwrap();
+        for e in std::fs::read_dir(dir.path().join("t")).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_file() {
+                std::fs::copy(e.path(), copy.path().join(e.file_name())).unwrap();
+            }
+        }
+        std::fs::create_dir(copy.path().join("_delta_log")).unwrap();
+        for e in std::fs::read_dir(&log).unwrap() {
+            let name = e.unwrap().file_name();
+            if name.to_str().unwrap().ends_with(".json") {
+                std::fs::copy(log.join(&name), copy.path().join("_delta_log").join(&name)).unwrap();
+            }
+        }
+        let json_only = DeltaTable::open_existing(copy.path().to_str().unwrap())
+            .unwrap()
+            .snapshot(None)
+            .await
+            .unwrap();
+        assert_eq!(json_only.checkpoint_version, None);
+        assert_eq!(json_only.files, from_cp.files);
+        assert_eq!(json_only.metadata, from_cp.metadata);
+        assert_eq!(json_only.protocol, from_cp.protocol);
+    });
+    assert_eq!(q(&s, &format!("SELECT count(*) FROM '{t}'")), vec!["11"]);
+}
+
+#[test]
+fn row_tracking_and_clustering() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t").display().to_string();
+    let s = session();
+    exec(&s, &format!("CREATE TABLE '{t}' (id BIGINT, x INT) CLUSTER BY (id) TBLPROPERTIES ('delta.enableRowTracking' = 'true')"));
+    exec(
+        &s,
+        &format!("INSERT INTO '{t}' SELECT value, 1 FROM range(0, 7)"),
+    );
+    exec(
+        &s,
+        &format!("INSERT INTO '{t}' SELECT value, 2 FROM range(0, 3)"),
+    );
+    rt().block_on(async {
+        let snap = DeltaTable::open_existing(&t)
+            .unwrap()
+            .snapshot(None)
+            .await
+            .unwrap();
+        assert_eq!(snap.row_id_high_water_mark(), Some(9));
+        let mut bases: Vec<(i64, i64)> = snap
+            .files
+            .iter()
+            .map(|f| {
+                (
+                    f.base_row_id.unwrap(),
+                    f.default_row_commit_version.unwrap(),
+                )
+            })
+            .collect();
+        bases.sort();
+        assert_eq!(bases, vec![(0, 1), (7, 2)]);
+        assert!(snap.protocol.has_writer_feature("rowTracking"));
+        assert!(snap.protocol.has_writer_feature("clustering"));
+        assert!(snap
+            .config("delta.rowTracking.materializedRowIdColumnName")
+            .unwrap()
+            .starts_with("_row-id-col-"));
+        let clustering = &snap.domains.get("delta.clustering").unwrap().configuration;
+        assert_eq!(clustering, r#"{"clusteringColumns":[["id"]]}"#);
+    });
+}
+
+#[test]
+fn vacuum_keeps_referenced_files_and_respects_retention() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t").display().to_string();
+    // Real clock: VACUUM compares file modification times with the clock.
+    let s = SqlSession::new(Env::default(), ConflictConfig::default());
+    exec(&s, &format!("CREATE TABLE '{t}' (id BIGINT)"));
+    exec(&s, &format!("INSERT INTO '{t}' VALUES (1)"));
+    exec(&s, &format!("INSERT OVERWRITE '{t}' VALUES (2)"));
+    // An orphan (as left by a failed writer) and a file outside the table.
+    std::fs::write(dir.path().join("t/orphan.parquet"), b"x").unwrap();
+    std::fs::write(dir.path().join("outside.parquet"), b"x").unwrap();
+    // Default retention: the removed file is recent, so nothing goes.
+    let out = q(&s, &format!("VACUUM '{t}' DRY RUN"));
+    assert!(out.is_empty(), "{out:?}");
+    // Zero retention: the removed file and the orphan go; the live file stays.
+    let out = q(&s, &format!("VACUUM '{t}' RETAIN 0 HOURS"));
+    assert_eq!(out.len(), 2, "{out:?}");
+    assert!(out.iter().any(|p| p == "orphan.parquet"));
+    assert!(dir.path().join("outside.parquet").exists());
+    assert!(dir
+        .path()
+        .join("t/_delta_log/00000000000000000000.json")
+        .exists());
+    assert_eq!(q(&s, &format!("SELECT * FROM '{t}'")), vec!["2"]);
+}
+
+#[test]
+fn bad_input_is_one_clear_error_and_nothing_is_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t").display().to_string();
+    let s = session();
+    let missing = rt()
+        .block_on(s.execute(&format!(
+            "SELECT * FROM '{}'",
+            dir.path().join("none").display()
+        )))
+        .unwrap_err();
+    assert_eq!(missing.kind(), ErrorKind::NotFound, "{missing}");
+    let syntax = rt().block_on(s.execute("SELEC 1")).unwrap_err();
+    assert_eq!(syntax.kind(), ErrorKind::InvalidArgument, "{syntax}");
+    exec(
+        &s,
+        &format!("CREATE TABLE '{t}' (id BIGINT NOT NULL, d DATE)"),
+    );
+    for bad in [
+        format!("INSERT INTO '{t}' VALUES ('abc', DATE '2020-01-01')"),
+        format!("INSERT INTO '{t}' VALUES (1)"),
+        format!("INSERT INTO '{t}' VALUES (NULL, DATE '2020-01-01')"),
+        format!("INSERT INTO '{t}' (nope) VALUES (1)"),
+    ] {
+        let e = rt().block_on(s.execute(&bad)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{bad}: {e}");
+        assert!(!e.to_string().contains('\n'));
+    }
+    let e = rt()
+        .block_on(s.execute(&format!("CREATE TABLE '{t}' (id BIGINT)")))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(
+        !dir.path()
+            .join("t/_delta_log/00000000000000000001.json")
+            .exists(),
+        "nothing committed"
+    );
+    // A table with a writer feature we do not implement refuses writes, naming it.
+    let log0 = dir.path().join("t/_delta_log/00000000000000000000.json");
+    let text = std::fs::read_to_string(&log0).unwrap();
+    std::fs::write(
+        &log0,
+        text.replace(
+            "\"writerFeatures\":[\"deletionVectors\"]",
+            "\"writerFeatures\":[\"deletionVectors\",\"checkConstraints\"]",
+        ),
+    )
+    .unwrap();
+    let e = rt()
+        .block_on(s.execute(&format!("INSERT INTO '{t}' VALUES (1, DATE '2020-01-01')")))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+    assert!(e.to_string().contains("checkConstraints"), "{e}");
+    assert!(!dir
+        .path()
+        .join("t/_delta_log/00000000000000000001.json")
+        .exists());
+    assert_eq!(q(&s, &format!("SELECT count(*) FROM '{t}'")), vec!["0"]);
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The test command: Rust unit/integration/property tests, then the interop tests in which deltalake,
+# polars and DuckDB read tables delta-rlc wrote. Installs what it needs (Python venvs) itself.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/delta-rlc-target}"
+start=$(date +%s)
+cargo build -p delta-rlc
+cargo test --workspace
+scripts/setup-python.sh
+export DELTA_RLC_BIN="$CARGO_TARGET_DIR/debug/delta-rlc"
+.venv/bin/python -m pytest -q -p no:cacheprovider tests/interop --ignore=tests/interop/test_duckdb.py
+.venv-duckdb/bin/python -m pytest -q -p no:cacheprovider tests/interop/test_duckdb.py
+echo "all test suites passed in $(( $(date +%s) - start ))s"

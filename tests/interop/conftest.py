@@ -1,0 +1,57 @@
+"""Shared fixtures: the delta-rlc binary and tables it writes for peers to read."""
+import json
+import os
+import subprocess
+
+import pytest
+
+BIN = os.environ.get("DELTA_RLC_BIN", os.path.join(os.path.dirname(__file__), "../../target/debug/delta-rlc"))
+
+
+def rlc(*args, check=True):
+    res = subprocess.run([BIN, *args], capture_output=True, text=True)
+    if check and res.returncode != 0:
+        raise AssertionError(f"delta-rlc {args} failed ({res.returncode}): {res.stderr}")
+    return res
+
+
+def rlc_rows(sql):
+    """Rows of a query as sorted tuples, via `delta-rlc sql --json`."""
+    out = json.loads(rlc("sql", "--json", sql).stdout)
+    return out["rows"]
+
+
+def make_tables(base):
+    tables = {}
+    # Partitioned, DVs enabled (default), special characters in partition values, several commits.
+    p = os.path.join(base, "partitioned")
+    rlc("sql", f"CREATE TABLE '{p}' (id BIGINT NOT NULL, p STRING, x INT, d DOUBLE, ok BOOLEAN, day DATE) PARTITIONED BY (p)")
+    rlc("sql", f"INSERT INTO '{p}' SELECT value, CASE WHEN value % 3 = 0 THEN 'a:b' WHEN value % 3 = 1 THEN 'c d' ELSE 'e%f' END, CAST(value AS INT), value * 1.5, value % 2 = 0, DATE '2024-01-01' FROM range(0, 300)")
+    rlc("sql", f"INSERT INTO '{p}' VALUES (1000, NULL, NULL, NULL, NULL, NULL)")
+    tables["partitioned"] = p
+    # Clustered with row tracking.
+    c = os.path.join(base, "clustered")
+    rlc("sql", f"CREATE TABLE '{c}' (id BIGINT, name STRING) CLUSTER BY (id) TBLPROPERTIES ('delta.enableRowTracking' = 'true')")
+    rlc("sql", f"INSERT INTO '{c}' SELECT value, concat('n', CAST(value AS VARCHAR)) FROM range(0, 50)")
+    rlc("sql", f"INSERT INTO '{c}' SELECT value, 'second' FROM range(50, 60)")
+    tables["clustered"] = c
+    # With a checkpoint (interval 3) and an overwrite, so tombstones exist.
+    k = os.path.join(base, "checkpointed")
+    rlc("sql", f"CREATE TABLE '{k}' (id BIGINT, s STRING) TBLPROPERTIES ('delta.checkpointInterval' = '3')")
+    for i in range(5):
+        rlc("sql", f"INSERT INTO '{k}' VALUES ({i}, 'v{i}')")
+    rlc("sql", f"INSERT OVERWRITE '{k}' SELECT id, s FROM '{k}' WHERE id >= 2")
+    rlc("sql", f"INSERT INTO '{k}' VALUES (9, 'nine')")
+    assert os.path.exists(os.path.join(k, "_delta_log", "00000000000000000006.checkpoint.parquet"))
+    tables["checkpointed"] = k
+    return tables
+
+
+@pytest.fixture(scope="session")
+def tables(tmp_path_factory):
+    return make_tables(str(tmp_path_factory.mktemp("interop")))
+
+
+def expected(path, columns):
+    rows = rlc_rows(f"SELECT {', '.join(columns)} FROM '{path}'")
+    return sorted(tuple(r.get(c) for c in columns) for r in rows)

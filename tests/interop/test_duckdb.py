@@ -1,0 +1,30 @@
+"""DuckDB's delta extension (duckdb 1.5.5 + duckdb-extension-delta 1.5.5) reads our tables."""
+import glob
+import os
+
+import duckdb
+import duckdb_extension_delta
+
+from conftest import expected
+
+COLUMNS = {
+    "partitioned": ["id", "p", "x", "d", "ok"],
+    "clustered": ["id", "name"],
+    "checkpointed": ["id", "s"],
+}
+
+
+def connect():
+    con = duckdb.connect()
+    ext = glob.glob(os.path.join(os.path.dirname(duckdb_extension_delta.__file__), "extensions", "*", "delta.duckdb_extension"))
+    assert ext, "delta extension binary not found in duckdb_extension_delta"
+    con.sql(f"LOAD '{ext[0]}'")
+    return con
+
+
+def test_duckdb_reads_same_rows(tables):
+    con = connect()
+    for name, path in tables.items():
+        cols = COLUMNS[name]
+        rows = con.sql(f"SELECT {', '.join(cols)} FROM delta_scan('{path}')").fetchall()
+        assert sorted(rows) == expected(path, cols), name
