@@ -3,4 +3,5 @@
 mod common;
 mod golden;
 mod malformed;
+mod pruning;
 mod write;

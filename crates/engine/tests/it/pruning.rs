@@ -1,0 +1,114 @@
+//! Pruning soundness: a file holding a row that satisfies the predicate is never pruned.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use arrow::array::{Array, BooleanArray};
+use datafusion::common::DFSchema;
+use datafusion::prelude::SessionContext;
+use delta_rlc_engine::arrow_conv::table_arrow_schema;
+use delta_rlc_engine::conflict::ConflictConfig;
+use delta_rlc_engine::env::Env;
+use delta_rlc_engine::scan::{prune_files, read_file, FileReadOptions};
+use delta_rlc_engine::sql::SqlSession;
+use delta_rlc_engine::DeltaTable;
+use proptest::prelude::*;
+
+use crate::common::rt;
+
+static N: AtomicU64 = AtomicU64::new(0);
+
+fn value_sql(v: &Option<i64>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_else(|| "NULL".into())
+}
+
+fn str_sql(v: &Option<String>) -> String {
+    v.as_ref().map(|s| format!("'{s}'")).unwrap_or_else(|| "NULL".into())
+}
+
+fn predicate() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        (prop::sample::select(vec!["=", "<", "<=", ">", ">=", "<>"]), -20i64..20).prop_map(|(op, v)| format!("x {op} {v}")),
+        (prop::sample::select(vec!["=", "<", ">"]), "[a-e]{0,2}").prop_map(|(op, v)| format!("s {op} '{v}'")),
+        (-20i64..20, 0i64..10).prop_map(|(a, w)| format!("x BETWEEN {a} AND {}", a + w)),
+        prop::collection::vec(-20i64..20, 1..4).prop_map(|v| format!("x IN ({})", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))),
+        Just("x IS NULL".to_string()),
+        Just("s IS NOT NULL".to_string()),
+        (prop::sample::select(vec!["a", "b", "c", "d"])).prop_map(|p| format!("p = '{p}'")),
+        "[a-e]{1,2}".prop_map(|v| format!("s LIKE '{v}%'")),
+    ];
+    leaf.prop_recursive(2, 8, 2, |inner| {
+        prop_oneof![
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a}) AND ({b})")),
+            (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a}) OR ({b})")),
+            inner.prop_map(|a| format!("NOT ({a})")),
+        ]
+    })
+}
+
+type Row = (Option<i64>, Option<String>, String);
+
+fn rows() -> impl Strategy<Value = Vec<Vec<Row>>> {
+    let row = (
+        proptest::option::weighted(0.85, -20i64..20),
+        proptest::option::weighted(0.85, "[a-e]{0,3}"),
+        prop::sample::select(vec!["a".to_string(), "b".to_string(), "c".to_string()]),
+    );
+    prop::collection::vec(prop::collection::vec(row, 1..6), 1..5)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+    #[test]
+    fn pruning_never_drops_a_matching_file(files in rows(), preds in prop::collection::vec(predicate(), 1..4)) {
+        let loc = format!("memory://prune-{}/t", N.fetch_add(1, Ordering::SeqCst));
+        let s = SqlSession::new(Env::deterministic(1), ConflictConfig::default());
+        rt().block_on(async {
+            s.execute(&format!("CREATE TABLE '{loc}' (x BIGINT, s STRING, p STRING) PARTITIONED BY (p)")).await.unwrap();
+            for f in &files {
+                let values: Vec<String> = f.iter().map(|(x, st, p)| format!("({}, {}, '{p}')", value_sql(x), str_sql(st))).collect();
+                s.execute(&format!("INSERT INTO '{loc}' VALUES {}", values.join(", "))).await.unwrap();
+            }
+            let table = DeltaTable::open(&loc).unwrap();
+            let snap = table.snapshot(None).await.unwrap();
+            let schema = table_arrow_schema(&snap.schema);
+            let df_schema = DFSchema::try_from(schema.as_ref().clone()).unwrap();
+            let ctx = SessionContext::new();
+            for pred in &preds {
+                let expr = ctx.parse_sql_expr(pred, &df_schema).unwrap();
+                let keep = prune_files(&snap, &snap.files, &expr).unwrap();
+                let phys = ctx.create_physical_expr(expr.clone(), &df_schema).unwrap();
+                for (f, k) in snap.files.iter().zip(keep) {
+                    let mut any = false;
+                    for b in read_file(&table.store, &snap, f, &FileReadOptions::default()).await.unwrap() {
+                        let v = phys.evaluate(&b).unwrap().into_array(b.num_rows()).unwrap();
+                        let v = v.as_any().downcast_ref::<BooleanArray>().unwrap();
+                        any |= (0..v.len()).any(|i| v.is_valid(i) && v.value(i));
+                    }
+                    assert!(k || !any, "file {} pruned for {pred} but holds a matching row", f.path);
+                }
+            }
+        });
+    }
+}
+
+#[test]
+fn pruning_does_prune_by_stats_and_partitions() {
+    let s = SqlSession::new(Env::deterministic(1), ConflictConfig::default());
+    let loc = "memory://prune-fixed/t";
+    rt().block_on(async {
+        s.execute(&format!("CREATE TABLE '{loc}' (x BIGINT, s STRING, p STRING) PARTITIONED BY (p)")).await.unwrap();
+        s.execute(&format!("INSERT INTO '{loc}' VALUES (1, 'a', 'a'), (5, 'b', 'a')")).await.unwrap();
+        s.execute(&format!("INSERT INTO '{loc}' VALUES (10, 'c', 'b'), (20, 'd', 'b')")).await.unwrap();
+        let table = DeltaTable::open(loc).unwrap();
+        let snap = table.snapshot(None).await.unwrap();
+        let schema = table_arrow_schema(&snap.schema);
+        let df_schema = DFSchema::try_from(schema.as_ref().clone()).unwrap();
+        let ctx = SessionContext::new();
+        let keep = |sql: &str| prune_files(&snap, &snap.files, &ctx.parse_sql_expr(sql, &df_schema).unwrap()).unwrap();
+        assert_eq!(keep("x > 7"), vec![false, true]);
+        assert_eq!(keep("p = 'a'"), vec![true, false]);
+        assert_eq!(keep("s = 'zz'"), vec![false, false]);
+        assert_eq!(keep("x IS NULL"), vec![false, false]);
+        assert_eq!(keep("abs(x) = 3"), vec![true, true]);
+    });
+}
