@@ -3,7 +3,13 @@
 //! transaction between planning and commit.
 
 pub mod create;
+pub mod delete;
+pub mod dml;
 pub mod insert;
+pub mod merge;
+pub mod update;
 
 pub use create::{create_table_txn, CreateTableSpec};
+pub use delete::delete_txn;
 pub use insert::{insert_txn, InsertMode};
+pub use update::update_txn;

@@ -3,6 +3,8 @@
 //! uncommitted [`Transaction`]); committing is the caller's step. [`SqlSession::execute`] does both.
 
 mod describe;
+mod dml;
+mod merge;
 mod parser;
 mod provider;
 mod refs;

@@ -109,6 +109,11 @@ impl SqlSession {
         Ok(ctx)
     }
 
+    /// A DataFusion context with the given references registered (no read recording).
+    pub(crate) async fn context_for(&self, refs: &[TableRef]) -> Result<SessionContext> {
+        self.context(refs, None).await
+    }
+
     async fn query(
         &self,
         refs: &[TableRef],
@@ -190,14 +195,18 @@ impl SqlSession {
                 let res = crate::vacuum::vacuum(&table, retention, dry_run).await?;
                 Ok(Prepared::Rows(vec![describe::vacuum_batch(&res)?]))
             }
-            ("DELETE", _)
-            | ("UPDATE", _)
-            | ("MERGE", _)
-            | ("OPTIMIZE", _)
-            | ("ALTER", _)
-            | ("REPLACE", _) => Err(EngineError::Unsupported(format!(
-                "{first_kw} is not supported yet"
+            ("DELETE", _) => Ok(Prepared::Write(Box::new(
+                super::dml::prepare_delete(self, &rw.refs, &rw.sql).await?,
             ))),
+            ("UPDATE", _) => Ok(Prepared::Write(Box::new(
+                super::dml::prepare_update(self, &rw.refs, &rw.sql).await?,
+            ))),
+            ("MERGE", _) => Ok(Prepared::Write(Box::new(
+                super::merge::prepare_merge(self, &rw).await?,
+            ))),
+            ("OPTIMIZE", _) | ("ALTER", _) | ("REPLACE", _) => Err(EngineError::Unsupported(
+                format!("{first_kw} is not supported yet"),
+            )),
             _ => Ok(Prepared::Rows(self.query(&rw.refs, &rw.sql, None).await?)),
         }
     }

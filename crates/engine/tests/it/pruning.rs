@@ -22,15 +22,28 @@ fn value_sql(v: &Option<i64>) -> String {
 }
 
 fn str_sql(v: &Option<String>) -> String {
-    v.as_ref().map(|s| format!("'{s}'")).unwrap_or_else(|| "NULL".into())
+    v.as_ref()
+        .map(|s| format!("'{s}'"))
+        .unwrap_or_else(|| "NULL".into())
 }
 
 fn predicate() -> impl Strategy<Value = String> {
     let leaf = prop_oneof![
-        (prop::sample::select(vec!["=", "<", "<=", ">", ">=", "<>"]), -20i64..20).prop_map(|(op, v)| format!("x {op} {v}")),
-        (prop::sample::select(vec!["=", "<", ">"]), "[a-e]{0,2}").prop_map(|(op, v)| format!("s {op} '{v}'")),
+        (
+            prop::sample::select(vec!["=", "<", "<=", ">", ">=", "<>"]),
+            -20i64..20
+        )
+            .prop_map(|(op, v)| format!("x {op} {v}")),
+        (prop::sample::select(vec!["=", "<", ">"]), "[a-e]{0,2}")
+            .prop_map(|(op, v)| format!("s {op} '{v}'")),
         (-20i64..20, 0i64..10).prop_map(|(a, w)| format!("x BETWEEN {a} AND {}", a + w)),
-        prop::collection::vec(-20i64..20, 1..4).prop_map(|v| format!("x IN ({})", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "))),
+        prop::collection::vec(-20i64..20, 1..4).prop_map(|v| format!(
+            "x IN ({})",
+            v.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
         Just("x IS NULL".to_string()),
         Just("s IS NOT NULL".to_string()),
         (prop::sample::select(vec!["a", "b", "c", "d"])).prop_map(|p| format!("p = '{p}'")),
@@ -96,15 +109,34 @@ fn pruning_does_prune_by_stats_and_partitions() {
     let s = SqlSession::new(Env::deterministic(1), ConflictConfig::default());
     let loc = "memory://prune-fixed/t";
     rt().block_on(async {
-        s.execute(&format!("CREATE TABLE '{loc}' (x BIGINT, s STRING, p STRING) PARTITIONED BY (p)")).await.unwrap();
-        s.execute(&format!("INSERT INTO '{loc}' VALUES (1, 'a', 'a'), (5, 'b', 'a')")).await.unwrap();
-        s.execute(&format!("INSERT INTO '{loc}' VALUES (10, 'c', 'b'), (20, 'd', 'b')")).await.unwrap();
+        s.execute(&format!(
+            "CREATE TABLE '{loc}' (x BIGINT, s STRING, p STRING) PARTITIONED BY (p)"
+        ))
+        .await
+        .unwrap();
+        s.execute(&format!(
+            "INSERT INTO '{loc}' VALUES (1, 'a', 'a'), (5, 'b', 'a')"
+        ))
+        .await
+        .unwrap();
+        s.execute(&format!(
+            "INSERT INTO '{loc}' VALUES (10, 'c', 'b'), (20, 'd', 'b')"
+        ))
+        .await
+        .unwrap();
         let table = DeltaTable::open(loc).unwrap();
         let snap = table.snapshot(None).await.unwrap();
         let schema = table_arrow_schema(&snap.schema);
         let df_schema = DFSchema::try_from(schema.as_ref().clone()).unwrap();
         let ctx = SessionContext::new();
-        let keep = |sql: &str| prune_files(&snap, &snap.files, &ctx.parse_sql_expr(sql, &df_schema).unwrap()).unwrap();
+        let keep = |sql: &str| {
+            prune_files(
+                &snap,
+                &snap.files,
+                &ctx.parse_sql_expr(sql, &df_schema).unwrap(),
+            )
+            .unwrap()
+        };
         assert_eq!(keep("x > 7"), vec![false, true]);
         assert_eq!(keep("p = 'a'"), vec![true, false]);
         assert_eq!(keep("s = 'zz'"), vec![false, false]);

@@ -1,0 +1,91 @@
+//! DELETE FROM t [WHERE p]. Without a predicate, or with a partition-only predicate, whole files are
+//! removed without reading them; otherwise matched rows go into each file's deletion vector (or the
+//! file is rewritten when DVs are off, or removed when every live row matches).
+
+use std::sync::Arc;
+
+use datafusion::logical_expr::Expr;
+use serde_json::json;
+
+use super::dml::{eval_mask, scan_candidates, stage_row_removal, DmlMetrics, ExprContext};
+use crate::error::Result;
+use crate::scan::candidate_files;
+use crate::snapshot::Snapshot;
+use crate::txn::{split_predicate, Transaction};
+
+fn logical_rows(add: &delta_rlc_protocol::actions::Add) -> u64 {
+    let n = add
+        .stats
+        .as_deref()
+        .and_then(|s| delta_rlc_protocol::stats::FileStats::parse(s).ok())
+        .and_then(|s| s.num_records)
+        .unwrap_or(0);
+    let d = add
+        .deletion_vector
+        .as_ref()
+        .map(|d| d.cardinality)
+        .unwrap_or(0);
+    (n - d).max(0) as u64
+}
+
+pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result<Transaction> {
+    let snapshot: Arc<Snapshot> = Arc::clone(txn.snapshot()?);
+    let start = txn.table.env.clock.now_ms();
+    txn.operation = "DELETE".into();
+    txn.operation_parameters.insert(
+        "predicate".into(),
+        json!(serde_json::to_string(&vec![predicate
+            .as_ref()
+            .map(|p| p.to_string())
+            .unwrap_or_else(|| "true".into())])
+        .unwrap_or_default()),
+    );
+    let mut metrics = DmlMetrics::default();
+    let now = txn.table.env.clock.now_ms();
+    let partition_only = predicate.as_ref().is_some_and(|p| {
+        let cols = p.column_refs();
+        !cols.is_empty()
+            && cols
+                .iter()
+                .all(|c| snapshot.metadata.partition_columns.contains(&c.name))
+    });
+    match &predicate {
+        None => {
+            txn.read_set.read_whole_table();
+            for f in &snapshot.files {
+                metrics.deleted_rows += logical_rows(f);
+                metrics.removed_files += 1;
+                txn.remove_file(f.to_remove(now, true));
+            }
+        }
+        Some(p) if partition_only => {
+            txn.read_set.add_predicate(split_predicate(
+                p,
+                &snapshot.metadata.partition_columns,
+                p.to_string(),
+            ));
+            for f in candidate_files(&snapshot, Some(p))? {
+                txn.read_set
+                    .read_file(&f.path, f.deletion_vector.as_ref().map(|d| d.unique_id()));
+                metrics.deleted_rows += logical_rows(f);
+                metrics.removed_files += 1;
+                txn.remove_file(f.to_remove(now, true));
+            }
+        }
+        Some(p) => {
+            let ectx = ExprContext::new(&snapshot, None)?;
+            let phys = ectx.physical(p)?;
+            let scans = scan_candidates(&mut txn, &snapshot, Some(p)).await?;
+            metrics.scanned_files = scans.len() as u64;
+            for scan in &scans {
+                let mask = eval_mask(&phys, &scan.table_rows(ectx.n_cols())?)?;
+                metrics.deleted_rows += mask.true_count() as u64;
+                stage_row_removal(&mut txn, &snapshot, scan, &mask, &mut metrics).await?;
+            }
+        }
+    }
+    txn.affected_rows = Some(metrics.deleted_rows);
+    let elapsed = txn.table.env.clock.now_ms() - start;
+    txn.operation_metrics = metrics.into_map(elapsed);
+    Ok(txn)
+}

@@ -1,0 +1,382 @@
+//! Shared machinery of DELETE / UPDATE / MERGE: scanning candidate files with physical row indexes,
+//! evaluating predicates row by row, and staging the removal of rows — by a deletion vector
+//! (merge-on-read: `remove(F, oldDV)` + `add(F, newDV)` with wide bounds), by removing the file when
+//! every live row goes, or by rewriting the survivors (copy-on-write, when DVs are off).
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, BooleanArray, Int64Array, RecordBatch, UInt64Array};
+use arrow::compute::{concat_batches, filter_record_batch};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::common::DFSchema;
+use datafusion::logical_expr::Expr;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::prelude::SessionContext;
+use delta_rlc_protocol::actions::Add;
+use delta_rlc_protocol::schema::StructType;
+use delta_rlc_protocol::stats::FileStats;
+use roaring::RoaringTreemap;
+use serde_json::{json, Map, Value};
+
+use crate::arrow_conv::table_arrow_schema;
+use crate::dv_io::{load_file_dv, write_dv};
+use crate::error::{EngineError, Result};
+use crate::scan::{candidate_files, read_file, FileReadOptions, ROW_INDEX_COLUMN};
+use crate::snapshot::Snapshot;
+use crate::txn::{split_predicate, Transaction};
+use crate::write::{FileWriter, StatsConfig, DEFAULT_TARGET_FILE_SIZE};
+
+/// Counters reported as Spark-style operationMetrics.
+#[derive(Debug, Default, Clone)]
+pub struct DmlMetrics {
+    pub deleted_rows: u64,
+    pub updated_rows: u64,
+    pub copied_rows: u64,
+    pub inserted_rows: u64,
+    pub dvs_added: u64,
+    pub dvs_removed: u64,
+    pub dvs_updated: u64,
+    pub added_files: u64,
+    pub removed_files: u64,
+    pub scanned_files: u64,
+}
+
+impl DmlMetrics {
+    pub fn into_map(self, elapsed_ms: i64) -> Map<String, Value> {
+        let mut m = Map::new();
+        let mut put = |k: &str, v: u64| {
+            m.insert(k.into(), json!(v.to_string()));
+        };
+        put("numDeletedRows", self.deleted_rows);
+        put("numUpdatedRows", self.updated_rows);
+        put("numCopiedRows", self.copied_rows);
+        put("numTargetRowsInserted", self.inserted_rows);
+        put("numTargetRowsUpdated", self.updated_rows);
+        put("numTargetRowsDeleted", self.deleted_rows);
+        put("numDeletionVectorsAdded", self.dvs_added);
+        put("numDeletionVectorsRemoved", self.dvs_removed);
+        put("numDeletionVectorsUpdated", self.dvs_updated);
+        put("numAddedFiles", self.added_files);
+        put("numRemovedFiles", self.removed_files);
+        put("numScannedFiles", self.scanned_files);
+        m.insert(
+            "executionTimeMs".into(),
+            json!(elapsed_ms.max(0).to_string()),
+        );
+        m
+    }
+}
+
+/// Names of the materialized row-tracking columns, when row tracking is enabled.
+pub fn row_tracking_columns(snapshot: &Snapshot) -> Option<(String, String)> {
+    if !snapshot.row_tracking_supported() || !snapshot.config_bool("delta.enableRowTracking") {
+        return None;
+    }
+    Some((
+        snapshot
+            .config("delta.rowTracking.materializedRowIdColumnName")?
+            .to_string(),
+        snapshot
+            .config("delta.rowTracking.materializedRowCommitVersionColumnName")?
+            .to_string(),
+    ))
+}
+
+/// One scanned candidate file: its live rows (table columns, then materialized row-tracking columns
+/// when enabled, then the physical row index) and its DV at read time.
+pub struct FileScan {
+    pub add: Add,
+    pub rows: RecordBatch,
+    pub old_dv: RoaringTreemap,
+}
+
+impl FileScan {
+    pub fn row_indexes(&self) -> Result<&UInt64Array> {
+        self.rows
+            .column_by_name(ROW_INDEX_COLUMN)
+            .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
+            .ok_or_else(|| EngineError::Internal("row index column missing".into()))
+    }
+
+    /// The table columns only (what predicates and assignments see).
+    pub fn table_rows(&self, n_table_cols: usize) -> Result<RecordBatch> {
+        Ok(self.rows.project(&(0..n_table_cols).collect::<Vec<_>>())?)
+    }
+}
+
+/// Planning context for expressions over a table.
+pub struct ExprContext {
+    pub schema: StructType,
+    pub arrow_schema: SchemaRef,
+    pub df_schema: DFSchema,
+    ctx: SessionContext,
+}
+
+impl ExprContext {
+    pub fn new(snapshot: &Snapshot, qualifier: Option<&str>) -> Result<Self> {
+        let arrow_schema = table_arrow_schema(&snapshot.schema);
+        let df_schema = match qualifier {
+            Some(q) => DFSchema::try_from_qualified_schema(q, arrow_schema.as_ref())?,
+            None => DFSchema::try_from(arrow_schema.as_ref().clone())?,
+        };
+        Ok(ExprContext {
+            schema: snapshot.schema.clone(),
+            arrow_schema,
+            df_schema,
+            ctx: SessionContext::new(),
+        })
+    }
+
+    pub fn parse(&self, sql: &str) -> Result<Expr> {
+        self.ctx
+            .parse_sql_expr(sql, &self.df_schema)
+            .map_err(|e| EngineError::invalid(format!("{e}")))
+    }
+
+    pub fn physical(&self, e: &Expr) -> Result<Arc<dyn PhysicalExpr>> {
+        Ok(self.ctx.create_physical_expr(e.clone(), &self.df_schema)?)
+    }
+
+    pub fn n_cols(&self) -> usize {
+        self.arrow_schema.fields().len()
+    }
+}
+
+/// Evaluates a boolean expression; NULL counts as false.
+pub fn eval_mask(phys: &Arc<dyn PhysicalExpr>, batch: &RecordBatch) -> Result<BooleanArray> {
+    let v = phys.evaluate(batch)?.into_array(batch.num_rows())?;
+    let b = v
+        .as_any()
+        .downcast_ref::<BooleanArray>()
+        .ok_or_else(|| EngineError::invalid("the condition is not a boolean expression"))?;
+    Ok((0..b.len())
+        .map(|i| Some(b.is_valid(i) && b.value(i)))
+        .collect())
+}
+
+/// Reads the candidate files for `predicate`, registering the read in the transaction: the predicate
+/// (split into partition and data parts) and every file scanned; no predicate = whole table.
+pub async fn scan_candidates(
+    txn: &mut Transaction,
+    snapshot: &Arc<Snapshot>,
+    predicate: Option<&Expr>,
+) -> Result<Vec<FileScan>> {
+    match predicate {
+        None => txn.read_set.read_whole_table(),
+        Some(p) => txn.read_set.add_predicate(split_predicate(
+            p,
+            &snapshot.metadata.partition_columns,
+            p.to_string(),
+        )),
+    }
+    let mut extra = Vec::new();
+    if let Some((id, ver)) = row_tracking_columns(snapshot) {
+        extra.push(Field::new(id, DataType::Int64, true));
+        extra.push(Field::new(ver, DataType::Int64, true));
+    }
+    let opts = FileReadOptions {
+        apply_dv: true,
+        with_row_index: true,
+        extra_columns: extra,
+    };
+    let mut out = Vec::new();
+    for add in candidate_files(snapshot, predicate)? {
+        txn.read_set.read_file(
+            &add.path,
+            add.deletion_vector.as_ref().map(|d| d.unique_id()),
+        );
+        let old_dv = load_file_dv(&txn.table.store, &snapshot.root, add).await?;
+        let batches = read_file(&txn.table.store, snapshot, add, &opts).await?;
+        let schema = match batches.first() {
+            Some(b) => b.schema(),
+            None => continue,
+        };
+        let rows = concat_batches(&schema, &batches)?;
+        out.push(FileScan {
+            add: add.clone(),
+            rows,
+            old_dv,
+        });
+    }
+    Ok(out)
+}
+
+/// Fills the materialized row-id / row-commit-version columns of `rows` (a FileScan batch) with the
+/// stable values: materialized if present, else `baseRowId + rowIndex` / `defaultRowCommitVersion`.
+/// `new_version` true sets the commit version to NULL (rows being updated get a fresh version).
+pub fn stabilize_row_tracking(
+    snapshot: &Snapshot,
+    add: &Add,
+    rows: &RecordBatch,
+    new_version: bool,
+) -> Result<RecordBatch> {
+    let Some((id_col, ver_col)) = row_tracking_columns(snapshot) else {
+        return Ok(rows.clone());
+    };
+    let idx = rows
+        .column_by_name(ROW_INDEX_COLUMN)
+        .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
+        .ok_or_else(|| EngineError::Internal("row index column missing".into()))?;
+    let base = add.base_row_id;
+    let dflt = add.default_row_commit_version;
+    let mat_id = rows
+        .column_by_name(&id_col)
+        .and_then(|c| c.as_any().downcast_ref::<Int64Array>().cloned());
+    let mat_ver = rows
+        .column_by_name(&ver_col)
+        .and_then(|c| c.as_any().downcast_ref::<Int64Array>().cloned());
+    let n = rows.num_rows();
+    let mut ids = Vec::with_capacity(n);
+    let mut vers = Vec::with_capacity(n);
+    for i in 0..n {
+        let m = mat_id
+            .as_ref()
+            .filter(|a| a.is_valid(i))
+            .map(|a| a.value(i));
+        let id = m.or_else(|| base.map(|b| b + idx.value(i) as i64));
+        if id.is_none() {
+            return Err(EngineError::corrupt(format!(
+                "file {} has row tracking enabled but no baseRowId",
+                add.path
+            )));
+        }
+        ids.push(id);
+        if new_version {
+            vers.push(None);
+        } else {
+            vers.push(
+                mat_ver
+                    .as_ref()
+                    .filter(|a| a.is_valid(i))
+                    .map(|a| a.value(i))
+                    .or(dflt),
+            );
+        }
+    }
+    let mut cols: Vec<ArrayRef> = rows.columns().to_vec();
+    let schema = rows.schema();
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    for (name, arr) in [
+        (&id_col, Int64Array::from(ids)),
+        (&ver_col, Int64Array::from(vers)),
+    ] {
+        if let Some(pos) = schema.fields().iter().position(|f| f.name() == name) {
+            if let Some(c) = cols.get_mut(pos) {
+                *c = Arc::new(arr);
+            }
+        } else {
+            cols.push(Arc::new(arr));
+            fields.push(Field::new(name, DataType::Int64, true));
+        }
+    }
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+}
+
+/// Drops the row index column (before writing rows to a new file).
+pub fn without_row_index(b: &RecordBatch) -> Result<RecordBatch> {
+    let keep: Vec<usize> = b
+        .schema()
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.name() != ROW_INDEX_COLUMN)
+        .map(|(i, _)| i)
+        .collect();
+    Ok(b.project(&keep)?)
+}
+
+/// Writes rows (table columns + optional materialized row-tracking columns) as new data files.
+pub async fn write_new_rows(
+    txn: &mut Transaction,
+    snapshot: &Snapshot,
+    batches: &[RecordBatch],
+    metrics: &mut DmlMetrics,
+) -> Result<()> {
+    let batches: Vec<RecordBatch> = batches
+        .iter()
+        .filter(|b| b.num_rows() > 0)
+        .cloned()
+        .collect();
+    if batches.is_empty() {
+        return Ok(());
+    }
+    let target = snapshot
+        .config("delta.targetFileSize")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_TARGET_FILE_SIZE);
+    let writer = FileWriter {
+        store: &txn.table.store,
+        schema: &snapshot.schema,
+        partition_columns: &snapshot.metadata.partition_columns,
+        stats_config: StatsConfig::from_configuration(&snapshot.metadata.configuration),
+        env: &txn.table.env,
+        target_file_size: target,
+    };
+    let adds = writer.write(&batches, true).await?;
+    metrics.added_files += adds.len() as u64;
+    for a in adds {
+        txn.add_file(a);
+    }
+    Ok(())
+}
+
+/// Removes the rows of `scan` selected by `mask` (aligned with `scan.rows`).
+pub async fn stage_row_removal(
+    txn: &mut Transaction,
+    snapshot: &Snapshot,
+    scan: &FileScan,
+    mask: &BooleanArray,
+    metrics: &mut DmlMetrics,
+) -> Result<()> {
+    let idx = scan.row_indexes()?;
+    let mut deleted = RoaringTreemap::new();
+    for i in 0..mask.len() {
+        if mask.value(i) {
+            deleted.insert(idx.value(i));
+        }
+    }
+    if deleted.is_empty() {
+        return Ok(());
+    }
+    let now = txn.table.env.clock.now_ms();
+    let live = scan.rows.num_rows() as u64;
+    let n_deleted = deleted.len();
+    if n_deleted == live {
+        txn.remove_file(scan.add.to_remove(now, true));
+        metrics.removed_files += 1;
+        if scan.add.deletion_vector.is_some() {
+            metrics.dvs_removed += 1;
+        }
+        return Ok(());
+    }
+    if snapshot.deletion_vectors_enabled() {
+        let mut new_dv = scan.old_dv.clone();
+        new_dv |= &deleted;
+        let uuid = txn.table.env.ids.uuid();
+        let desc = write_dv(&txn.table.store, uuid, &new_dv).await?;
+        let mut add = scan.add.clone();
+        add.deletion_vector = Some(desc);
+        add.data_change = true;
+        if let Some(s) = &add.stats {
+            let mut st = FileStats::parse(s)?;
+            st.widen();
+            add.stats = Some(st.to_json_string());
+        }
+        txn.remove_file(scan.add.to_remove(now, true));
+        txn.add_file(add);
+        if scan.add.deletion_vector.is_some() {
+            metrics.dvs_updated += 1;
+        } else {
+            metrics.dvs_added += 1;
+        }
+        return Ok(());
+    }
+    // Copy-on-write: rewrite the survivors (with their stable row-tracking values).
+    let keep: BooleanArray = (0..mask.len()).map(|i| Some(!mask.value(i))).collect();
+    let survivors = filter_record_batch(&scan.rows, &keep)?;
+    let survivors = stabilize_row_tracking(snapshot, &scan.add, &survivors, false)?;
+    metrics.copied_rows += survivors.num_rows() as u64;
+    txn.remove_file(scan.add.to_remove(now, true));
+    metrics.removed_files += 1;
+    write_new_rows(txn, snapshot, &[without_row_index(&survivors)?], metrics).await
+}

@@ -1,0 +1,172 @@
+//! DELETE and UPDATE statements: sqlparser AST → DataFusion expressions over the target table.
+
+use datafusion::sql::sqlparser::ast::{
+    AssignmentTarget, FromTable, ObjectName, Statement, TableFactor,
+};
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+
+use crate::error::{EngineError, Result};
+use crate::ops::dml::ExprContext;
+use crate::ops::{delete_txn, update_txn};
+use crate::table::DeltaTable;
+use crate::txn::Transaction;
+
+use super::refs::TableRef;
+
+pub fn parse_one(sql: &str) -> Result<Statement> {
+    let mut stmts = Parser::parse_sql(&GenericDialect {}, sql)
+        .map_err(|e| EngineError::invalid(format!("SQL syntax error: {e}")))?;
+    if stmts.len() != 1 {
+        return Err(EngineError::invalid("expected exactly one statement"));
+    }
+    stmts
+        .pop()
+        .ok_or_else(|| EngineError::invalid("empty statement"))
+}
+
+pub fn last_ident(name: &ObjectName) -> String {
+    name.0
+        .last()
+        .map(|p| {
+            p.to_string()
+                .trim_matches('"')
+                .trim_matches('`')
+                .to_string()
+        })
+        .unwrap_or_default()
+}
+
+/// (table identifier, alias) of a table factor.
+pub fn table_name(f: &TableFactor) -> Result<(String, Option<String>)> {
+    match f {
+        TableFactor::Table { name, alias, .. } => Ok((
+            last_ident(name),
+            alias.as_ref().map(|a| a.name.value.clone()),
+        )),
+        other => Err(EngineError::invalid(format!(
+            "expected a table, found {other}"
+        ))),
+    }
+}
+
+async fn open_target(
+    refs: &[TableRef],
+    name: &str,
+    session: &super::SqlSession,
+) -> Result<(DeltaTable, TableRef)> {
+    let r = refs
+        .iter()
+        .find(|r| r.ident.eq_ignore_ascii_case(name))
+        .cloned()
+        .ok_or_else(|| {
+            EngineError::invalid(format!(
+                "unknown table {name}: reference tables by path, e.g. './data/t'"
+            ))
+        })?;
+    if r.version.is_some() {
+        return Err(EngineError::invalid("cannot modify a past version"));
+    }
+    let table = session.table(&r.location)?;
+    if !table.exists().await? {
+        return Err(EngineError::NotFound(format!(
+            "no Delta table at {}",
+            r.location
+        )));
+    }
+    Ok((table, r))
+}
+
+pub async fn prepare_delete(
+    session: &super::SqlSession,
+    refs: &[TableRef],
+    sql: &str,
+) -> Result<Transaction> {
+    let Statement::Delete(d) = parse_one(sql)? else {
+        return Err(EngineError::invalid("not a DELETE statement"));
+    };
+    let tables = match &d.from {
+        FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
+    };
+    let [twj] = tables.as_slice() else {
+        return Err(EngineError::invalid("DELETE takes exactly one table"));
+    };
+    if !twj.joins.is_empty() || d.using.is_some() {
+        return Err(EngineError::Unsupported(
+            "DELETE … USING / joins; use MERGE".into(),
+        ));
+    }
+    let (name, alias) = table_name(&twj.relation)?;
+    let (table, _) = open_target(refs, &name, session).await?;
+    let snapshot = table.snapshot(None).await?;
+    let ectx = ExprContext::new(&snapshot, Some(alias.as_deref().unwrap_or(&name)))?;
+    let predicate = d
+        .selection
+        .as_ref()
+        .map(|e| ectx.parse(&e.to_string()))
+        .transpose()?;
+    let predicate = predicate.map(strip_qualifiers);
+    let txn = Transaction::new(&table, Some(snapshot), "DELETE");
+    delete_txn(txn, predicate).await
+}
+
+pub async fn prepare_update(
+    session: &super::SqlSession,
+    refs: &[TableRef],
+    sql: &str,
+) -> Result<Transaction> {
+    let Statement::Update(u) = parse_one(sql)? else {
+        return Err(EngineError::invalid("not an UPDATE statement"));
+    };
+    if u.from.is_some() || !u.table.joins.is_empty() {
+        return Err(EngineError::Unsupported("UPDATE … FROM; use MERGE".into()));
+    }
+    let (name, alias) = table_name(&u.table.relation)?;
+    let (table, _) = open_target(refs, &name, session).await?;
+    let snapshot = table.snapshot(None).await?;
+    let ectx = ExprContext::new(&snapshot, Some(alias.as_deref().unwrap_or(&name)))?;
+    let mut assignments = Vec::new();
+    for a in &u.assignments {
+        let AssignmentTarget::ColumnName(col) = &a.target else {
+            return Err(EngineError::Unsupported(
+                "tuple assignment in UPDATE".into(),
+            ));
+        };
+        let col = last_ident(col);
+        if ectx
+            .arrow_schema
+            .fields()
+            .iter()
+            .all(|f| !f.name().eq_ignore_ascii_case(&col))
+        {
+            return Err(EngineError::invalid(format!(
+                "UPDATE: unknown column {col}"
+            )));
+        }
+        assignments.push((col, strip_qualifiers(ectx.parse(&a.value.to_string())?)));
+    }
+    let predicate = u
+        .selection
+        .as_ref()
+        .map(|e| ectx.parse(&e.to_string()))
+        .transpose()?
+        .map(strip_qualifiers);
+    let txn = Transaction::new(&table, Some(snapshot), "UPDATE");
+    update_txn(txn, assignments, predicate).await
+}
+
+/// Expressions are evaluated against unqualified table batches: drop table qualifiers.
+pub fn strip_qualifiers(e: datafusion::logical_expr::Expr) -> datafusion::logical_expr::Expr {
+    use datafusion::common::tree_node::{Transformed, TreeNode};
+    use datafusion::logical_expr::Expr;
+    e.transform(|e| {
+        Ok(match e {
+            Expr::Column(c) if c.relation.is_some() => Transformed::yes(Expr::Column(
+                datafusion::common::Column::new_unqualified(c.name),
+            )),
+            other => Transformed::no(other),
+        })
+    })
+    .map(|t| t.data)
+    .unwrap_or_else(|e| datafusion::logical_expr::lit(format!("{e}")))
+}

@@ -1,0 +1,190 @@
+//! MERGE statements: sqlparser AST → [`crate::ops::merge::MergeSpec`]. `UPDATE SET *` and
+//! `INSERT *` (Delta syntax) are rewritten to markers before parsing.
+
+use datafusion::sql::sqlparser::ast::{
+    AssignmentTarget, MergeAction, MergeClauseKind, MergeInsertKind, Statement, TableFactor,
+};
+use datafusion::sql::sqlparser::tokenizer::Token;
+
+use super::dml::{last_ident, parse_one, table_name};
+use super::refs::{keyword_of, Rewritten};
+use super::SqlSession;
+use crate::error::{EngineError, Result};
+use crate::ops::merge::{merge_txn, ClauseAction, ClauseKind, MergeClause, MergeSpec};
+use crate::txn::Transaction;
+
+const STAR: &str = "__delta_rlc_star";
+
+/// Replaces `UPDATE SET *` and `INSERT *` with parseable markers.
+fn mark_stars(tokens: &[Token]) -> String {
+    let sig: Vec<(usize, &Token)> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t, Token::Whitespace(_)))
+        .collect();
+    let mut replace: Vec<(usize, usize, String)> = Vec::new();
+    for w in sig.windows(3) {
+        if let [(a, t0), (_, t1), (c, t2)] = w {
+            if keyword_of(t0).as_deref() == Some("UPDATE")
+                && keyword_of(t1).as_deref() == Some("SET")
+                && matches!(t2, Token::Mul)
+            {
+                replace.push((*a, *c, format!("UPDATE SET {STAR} = {STAR}")));
+            }
+        }
+    }
+    for w in sig.windows(2) {
+        if let [(a, t0), (b, t1)] = w {
+            if keyword_of(t0).as_deref() == Some("INSERT") && matches!(t1, Token::Mul) {
+                replace.push((*a, *b, format!("INSERT ({STAR}) VALUES ({STAR})")));
+            }
+        }
+    }
+    let mut out = String::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        if let Some((_, end, text)) = replace.iter().find(|(s, _, _)| *s == i) {
+            out.push_str(text);
+            i = end + 1;
+            continue;
+        }
+        out.push_str(&tokens[i].to_string());
+        i += 1;
+    }
+    out
+}
+
+pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Transaction> {
+    let sql = mark_stars(&rw.tokens);
+    let Statement::Merge(m) = parse_one(&sql)? else {
+        return Err(EngineError::invalid("not a MERGE statement"));
+    };
+    let (target_name, target_alias) = table_name(&m.table)?;
+    let target = rw
+        .refs
+        .iter()
+        .find(|r| r.ident.eq_ignore_ascii_case(&target_name))
+        .ok_or_else(|| {
+            EngineError::invalid(format!(
+                "unknown table {target_name}: reference tables by path"
+            ))
+        })?;
+    if target.version.is_some() {
+        return Err(EngineError::invalid("cannot MERGE into a past version"));
+    }
+    let table = session.table(&target.location)?;
+    if !table.exists().await? {
+        return Err(EngineError::NotFound(format!(
+            "no Delta table at {}",
+            target.location
+        )));
+    }
+    let (source_sql, source_alias) = match &m.source {
+        TableFactor::Table { name, alias, .. } => {
+            let n = last_ident(name);
+            (
+                format!("SELECT * FROM {n}"),
+                alias.as_ref().map(|a| a.name.value.clone()).unwrap_or(n),
+            )
+        }
+        TableFactor::Derived {
+            subquery, alias, ..
+        } => {
+            let a = alias
+                .as_ref()
+                .map(|a| a.name.value.clone())
+                .ok_or_else(|| EngineError::invalid("MERGE: a subquery source needs an alias"))?;
+            (subquery.to_string(), a)
+        }
+        other => {
+            return Err(EngineError::invalid(format!(
+                "MERGE: unsupported source {other}"
+            )))
+        }
+    };
+    let other_refs: Vec<_> = rw
+        .refs
+        .iter()
+        .filter(|r| r.ident != target.ident)
+        .cloned()
+        .collect();
+    let source_refs: Vec<_> = if source_sql.contains(&target.ident) {
+        rw.refs.clone()
+    } else {
+        other_refs
+    };
+    let ctx = session.context_for(&source_refs).await?;
+    let df = ctx.sql(&source_sql).await?;
+    let source_schema = std::sync::Arc::new(df.schema().as_arrow().clone());
+    let source_batches = df.collect().await?;
+    let mut clauses = Vec::new();
+    for c in &m.clauses {
+        let kind = match c.clause_kind {
+            MergeClauseKind::Matched => ClauseKind::Matched,
+            MergeClauseKind::NotMatched | MergeClauseKind::NotMatchedByTarget => {
+                ClauseKind::NotMatched
+            }
+            MergeClauseKind::NotMatchedBySource => ClauseKind::NotMatchedBySource,
+        };
+        let action = match &c.action {
+            MergeAction::Delete { .. } => ClauseAction::Delete,
+            MergeAction::Update(u) => {
+                let mut assigns = Vec::new();
+                let mut star = false;
+                for a in &u.assignments {
+                    let AssignmentTarget::ColumnName(col) = &a.target else {
+                        return Err(EngineError::Unsupported("tuple assignment in MERGE".into()));
+                    };
+                    let col = last_ident(col);
+                    if col == STAR {
+                        star = true;
+                    } else {
+                        assigns.push((col, a.value.to_string()));
+                    }
+                }
+                ClauseAction::Update(if star { None } else { Some(assigns) })
+            }
+            MergeAction::Insert(ins) => {
+                let cols: Vec<String> = ins.columns.iter().map(last_ident).collect();
+                if cols.first().map(String::as_str) == Some(STAR) {
+                    ClauseAction::Insert(None)
+                } else {
+                    let MergeInsertKind::Values(v) = &ins.kind else {
+                        return Err(EngineError::invalid("MERGE INSERT needs VALUES (…) or *"));
+                    };
+                    let [row] = v.rows.as_slice() else {
+                        return Err(EngineError::invalid("MERGE INSERT takes one VALUES row"));
+                    };
+                    if !cols.is_empty() && cols.len() != row.len() {
+                        return Err(EngineError::invalid(
+                            "MERGE INSERT: column and value counts differ",
+                        ));
+                    }
+                    ClauseAction::Insert(Some((cols, row.iter().map(|e| e.to_string()).collect())))
+                }
+            }
+        };
+        if matches!(action, ClauseAction::Insert(_)) != (kind == ClauseKind::NotMatched) {
+            return Err(EngineError::invalid("MERGE: INSERT is only allowed in WHEN NOT MATCHED, UPDATE/DELETE only in MATCHED clauses"));
+        }
+        clauses.push(MergeClause {
+            kind,
+            condition: c.predicate.as_ref().map(|p| p.to_string()),
+            action,
+        });
+    }
+    if clauses.is_empty() {
+        return Err(EngineError::invalid("MERGE needs at least one WHEN clause"));
+    }
+    let snapshot = table.snapshot(None).await?;
+    let txn = Transaction::new(&table, Some(snapshot), "MERGE");
+    let spec = MergeSpec {
+        target_alias: target_alias.unwrap_or(target_name),
+        source_alias,
+        source_batches,
+        source_schema,
+        on: m.on.to_string(),
+        clauses,
+    };
+    merge_txn(txn, spec).await
+}
