@@ -1,0 +1,160 @@
+//! Model test: random INSERT / DELETE / UPDATE / MERGE sequences applied to the engine and to a plain
+//! in-memory model must give the same rows after every step, with deletion vectors on and off.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use delta_rlc_engine::conflict::ConflictConfig;
+use delta_rlc_engine::env::Env;
+use delta_rlc_engine::sql::SqlSession;
+use proptest::prelude::*;
+
+use crate::common::{rt, sorted_rows};
+
+static N: AtomicU64 = AtomicU64::new(0);
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(Vec<(i64, bool)>),
+    Delete { modulo: i64, rem: i64 },
+    DeletePartition(bool),
+    Update { below: i64, add: i64 },
+    Merge { keys: Vec<(i64, i64)>, delete_above: i64 },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        prop::collection::vec((0i64..50, any::<bool>()), 1..6).prop_map(Op::Insert),
+        (2i64..5, 0i64..2).prop_map(|(modulo, rem)| Op::Delete { modulo, rem }),
+        any::<bool>().prop_map(Op::DeletePartition),
+        (0i64..60, -5i64..5).prop_map(|(below, add)| Op::Update { below, add }),
+        (prop::collection::vec((0i64..30, 0i64..50), 1..5), 20i64..60).prop_map(|(keys, delete_above)| Op::Merge { keys, delete_above }),
+    ]
+}
+
+type Model = BTreeMap<i64, (i64, &'static str)>;
+
+fn part(b: bool) -> &'static str {
+    if b { "a" } else { "b" }
+}
+
+fn apply(model: &mut Model, next_key: &mut i64, op: &Op) -> String {
+    match op {
+        Op::Insert(rows) => {
+            let mut vals = Vec::new();
+            for (v, p) in rows {
+                model.insert(*next_key, (*v, part(*p)));
+                vals.push(format!("({}, {v}, '{}')", *next_key, part(*p)));
+                *next_key += 1;
+            }
+            format!("INSERT INTO t VALUES {}", vals.join(", "))
+        }
+        Op::Delete { modulo, rem } => {
+            model.retain(|_, (v, _)| *v % *modulo != *rem && *v % *modulo != -*rem);
+            format!("DELETE FROM t WHERE v % {modulo} = {rem} OR v % {modulo} = -{rem}")
+        }
+        Op::DeletePartition(p) => {
+            model.retain(|_, (_, q)| *q != part(*p));
+            format!("DELETE FROM t WHERE p = '{}'", part(*p))
+        }
+        Op::Update { below, add } => {
+            for (v, _) in model.values_mut() {
+                if *v < *below {
+                    *v += add;
+                }
+            }
+            format!("UPDATE t SET v = v + {add} WHERE v < {below}")
+        }
+        Op::Merge { keys, delete_above } => {
+            let mut dedup: BTreeMap<i64, i64> = BTreeMap::new();
+            for (k, v) in keys {
+                dedup.insert(*k, *v);
+            }
+            for (k, v) in &dedup {
+                match model.get(k).copied() {
+                    Some(_) if *v > *delete_above => {
+                        model.remove(k);
+                    }
+                    Some((_, p)) => {
+                        model.insert(*k, (*v, p));
+                    }
+                    None => {
+                        model.insert(*k, (*v, "a"));
+                    }
+                }
+            }
+            *next_key = (*next_key).max(dedup.keys().max().copied().unwrap_or(0) + 1);
+            let rows: Vec<String> = dedup.iter().map(|(k, v)| format!("({k}, {v})")).collect();
+            format!(
+                "MERGE INTO t USING (SELECT * FROM (VALUES {}) AS x(k, v)) s ON t.k = s.k \
+                 WHEN MATCHED AND s.v > {delete_above} THEN DELETE \
+                 WHEN MATCHED THEN UPDATE SET v = s.v \
+                 WHEN NOT MATCHED THEN INSERT (k, v, p) VALUES (s.k, s.v, 'a')",
+                rows.join(", ")
+            )
+        }
+    }
+}
+
+fn run(ops: &[Op], dvs: bool, partitioned: bool) {
+    let loc = format!("memory://dml-model-{}/t", N.fetch_add(1, Ordering::SeqCst));
+    let mut s = SqlSession::new(Env::deterministic(3), ConflictConfig::default());
+    s.register("t", &loc);
+    let mut model = Model::new();
+    let mut next_key = 0i64;
+    rt().block_on(async {
+        let part_clause = if partitioned { "PARTITIONED BY (p)" } else { "" };
+        s.execute(&format!(
+            "CREATE TABLE t (k BIGINT NOT NULL, v BIGINT, p STRING) {part_clause} TBLPROPERTIES ('delta.enableDeletionVectors' = '{dvs}')"
+        ))
+        .await
+        .unwrap();
+        for op in ops {
+            let sql = apply(&mut model, &mut next_key, op);
+            s.execute(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+            let got = sorted_rows(&s.execute("SELECT k, v, p FROM t").await.unwrap().batches);
+            let mut want: Vec<String> = model.iter().map(|(k, (v, p))| format!("{k}|{v}|{p}")).collect();
+            want.sort();
+            assert_eq!(got, want, "after {sql} (dvs={dvs}, partitioned={partitioned})");
+        }
+    });
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn dml_matches_model(ops in prop::collection::vec(op(), 1..9), dvs in any::<bool>(), partitioned in any::<bool>()) {
+        run(&ops, dvs, partitioned);
+    }
+}
+
+#[test]
+fn dml_writes_dvs_only_when_enabled() {
+    for dvs in [true, false] {
+        let loc = format!("memory://dml-dv-check-{dvs}/t");
+        let mut s = SqlSession::new(Env::deterministic(3), ConflictConfig::default());
+        s.register("t", &loc);
+        rt().block_on(async {
+            s.execute(&format!("CREATE TABLE t (k BIGINT) TBLPROPERTIES ('delta.enableDeletionVectors' = '{dvs}')")).await.unwrap();
+            s.execute("INSERT INTO t SELECT value FROM range(0, 100)").await.unwrap();
+            let out = s.execute("DELETE FROM t WHERE k % 10 = 0").await.unwrap();
+            assert_eq!(out.commit.unwrap().affected_rows, Some(10));
+            let snap = delta_rlc_engine::DeltaTable::open(&loc).unwrap().snapshot(None).await.unwrap();
+            assert_eq!(snap.files.len(), 1);
+            let f = &snap.files[0];
+            if dvs {
+                assert_eq!(f.deletion_vector.as_ref().map(|d| d.cardinality), Some(10));
+                assert!(f.stats.as_deref().unwrap().contains("\"tightBounds\":false"));
+            } else {
+                assert!(f.deletion_vector.is_none());
+            }
+            // A second delete on the same file unions the DV.
+            s.execute("DELETE FROM t WHERE k % 10 = 1").await.unwrap();
+            let snap = delta_rlc_engine::DeltaTable::open(&loc).unwrap().snapshot(None).await.unwrap();
+            if dvs {
+                assert_eq!(snap.files[0].deletion_vector.as_ref().map(|d| d.cardinality), Some(20));
+            }
+            assert_eq!(sorted_rows(&s.execute("SELECT count(*) FROM t").await.unwrap().batches), vec!["80"]);
+        });
+    }
+}
