@@ -3,6 +3,7 @@
 //! 5 unsupported, 1 anything else).
 
 mod demo;
+mod scenario;
 mod output;
 
 use std::process::ExitCode;
@@ -46,9 +47,25 @@ enum Command {
         #[arg(long = "at-version")]
         at_version: Option<u64>,
     },
+    /// Conflict playground: run scenario files (TOML, see docs/scenarios.md).
+    Scenario {
+        #[command(subcommand)]
+        action: ScenarioAction,
+    },
     /// A guided demo on a local table: what delta-rlc is for.
     Demo {
         /// Folder for the demo tables (default: a temporary folder).
+        #[arg(long)]
+        dir: Option<std::path::PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum ScenarioAction {
+    /// Run scenario files; exit 0 only if every expectation holds.
+    Run {
+        files: Vec<std::path::PathBuf>,
+        /// Keep the scenario tables in this folder (default: a temporary folder).
         #[arg(long)]
         dir: Option<std::path::PathBuf>,
     },
@@ -100,6 +117,14 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             output::print_statement(&out, cli.json)?;
         }
         Command::Demo { dir } => demo::run(dir).await?,
+        Command::Scenario { action: ScenarioAction::Run { files, dir } } => {
+            let overrides: Vec<(String, String)> = cli
+                .conf
+                .iter()
+                .filter_map(|c| c.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+                .collect();
+            scenario::run(&files, dir, &overrides, cli.json).await?;
+        }
     }
     Ok(())
 }

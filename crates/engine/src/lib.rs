@@ -7,6 +7,7 @@ pub mod env;
 pub mod error;
 pub mod ops;
 pub mod scan;
+pub mod scenario;
 pub mod snapshot;
 pub mod sql;
 

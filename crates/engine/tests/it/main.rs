@@ -2,7 +2,9 @@
 
 mod common;
 mod dml_model;
+mod faults;
 mod golden;
 mod malformed;
 mod pruning;
+mod scenarios;
 mod write;

@@ -1,0 +1,116 @@
+//! The commit loop under storage faults: a landed put whose response is lost is recognised as ours
+//! and not applied twice; a put that failed before landing is retried; a lost race goes through the
+//! checks; a torn winning commit is reported, never skipped.
+
+use std::sync::Arc;
+
+use arrow::array::{Int64Array, RecordBatch};
+use arrow::datatypes::{DataType, Field, Schema};
+use delta_rlc_engine::env::Env;
+use delta_rlc_engine::ops::{create_table_txn, insert_txn, CreateTableSpec, InsertMode};
+use delta_rlc_engine::{DeltaTable, ErrorKind, Transaction};
+use delta_rlc_protocol::schema::{DataType as DT, PrimitiveType, StructField, StructType};
+use delta_rlc_storage::fault::{Fault, FaultyStore};
+use delta_rlc_storage::object_store::memory::InMemory;
+use delta_rlc_storage::TableStore;
+
+use crate::common::rt;
+
+fn faulty_table(name: &str) -> (DeltaTable, Arc<FaultyStore>) {
+    let faulty = Arc::new(FaultyStore::new(Arc::new(InMemory::new())));
+    let store = TableStore::from_object_store(faulty.clone(), &format!("memory://{name}/t"), "t");
+    let table = DeltaTable { store, env: Env::deterministic(9), conflict: Default::default() };
+    (table, faulty)
+}
+
+fn rows(v: &[i64]) -> Vec<RecordBatch> {
+    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
+    vec![RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(v.to_vec()))]).unwrap()]
+}
+
+async fn create(table: &DeltaTable) {
+    let spec = CreateTableSpec {
+        schema: StructType {
+            fields: vec![StructField { name: "id".into(), data_type: DT::Primitive(PrimitiveType::Long), nullable: true, metadata: Default::default() }],
+        },
+        ..Default::default()
+    };
+    create_table_txn(table, &spec).await.unwrap().commit().await.unwrap();
+}
+
+async fn append(table: &DeltaTable, v: &[i64]) -> Transaction {
+    let snap = table.snapshot(None).await.unwrap();
+    insert_txn(Transaction::new(table, Some(snap), "WRITE"), &rows(v), InsertMode::Append).await.unwrap()
+}
+
+async fn count_commits_with(table: &DeltaTable, txn_id: &str) -> usize {
+    let mut n = 0;
+    for o in table.store.list_dir("_delta_log").await.unwrap() {
+        if o.path.ends_with(".json") {
+            let text = String::from_utf8(table.store.get(&o.path).await.unwrap().to_vec()).unwrap();
+            n += text.matches(txn_id).count();
+        }
+    }
+    n
+}
+
+#[test]
+fn lost_response_is_recognised_as_our_commit() {
+    rt().block_on(async {
+        let (table, faulty) = faulty_table("fault-lost");
+        create(&table).await;
+        let txn = append(&table, &[1, 2]).await;
+        let id = txn.txn_id.to_string();
+        faulty.arm("00000000000000000001.json", Fault::LoseResponse);
+        let r = txn.commit().await.unwrap();
+        assert_eq!(r.version, Some(1));
+        assert_eq!(faulty.fired().len(), 1);
+        assert_eq!(count_commits_with(&table, &id).await, 1, "committed exactly once");
+        let snap = table.snapshot(None).await.unwrap();
+        assert_eq!((snap.version, snap.files.len()), (1, 1));
+    });
+}
+
+#[test]
+fn failed_put_is_retried_at_the_same_version() {
+    rt().block_on(async {
+        let (table, faulty) = faulty_table("fault-fail");
+        create(&table).await;
+        let txn = append(&table, &[1]).await;
+        faulty.arm("00000000000000000001.json", Fault::FailBeforeLanding);
+        let r = txn.commit().await.unwrap();
+        assert_eq!(r.version, Some(1));
+        assert_eq!(table.snapshot(None).await.unwrap().files.len(), 1);
+    });
+}
+
+#[test]
+fn lost_race_goes_through_the_checks_and_rebases() {
+    rt().block_on(async {
+        let (table, _) = faulty_table("fault-race");
+        create(&table).await;
+        let a = append(&table, &[1]).await;
+        let b = append(&table, &[2]).await;
+        assert_eq!(b.commit().await.unwrap().version, Some(1));
+        let r = a.commit().await.unwrap();
+        assert_eq!((r.version, r.attempts), (Some(2), 2));
+        assert_eq!(table.snapshot(None).await.unwrap().files.len(), 2);
+    });
+}
+
+#[test]
+fn torn_winning_commit_is_reported_not_skipped() {
+    rt().block_on(async {
+        let (table, faulty) = faulty_table("fault-torn");
+        create(&table).await;
+        let a = append(&table, &[1]).await;
+        let b = append(&table, &[2]).await;
+        faulty.arm("00000000000000000001.json", Fault::Torn);
+        b.commit().await.unwrap();
+        let e = a.commit().await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::CorruptTable, "{e}");
+        assert!(e.to_string().contains("commit 1"), "{e}");
+        let e = table.snapshot(None).await.unwrap_err();
+        assert!(e.to_string().contains("commit 1"), "{e}");
+    });
+}
