@@ -3,8 +3,8 @@
 //! 5 unsupported, 1 anything else).
 
 mod demo;
-mod scenario;
 mod output;
+mod scenario;
 
 use std::process::ExitCode;
 
@@ -52,6 +52,11 @@ enum Command {
         #[command(subcommand)]
         action: ScenarioAction,
     },
+    /// Load generators used by the multi-process tests and benchmarks.
+    Stress {
+        #[command(subcommand)]
+        action: StressAction,
+    },
     /// A guided demo on a local table: what delta-rlc is for.
     Demo {
         /// Folder for the demo tables (default: a temporary folder).
@@ -68,6 +73,19 @@ enum ScenarioAction {
         /// Keep the scenario tables in this folder (default: a temporary folder).
         #[arg(long)]
         dir: Option<std::path::PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum StressAction {
+    /// Append `count` single-row commits `(writer * 1000000 + i, writer)` to a table with columns
+    /// (id BIGINT, writer INT); prints one JSON line with commits and retries.
+    Append {
+        table: String,
+        #[arg(long, default_value_t = 100)]
+        count: u64,
+        #[arg(long, default_value_t = 0)]
+        writer: u64,
     },
 }
 
@@ -117,11 +135,43 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             output::print_statement(&out, cli.json)?;
         }
         Command::Demo { dir } => demo::run(dir).await?,
-        Command::Scenario { action: ScenarioAction::Run { files, dir } } => {
+        Command::Stress {
+            action:
+                StressAction::Append {
+                    table,
+                    count,
+                    writer,
+                },
+        } => {
+            let t = table.replace('\'', "''");
+            let mut retries = 0u64;
+            for i in 0..count {
+                let out = session
+                    .execute(&format!(
+                        "INSERT INTO '{t}' VALUES ({}, {writer})",
+                        writer * 1_000_000 + i
+                    ))
+                    .await?;
+                retries += out
+                    .commit
+                    .map(|c| u64::from(c.attempts.saturating_sub(1)))
+                    .unwrap_or(0);
+            }
+            println!(
+                "{}",
+                serde_json::json!({"writer": writer, "commits": count, "retries": retries})
+            );
+        }
+        Command::Scenario {
+            action: ScenarioAction::Run { files, dir },
+        } => {
             let overrides: Vec<(String, String)> = cli
                 .conf
                 .iter()
-                .filter_map(|c| c.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+                .filter_map(|c| {
+                    c.split_once('=')
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                })
                 .collect();
             scenario::run(&files, dir, &overrides, cli.json).await?;
         }

@@ -10,8 +10,8 @@ use bytes::Bytes;
 use futures::stream::BoxStream;
 use object_store::path::Path;
 use object_store::{
-    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore, PutMultipartOptions,
-    PutOptions, PutPayload, PutResult, Result,
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult, Result,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,12 +49,18 @@ impl fmt::Display for FaultyStore {
 }
 
 fn injected(msg: &str) -> object_store::Error {
-    object_store::Error::Generic { store: "FaultyStore", source: msg.to_string().into() }
+    object_store::Error::Generic {
+        store: "FaultyStore",
+        source: msg.to_string().into(),
+    }
 }
 
 impl FaultyStore {
     pub fn new(inner: Arc<dyn ObjectStore>) -> Self {
-        FaultyStore { inner, armed: Mutex::new(Armed::default()) }
+        FaultyStore {
+            inner,
+            armed: Mutex::new(Armed::default()),
+        }
     }
 
     /// Arms `fault` for the next put to a path ending with `suffix`.
@@ -66,13 +72,19 @@ impl FaultyStore {
 
     /// Faults that have fired, in order.
     pub fn fired(&self) -> Vec<(String, Fault)> {
-        self.armed.lock().map(|a| a.fired.clone()).unwrap_or_default()
+        self.armed
+            .lock()
+            .map(|a| a.fired.clone())
+            .unwrap_or_default()
     }
 
     fn take(&self, location: &Path) -> Option<Fault> {
         let mut a = self.armed.lock().ok()?;
         let loc = location.as_ref().to_string();
-        let i = a.faults.iter().position(|(s, _)| loc.ends_with(s.as_str()))?;
+        let i = a
+            .faults
+            .iter()
+            .position(|(s, _)| loc.ends_with(s.as_str()))?;
         let (_, f) = a.faults.remove(i);
         a.fired.push((loc, f.clone()));
         Some(f)
@@ -81,7 +93,12 @@ impl FaultyStore {
 
 #[async_trait]
 impl ObjectStore for FaultyStore {
-    async fn put_opts(&self, location: &Path, payload: PutPayload, opts: PutOptions) -> Result<PutResult> {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> Result<PutResult> {
         match self.take(location) {
             None => self.inner.put_opts(location, payload, opts).await,
             Some(Fault::LoseResponse) => {
@@ -92,12 +109,18 @@ impl ObjectStore for FaultyStore {
             Some(Fault::Torn) => {
                 let bytes: Bytes = payload.into();
                 let half = bytes.slice(..bytes.len() / 2);
-                self.inner.put_opts(location, PutPayload::from(half), opts).await
+                self.inner
+                    .put_opts(location, PutPayload::from(half), opts)
+                    .await
             }
         }
     }
 
-    async fn put_multipart_opts(&self, location: &Path, opts: PutMultipartOptions) -> Result<Box<dyn MultipartUpload>> {
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> Result<Box<dyn MultipartUpload>> {
         self.inner.put_multipart_opts(location, opts).await
     }
 
@@ -105,7 +128,10 @@ impl ObjectStore for FaultyStore {
         self.inner.get_opts(location, options).await
     }
 
-    fn delete_stream(&self, locations: BoxStream<'static, Result<Path>>) -> BoxStream<'static, Result<Path>> {
+    fn delete_stream(
+        &self,
+        locations: BoxStream<'static, Result<Path>>,
+    ) -> BoxStream<'static, Result<Path>> {
         self.inner.delete_stream(locations)
     }
 

@@ -65,7 +65,10 @@ pub struct ExpectSpec {
 
 /// 1-based line of a byte offset.
 pub fn line_of(source: &str, offset: usize) -> usize {
-    source.get(..offset.min(source.len())).map(|s| s.matches('\n').count() + 1).unwrap_or(1)
+    source
+        .get(..offset.min(source.len()))
+        .map(|s| s.matches('\n').count() + 1)
+        .unwrap_or(1)
 }
 
 pub fn parse(path: &str, source: &str) -> Result<ScenarioFile> {
@@ -94,7 +97,10 @@ pub fn expect_key_offset(source: &str, key: &str) -> usize {
     let mut offset = start;
     for line in source.get(start..).unwrap_or("").split_inclusive('\n') {
         let t = line.trim_start();
-        if t.starts_with(key) && t.get(key.len()..).is_some_and(|r| r.trim_start().starts_with('=')) {
+        if t.starts_with(key)
+            && t.get(key.len()..)
+                .is_some_and(|r| r.trim_start().starts_with('='))
+        {
             return offset;
         }
         offset += line.len();

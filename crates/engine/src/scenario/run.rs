@@ -13,9 +13,19 @@ use crate::txn::Transaction;
 
 #[derive(Debug, Clone)]
 pub enum TxnOutcome {
-    Committed { version: Option<u64>, attempts: u32, events: Vec<Event>, affected_rows: Option<u64> },
-    Aborted { kind: String, message: String },
-    Failed { message: String },
+    Committed {
+        version: Option<u64>,
+        attempts: u32,
+        events: Vec<Event>,
+        affected_rows: Option<u64>,
+    },
+    Aborted {
+        kind: String,
+        message: String,
+    },
+    Failed {
+        message: String,
+    },
     NotRun,
 }
 
@@ -31,7 +41,12 @@ impl TxnOutcome {
 
     fn to_json(&self) -> Value {
         match self {
-            TxnOutcome::Committed { version, attempts, events, affected_rows } => json!({
+            TxnOutcome::Committed {
+                version,
+                attempts,
+                events,
+                affected_rows,
+            } => json!({
                 "outcome": "committed", "version": version, "attempts": attempts, "affectedRows": affected_rows,
                 "events": events.iter().map(|e| json!({"name": e.name, "fields": e.fields})).collect::<Vec<_>>(),
             }),
@@ -70,19 +85,38 @@ impl ScenarioReport {
         let mut s = format!("scenario: {}\n", self.name);
         for (n, o) in &self.outcomes {
             match o {
-                TxnOutcome::Committed { version, attempts, events, .. } => {
-                    s.push_str(&format!("  {n}: committed version {} ({attempts} attempt(s))\n", version.map(|v| v.to_string()).unwrap_or_else(|| "-".into())));
+                TxnOutcome::Committed {
+                    version,
+                    attempts,
+                    events,
+                    ..
+                } => {
+                    s.push_str(&format!(
+                        "  {n}: committed version {} ({attempts} attempt(s))\n",
+                        version.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
+                    ));
                     for e in events {
-                        s.push_str(&format!("      event {} {}\n", e.name, Value::Object(e.fields.clone())));
+                        s.push_str(&format!(
+                            "      event {} {}\n",
+                            e.name,
+                            Value::Object(e.fields.clone())
+                        ));
                     }
                 }
-                TxnOutcome::Aborted { message, .. } => s.push_str(&format!("  {n}: aborted: {message}\n")),
-                TxnOutcome::Failed { message } => s.push_str(&format!("  {n}: failed: {message}\n")),
+                TxnOutcome::Aborted { message, .. } => {
+                    s.push_str(&format!("  {n}: aborted: {message}\n"))
+                }
+                TxnOutcome::Failed { message } => {
+                    s.push_str(&format!("  {n}: failed: {message}\n"))
+                }
                 TxnOutcome::NotRun => s.push_str(&format!("  {n}: not run\n")),
             }
         }
         for (q, rows) in &self.queries {
-            s.push_str(&format!("  query {q}\n    -> {}\n", Value::from(rows.clone())));
+            s.push_str(&format!(
+                "  query {q}\n    -> {}\n",
+                Value::from(rows.clone())
+            ));
         }
         if self.passed() {
             s.push_str("  PASS\n");
@@ -122,7 +156,12 @@ enum Phase {
 
 /// Parses and runs one scenario. `location` is the table location (a fresh folder or memory URL);
 /// `overrides` are `--conf` settings applied after the file's [config].
-pub async fn run_scenario(path: &str, source: &str, location: &str, overrides: &[(String, String)]) -> Result<ScenarioReport> {
+pub async fn run_scenario(
+    path: &str,
+    source: &str,
+    location: &str,
+    overrides: &[(String, String)],
+) -> Result<ScenarioReport> {
     let f = parse(path, source)?;
     let at = |offset: usize| format!("{path}:{}", line_of(source, offset));
     let mut conflict = ConflictConfig::from_env()?;
@@ -131,7 +170,9 @@ pub async fn run_scenario(path: &str, source: &str, location: &str, overrides: &
             toml::Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        conflict.set(k, &value).map_err(|e| EngineError::invalid(format!("{}: {e}", at(v.span().start))))?;
+        conflict
+            .set(k, &value)
+            .map_err(|e| EngineError::invalid(format!("{}: {e}", at(v.span().start))))?;
     }
     for (k, v) in overrides {
         conflict.set(k, v)?;
@@ -139,51 +180,88 @@ pub async fn run_scenario(path: &str, source: &str, location: &str, overrides: &
     // Validate transactions, steps and expectations before running anything.
     let mut txns: BTreeMap<String, (String, usize)> = BTreeMap::new();
     for t in &f.txn {
-        if txns.insert(t.name.get_ref().clone(), (t.sql.get_ref().clone(), t.sql.span().start)).is_some() {
-            return Err(EngineError::invalid(format!("{}: transaction {} is defined twice", at(t.name.span().start), t.name.get_ref())));
+        if txns
+            .insert(
+                t.name.get_ref().clone(),
+                (t.sql.get_ref().clone(), t.sql.span().start),
+            )
+            .is_some()
+        {
+            return Err(EngineError::invalid(format!(
+                "{}: transaction {} is defined twice",
+                at(t.name.span().start),
+                t.name.get_ref()
+            )));
         }
     }
     let mut seen_steps = std::collections::HashSet::new();
     let mut started = std::collections::HashSet::new();
     for s in &f.steps {
         let text = s.get_ref();
-        let (name, phase) = text
-            .split_once('.')
-            .ok_or_else(|| EngineError::invalid(format!("{}: step {text:?} must be NAME.start, NAME.commit or NAME.run", at(s.span().start))))?;
+        let (name, phase) = text.split_once('.').ok_or_else(|| {
+            EngineError::invalid(format!(
+                "{}: step {text:?} must be NAME.start, NAME.commit or NAME.run",
+                at(s.span().start)
+            ))
+        })?;
         if !txns.contains_key(name) {
-            return Err(EngineError::invalid(format!("{}: step {text:?} names unknown transaction {name}", at(s.span().start))));
+            return Err(EngineError::invalid(format!(
+                "{}: step {text:?} names unknown transaction {name}",
+                at(s.span().start)
+            )));
         }
         if !seen_steps.insert(text.clone()) {
-            return Err(EngineError::invalid(format!("{}: step {text:?} appears twice", at(s.span().start))));
+            return Err(EngineError::invalid(format!(
+                "{}: step {text:?} appears twice",
+                at(s.span().start)
+            )));
         }
         match phase {
             "start" => {
                 started.insert(name.to_string());
             }
             "commit" if !started.contains(name) => {
-                return Err(EngineError::invalid(format!("{}: {name}.commit before {name}.start", at(s.span().start))))
+                return Err(EngineError::invalid(format!(
+                    "{}: {name}.commit before {name}.start",
+                    at(s.span().start)
+                )))
             }
             "commit" => {}
             "run" if started.contains(name) || seen_steps.contains(&format!("{name}.commit")) => {
-                return Err(EngineError::invalid(format!("{}: {name}.run combined with start/commit", at(s.span().start))))
+                return Err(EngineError::invalid(format!(
+                    "{}: {name}.run combined with start/commit",
+                    at(s.span().start)
+                )))
             }
             "run" => {
                 started.insert(name.to_string());
             }
-            other => return Err(EngineError::invalid(format!("{}: unknown phase {other:?} (start, commit, run)", at(s.span().start)))),
+            other => {
+                return Err(EngineError::invalid(format!(
+                    "{}: unknown phase {other:?} (start, commit, run)",
+                    at(s.span().start)
+                )))
+            }
         }
     }
     if let Some(e) = &f.expect {
         for (name, v) in &e.outcomes {
             let line = at(expect_key_offset(source, name));
             if !txns.contains_key(name) {
-                return Err(EngineError::invalid(format!("{line}: expectation for unknown transaction {name}")));
+                return Err(EngineError::invalid(format!(
+                    "{line}: expectation for unknown transaction {name}"
+                )));
             }
             let Some(v) = v.as_str() else {
-                return Err(EngineError::invalid(format!("{line}: the expected outcome of {name} must be a string")));
+                return Err(EngineError::invalid(format!(
+                    "{line}: the expected outcome of {name} must be a string"
+                )));
             };
             if !OUTCOMES.contains(&v) {
-                return Err(EngineError::invalid(format!("{line}: unknown outcome {v:?} (one of {})", OUTCOMES.join(", "))));
+                return Err(EngineError::invalid(format!(
+                    "{line}: unknown outcome {v:?} (one of {})",
+                    OUTCOMES.join(", ")
+                )));
             }
         }
     }
@@ -192,22 +270,40 @@ pub async fn run_scenario(path: &str, source: &str, location: &str, overrides: &
     session.register("t", location);
     let mut create = format!("CREATE TABLE t ({})", f.table.columns);
     if !f.table.partition_by.is_empty() {
-        create.push_str(&format!(" PARTITIONED BY ({})", f.table.partition_by.join(", ")));
+        create.push_str(&format!(
+            " PARTITIONED BY ({})",
+            f.table.partition_by.join(", ")
+        ));
     }
     if !f.table.cluster_by.is_empty() {
         create.push_str(&format!(" CLUSTER BY ({})", f.table.cluster_by.join(", ")));
     }
     if !f.table.properties.is_empty() {
-        let props: Vec<String> = f.table.properties.iter().map(|(k, v)| format!("'{k}' = '{}'", v.replace('\'', "''"))).collect();
+        let props: Vec<String> = f
+            .table
+            .properties
+            .iter()
+            .map(|(k, v)| format!("'{k}' = '{}'", v.replace('\'', "''")))
+            .collect();
         create.push_str(&format!(" TBLPROPERTIES ({})", props.join(", ")));
     }
-    session.execute(&create).await.map_err(|e| EngineError::invalid(format!("{path}: [table]: {e}")))?;
+    session
+        .execute(&create)
+        .await
+        .map_err(|e| EngineError::invalid(format!("{path}: [table]: {e}")))?;
     for s in &f.table.setup {
-        session.execute(s.get_ref()).await.map_err(|e| EngineError::invalid(format!("{}: setup: {e}", at(s.span().start))))?;
+        session
+            .execute(s.get_ref())
+            .await
+            .map_err(|e| EngineError::invalid(format!("{}: setup: {e}", at(s.span().start))))?;
     }
 
-    let mut phases: BTreeMap<String, Phase> = txns.keys().map(|k| (k.clone(), Phase::Pending)).collect();
-    let mut outcomes: BTreeMap<String, TxnOutcome> = txns.keys().map(|k| (k.clone(), TxnOutcome::NotRun)).collect();
+    let mut phases: BTreeMap<String, Phase> =
+        txns.keys().map(|k| (k.clone(), Phase::Pending)).collect();
+    let mut outcomes: BTreeMap<String, TxnOutcome> = txns
+        .keys()
+        .map(|k| (k.clone(), TxnOutcome::NotRun))
+        .collect();
     for s in &f.steps {
         let (name, phase) = s.get_ref().split_once('.').unwrap_or_default();
         let (sql, sql_at) = txns.get(name).cloned().unwrap_or_default();
@@ -220,7 +316,10 @@ pub async fn run_scenario(path: &str, source: &str, location: &str, overrides: &
                     phases.insert(name.into(), Phase::Started(None));
                 }
                 Err(e) if is_syntax(&e) => {
-                    return Err(EngineError::invalid(format!("{}: transaction {name}: {e}", at(sql_at))));
+                    return Err(EngineError::invalid(format!(
+                        "{}: transaction {name}: {e}",
+                        at(sql_at)
+                    )));
                 }
                 Err(e) => {
                     outcomes.insert(name.into(), outcome_of_error(e));
@@ -232,9 +331,19 @@ pub async fn run_scenario(path: &str, source: &str, location: &str, overrides: &
             let state = phases.insert(name.into(), Phase::Done);
             if let Some(Phase::Started(t)) = state {
                 let o = match t {
-                    None => TxnOutcome::Committed { version: None, attempts: 0, events: vec![], affected_rows: None },
+                    None => TxnOutcome::Committed {
+                        version: None,
+                        attempts: 0,
+                        events: vec![],
+                        affected_rows: None,
+                    },
                     Some(t) => match t.commit().await {
-                        Ok(r) => TxnOutcome::Committed { version: r.version, attempts: r.attempts, events: r.events, affected_rows: r.affected_rows },
+                        Ok(r) => TxnOutcome::Committed {
+                            version: r.version,
+                            attempts: r.attempts,
+                            events: r.events,
+                            affected_rows: r.affected_rows,
+                        },
                         Err(e) => outcome_of_error(e),
                     },
                 };
@@ -243,42 +352,73 @@ pub async fn run_scenario(path: &str, source: &str, location: &str, overrides: &
         }
     }
 
-    let mut report = ScenarioReport { name: f.name.clone(), outcomes: outcomes.clone().into_iter().collect(), queries: vec![], mismatches: vec![] };
+    let mut report = ScenarioReport {
+        name: f.name.clone(),
+        outcomes: outcomes.clone().into_iter().collect(),
+        queries: vec![],
+        mismatches: vec![],
+    };
     if let Some(e) = &f.expect {
         for (name, want) in &e.outcomes {
             let want_str = want.as_str().unwrap_or_default();
-            let got = outcomes.get(name).map(TxnOutcome::label).unwrap_or_default();
+            let got = outcomes
+                .get(name)
+                .map(TxnOutcome::label)
+                .unwrap_or_default();
             let ok = match want_str {
                 "aborted" => matches!(outcomes.get(name), Some(TxnOutcome::Aborted { .. })),
                 w => got == w,
             };
             if !ok {
                 let detail = match outcomes.get(name) {
-                    Some(TxnOutcome::Aborted { message, .. }) | Some(TxnOutcome::Failed { message }) => format!(" ({message})"),
+                    Some(TxnOutcome::Aborted { message, .. })
+                    | Some(TxnOutcome::Failed { message }) => format!(" ({message})"),
                     _ => String::new(),
                 };
-                report.mismatches.push(format!("{}: {name} expected {want_str}, got {got}{detail}", at(expect_key_offset(source, name))));
+                report.mismatches.push(format!(
+                    "{}: {name} expected {want_str}, got {got}{detail}",
+                    at(expect_key_offset(source, name))
+                ));
             }
         }
         for (name, wanted) in &e.events {
             let fired: Vec<String> = match outcomes.get(name) {
-                Some(TxnOutcome::Committed { events, .. }) => events.iter().map(|e| e.name.clone()).collect(),
+                Some(TxnOutcome::Committed { events, .. }) => {
+                    events.iter().map(|e| e.name.clone()).collect()
+                }
                 _ => vec![],
             };
             for w in wanted {
                 if !fired.contains(w.get_ref()) {
-                    report.mismatches.push(format!("{}: {name} expected event {} (fired: {fired:?})", at(w.span().start), w.get_ref()));
+                    report.mismatches.push(format!(
+                        "{}: {name} expected event {} (fired: {fired:?})",
+                        at(w.span().start),
+                        w.get_ref()
+                    ));
                 }
             }
         }
         for q in &e.query {
-            let out = session.execute(q.sql.get_ref()).await.map_err(|err| EngineError::invalid(format!("{}: query: {err}", at(q.sql.span().start))))?;
+            let out = session.execute(q.sql.get_ref()).await.map_err(|err| {
+                EngineError::invalid(format!("{}: query: {err}", at(q.sql.span().start)))
+            })?;
             let rows = batches_to_rows(&out.batches)?;
-            let want: Vec<Vec<Value>> = q.rows.iter().map(|r| r.iter().map(toml_to_json).collect()).collect();
-            let got_n: Vec<Vec<String>> = rows.iter().map(|r| r.iter().map(norm).collect()).collect();
-            let want_n: Vec<Vec<String>> = want.iter().map(|r| r.iter().map(norm).collect()).collect();
+            let want: Vec<Vec<Value>> = q
+                .rows
+                .iter()
+                .map(|r| r.iter().map(toml_to_json).collect())
+                .collect();
+            let got_n: Vec<Vec<String>> =
+                rows.iter().map(|r| r.iter().map(norm).collect()).collect();
+            let want_n: Vec<Vec<String>> =
+                want.iter().map(|r| r.iter().map(norm).collect()).collect();
             if got_n != want_n {
-                report.mismatches.push(format!("{}: query returned {}, expected {}", at(q.sql.span().start), Value::from(rows.clone()), Value::from(want)));
+                report.mismatches.push(format!(
+                    "{}: query returned {}, expected {}",
+                    at(q.sql.span().start),
+                    Value::from(rows.clone()),
+                    Value::from(want)
+                ));
             }
             report.queries.push((q.sql.get_ref().clone(), rows));
         }
@@ -287,13 +427,19 @@ pub async fn run_scenario(path: &str, source: &str, location: &str, overrides: &
 }
 
 fn is_syntax(e: &EngineError) -> bool {
-    e.to_string().contains("SQL syntax error") || matches!(e, EngineError::DataFusion(d) if matches!(d.as_ref(), datafusion::error::DataFusionError::SQL(..)))
+    e.to_string().contains("SQL syntax error")
+        || matches!(e, EngineError::DataFusion(d) if matches!(d.as_ref(), datafusion::error::DataFusionError::SQL(..)))
 }
 
 fn outcome_of_error(e: EngineError) -> TxnOutcome {
     match &e {
-        EngineError::Conflict(c) => TxnOutcome::Aborted { kind: c.kind.name().to_string(), message: e.to_string() },
-        _ => TxnOutcome::Failed { message: e.to_string() },
+        EngineError::Conflict(c) => TxnOutcome::Aborted {
+            kind: c.kind.name().to_string(),
+            message: e.to_string(),
+        },
+        _ => TxnOutcome::Failed {
+            message: e.to_string(),
+        },
     }
 }
 
@@ -302,13 +448,19 @@ fn batches_to_rows(batches: &[arrow::array::RecordBatch]) -> Result<Vec<Vec<Valu
     let opts = FormatOptions::default().with_null("NULL");
     let mut rows = Vec::new();
     for b in batches {
-        let fmts: Vec<ArrayFormatter> = b.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &opts)).collect::<std::result::Result<_, _>>()?;
+        let fmts: Vec<ArrayFormatter> = b
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts))
+            .collect::<std::result::Result<_, _>>()?;
         for r in 0..b.num_rows() {
             rows.push(
                 fmts.iter()
                     .map(|f| {
                         let s = f.value(r).to_string();
-                        s.parse::<i64>().map(Value::from).unwrap_or(Value::String(s))
+                        s.parse::<i64>()
+                            .map(Value::from)
+                            .unwrap_or(Value::String(s))
                     })
                     .collect(),
             );

@@ -16,10 +16,19 @@ static N: AtomicU64 = AtomicU64::new(0);
 #[derive(Debug, Clone)]
 enum Op {
     Insert(Vec<(i64, bool)>),
-    Delete { modulo: i64, rem: i64 },
+    Delete {
+        modulo: i64,
+        rem: i64,
+    },
     DeletePartition(bool),
-    Update { below: i64, add: i64 },
-    Merge { keys: Vec<(i64, i64)>, delete_above: i64 },
+    Update {
+        below: i64,
+        add: i64,
+    },
+    Merge {
+        keys: Vec<(i64, i64)>,
+        delete_above: i64,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -28,14 +37,19 @@ fn op() -> impl Strategy<Value = Op> {
         (2i64..5, 0i64..2).prop_map(|(modulo, rem)| Op::Delete { modulo, rem }),
         any::<bool>().prop_map(Op::DeletePartition),
         (0i64..60, -5i64..5).prop_map(|(below, add)| Op::Update { below, add }),
-        (prop::collection::vec((0i64..30, 0i64..50), 1..5), 20i64..60).prop_map(|(keys, delete_above)| Op::Merge { keys, delete_above }),
+        (prop::collection::vec((0i64..30, 0i64..50), 1..5), 20i64..60)
+            .prop_map(|(keys, delete_above)| Op::Merge { keys, delete_above }),
     ]
 }
 
 type Model = BTreeMap<i64, (i64, &'static str)>;
 
 fn part(b: bool) -> &'static str {
-    if b { "a" } else { "b" }
+    if b {
+        "a"
+    } else {
+        "b"
+    }
 }
 
 fn apply(model: &mut Model, next_key: &mut i64, op: &Op) -> String {
@@ -135,26 +149,53 @@ fn dml_writes_dvs_only_when_enabled() {
         let mut s = SqlSession::new(Env::deterministic(3), ConflictConfig::default());
         s.register("t", &loc);
         rt().block_on(async {
-            s.execute(&format!("CREATE TABLE t (k BIGINT) TBLPROPERTIES ('delta.enableDeletionVectors' = '{dvs}')")).await.unwrap();
-            s.execute("INSERT INTO t SELECT value FROM range(0, 100)").await.unwrap();
+            s.execute(&format!(
+                "CREATE TABLE t (k BIGINT) TBLPROPERTIES ('delta.enableDeletionVectors' = '{dvs}')"
+            ))
+            .await
+            .unwrap();
+            s.execute("INSERT INTO t SELECT value FROM range(0, 100)")
+                .await
+                .unwrap();
             let out = s.execute("DELETE FROM t WHERE k % 10 = 0").await.unwrap();
             assert_eq!(out.commit.unwrap().affected_rows, Some(10));
-            let snap = delta_rlc_engine::DeltaTable::open(&loc).unwrap().snapshot(None).await.unwrap();
+            let snap = delta_rlc_engine::DeltaTable::open(&loc)
+                .unwrap()
+                .snapshot(None)
+                .await
+                .unwrap();
             assert_eq!(snap.files.len(), 1);
             let f = &snap.files[0];
             if dvs {
                 assert_eq!(f.deletion_vector.as_ref().map(|d| d.cardinality), Some(10));
-                assert!(f.stats.as_deref().unwrap().contains("\"tightBounds\":false"));
+                assert!(f
+                    .stats
+                    .as_deref()
+                    .unwrap()
+                    .contains("\"tightBounds\":false"));
             } else {
                 assert!(f.deletion_vector.is_none());
             }
             // A second delete on the same file unions the DV.
             s.execute("DELETE FROM t WHERE k % 10 = 1").await.unwrap();
-            let snap = delta_rlc_engine::DeltaTable::open(&loc).unwrap().snapshot(None).await.unwrap();
+            let snap = delta_rlc_engine::DeltaTable::open(&loc)
+                .unwrap()
+                .snapshot(None)
+                .await
+                .unwrap();
             if dvs {
-                assert_eq!(snap.files[0].deletion_vector.as_ref().map(|d| d.cardinality), Some(20));
+                assert_eq!(
+                    snap.files[0]
+                        .deletion_vector
+                        .as_ref()
+                        .map(|d| d.cardinality),
+                    Some(20)
+                );
             }
-            assert_eq!(sorted_rows(&s.execute("SELECT count(*) FROM t").await.unwrap().batches), vec!["80"]);
+            assert_eq!(
+                sorted_rows(&s.execute("SELECT count(*) FROM t").await.unwrap().batches),
+                vec!["80"]
+            );
         });
     }
 }

@@ -19,7 +19,11 @@ use crate::common::rt;
 fn faulty_table(name: &str) -> (DeltaTable, Arc<FaultyStore>) {
     let faulty = Arc::new(FaultyStore::new(Arc::new(InMemory::new())));
     let store = TableStore::from_object_store(faulty.clone(), &format!("memory://{name}/t"), "t");
-    let table = DeltaTable { store, env: Env::deterministic(9), conflict: Default::default() };
+    let table = DeltaTable {
+        store,
+        env: Env::deterministic(9),
+        conflict: Default::default(),
+    };
     (table, faulty)
 }
 
@@ -31,16 +35,32 @@ fn rows(v: &[i64]) -> Vec<RecordBatch> {
 async fn create(table: &DeltaTable) {
     let spec = CreateTableSpec {
         schema: StructType {
-            fields: vec![StructField { name: "id".into(), data_type: DT::Primitive(PrimitiveType::Long), nullable: true, metadata: Default::default() }],
+            fields: vec![StructField {
+                name: "id".into(),
+                data_type: DT::Primitive(PrimitiveType::Long),
+                nullable: true,
+                metadata: Default::default(),
+            }],
         },
         ..Default::default()
     };
-    create_table_txn(table, &spec).await.unwrap().commit().await.unwrap();
+    create_table_txn(table, &spec)
+        .await
+        .unwrap()
+        .commit()
+        .await
+        .unwrap();
 }
 
 async fn append(table: &DeltaTable, v: &[i64]) -> Transaction {
     let snap = table.snapshot(None).await.unwrap();
-    insert_txn(Transaction::new(table, Some(snap), "WRITE"), &rows(v), InsertMode::Append).await.unwrap()
+    insert_txn(
+        Transaction::new(table, Some(snap), "WRITE"),
+        &rows(v),
+        InsertMode::Append,
+    )
+    .await
+    .unwrap()
 }
 
 async fn count_commits_with(table: &DeltaTable, txn_id: &str) -> usize {
@@ -65,7 +85,11 @@ fn lost_response_is_recognised_as_our_commit() {
         let r = txn.commit().await.unwrap();
         assert_eq!(r.version, Some(1));
         assert_eq!(faulty.fired().len(), 1);
-        assert_eq!(count_commits_with(&table, &id).await, 1, "committed exactly once");
+        assert_eq!(
+            count_commits_with(&table, &id).await,
+            1,
+            "committed exactly once"
+        );
         let snap = table.snapshot(None).await.unwrap();
         assert_eq!((snap.version, snap.files.len()), (1, 1));
     });

@@ -64,14 +64,26 @@ fn error_of(src: &str) -> String {
 #[test]
 fn good_scenario_passes_and_bad_ones_name_the_line() {
     assert_eq!(error_of(GOOD), "no error; passed=true");
-    let e = error_of(&GOOD.replace(r#"steps = ["A.start", "A.commit"]"#, r#"steps = ["A.start", "Z.commit"]"#));
-    assert!(e.contains("bad.toml:2:") && e.contains("unknown transaction Z"), "{e}");
-    let e = error_of(&GOOD.replace(r#"steps = ["A.start", "A.commit"]"#, r#"steps = ["A.start", "A.start", "A.commit"]"#));
+    let e = error_of(&GOOD.replace(
+        r#"steps = ["A.start", "A.commit"]"#,
+        r#"steps = ["A.start", "Z.commit"]"#,
+    ));
+    assert!(
+        e.contains("bad.toml:2:") && e.contains("unknown transaction Z"),
+        "{e}"
+    );
+    let e = error_of(&GOOD.replace(
+        r#"steps = ["A.start", "A.commit"]"#,
+        r#"steps = ["A.start", "A.start", "A.commit"]"#,
+    ));
     assert!(e.contains("bad.toml:2:") && e.contains("twice"), "{e}");
     let e = error_of(&GOOD.replace("INSERT INTO t VALUES (1)", "INSERT INTO t VALUS (1"));
     assert!(e.contains("bad.toml:7:"), "{e}");
     let e = error_of(&GOOD.replace(r#"A = "committed""#, r#"A = "sometimes""#));
-    assert!(e.contains("bad.toml:9:") && e.contains("unknown outcome"), "{e}");
+    assert!(
+        e.contains("bad.toml:9:") && e.contains("unknown outcome"),
+        "{e}"
+    );
     let e = error_of(&GOOD.replace("columns", "colums"));
     assert!(e.contains("bad.toml:"), "{e}");
     // A wrong expectation is reported as a mismatch, not an error.
