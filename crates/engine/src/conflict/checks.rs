@@ -1,26 +1,37 @@
-//! The per-winner checks, in OSS order. Each failure is a typed conflict naming the winner.
+//! The per-winner checks, in OSS order, with the reconcilers and tier chains in between.
 
 use std::collections::BTreeSet;
 
-use delta_rlc_protocol::actions::{Action, Add, Metadata, Protocol};
+use delta_rlc_protocol::actions::{Action, Add, Metadata, Protocol, Remove};
+use delta_rlc_storage::TableStore;
 
 use super::config::{ConflictConfig, IsolationLevel};
 use super::error::{ConflictError, ConflictKind};
+use super::reconcile::{reconcilers, ReconcileContext};
 use super::summary::WinningCommit;
-use super::tiers::{append_tiers, AppendContext};
+use super::tiers::{append_tiers, delete_read_tiers, TierContext};
 use super::Event;
 use crate::error::{EngineError, Result};
 use crate::snapshot::Snapshot;
 use crate::txn::read_set::ReadSet;
 
+/// Fixed facts about the losing transaction for the whole commit loop.
 pub struct CheckInput<'a> {
     pub read_snapshot: &'a Snapshot,
-    pub read_set: &'a ReadSet,
-    /// The loser's staged actions (paths decoded, relative).
-    pub staged: &'a [Action],
+    pub store: &'a TableStore,
     pub is_blind_append: bool,
     pub isolation: IsolationLevel,
     pub config: &'a ConflictConfig,
+    pub env: &'a crate::env::Env,
+}
+
+/// What the loser looks like now; reconcilers rewrite it, the checks read it. It carries over from
+/// one winning commit to the next.
+#[derive(Debug, Clone)]
+pub struct LoserState {
+    pub read_set: ReadSet,
+    /// Staged actions (paths decoded).
+    pub staged: Vec<Action>,
 }
 
 #[derive(Debug, Default)]
@@ -64,18 +75,20 @@ fn allowed_config_change(key: &str, old: Option<&String>, new: &str) -> bool {
     }
 }
 
-pub fn check_winner(input: &CheckInput<'_>, w: &WinningCommit) -> Result<CheckOutcome> {
-    let mut out = CheckOutcome::default();
-    let ours_protocol = input
+fn check_whole_commit(
+    input: &CheckInput<'_>,
+    state: &LoserState,
+    w: &WinningCommit,
+    out: &mut CheckOutcome,
+) -> Result<()> {
+    let ours_protocol = state
         .staged
         .iter()
         .any(|a| matches!(a, Action::Protocol(_)));
-    let ours_metadata = input
+    let ours_metadata = state
         .staged
         .iter()
         .any(|a| matches!(a, Action::Metadata(_)));
-
-    // 1. Protocol.
     if let Some(p) = &w.protocol {
         p.check_writable()?;
         if ours_protocol {
@@ -106,8 +119,6 @@ pub fn check_winner(input: &CheckInput<'_>, w: &WinningCommit) -> Result<CheckOu
         }
         out.adopt_protocol = Some(p.clone());
     }
-
-    // 2. Metadata.
     if let Some(m) = &w.metadata {
         if ours_metadata {
             return Err(conflict(
@@ -142,9 +153,7 @@ pub fn check_winner(input: &CheckInput<'_>, w: &WinningCommit) -> Result<CheckOu
         }
         out.adopt_metadata = Some(m.clone());
     }
-
-    // 3. Domain metadata: the same non-row-tracking domain in both conflicts.
-    for a in input.staged {
+    for a in &state.staged {
         if let Action::DomainMetadata(d) = a {
             if d.domain != "delta.rowTracking" && w.domains.iter().any(|x| x.domain == d.domain) {
                 return Err(conflict(
@@ -157,12 +166,10 @@ pub fn check_winner(input: &CheckInput<'_>, w: &WinningCommit) -> Result<CheckOu
             }
         }
     }
-
-    // 4. Application transaction ids the loser read.
     if let Some(t) = w
         .txns
         .iter()
-        .find(|t| input.read_set.app_ids.contains(&t.app_id))
+        .find(|t| state.read_set.app_ids.contains(&t.app_id))
     {
         return Err(conflict(
             ConflictKind::ConcurrentTransaction,
@@ -172,40 +179,46 @@ pub fn check_winner(input: &CheckInput<'_>, w: &WinningCommit) -> Result<CheckOu
             None,
         ));
     }
+    Ok(())
+}
 
-    // 5. Append check.
-    check_appends(input, w, ours_metadata, &mut out)?;
+/// Runs every check of one winning commit against the loser, letting reconcilers rewrite the loser.
+pub async fn check_winner(
+    input: &CheckInput<'_>,
+    state: &mut LoserState,
+    w: &WinningCommit,
+) -> Result<CheckOutcome> {
+    let mut out = CheckOutcome::default();
+    check_whole_commit(input, state, w, &mut out)?;
 
-    // 6. Delete/read.
-    let read_paths = input.read_set.file_paths();
-    let hit: Vec<String> = w
-        .removes
+    // Reconcilers: each either rewrites the loser (returning the paths it settled) or declines.
+    let mut resolved: BTreeSet<String> = BTreeSet::new();
+    for r in reconcilers() {
+        if !input.config.enabled(r.switch()) {
+            continue;
+        }
+        let ctx = ReconcileContext {
+            snapshot: input.read_snapshot,
+            store: input.store,
+            config: input.config,
+            env: input.env,
+            winner: w,
+            resolved: &resolved,
+        };
+        if let Some(rec) = r.reconcile(&ctx, state).await {
+            resolved.extend(rec.resolved_paths);
+            out.events.extend(rec.events);
+        }
+    }
+
+    let ours_metadata = state
+        .staged
         .iter()
-        .filter(|r| read_paths.contains(r.path.as_str()))
-        .map(|r| r.path.clone())
-        .collect();
-    if !hit.is_empty() {
-        return Err(conflict(
-            ConflictKind::ConcurrentDeleteRead,
-            w,
-            hit,
-            None,
-            None,
-        ));
-    }
-    if input.read_set.whole_table && !w.removes.is_empty() {
-        let files = w.removes.iter().map(|r| r.path.clone()).collect();
-        return Err(conflict(
-            ConflictKind::ConcurrentDeleteRead,
-            w,
-            files,
-            Some("whole table".into()),
-            None,
-        ));
-    }
+        .any(|a| matches!(a, Action::Metadata(_)));
+    check_appends(input, state, w, ours_metadata, &resolved, &mut out).await?;
+    check_delete_read(input, state, w, &resolved, &mut out).await?;
 
-    // 7. Delete/delete.
-    let ours: BTreeSet<&str> = input
+    let ours: BTreeSet<&str> = state
         .staged
         .iter()
         .filter_map(|a| a.as_remove())
@@ -214,7 +227,7 @@ pub fn check_winner(input: &CheckInput<'_>, w: &WinningCommit) -> Result<CheckOu
     let both: Vec<String> = w
         .removes
         .iter()
-        .filter(|r| ours.contains(r.path.as_str()))
+        .filter(|r| ours.contains(r.path.as_str()) && !resolved.contains(&r.path))
         .map(|r| r.path.clone())
         .collect();
     if !both.is_empty() {
@@ -229,27 +242,28 @@ pub fn check_winner(input: &CheckInput<'_>, w: &WinningCommit) -> Result<CheckOu
     Ok(out)
 }
 
-fn check_appends(
+async fn check_appends(
     input: &CheckInput<'_>,
+    state: &LoserState,
     w: &WinningCommit,
     ours_metadata: bool,
+    resolved: &BTreeSet<String>,
     out: &mut CheckOutcome,
 ) -> Result<()> {
+    let all: Vec<&Add> = w
+        .adds
+        .iter()
+        .filter(|a| !resolved.contains(&a.path))
+        .collect();
     let candidates: Vec<&Add> = match input.isolation {
         IsolationLevel::SnapshotIsolation => return Ok(()),
-        IsolationLevel::WriteSerializable if !ours_metadata => {
-            if w.is_blind_append() {
-                Vec::new()
-            } else {
-                w.adds.iter().collect()
-            }
-        }
-        _ => w.adds.iter().collect(),
+        IsolationLevel::WriteSerializable if !ours_metadata && w.is_blind_append() => Vec::new(),
+        _ => all,
     };
     if candidates.is_empty() || input.is_blind_append {
         return Ok(());
     }
-    if input.read_set.whole_table {
+    if state.read_set.whole_table {
         let files = candidates.iter().map(|a| a.path.clone()).collect();
         return Err(conflict(
             ConflictKind::ConcurrentAppend,
@@ -259,14 +273,19 @@ fn check_appends(
             None,
         ));
     }
-    let ctx = AppendContext {
+    if input.config.unsound_for_testing {
+        return Ok(());
+    }
+    let ctx = TierContext {
         snapshot: input.read_snapshot,
-        read_set: input.read_set,
+        store: input.store,
+        read_set: &state.read_set,
+        staged: &state.staged,
         config: input.config,
         winner: w,
     };
     let tiers = append_tiers();
-    for pred in &input.read_set.predicates {
+    for pred in &state.read_set.predicates {
         let mut open: Vec<&Add> = candidates.clone();
         let mut last_tier: Option<&str> = None;
         for tier in &tiers {
@@ -279,7 +298,7 @@ fn check_appends(
                 }
             }
             last_tier = Some(tier.name());
-            let cleared = tier.clear(&ctx, pred, &open);
+            let cleared = tier.clear(&ctx, pred, &open).await;
             let before = open.len();
             open = open
                 .into_iter()
@@ -290,7 +309,7 @@ fn check_appends(
             if open.len() < before && tier.switch().is_some() {
                 out.events.push(Event::new(
                     "delta.conflictDetection.dataSkipping.filesSkipped",
-                    serde_json::json!({"candidateFiles": before, "skippedFiles": before - open.len(), "tier": tier.name()}),
+                    serde_json::json!({"candidateFiles": before, "skippedFiles": before - open.len(), "tier": tier.name(), "winningCommitVersion": w.version}),
                 ));
             }
         }
@@ -306,4 +325,139 @@ fn check_appends(
         }
     }
     Ok(())
+}
+
+async fn check_delete_read(
+    input: &CheckInput<'_>,
+    state: &mut LoserState,
+    w: &WinningCommit,
+    resolved: &BTreeSet<String>,
+    out: &mut CheckOutcome,
+) -> Result<()> {
+    let read_paths: BTreeSet<String> = state
+        .read_set
+        .file_paths()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let removes: Vec<&Remove> = w
+        .removes
+        .iter()
+        .filter(|r| !resolved.contains(&r.path))
+        .collect();
+    let mut hits: Vec<&Remove> = removes
+        .iter()
+        .copied()
+        .filter(|r| read_paths.contains(&r.path))
+        .collect();
+    if state.read_set.whole_table && !removes.is_empty() {
+        // Whole-table readers are never refined, except by reconcilers (resolved paths) and by the
+        // relocation tier (dataChange=false moves no rows).
+        let ctx = TierContext {
+            snapshot: input.read_snapshot,
+            store: input.store,
+            read_set: &state.read_set,
+            staged: &state.staged,
+            config: input.config,
+            winner: w,
+        };
+        let relocation = delete_read_tiers()
+            .into_iter()
+            .find(|t| t.switch() == "relocation");
+        let mut open = removes.clone();
+        if let Some(t) = relocation.filter(|t| input.config.enabled(t.switch())) {
+            let cleared = t.clear(&ctx, &open).await;
+            open = open
+                .into_iter()
+                .zip(cleared)
+                .filter(|(_, c)| !c)
+                .map(|(r, _)| r)
+                .collect();
+        }
+        if !open.is_empty() {
+            let files = open.iter().map(|r| r.path.clone()).collect();
+            return Err(conflict(
+                ConflictKind::ConcurrentDeleteRead,
+                w,
+                files,
+                Some("whole table".into()),
+                None,
+            ));
+        }
+        inherit_read_interest(state, w);
+        return Ok(());
+    }
+    if hits.is_empty() {
+        return Ok(());
+    }
+    let mut last_tier: Option<&str> = None;
+    let mut relocated = false;
+    {
+        let ctx = TierContext {
+            snapshot: input.read_snapshot,
+            store: input.store,
+            read_set: &state.read_set,
+            staged: &state.staged,
+            config: input.config,
+            winner: w,
+        };
+        for tier in delete_read_tiers() {
+            if hits.is_empty() {
+                break;
+            }
+            if !input.config.enabled(tier.switch()) {
+                continue;
+            }
+            last_tier = Some(tier.name());
+            let cleared = tier.clear(&ctx, &hits).await;
+            let before = hits.len();
+            hits = hits
+                .into_iter()
+                .zip(cleared)
+                .filter(|(_, c)| !c)
+                .map(|(r, _)| r)
+                .collect();
+            if hits.len() < before {
+                if tier.switch() == "relocation" {
+                    relocated = true;
+                }
+                out.events.push(Event::new(
+                    "delta.conflictDetection.deleteRead.filesSkipped",
+                    serde_json::json!({"candidateFiles": before, "skippedFiles": before - hits.len(), "tier": tier.name(), "winningCommitVersion": w.version}),
+                ));
+            }
+        }
+    }
+    if !hits.is_empty() {
+        let files = hits.iter().map(|r| r.path.clone()).collect();
+        let preds: Vec<&str> = state
+            .read_set
+            .predicates
+            .iter()
+            .map(|p| p.text.as_str())
+            .collect();
+        return Err(conflict(
+            ConflictKind::ConcurrentDeleteRead,
+            w,
+            files,
+            (!preds.is_empty()).then(|| preds.join(" OR ")),
+            last_tier,
+        ));
+    }
+    if relocated {
+        inherit_read_interest(state, w);
+    }
+    Ok(())
+}
+
+/// Case 3's transitive hazard: rows the loser read now live in the relocation outputs, so a later
+/// winner that deletes from those outputs must still be seen by the delete/read check.
+fn inherit_read_interest(state: &mut LoserState, w: &WinningCommit) {
+    for a in &w.adds {
+        if !a.data_change {
+            state
+                .read_set
+                .read_file(&a.path, a.deletion_vector.as_ref().map(|d| d.unique_id()));
+        }
+    }
 }

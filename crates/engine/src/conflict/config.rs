@@ -34,7 +34,17 @@ impl IsolationLevel {
 }
 
 /// Known switches and their defaults (a tier defaults to on once it is proven).
-pub const SWITCHES: &[(&str, bool)] = &[];
+pub const SWITCHES: &[(&str, bool)] = &[
+    // Case 1: conflict-time data skipping.
+    ("dataSkipping", true),
+    ("valueExact", true),
+    ("deleteReadRefinement", true),
+    ("mergeSourceKey", true),
+    // Case 2: same-file DV merge.
+    ("dvMerge", true),
+    // Case 3: relocation (dataChange=false) exclusion for append-only losers.
+    ("relocation", true),
+];
 
 #[derive(Debug, Clone)]
 pub struct ConflictConfig {
@@ -43,6 +53,12 @@ pub struct ConflictConfig {
     pub isolation: Option<IsolationLevel>,
     pub max_attempts: u32,
     pub switches: BTreeMap<String, bool>,
+    /// Value-exact tier: give up (keep the conflict) above this many candidate bytes.
+    pub value_exact_max_bytes: u64,
+    /// MERGE source keys: IN-list pre-filter up to this many distinct keys, else min/max ranges.
+    pub in_set_threshold: usize,
+    /// Test-only: a deliberately unsound tier that clears every file (the oracle must catch it).
+    pub unsound_for_testing: bool,
 }
 
 impl Default for ConflictConfig {
@@ -52,6 +68,9 @@ impl Default for ConflictConfig {
             isolation: None,
             max_attempts: 1000,
             switches: SWITCHES.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            value_exact_max_bytes: 256 * 1024 * 1024,
+            in_set_threshold: 10_000,
+            unsound_for_testing: false,
         }
     }
 }
@@ -84,12 +103,25 @@ impl ConflictConfig {
                     ))
                 })?
             }
+            "valueExact.maxBytes" => {
+                self.value_exact_max_bytes = value.parse().map_err(|_| {
+                    EngineError::invalid(format!(
+                        "valueExact.maxBytes must be a byte count, got {value:?}"
+                    ))
+                })?
+            }
+            "inSetThreshold" => {
+                self.in_set_threshold = value.parse().map_err(|_| {
+                    EngineError::invalid(format!("inSetThreshold must be a count, got {value:?}"))
+                })?
+            }
+            "unsoundForTesting" => self.unsound_for_testing = as_bool()?,
             other => {
                 let name = other.strip_prefix("rlc.").unwrap_or(other);
                 if !SWITCHES.iter().any(|(k, _)| *k == name) {
                     let known: Vec<&str> = SWITCHES.iter().map(|(k, _)| *k).collect();
                     return Err(EngineError::invalid(format!(
-                        "unknown setting {other:?} (known: legacy, isolation, maxAttempts, {})",
+                        "unknown setting {other:?} (known: legacy, isolation, maxAttempts, valueExact.maxBytes, inSetThreshold, {})",
                         known.join(", ")
                     )));
                 }

@@ -6,10 +6,12 @@
 mod checks;
 mod config;
 mod error;
+pub mod reconcile;
+pub mod rows;
 mod summary;
 pub mod tiers;
 
-pub use checks::{check_winner, CheckInput, CheckOutcome};
+pub use checks::{check_winner, CheckInput, CheckOutcome, LoserState};
 pub use config::{ConflictConfig, IsolationLevel};
 pub use error::{ConflictError, ConflictKind};
 pub use summary::WinningCommit;

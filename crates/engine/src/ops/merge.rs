@@ -121,7 +121,51 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
     let n_cols = table_schema.fields().len();
 
     // Target: every candidate file, live rows with row index. NOT MATCHED BY SOURCE reads everything.
-    let scans: Vec<FileScan> = scan_candidates(&mut txn, &snapshot, None).await?;
+    // What the MERGE reads from the target: the source-key predicate when possible.
+    let target_df = DFSchema::try_from_qualified_schema(
+        spec.target_alias.to_ascii_lowercase().as_str(),
+        table_schema.as_ref(),
+    )?;
+    let source_df = DFSchema::try_from_qualified_schema(
+        spec.source_alias.to_ascii_lowercase().as_str(),
+        spec.source_schema.as_ref(),
+    )?;
+    let on_schema = target_df.join(&source_df)?;
+    let on_expr = SessionContext::new()
+        .parse_sql_expr(&spec.on, &on_schema)
+        .map_err(|e| EngineError::invalid(format!("MERGE ON: {e}")))?;
+    let read = if needs_target_only || !txn.table.conflict.enabled("mergeSourceKey") {
+        None
+    } else {
+        let (keys, target_only) =
+            super::merge_keys::analyze_on(&on_expr, &spec.target_alias, &spec.source_alias);
+        if keys.is_empty() {
+            None
+        } else {
+            Some(super::merge_keys::target_read(
+                &keys,
+                target_only,
+                table_schema.as_ref(),
+                &spec.source_batches,
+                &source_df,
+                &spec.source_alias.to_ascii_lowercase(),
+                txn.table.conflict.in_set_threshold,
+            )?)
+        }
+    };
+    let scans: Vec<FileScan> = match &read {
+        Some(r) => {
+            let s = scan_candidates(&mut txn, &snapshot, r.predicate.as_ref()).await?;
+            if let Some(p) = txn.read_set.predicates.last_mut() {
+                p.exact_keys = r.keys.clone();
+            }
+            if let Some(e) = &r.event {
+                txn.events.push(e.clone());
+            }
+            s
+        }
+        None => scan_candidates(&mut txn, &snapshot, None).await?,
+    };
     let mut target_batches = Vec::new();
     for (i, s) in scans.iter().enumerate() {
         let rows = stabilize_row_tracking(&snapshot, &s.add, &s.rows, true)?;

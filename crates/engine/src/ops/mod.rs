@@ -7,6 +7,7 @@ pub mod delete;
 pub mod dml;
 pub mod insert;
 pub mod merge;
+pub mod merge_keys;
 pub mod update;
 
 pub use create::{create_table_txn, CreateTableSpec};

@@ -10,5 +10,6 @@ mod provider;
 mod refs;
 mod session;
 
+pub use dml::strip_qualifiers;
 pub use provider::DeltaTableProvider;
 pub use session::{Prepared, SqlSession, StatementOutput};

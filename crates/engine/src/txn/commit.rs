@@ -21,7 +21,8 @@ use serde_json::{json, Value};
 
 use super::Transaction;
 use crate::conflict::{
-    check_winner, CheckInput, ConflictError, ConflictKind, Event, IsolationLevel, WinningCommit,
+    check_winner, CheckInput, ConflictError, ConflictKind, Event, IsolationLevel, LoserState,
+    WinningCommit,
 };
 use crate::error::{EngineError, Result};
 use crate::write::encode_log_path;
@@ -77,14 +78,19 @@ impl Transaction {
                 .unwrap_or(-1),
             last_ict: self.read_snapshot.as_ref().map(|s| s.timestamp_ms),
         };
-        let mut events = Vec::new();
+        let mut events = self.events.clone();
+        let mut state_loser = LoserState {
+            read_set: self.read_set.clone(),
+            staged: self.actions.clone(),
+        };
         let mut version = read_version.map(|v| v + 1).unwrap_or(0);
         let max_attempts = self.table.conflict.max_attempts;
         let mut attempt = 0u32;
         let mut unknown_retries = 0u32;
         while attempt < max_attempts {
             attempt += 1;
-            let payload = self.build_attempt(version, &state, isolation, blind)?;
+            let payload =
+                self.build_attempt(&state_loser.staged, version, &state, isolation, blind)?;
             let path = format!("{LOG_DIR}/{}", commit_file_name(version));
             match store.put_if_absent(&path, Bytes::from(payload)).await {
                 PutOutcome::Created => return self.finish(version, attempt, events).await,
@@ -117,7 +123,14 @@ impl Transaction {
                 })));
             };
             let latest = self.latest_version(version).await?;
-            let mut adopted_staged = self.staged_for_checks();
+            let input = CheckInput {
+                read_snapshot: &read_snapshot,
+                store,
+                is_blind_append: blind,
+                isolation,
+                config: &self.table.conflict,
+                env: &self.table.env,
+            };
             for v in version..=latest {
                 let bytes = store
                     .get(&format!("{LOG_DIR}/{}", commit_file_name(v)))
@@ -131,15 +144,7 @@ impl Transaction {
                 }
                 let actions = parse_commit(v, &bytes)?;
                 let winner = WinningCommit::from_actions(v, actions, &root)?;
-                let input = CheckInput {
-                    read_snapshot: &read_snapshot,
-                    read_set: &self.read_set,
-                    staged: &adopted_staged,
-                    is_blind_append: blind,
-                    isolation,
-                    config: &self.table.conflict,
-                };
-                let outcome = check_winner(&input, &winner)?;
+                let outcome = check_winner(&input, &mut state_loser, &winner).await?;
                 events.extend(outcome.events);
                 if let Some(h) = winner.row_id_high_water_mark() {
                     state.row_id_hwm = state.row_id_hwm.max(h);
@@ -150,7 +155,6 @@ impl Transaction {
                 {
                     state.last_ict = Some(state.last_ict.map_or(t, |l| l.max(t)));
                 }
-                adopted_staged = self.staged_for_checks();
             }
             version = latest + 1;
         }
@@ -162,10 +166,6 @@ impl Transaction {
             predicate: Some(format!("gave up after {attempt} attempts")),
             tier: None,
         })))
-    }
-
-    fn staged_for_checks(&self) -> Vec<Action> {
-        self.actions.clone()
     }
 
     fn is_ours(&self, version: u64, bytes: &[u8]) -> bool {
@@ -225,6 +225,7 @@ impl Transaction {
     /// commit versions assigned on top of the current high-water mark.
     fn build_attempt(
         &self,
+        staged: &[Action],
         version: u64,
         state: &AttemptState,
         isolation: IsolationLevel,
@@ -260,7 +261,7 @@ impl Transaction {
         let mut hwm = state.row_id_hwm;
         let mut assigned = false;
         let mut out = vec![Action::CommitInfo(info)];
-        for a in &self.actions {
+        for a in staged {
             match a {
                 Action::Add(add) => {
                     let mut add = add.clone();

@@ -32,6 +32,8 @@ pub struct Transaction {
     pub txn_id: Uuid,
     /// Number of rows affected, reported to the caller.
     pub affected_rows: Option<u64>,
+    /// Events fired while planning (e.g. the MERGE source-key read predicate).
+    pub events: Vec<crate::conflict::Event>,
 }
 
 impl Transaction {
@@ -46,6 +48,7 @@ impl Transaction {
             operation_metrics: Map::new(),
             txn_id: table.env.ids.uuid(),
             affected_rows: None,
+            events: Vec::new(),
         }
     }
 

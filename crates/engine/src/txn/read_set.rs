@@ -16,6 +16,21 @@ pub struct ReadPredicate {
     pub data: Option<Expr>,
     /// Human-readable form for errors.
     pub text: String,
+    /// MERGE source-key marker: a row is read only if its key tuple is one of these (evaluated
+    /// exactly by the row-level tiers; the stats tier uses `partition`/`data`, the pre-filter).
+    pub exact_keys: Option<std::sync::Arc<SourceKeys>>,
+}
+
+/// The distinct source key tuples of a MERGE, in the target key columns' types, rendered as text.
+#[derive(Debug, Clone)]
+pub struct SourceKeys {
+    /// Target column names, in tuple order.
+    pub columns: Vec<String>,
+    pub tuples: std::collections::HashSet<String>,
+}
+
+impl SourceKeys {
+    pub const SEPARATOR: char = '\u{1}';
 }
 
 impl ReadPredicate {
@@ -84,5 +99,6 @@ pub fn split_predicate(expr: &Expr, partition_columns: &[String], text: String) 
         partition: conj(part),
         data: conj(data),
         text,
+        exact_keys: None,
     }
 }

@@ -1,39 +1,92 @@
-//! Tiers of the append check. For each read predicate, each candidate file (a winner's added file)
-//! is offered to the tiers in order; a tier may *clear* a file for that predicate only when it proves
-//! that no live row of the file can satisfy the predicate. A file that no tier clears for some
-//! predicate is a conflict. Adding a tier is one new module plus one line in [`append_tiers`].
+//! Tiers of the file-level checks.
+//!
+//! Append check: for each read predicate, each candidate file (a winner's added file) is offered to
+//! the append tiers in order; a tier may *clear* a file for that predicate only when it proves that
+//! no live row of the file can satisfy the predicate. A file no tier clears is a conflict.
+//!
+//! Delete/read check: each winner remove of a file the loser read is offered to the delete/read
+//! tiers; a tier may clear it only when it proves that none of the rows the winner removed could
+//! have been seen by any of the loser's reads.
+//!
+//! Adding a tier is one new module plus one line in [`append_tiers`] or [`delete_read_tiers`].
 
+mod data_skipping;
+mod delete_read_refinement;
+mod eligible;
+mod mor_readd;
 mod partition_filter;
+mod relocation;
+mod value_exact;
 
-use delta_rlc_protocol::actions::Add;
+use async_trait::async_trait;
+use delta_rlc_protocol::actions::{Action, Add, Remove};
+use delta_rlc_storage::TableStore;
 
 use super::config::ConflictConfig;
 use super::summary::WinningCommit;
 use crate::snapshot::Snapshot;
 use crate::txn::read_set::{ReadPredicate, ReadSet};
 
-pub struct AppendContext<'a> {
+pub use eligible::eligible_filter;
+
+pub struct TierContext<'a> {
     pub snapshot: &'a Snapshot,
+    pub store: &'a TableStore,
     pub read_set: &'a ReadSet,
+    pub staged: &'a [Action],
     pub config: &'a ConflictConfig,
     pub winner: &'a WinningCommit,
 }
 
+impl TierContext<'_> {
+    /// The loser only adds files: no removes, no DV re-adds (Case 3's scope).
+    pub fn loser_is_append_only(&self) -> bool {
+        self.staged.iter().all(|a| match a {
+            Action::Remove(_) => false,
+            Action::Add(x) => x.deletion_vector.is_none(),
+            _ => true,
+        })
+    }
+}
+
+#[async_trait]
 pub trait AppendTier: Send + Sync {
     /// Name used in events and conflict explanations.
     fn name(&self) -> &'static str;
     /// The switch that enables it; `None` = part of the OSS baseline (always on).
     fn switch(&self) -> Option<&'static str>;
     /// For each candidate, true if this tier proves it cannot match `predicate`.
-    fn clear(
+    async fn clear(
         &self,
-        ctx: &AppendContext<'_>,
+        ctx: &TierContext<'_>,
         predicate: &ReadPredicate,
         candidates: &[&Add],
     ) -> Vec<bool>;
 }
 
-/// The append-check tiers in order.
+#[async_trait]
+pub trait DeleteReadTier: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn switch(&self) -> &'static str;
+    /// For each winner remove of a file the loser read, true if this tier proves no conflict.
+    async fn clear(&self, ctx: &TierContext<'_>, removes: &[&Remove]) -> Vec<bool>;
+}
+
+/// The append-check tiers in order (cheapest first).
 pub fn append_tiers() -> Vec<Box<dyn AppendTier>> {
-    vec![Box::new(partition_filter::PartitionFilter)]
+    vec![
+        Box::new(mor_readd::MergeOnReadReAdd),
+        Box::new(relocation::RelocationAdds),
+        Box::new(partition_filter::PartitionFilter),
+        Box::new(data_skipping::DataSkipping),
+        Box::new(value_exact::ValueExact),
+    ]
+}
+
+/// The delete/read tiers in order.
+pub fn delete_read_tiers() -> Vec<Box<dyn DeleteReadTier>> {
+    vec![
+        Box::new(relocation::RelocationRemoves),
+        Box::new(delete_read_refinement::RemovedRowsRefinement),
+    ]
 }

@@ -5,14 +5,16 @@
 //! false (or NULL) for those values they are false for every row, and so is the whole conjunction.
 //! Declines (clears nothing) when the predicate has no partition part or evaluation fails.
 
+use async_trait::async_trait;
 use delta_rlc_protocol::actions::Add;
 
-use super::{AppendContext, AppendTier};
+use super::{AppendTier, TierContext};
 use crate::scan::prune_files;
 use crate::txn::read_set::ReadPredicate;
 
 pub struct PartitionFilter;
 
+#[async_trait]
 impl AppendTier for PartitionFilter {
     fn name(&self) -> &'static str {
         "partitionFilter"
@@ -22,9 +24,9 @@ impl AppendTier for PartitionFilter {
         None
     }
 
-    fn clear(
+    async fn clear(
         &self,
-        ctx: &AppendContext<'_>,
+        ctx: &TierContext<'_>,
         predicate: &ReadPredicate,
         candidates: &[&Add],
     ) -> Vec<bool> {

@@ -1,0 +1,131 @@
+//! Row-level evaluation for the value-exact tiers: read a winner's file as the read snapshot's
+//! schema sees it, pick the rows of interest, and ask whether any of them satisfies a read predicate
+//! (including a MERGE source-key marker). Every failure is returned as an error so the caller can
+//! decline (keep the conflict).
+
+use arrow::array::{Array, BooleanArray, RecordBatch, UInt64Array};
+use arrow::util::display::{ArrayFormatter, FormatOptions};
+use datafusion::common::DFSchema;
+use datafusion::prelude::SessionContext;
+use delta_rlc_protocol::actions::Add;
+use delta_rlc_storage::TableStore;
+use roaring::RoaringTreemap;
+
+use crate::arrow_conv::table_arrow_schema;
+use crate::dv_io::load_file_dv;
+use crate::error::{EngineError, Result};
+use crate::scan::{read_file, FileReadOptions, ROW_INDEX_COLUMN};
+use crate::snapshot::Snapshot;
+use crate::txn::read_set::{ReadPredicate, SourceKeys};
+
+/// Renders key tuples of `columns` in `batch` as text, one per row (NULL in any column → None:
+/// a NULL key never equi-joins).
+pub fn key_tuples(batch: &RecordBatch, columns: &[String]) -> Result<Vec<Option<String>>> {
+    let opts = FormatOptions::default();
+    let mut cols = Vec::with_capacity(columns.len());
+    for c in columns {
+        let arr = batch
+            .column_by_name(c)
+            .ok_or_else(|| EngineError::Internal(format!("key column {c} missing")))?
+            .clone();
+        cols.push(arr);
+    }
+    let fmts: Vec<ArrayFormatter> = cols
+        .iter()
+        .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts))
+        .collect::<std::result::Result<_, _>>()?;
+    let mut out = Vec::with_capacity(batch.num_rows());
+    for r in 0..batch.num_rows() {
+        if cols.iter().any(|c| c.is_null(r)) {
+            out.push(None);
+            continue;
+        }
+        let parts: Vec<String> = fmts.iter().map(|f| f.value(r).to_string()).collect();
+        out.push(Some(parts.join(&SourceKeys::SEPARATOR.to_string())));
+    }
+    Ok(out)
+}
+
+/// Does any row of `batch` selected by `selected` (None = all) satisfy `pred`?
+pub fn any_row_matches(
+    snapshot: &Snapshot,
+    pred: &ReadPredicate,
+    batch: &RecordBatch,
+    selected: Option<&BooleanArray>,
+) -> Result<bool> {
+    let n = batch.num_rows();
+    let schema = table_arrow_schema(&snapshot.schema);
+    let table_part = batch.project(&(0..schema.fields().len()).collect::<Vec<_>>())?;
+    let mut mask: Vec<bool> = match selected {
+        Some(s) => (0..n).map(|i| s.is_valid(i) && s.value(i)).collect(),
+        None => vec![true; n],
+    };
+    if let Some(expr) = pred.full() {
+        let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
+        let phys = SessionContext::new().create_physical_expr(expr, &df_schema)?;
+        let v = phys.evaluate(&table_part)?.into_array(n)?;
+        let v = v
+            .as_any()
+            .downcast_ref::<BooleanArray>()
+            .ok_or_else(|| EngineError::Internal("predicate is not boolean".into()))?;
+        for (i, m) in mask.iter_mut().enumerate() {
+            *m = *m && v.is_valid(i) && v.value(i);
+        }
+    }
+    if let Some(keys) = &pred.exact_keys {
+        let tuples = key_tuples(&table_part, &keys.columns)?;
+        for (m, t) in mask.iter_mut().zip(tuples) {
+            *m = *m && t.is_some_and(|t| keys.tuples.contains(&t));
+        }
+    }
+    Ok(mask.into_iter().any(|m| m))
+}
+
+/// Live rows of a winner's added file (its DV applied).
+pub async fn live_rows(
+    store: &TableStore,
+    snapshot: &Snapshot,
+    add: &Add,
+) -> Result<Vec<RecordBatch>> {
+    read_file(store, snapshot, add, &FileReadOptions::default()).await
+}
+
+/// Rows that a winner removed from a file: the pre-image's live rows minus the post-image's live
+/// rows (`post_dv` None = the whole file was removed). Returned with a selection mask per batch.
+pub async fn removed_rows(
+    store: &TableStore,
+    snapshot: &Snapshot,
+    pre_image: &Add,
+    post_dv: Option<&RoaringTreemap>,
+) -> Result<Vec<(RecordBatch, BooleanArray)>> {
+    let pre_dv = load_file_dv(store, &snapshot.root, pre_image).await?;
+    if let Some(post) = post_dv {
+        if !pre_dv.is_subset(post) {
+            return Err(EngineError::corrupt(format!(
+                "the post-image DV of {} does not contain its pre-image DV",
+                pre_image.path
+            )));
+        }
+    }
+    let opts = FileReadOptions {
+        apply_dv: false,
+        with_row_index: true,
+        extra_columns: Vec::new(),
+    };
+    let batches = read_file(store, snapshot, pre_image, &opts).await?;
+    let mut out = Vec::with_capacity(batches.len());
+    for b in batches {
+        let idx = b
+            .column_by_name(ROW_INDEX_COLUMN)
+            .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
+            .ok_or_else(|| EngineError::Internal("row index missing".into()))?;
+        let sel: BooleanArray = (0..idx.len())
+            .map(|i| {
+                let r = idx.value(i);
+                Some(!pre_dv.contains(r) && post_dv.is_none_or(|p| p.contains(r)))
+            })
+            .collect();
+        out.push((b, sel));
+    }
+    Ok(out)
+}

@@ -1,0 +1,60 @@
+//! Tier 2 — value-exact existence check. Switch `valueExact`; bound `valueExact.maxBytes`.
+//!
+//! Proves: no live row of the winner's file (its DV applied, partition values filled in) satisfies
+//! the read predicate — evaluated row by row, including a MERGE source-key marker (a semi-join of
+//! the file's key tuples with the source keys).
+//! Why skipping is safe: the evaluation is exact over exactly the rows a serial re-execution of the
+//! loser after the winner would see in that file; NULL results count as "not read" only because SQL
+//! filters drop them too.
+//! Declines: candidates larger than the byte bound in total, any read or evaluation error (unknown
+//! column, corrupt file, unreadable DV), a predicate with no condition at all.
+
+use async_trait::async_trait;
+use delta_rlc_protocol::actions::Add;
+
+use super::{AppendTier, TierContext};
+use crate::conflict::rows::{any_row_matches, live_rows};
+use crate::txn::read_set::ReadPredicate;
+
+pub struct ValueExact;
+
+#[async_trait]
+impl AppendTier for ValueExact {
+    fn name(&self) -> &'static str {
+        "valueExact"
+    }
+
+    fn switch(&self) -> Option<&'static str> {
+        Some("valueExact")
+    }
+
+    async fn clear(
+        &self,
+        ctx: &TierContext<'_>,
+        predicate: &ReadPredicate,
+        candidates: &[&Add],
+    ) -> Vec<bool> {
+        let mut out = vec![false; candidates.len()];
+        if predicate.full().is_none() && predicate.exact_keys.is_none() {
+            return out;
+        }
+        let total: i64 = candidates.iter().map(|a| a.size).sum();
+        if total < 0 || total as u64 > ctx.config.value_exact_max_bytes {
+            return out;
+        }
+        for (i, add) in candidates.iter().enumerate() {
+            let verdict = async {
+                let batches = live_rows(ctx.store, ctx.snapshot, add).await?;
+                for b in &batches {
+                    if any_row_matches(ctx.snapshot, predicate, b, None)? {
+                        return Ok::<bool, crate::error::EngineError>(false);
+                    }
+                }
+                Ok(true)
+            }
+            .await;
+            out[i] = matches!(verdict, Ok(true));
+        }
+        out
+    }
+}

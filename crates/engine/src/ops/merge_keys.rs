@@ -1,0 +1,208 @@
+//! MERGE source-key read predicate (Case 1). Switch `mergeSourceKey`.
+//!
+//! For the equi-join keys of ON (`target.k = source.k'` conjuncts), the MERGE reads only target rows
+//! whose key tuple is one of the source's key tuples (plus the target-only conjuncts of ON). It
+//! registers that read as: a pre-filter the stats tier can use (per key column an IN list when there
+//! are at most `inSetThreshold` distinct tuples, always a min/max range) and an exact marker — the
+//! set of distinct key tuples — that the row-level tiers evaluate as a semi-join.
+//! Why this is the true read set: a target row whose key tuple is not among the source's can match
+//! no source row under ON, so no clause can touch it and no NOT MATCHED decision depends on it.
+//! Not attempted (the MERGE reads the whole target) when: the switch is off, ON has no equi-join
+//! key, or a NOT MATCHED BY SOURCE clause exists (Case 6 handles those).
+//! Event: `delta.dml.merge.sourceKeyReadPredicate` (preFilter inSet|range, numDistinctKeys,
+//! numKeyColumns).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, RecordBatch};
+use arrow::compute::cast;
+use arrow::datatypes::{Field, Schema};
+use datafusion::common::{DFSchema, ScalarValue};
+use datafusion::logical_expr::utils::split_conjunction;
+use datafusion::logical_expr::{col, lit, BinaryExpr, Expr, Operator};
+use serde_json::json;
+
+use crate::conflict::rows::key_tuples;
+use crate::conflict::Event;
+use crate::error::{EngineError, Result};
+use crate::txn::read_set::SourceKeys;
+
+/// What a MERGE reads from its target.
+pub struct TargetRead {
+    /// Pre-filter AND target-only ON conjuncts (unqualified), or None = whole target.
+    pub predicate: Option<Expr>,
+    pub keys: Option<Arc<SourceKeys>>,
+    pub event: Option<Event>,
+}
+
+fn side(e: &Expr, alias: &str) -> Option<String> {
+    match e {
+        Expr::Column(c)
+            if c.relation
+                .as_ref()
+                .is_some_and(|r| r.table().eq_ignore_ascii_case(alias)) =>
+        {
+            Some(c.name.clone())
+        }
+        _ => None,
+    }
+}
+
+fn refs_only(e: &Expr, alias: &str) -> bool {
+    let cols = e.column_refs();
+    !cols.is_empty()
+        && cols.iter().all(|c| {
+            c.relation
+                .as_ref()
+                .is_some_and(|r| r.table().eq_ignore_ascii_case(alias))
+        })
+}
+
+/// Splits ON into (target column, source column) key pairs and target-only conjuncts.
+pub fn analyze_on(on: &Expr, target: &str, source: &str) -> (Vec<(String, String)>, Vec<Expr>) {
+    let mut keys = Vec::new();
+    let mut target_only = Vec::new();
+    for c in split_conjunction(on) {
+        if let Expr::BinaryExpr(BinaryExpr {
+            left,
+            op: Operator::Eq,
+            right,
+        }) = c
+        {
+            match (
+                side(left, target),
+                side(right, source),
+                side(left, source),
+                side(right, target),
+            ) {
+                (Some(t), Some(s), _, _) | (_, _, Some(s), Some(t)) => {
+                    keys.push((t, s));
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        if refs_only(c, target) {
+            target_only.push(crate::sql::strip_qualifiers(c.clone()));
+        }
+    }
+    (keys, target_only)
+}
+
+/// Builds the target read for the given key pairs over the source batches.
+pub fn target_read(
+    keys: &[(String, String)],
+    target_only: Vec<Expr>,
+    target_schema: &Schema,
+    source_batches: &[RecordBatch],
+    source_df: &DFSchema,
+    source_alias: &str,
+    in_set_threshold: usize,
+) -> Result<TargetRead> {
+    let extra = target_only.into_iter().reduce(|a, b| a.and(b));
+    if keys.is_empty() {
+        return Ok(TargetRead {
+            predicate: extra,
+            keys: None,
+            event: None,
+        });
+    }
+    // Source key columns cast to the target key types, named like the target columns.
+    let mut fields = Vec::new();
+    let mut idx = Vec::new();
+    for (t, s) in keys {
+        let tf = target_schema
+            .field_with_name(t)
+            .map_err(|_| EngineError::invalid(format!("MERGE ON: unknown target column {t}")))?;
+        let si = source_df
+            .index_of_column_by_name(
+                Some(&datafusion::common::TableReference::bare(source_alias)),
+                s,
+            )
+            .or_else(|| source_df.index_of_column_by_name(None, s))
+            .ok_or_else(|| EngineError::invalid(format!("MERGE ON: unknown source column {s}")))?;
+        fields.push(Field::new(t, tf.data_type().clone(), true));
+        idx.push(si);
+    }
+    let schema = Arc::new(Schema::new(fields));
+    let mut tuples: HashSet<String> = HashSet::new();
+    let mut columns_min_max: Vec<(Option<ScalarValue>, Option<ScalarValue>)> =
+        vec![(None, None); keys.len()];
+    let mut in_lists: Vec<HashSet<ScalarValue>> = vec![HashSet::new(); keys.len()];
+    for b in source_batches {
+        let mut cols: Vec<ArrayRef> = Vec::with_capacity(idx.len());
+        for (i, f) in idx.iter().zip(schema.fields()) {
+            let c = b.column(*i);
+            cols.push(if c.data_type() == f.data_type() {
+                c.clone()
+            } else {
+                cast(c, f.data_type())?
+            });
+        }
+        let kb = RecordBatch::try_new(schema.clone(), cols)?;
+        let names: Vec<String> = keys.iter().map(|(t, _)| t.clone()).collect();
+        for (r, t) in key_tuples(&kb, &names)?.into_iter().enumerate() {
+            let Some(t) = t else { continue };
+            if tuples.insert(t) {
+                for (k, c) in kb.columns().iter().enumerate() {
+                    let v = ScalarValue::try_from_array(c, r)?;
+                    let (lo, hi) = &mut columns_min_max[k];
+                    if lo
+                        .as_ref()
+                        .is_none_or(|l| v.partial_cmp(l) == Some(std::cmp::Ordering::Less))
+                    {
+                        *lo = Some(v.clone());
+                    }
+                    if hi
+                        .as_ref()
+                        .is_none_or(|h| v.partial_cmp(h) == Some(std::cmp::Ordering::Greater))
+                    {
+                        *hi = Some(v.clone());
+                    }
+                    if in_lists[k].len() <= in_set_threshold {
+                        in_lists[k].insert(v);
+                    }
+                }
+            }
+        }
+    }
+    let n = tuples.len();
+    let in_set = n <= in_set_threshold;
+    let mut pre: Option<Expr> = if n == 0 { Some(lit(false)) } else { None };
+    if n > 0 {
+        for (k, (t, _)) in keys.iter().enumerate() {
+            let (lo, hi) = &columns_min_max[k];
+            let (Some(lo), Some(hi)) = (lo, hi) else {
+                continue;
+            };
+            let mut e = col(datafusion::common::Column::new_unqualified(t))
+                .between(lit(lo.clone()), lit(hi.clone()));
+            if in_set {
+                let mut list: Vec<ScalarValue> = in_lists[k].iter().cloned().collect();
+                list.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+                e = col(datafusion::common::Column::new_unqualified(t))
+                    .in_list(list.into_iter().map(lit).collect(), false)
+                    .and(e);
+            }
+            pre = Some(match pre {
+                Some(p) => p.and(e),
+                None => e,
+            });
+        }
+    }
+    let predicate = match (pre, extra) {
+        (Some(p), Some(x)) => Some(p.and(x)),
+        (p, x) => p.or(x),
+    };
+    let event = Event::new(
+        "delta.dml.merge.sourceKeyReadPredicate",
+        json!({"preFilter": if in_set { "inSet" } else { "range" }, "numDistinctKeys": n, "numKeyColumns": keys.len()}),
+    );
+    let columns = keys.iter().map(|(t, _)| t.clone()).collect();
+    Ok(TargetRead {
+        predicate,
+        keys: Some(Arc::new(SourceKeys { columns, tuples })),
+        event: Some(event),
+    })
+}
