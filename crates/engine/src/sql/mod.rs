@@ -4,6 +4,7 @@
 
 mod describe;
 mod dml;
+mod files_fn;
 mod merge;
 mod parser;
 mod provider;
