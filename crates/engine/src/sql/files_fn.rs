@@ -22,7 +22,10 @@ pub const NAME: &str = "delta_files";
 
 /// The string arguments of every `delta_files('…')` call in the tokens.
 pub fn calls(tokens: &[Token]) -> Vec<String> {
-    let sig: Vec<&Token> = tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_))).collect();
+    let sig: Vec<&Token> = tokens
+        .iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .collect();
     let mut out = Vec::new();
     for w in sig.windows(4) {
         if let [Token::Word(f), Token::LParen, Token::SingleQuotedString(a), Token::RParen] = w {
@@ -46,8 +49,18 @@ pub fn files_batch(snapshot: &Snapshot) -> Result<RecordBatch> {
         path.push(f.path.clone());
         pv.push(serde_json::to_string(&f.partition_values).unwrap_or_default());
         size.push(f.size);
-        n.push(f.stats.as_deref().and_then(|s| FileStats::parse(s).ok()).and_then(|s| s.num_records));
-        card.push(f.deletion_vector.as_ref().map(|d| d.cardinality).unwrap_or(0));
+        n.push(
+            f.stats
+                .as_deref()
+                .and_then(|s| FileStats::parse(s).ok())
+                .and_then(|s| s.num_records),
+        );
+        card.push(
+            f.deletion_vector
+                .as_ref()
+                .map(|d| d.cardinality)
+                .unwrap_or(0),
+        );
         base.push(f.base_row_id);
         ver.push(f.default_row_commit_version);
     }
@@ -78,16 +91,24 @@ pub struct DeltaFiles {
 }
 
 impl TableFunctionImpl for DeltaFiles {
-    fn call_with_args(&self, args: TableFunctionArgs) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+    fn call_with_args(
+        &self,
+        args: TableFunctionArgs,
+    ) -> datafusion::error::Result<Arc<dyn TableProvider>> {
         let arg = match args.exprs() {
             [Expr::Literal(ScalarValue::Utf8(Some(s)), _)] => s.clone(),
-            _ => return datafusion::common::plan_err!("delta_files takes one string: a table name or path"),
+            _ => {
+                return datafusion::common::plan_err!(
+                    "delta_files takes one string: a table name or path"
+                )
+            }
         };
-        let batch = self
-            .tables
-            .get(&arg)
-            .cloned()
-            .ok_or_else(|| datafusion::error::DataFusionError::Plan(format!("delta_files: no table {arg}")))?;
-        Ok(Arc::new(MemTable::try_new(batch.schema(), vec![vec![batch]])?))
+        let batch = self.tables.get(&arg).cloned().ok_or_else(|| {
+            datafusion::error::DataFusionError::Plan(format!("delta_files: no table {arg}"))
+        })?;
+        Ok(Arc::new(MemTable::try_new(
+            batch.schema(),
+            vec![vec![batch]],
+        )?))
     }
 }

@@ -114,22 +114,37 @@ impl SqlSession {
         self.context(refs, None).await
     }
 
-    async fn query(&self, refs: &[TableRef], sql: &str, record: Option<(&str, Arc<Mutex<ReadSet>>)>) -> Result<Vec<RecordBatch>> {
+    async fn query(
+        &self,
+        refs: &[TableRef],
+        sql: &str,
+        record: Option<(&str, Arc<Mutex<ReadSet>>)>,
+    ) -> Result<Vec<RecordBatch>> {
         let ctx = self.context(refs, record).await?;
         let tokens = super::refs::tokenize(sql)?;
         let calls = super::files_fn::calls(&tokens);
         if !calls.is_empty() {
             let mut tables = std::collections::HashMap::new();
             for arg in calls {
-                let location = self.named.iter().find(|(n, _)| n.eq_ignore_ascii_case(&arg)).map(|(_, l)| l.clone()).unwrap_or_else(|| arg.clone());
+                let location = self
+                    .named
+                    .iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(&arg))
+                    .map(|(_, l)| l.clone())
+                    .unwrap_or_else(|| arg.clone());
                 let table = self.table(&location)?;
                 if !table.exists().await? {
-                    return Err(EngineError::NotFound(format!("no Delta table at {location}")));
+                    return Err(EngineError::NotFound(format!(
+                        "no Delta table at {location}"
+                    )));
                 }
                 let snap = table.snapshot(None).await?;
                 tables.insert(arg, super::files_fn::files_batch(&snap)?);
             }
-            ctx.register_udtf(super::files_fn::NAME, Arc::new(super::files_fn::DeltaFiles { tables }));
+            ctx.register_udtf(
+                super::files_fn::NAME,
+                Arc::new(super::files_fn::DeltaFiles { tables }),
+            );
         }
         let df = ctx.sql(sql).await?;
         Ok(df.collect().await?)

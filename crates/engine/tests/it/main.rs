@@ -7,4 +7,5 @@ mod golden;
 mod malformed;
 mod pruning;
 mod scenarios;
+mod tier_soundness;
 mod write;
