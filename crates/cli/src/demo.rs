@@ -39,8 +39,20 @@ async fn race(base: &Path, n: usize, legacy: bool, r: &Race) -> Result<String, E
     winner.commit().await?;
     Ok(match loser.commit().await {
         Ok(c) => {
-            let ev: Vec<String> = c.events.iter().map(|e| e.name.rsplit('.').next().unwrap_or(&e.name).to_string()).collect();
-            format!("committed v{}{}", c.version.unwrap_or(0), if ev.is_empty() { String::new() } else { format!(" ({})", ev.join(", ")) })
+            let ev: Vec<String> = c
+                .events
+                .iter()
+                .map(|e| e.name.rsplit('.').next().unwrap_or(&e.name).to_string())
+                .collect();
+            format!(
+                "committed v{}{}",
+                c.version.unwrap_or(0),
+                if ev.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", ev.join(", "))
+                }
+            )
         }
         Err(EngineError::Conflict(c)) => format!("ABORTED: {}", c.kind.name()),
         Err(e) => return Err(e),
@@ -84,7 +96,10 @@ pub async fn run(dir: Option<PathBuf>) -> Result<(), EngineError> {
             winner: "UPDATE orders SET status = 'cancelled' WHERE id = 42".into(),
         },
     ];
-    println!("{:<52} {:<28} {}", "race", "open-source Delta (legacy)", "delta-rlc");
+    println!(
+        "{:<52} {:<28} {}",
+        "race", "open-source Delta (legacy)", "delta-rlc"
+    );
     for (i, r) in races.iter().enumerate() {
         let legacy = race(&base, i, true, r).await?;
         let rlc = race(&base, i, false, r).await?;

@@ -13,7 +13,7 @@ use super::tiers::{append_tiers, delete_read_tiers, TierContext};
 use super::Event;
 use crate::error::{EngineError, Result};
 use crate::snapshot::Snapshot;
-use crate::txn::read_set::ReadSet;
+use crate::txn::read_set::{ReadPredicate, ReadSet};
 
 /// Fixed facts about the losing transaction for the whole commit loop.
 pub struct CheckInput<'a> {
@@ -263,16 +263,6 @@ async fn check_appends(
     if candidates.is_empty() || input.is_blind_append {
         return Ok(());
     }
-    if state.read_set.whole_table {
-        let files = candidates.iter().map(|a| a.path.clone()).collect();
-        return Err(conflict(
-            ConflictKind::ConcurrentAppend,
-            w,
-            files,
-            Some("whole table".into()),
-            None,
-        ));
-    }
     if input.config.unsound_for_testing {
         return Ok(());
     }
@@ -285,6 +275,44 @@ async fn check_appends(
         winner: w,
     };
     let tiers = append_tiers();
+    if state.read_set.whole_table {
+        // Only proofs that a file holds no new rows at all apply to a whole-table read.
+        let everything = ReadPredicate {
+            partition: None,
+            data: None,
+            text: "whole table".into(),
+            exact_keys: None,
+        };
+        let mut open = candidates.clone();
+        let mut last_tier = None;
+        for tier in tiers.iter().filter(|t| t.predicate_independent()) {
+            if open.is_empty() {
+                break;
+            }
+            if tier.switch().is_some_and(|sw| !input.config.enabled(sw)) {
+                continue;
+            }
+            last_tier = Some(tier.name());
+            let cleared = tier.clear(&ctx, &everything, &open).await;
+            open = open
+                .into_iter()
+                .zip(cleared)
+                .filter(|(_, c)| !c)
+                .map(|(a, _)| a)
+                .collect();
+        }
+        if !open.is_empty() {
+            let files = open.iter().map(|a| a.path.clone()).collect();
+            return Err(conflict(
+                ConflictKind::ConcurrentAppend,
+                w,
+                files,
+                Some("whole table".into()),
+                last_tier,
+            ));
+        }
+        return Ok(());
+    }
     for pred in &state.read_set.predicates {
         let mut open: Vec<&Add> = candidates.clone();
         let mut last_tier: Option<&str> = None;

@@ -44,6 +44,9 @@ pub const SWITCHES: &[(&str, bool)] = &[
     ("dvMerge", true),
     // Case 3: relocation (dataChange=false) exclusion for append-only losers.
     ("relocation", true),
+    // Case 4: OPTIMIZE ⟂ DML offset remap, both directions.
+    ("optimizeForward", true),
+    ("optimizeReverse", true),
 ];
 
 #[derive(Debug, Clone)]

@@ -8,6 +8,7 @@ pub mod dml;
 pub mod insert;
 pub mod merge;
 pub mod merge_keys;
+pub mod optimize;
 pub mod update;
 
 pub use create::{create_table_txn, CreateTableSpec};

@@ -170,3 +170,46 @@ pub fn strip_qualifiers(e: datafusion::logical_expr::Expr) -> datafusion::logica
     .map(|t| t.data)
     .unwrap_or_else(|e| datafusion::logical_expr::lit(format!("{e}")))
 }
+
+/// `OPTIMIZE t [WHERE partition-predicate] [ZORDER BY (c, …)]`
+pub async fn prepare_optimize(
+    session: &super::SqlSession,
+    refs: &[TableRef],
+    tokens: Vec<datafusion::sql::sqlparser::tokenizer::Token>,
+) -> Result<Transaction> {
+    let mut c = super::parser::Cursor::new(tokens);
+    c.expect_kw("OPTIMIZE")?;
+    let name = c.ident()?;
+    let (table, _) = open_target(refs, &name, session).await?;
+    let snapshot = table.snapshot(None).await?;
+    let mut predicate = None;
+    if c.eat_kw("WHERE") {
+        let mut parts = Vec::new();
+        while !c.at_end() && !c.peek_kw("ZORDER") {
+            if let Some(t) = c.next() {
+                parts.push(t.to_string());
+            }
+        }
+        let ectx = ExprContext::new(&snapshot, Some(&name))?;
+        predicate = Some(strip_qualifiers(ectx.parse(&parts.join(" "))?));
+    }
+    let mut zorder_by = Vec::new();
+    if c.eat_kw("ZORDER") {
+        c.expect_kw("BY")?;
+        zorder_by = c.ident_list()?;
+    }
+    if !c.at_end() {
+        return Err(EngineError::invalid(format!(
+            "unexpected {} in OPTIMIZE",
+            c.describe()
+        )));
+    }
+    let spec = crate::ops::optimize::OptimizeSpec {
+        predicate,
+        zorder_by,
+        target_file_size: session.optimize_target_file_size,
+        min_file_count: None,
+    };
+    crate::ops::optimize::optimize_txn(Transaction::new(&table, Some(snapshot), "OPTIMIZE"), spec)
+        .await
+}

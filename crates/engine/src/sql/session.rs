@@ -40,6 +40,8 @@ pub struct SqlSession {
     pub conflict: ConflictConfig,
     /// Registered table names (e.g. `t` in scenarios) → locations.
     pub named: Vec<(String, String)>,
+    /// OPTIMIZE target file size override (tests use small sizes to shape bins).
+    pub optimize_target_file_size: Option<u64>,
 }
 
 impl SqlSession {
@@ -48,6 +50,7 @@ impl SqlSession {
             env,
             conflict,
             named: Vec::new(),
+            optimize_target_file_size: None,
         }
     }
 
@@ -229,9 +232,12 @@ impl SqlSession {
             ("MERGE", _) => Ok(Prepared::Write(Box::new(
                 super::merge::prepare_merge(self, &rw).await?,
             ))),
-            ("OPTIMIZE", _) | ("ALTER", _) | ("REPLACE", _) => Err(EngineError::Unsupported(
-                format!("{first_kw} is not supported yet"),
-            )),
+            ("OPTIMIZE", _) => Ok(Prepared::Write(Box::new(
+                super::dml::prepare_optimize(self, &rw.refs, rw.tokens.clone()).await?,
+            ))),
+            ("ALTER", _) | ("REPLACE", _) => Err(EngineError::Unsupported(format!(
+                "{first_kw} is not supported yet"
+            ))),
             _ => Ok(Prepared::Rows(self.query(&rw.refs, &rw.sql, None).await?)),
         }
     }

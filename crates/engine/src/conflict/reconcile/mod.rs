@@ -3,7 +3,10 @@
 //! Declining is always safe: the standard checks then abort. A reconciler that fails midway
 //! declines; it never half-applies (it builds the new state aside and swaps it in at the end).
 
+mod compaction;
 mod dv_merge;
+mod optimize_forward;
+mod optimize_reverse;
 
 use std::collections::BTreeSet;
 
@@ -46,5 +49,9 @@ pub trait Reconciler: Send + Sync {
 
 /// Reconcilers in order.
 pub fn reconcilers() -> Vec<Box<dyn Reconciler>> {
-    vec![Box::new(dv_merge::DvMerge)]
+    vec![
+        Box::new(dv_merge::DvMerge),
+        Box::new(optimize_forward::OptimizeForward),
+        Box::new(optimize_reverse::OptimizeReverse),
+    ]
 }

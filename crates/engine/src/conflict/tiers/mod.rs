@@ -62,6 +62,11 @@ pub trait AppendTier: Send + Sync {
         predicate: &ReadPredicate,
         candidates: &[&Add],
     ) -> Vec<bool>;
+    /// True if the proof does not depend on the predicate (it shows the file holds no new rows at
+    /// all), so it also holds for whole-table reads.
+    fn predicate_independent(&self) -> bool {
+        false
+    }
 }
 
 #[async_trait]

@@ -27,6 +27,10 @@ impl AppendTier for MergeOnReadReAdd {
         Some("deleteReadRefinement")
     }
 
+    fn predicate_independent(&self) -> bool {
+        true
+    }
+
     async fn clear(
         &self,
         ctx: &TierContext<'_>,

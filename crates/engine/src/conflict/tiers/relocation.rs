@@ -34,6 +34,10 @@ impl AppendTier for RelocationAdds {
         Some("relocation")
     }
 
+    fn predicate_independent(&self) -> bool {
+        true
+    }
+
     async fn clear(
         &self,
         ctx: &TierContext<'_>,

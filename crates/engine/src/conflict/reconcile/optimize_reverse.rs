@@ -1,0 +1,204 @@
+//! Case 4 reverse remap — a DV-writing DML loses to a pure compaction. Switch `optimizeReverse`.
+//!
+//! Proves: the winner only relocated rows (every removed file is tagged with a single-run
+//! composition into one of its outputs, every output is referenced, all dataChange=false), and each
+//! of the DML's new deletions in a compacted source F (`dv_l1 \ dv_l0`) is a row the compaction
+//! carried over (not in the compaction's read DV `dv_o`), at output position
+//! `offset + liveRank(i)` relative to `dv_o`.
+//! Rewrite: the DML's remove/add pair on F is dropped; for each output O it re-adds O with O's DV ∪
+//! the remapped positions (remove(O) + add(O), dataChange=true); its image files are untouched.
+//! Every winner source and output is settled (pure relocation).
+//! Why this is safe: after the rewrite the DML deletes exactly the same logical rows, now addressed
+//! in the file that holds them; the compaction changed no data.
+//! Declines: DVs not writable; a winner that is not a pure, fully tagged compaction (ZORDER,
+//! untagged engines); a source the DML removed outright (the H1 rule); a new deletion the compaction
+//! already saw; `dv_l0 ⊄ dv_l1` or `dv_l0 ⊄ dv_o`; positions out of range; any DV error.
+//! Event: `delta.optimize.conflictReconciliation.reverseRemapped`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use async_trait::async_trait;
+use delta_rlc_protocol::actions::{Action, Add};
+use delta_rlc_protocol::stats::FileStats;
+use roaring::RoaringTreemap;
+use serde_json::json;
+
+use super::compaction::{parse, read_time_dv, remap, Composition};
+use super::{ReconcileContext, Reconciled, Reconciler};
+use crate::conflict::checks::LoserState;
+use crate::conflict::Event;
+use crate::dv_io::{load_dv, load_file_dv, write_dv};
+use crate::error::Result;
+
+pub struct OptimizeReverse;
+
+fn n_records(a: &Add) -> Option<i64> {
+    a.stats
+        .as_deref()
+        .and_then(|s| FileStats::parse(s).ok())
+        .and_then(|s| s.num_records)
+}
+
+async fn plan(
+    ctx: &ReconcileContext<'_>,
+    state: &LoserState,
+) -> Result<Option<(Vec<Action>, Vec<String>, Vec<String>)>> {
+    let w = ctx.winner;
+    if !ctx.snapshot.deletion_vectors_enabled() || w.removes.is_empty() {
+        return Ok(None);
+    }
+    // The winner must be a pure, fully tagged compaction.
+    if w.adds.iter().any(|a| a.data_change) || w.removes.iter().any(|r| r.data_change) {
+        return Ok(None);
+    }
+    let mut comps: BTreeMap<&str, Composition> = BTreeMap::new();
+    for r in &w.removes {
+        let Some(c) = parse(r, &ctx.snapshot.root) else {
+            return Ok(None);
+        };
+        if !w.adds.iter().any(|a| a.path == c.output) {
+            return Ok(None);
+        }
+        comps.insert(r.path.as_str(), c);
+    }
+    let referenced: BTreeSet<&str> = comps.values().map(|c| c.output.as_str()).collect();
+    if w.adds.iter().any(|a| !referenced.contains(a.path.as_str())) {
+        return Ok(None);
+    }
+    // The DML's actions on compacted sources: every one must be a DV update (H1).
+    let loser_removes: Vec<&delta_rlc_protocol::actions::Remove> = state
+        .staged
+        .iter()
+        .filter_map(Action::as_remove)
+        .filter(|r| comps.contains_key(r.path.as_str()))
+        .collect();
+    let loser_adds_on_sources: Vec<&Add> = state
+        .staged
+        .iter()
+        .filter_map(Action::as_add)
+        .filter(|a| comps.contains_key(a.path.as_str()))
+        .collect();
+    if loser_removes.is_empty() {
+        return Ok(None);
+    }
+    for a in &loser_adds_on_sources {
+        if !loser_removes.iter().any(|r| r.path == a.path) {
+            return Ok(None);
+        }
+    }
+    let mut positions: BTreeMap<String, RoaringTreemap> = BTreeMap::new();
+    let mut dropped: BTreeSet<String> = BTreeSet::new();
+    for lr in &loser_removes {
+        let Some(la) = loser_adds_on_sources.iter().find(|a| a.path == lr.path) else {
+            return Ok(None);
+        };
+        let (Some(comp), Some(wr)) = (
+            comps.get(lr.path.as_str()),
+            w.removes.iter().find(|r| r.path == lr.path),
+        ) else {
+            return Ok(None);
+        };
+        let n = n_records(la);
+        let dv_l1 = load_file_dv(ctx.store, &ctx.snapshot.root, la).await?;
+        let dv_l0 = match &lr.deletion_vector {
+            Some(d) => load_dv(ctx.store, &ctx.snapshot.root, d, n).await?,
+            None => RoaringTreemap::new(),
+        };
+        // dv_tomb: the source as the compaction's commit removed it; dv_o: the DV it applied when
+        // writing the output (positions are relative to it).
+        let dv_tomb = match &wr.deletion_vector {
+            Some(d) => load_dv(ctx.store, &ctx.snapshot.root, d, n).await?,
+            None => RoaringTreemap::new(),
+        };
+        let dv_o = match read_time_dv(comp, wr) {
+            Some(d) => load_dv(ctx.store, &ctx.snapshot.root, d, n).await?,
+            None => RoaringTreemap::new(),
+        };
+        if !dv_l0.is_subset(&dv_l1) || !dv_l0.is_subset(&dv_tomb) || !dv_o.is_subset(&dv_tomb) {
+            return Ok(None);
+        }
+        let new_rows = &dv_l1 - &dv_l0;
+        if !(&new_rows & &dv_tomb).is_empty() {
+            return Ok(None);
+        }
+        let Some(pos) = remap(comp, &dv_o, &new_rows) else {
+            return Ok(None);
+        };
+        positions
+            .entry(comp.output.clone())
+            .or_default()
+            .extend(pos);
+        dropped.insert(lr.path.clone());
+    }
+    let now = ctx.env.clock.now_ms();
+    let mut staged: Vec<Action> = state
+        .staged
+        .iter()
+        .filter(|a| match a {
+            Action::Add(x) => !dropped.contains(&x.path),
+            Action::Remove(x) => !dropped.contains(&x.path),
+            _ => true,
+        })
+        .cloned()
+        .collect();
+    for (out, pos) in &positions {
+        let Some(wa) = w.adds.iter().find(|a| &a.path == out) else {
+            return Ok(None);
+        };
+        let Some(n) = n_records(wa).and_then(|x| u64::try_from(x).ok()) else {
+            return Ok(None);
+        };
+        if pos.max().is_some_and(|m| m >= n) {
+            return Ok(None);
+        }
+        let mut dv = load_file_dv(ctx.store, &ctx.snapshot.root, wa).await?;
+        dv |= pos;
+        let mut new = wa.clone();
+        new.data_change = true;
+        new.deletion_vector = Some(write_dv(ctx.store, ctx.env.ids.uuid(), &dv).await?);
+        if let Some(s) = &new.stats {
+            let mut st = FileStats::parse(s)?;
+            st.widen();
+            new.stats = Some(st.to_json_string());
+        }
+        staged.push(Action::Remove(wa.to_remove(now, true)));
+        staged.push(Action::Add(new));
+    }
+    let sources: Vec<String> = comps.keys().map(|s| s.to_string()).collect();
+    let outputs: Vec<String> = w.adds.iter().map(|a| a.path.clone()).collect();
+    Ok(Some((staged, sources, outputs)))
+}
+
+#[async_trait]
+impl Reconciler for OptimizeReverse {
+    fn name(&self) -> &'static str {
+        "optimizeReverse"
+    }
+
+    fn switch(&self) -> &'static str {
+        "optimizeReverse"
+    }
+
+    async fn reconcile(
+        &self,
+        ctx: &ReconcileContext<'_>,
+        state: &mut LoserState,
+    ) -> Option<Reconciled> {
+        let (staged, sources, outputs) = match plan(ctx, state).await {
+            Ok(Some(x)) => x,
+            _ => return None,
+        };
+        state.staged = staged;
+        state.read_set.files.retain(|(p, _)| !sources.contains(p));
+        let event = Event::new(
+            "delta.optimize.conflictReconciliation.reverseRemapped",
+            json!({"winningCommitVersion": ctx.winner.version, "resolvedSources": sources, "outputs": outputs, "winningOperation": ctx.winner.operation()}),
+        );
+        let mut resolved = sources;
+        resolved.extend(outputs);
+        Some(Reconciled {
+            resolved_paths: resolved,
+            events: vec![event],
+        })
+    }
+}

@@ -1,0 +1,320 @@
+//! OPTIMIZE: bin-packing compaction (and Z-order / clustering rewrites).
+//!
+//! Compaction: per partition, small files (below the target size) are packed greedily into bins up
+//! to the target size; a bin is rewritten when it holds at least `minFileCount` files or one file
+//! with a deletion vector. Each bin becomes exactly one output file, written source by source in
+//! order with DVs applied, so every source lands as one contiguous run: the capture records, on each
+//! source's `remove`, `compactedInto` = [output] and `compactionInfo` = [{rowOffsetInTarget,
+//! sourceNumPhysicalRecords}] (Databricks' layout), which lets Case 4 remap concurrent deletions.
+//! ZORDER BY / clustering OPTIMIZE reorders rows along a Z-order curve and is never tagged.
+//! Both sides are dataChange=false; row ids and row commit versions are materialized so they stay
+//! stable; an OPTIMIZE with nothing to do commits nothing.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, RecordBatch, UInt32Array};
+use arrow::compute::{concat_batches, take_record_batch};
+use datafusion::logical_expr::Expr;
+use delta_rlc_protocol::actions::{Add, PartitionValues};
+use serde_json::json;
+
+use super::dml::{row_tracking_columns, stabilize_row_tracking, without_row_index};
+use crate::dv_io::load_file_dv;
+use crate::error::{EngineError, Result};
+use crate::scan::{candidate_files, read_file, FileReadOptions};
+use crate::snapshot::Snapshot;
+use crate::txn::{split_predicate, Transaction};
+use crate::write::{encode_log_path, FileWriter, StatsConfig, DEFAULT_TARGET_FILE_SIZE};
+
+#[derive(Debug, Clone, Default)]
+pub struct OptimizeSpec {
+    pub predicate: Option<Expr>,
+    pub zorder_by: Vec<String>,
+    pub target_file_size: Option<u64>,
+    pub min_file_count: Option<usize>,
+}
+
+fn clustering_columns(snapshot: &Snapshot) -> Vec<String> {
+    let Some(d) = snapshot.domains.get("delta.clustering") else {
+        return Vec::new();
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&d.configuration) else {
+        return Vec::new();
+    };
+    v.get("clusteringColumns")
+        .and_then(|c| c.as_array())
+        .map(|cols| {
+            cols.iter()
+                .filter_map(|c| match c {
+                    serde_json::Value::String(s) => Some(s.clone()),
+                    serde_json::Value::Array(p) => {
+                        p.last().and_then(|x| x.as_str()).map(str::to_string)
+                    }
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Z-order permutation of `batch` over `cols`: per column, the dense rank of each value (nulls
+/// first) scaled to 16 bits, bits interleaved; ties keep their input order.
+fn zorder_permutation(batch: &RecordBatch, cols: &[String]) -> Result<UInt32Array> {
+    let n = batch.num_rows();
+    let mut ranks: Vec<Vec<u64>> = Vec::new();
+    for c in cols {
+        let arr = batch
+            .column_by_name(c)
+            .ok_or_else(|| EngineError::invalid(format!("ZORDER BY: unknown column {c}")))?;
+        let sorted = arrow::compute::sort_to_indices(arr, None, None)?;
+        let mut rank = vec![0u64; n];
+        let mut r = 0u64;
+        for (pos, idx) in sorted.values().iter().enumerate() {
+            if pos > 0 {
+                let prev = sorted.value(pos - 1) as usize;
+                let same = arrow::compute::kernels::cmp::eq(
+                    &arr.slice(prev, 1),
+                    &arr.slice(*idx as usize, 1),
+                )?;
+                let eq = (arr.is_null(prev) && arr.is_null(*idx as usize))
+                    || (same.is_valid(0) && same.value(0));
+                if !eq {
+                    r += 1;
+                }
+            }
+            rank[*idx as usize] = r;
+        }
+        let max = r.max(1);
+        ranks.push(rank.into_iter().map(|x| x * 0xFFFF / max).collect());
+    }
+    let mut keys: Vec<(u128, u32)> = (0..n)
+        .map(|i| {
+            let mut z: u128 = 0;
+            for bit in (0..16).rev() {
+                for r in &ranks {
+                    z = (z << 1) | u128::from((r[i] >> bit) & 1);
+                }
+            }
+            (z, i as u32)
+        })
+        .collect();
+    keys.sort();
+    Ok(UInt32Array::from(
+        keys.into_iter().map(|(_, i)| i).collect::<Vec<_>>(),
+    ))
+}
+
+fn partition_key(pv: &PartitionValues) -> String {
+    serde_json::to_string(pv).unwrap_or_default()
+}
+
+pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Transaction> {
+    let snapshot: Arc<Snapshot> = Arc::clone(txn.snapshot()?);
+    let start = txn.table.env.clock.now_ms();
+    txn.operation = "OPTIMIZE".into();
+    if let Some(p) = &spec.predicate {
+        let only_partition = p
+            .column_refs()
+            .iter()
+            .all(|c| snapshot.metadata.partition_columns.contains(&c.name));
+        if !only_partition {
+            return Err(EngineError::invalid(
+                "OPTIMIZE … WHERE accepts only partition-column predicates",
+            ));
+        }
+    }
+    let mut zorder = spec.zorder_by.clone();
+    let clustered = clustering_columns(&snapshot);
+    if zorder.is_empty() && !clustered.is_empty() {
+        zorder = clustered;
+    }
+    for c in &zorder {
+        if snapshot.metadata.partition_columns.contains(c) {
+            return Err(EngineError::invalid(format!(
+                "ZORDER BY partition column {c} is pointless"
+            )));
+        }
+        if snapshot.schema.field(c).is_none() {
+            return Err(EngineError::invalid(format!(
+                "ZORDER BY: unknown column {c}"
+            )));
+        }
+    }
+    txn.operation_parameters.insert(
+        "predicate".into(),
+        json!(
+            serde_json::to_string(&vec![spec.predicate.as_ref().map(|p| p.to_string())])
+                .unwrap_or_default()
+        ),
+    );
+    txn.operation_parameters.insert(
+        "zOrderBy".into(),
+        json!(serde_json::to_string(&zorder).unwrap_or_default()),
+    );
+    let target = spec
+        .target_file_size
+        .or_else(|| {
+            snapshot
+                .config("delta.targetFileSize")
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(DEFAULT_TARGET_FILE_SIZE);
+    let min_files = spec.min_file_count.unwrap_or(2);
+    // What OPTIMIZE reads: its partition predicate and the files it rewrites.
+    match &spec.predicate {
+        Some(p) => txn.read_set.add_predicate(split_predicate(
+            p,
+            &snapshot.metadata.partition_columns,
+            p.to_string(),
+        )),
+        None => txn.read_set.add_predicate(crate::txn::ReadPredicate {
+            partition: None,
+            data: None,
+            text: "true".into(),
+            exact_keys: None,
+        }),
+    }
+    let mut by_partition: Vec<(String, Vec<&Add>)> = Vec::new();
+    for f in candidate_files(&snapshot, spec.predicate.as_ref())? {
+        let k = partition_key(&f.partition_values);
+        match by_partition.iter_mut().find(|(pk, _)| *pk == k) {
+            Some((_, v)) => v.push(f),
+            None => by_partition.push((k, vec![f])),
+        }
+    }
+    let mut bins: Vec<Vec<&Add>> = Vec::new();
+    for (_, mut files) in by_partition {
+        if !zorder.is_empty() {
+            if files.len() > 1 || files.iter().any(|f| f.deletion_vector.is_some()) {
+                bins.push(files);
+            }
+            continue;
+        }
+        files.retain(|f| (f.size as u64) < target || f.deletion_vector.is_some());
+        files.sort_by_key(|f| (f.size, f.path.clone()));
+        let mut bin: Vec<&Add> = Vec::new();
+        let mut size = 0u64;
+        for f in files {
+            if !bin.is_empty() && size + f.size as u64 > target {
+                bins.push(std::mem::take(&mut bin));
+                size = 0;
+            }
+            size += f.size as u64;
+            bin.push(f);
+        }
+        if !bin.is_empty() {
+            bins.push(bin);
+        }
+    }
+    bins.retain(|b| b.len() >= min_files || b.iter().any(|f| f.deletion_vector.is_some()));
+    let now = txn.table.env.clock.now_ms();
+    let extra: Vec<arrow::datatypes::Field> = row_tracking_columns(&snapshot)
+        .map(|(i, v)| {
+            vec![
+                arrow::datatypes::Field::new(i, arrow::datatypes::DataType::Int64, true),
+                arrow::datatypes::Field::new(v, arrow::datatypes::DataType::Int64, true),
+            ]
+        })
+        .unwrap_or_default();
+    let read_opts = FileReadOptions {
+        apply_dv: true,
+        with_row_index: true,
+        extra_columns: extra,
+    };
+    let writer = FileWriter {
+        store: &txn.table.store,
+        schema: &snapshot.schema,
+        partition_columns: &snapshot.metadata.partition_columns,
+        stats_config: StatsConfig::from_configuration(&snapshot.metadata.configuration),
+        env: &txn.table.env,
+        target_file_size: if zorder.is_empty() { u64::MAX } else { target },
+    };
+    let (mut files_removed, mut files_added, mut bytes_removed, mut bytes_added) =
+        (0u64, 0u64, 0i64, 0i64);
+    let mut staged_adds = Vec::new();
+    let mut staged_removes = Vec::new();
+    for bin in &bins {
+        let mut parts: Vec<RecordBatch> = Vec::new();
+        let mut runs: Vec<(&Add, u64, i64)> = Vec::new(); // (source, rowOffsetInTarget, physical records)
+        let mut offset = 0u64;
+        for f in bin {
+            txn.read_set
+                .read_file(&f.path, f.deletion_vector.as_ref().map(|d| d.unique_id()));
+            let batches = read_file(&txn.table.store, &snapshot, f, &read_opts).await?;
+            let live: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
+            let dv = load_file_dv(&txn.table.store, &snapshot.root, f).await?;
+            let physical = live + dv.len();
+            runs.push((f, offset, physical as i64));
+            offset += live;
+            for b in batches {
+                let b = stabilize_row_tracking(&snapshot, f, &b, false)?;
+                parts.push(without_row_index(&b)?);
+            }
+        }
+        let adds = match parts.first() {
+            None => Vec::new(),
+            Some(first) => {
+                let all = concat_batches(&first.schema(), &parts)?;
+                let all = if zorder.is_empty() {
+                    all
+                } else {
+                    take_record_batch(&all, &zorder_permutation(&all, &zorder)?)?
+                };
+                writer.write(&[all], false).await?
+            }
+        };
+        if zorder.is_empty() && adds.len() > 1 {
+            return Err(EngineError::Internal(
+                "a compaction bin produced more than one output".into(),
+            ));
+        }
+        for (src, off, physical) in runs {
+            let mut rm = src.to_remove(now, false);
+            rm.stats = None;
+            if zorder.is_empty() {
+                if let Some(out) = adds.first() {
+                    let mut tags = rm.tags.clone().unwrap_or_default();
+                    tags.insert(
+                        "compactedInto".into(),
+                        Some(
+                            serde_json::to_string(&vec![encode_log_path(&out.path)])
+                                .unwrap_or_default(),
+                        ),
+                    );
+                    tags.insert(
+                        "compactionInfo".into(),
+                        Some(
+                            json!([{"rowOffsetInTarget": off, "sourceNumPhysicalRecords": physical, "sourceDeletionVector": src.deletion_vector}])
+                                .to_string(),
+                        ),
+                    );
+                    rm.tags = Some(tags);
+                }
+            }
+            bytes_removed += src.size;
+            files_removed += 1;
+            staged_removes.push(rm);
+        }
+        for a in adds {
+            bytes_added += a.size;
+            files_added += 1;
+            staged_adds.push(a);
+        }
+    }
+    for r in staged_removes {
+        txn.remove_file(r);
+    }
+    for a in staged_adds {
+        txn.add_file(a);
+    }
+    let elapsed = txn.table.env.clock.now_ms() - start;
+    let m = &mut txn.operation_metrics;
+    m.insert("numFilesAdded".into(), json!(files_added.to_string()));
+    m.insert("numFilesRemoved".into(), json!(files_removed.to_string()));
+    m.insert("numAddedBytes".into(), json!(bytes_added.to_string()));
+    m.insert("numRemovedBytes".into(), json!(bytes_removed.to_string()));
+    m.insert("numBins".into(), json!(bins.len().to_string()));
+    m.insert("executionTimeMs".into(), json!(elapsed.max(0).to_string()));
+    txn.affected_rows = Some(files_removed);
+    Ok(txn)
+}
