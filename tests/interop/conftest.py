@@ -44,6 +44,42 @@ def make_tables(base):
     rlc("sql", f"INSERT INTO '{k}' VALUES (9, 'nine')")
     assert os.path.exists(os.path.join(k, "_delta_log", "00000000000000000006.checkpoint.parquet"))
     tables["checkpointed"] = k
+    # DML with deletion vectors: DELETE, UPDATE (DV + image file), MERGE upsert.
+    d = os.path.join(base, "dml_dv")
+    rlc("sql", f"CREATE TABLE '{d}' (id BIGINT NOT NULL, v STRING)")
+    rlc("sql", f"INSERT INTO '{d}' SELECT value, 'a' FROM range(0, 100)")
+    rlc("sql", f"INSERT INTO '{d}' SELECT value, 'b' FROM range(100, 200)")
+    rlc("sql", f"DELETE FROM '{d}' WHERE id % 10 = 3")
+    rlc("sql", f"UPDATE '{d}' SET v = 'u' WHERE id BETWEEN 40 AND 59")
+    rlc("sql", f"MERGE INTO '{d}' t USING (SELECT value AS id, 'm' AS v FROM range(190, 210)) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *")
+    tables["dml_dv"] = d
+    # Copy-on-write DML (DVs off).
+    w = os.path.join(base, "dml_cow")
+    rlc("sql", f"CREATE TABLE '{w}' (id BIGINT NOT NULL, v STRING) TBLPROPERTIES ('delta.enableDeletionVectors' = 'false')")
+    rlc("sql", f"INSERT INTO '{w}' SELECT value, 'a' FROM range(0, 100)")
+    rlc("sql", f"DELETE FROM '{w}' WHERE id < 10")
+    rlc("sql", f"UPDATE '{w}' SET v = 'u' WHERE id > 90")
+    tables["dml_cow"] = w
+    # Concurrency outcomes kept on disk by the scenario runner: merged DVs (Case 2), remapped
+    # compaction outputs with tagged tombstones (Case 4 forward and reverse), row tracking + ZORDER.
+    scen = os.path.join(os.path.dirname(__file__), "..", "scenarios")
+    keep = os.path.join(base, "scenarios")
+    files = [os.path.join(scen, f) for f in ("case2/01-disjoint-deletes.toml", "case2/06-update-vs-update.toml",
+                                               "case4/01-forward-delete.toml", "case4/12-reverse-delete.toml",
+                                               "case4/14-reverse-update.toml")]
+    rlc("scenario", "run", "--dir", keep, *files)
+    for i, f in enumerate(files):
+        stem = os.path.splitext(os.path.basename(f))[0]
+        tables["scenario_" + stem] = os.path.join(keep, f"{i:03d}-{stem}")
+    # Row tracking through UPDATE and ZORDER (materialized row ids in rewritten files).
+    r = os.path.join(base, "rowtracking")
+    rlc("sql", f"CREATE TABLE '{r}' (id BIGINT NOT NULL, v STRING) TBLPROPERTIES ('delta.enableRowTracking' = 'true')")
+    rlc("sql", f"INSERT INTO '{r}' SELECT value, 'a' FROM range(0, 50)")
+    rlc("sql", f"INSERT INTO '{r}' SELECT value, 'b' FROM range(50, 100)")
+    rlc("sql", f"UPDATE '{r}' SET v = 'u' WHERE id % 7 = 0")
+    rlc("sql", f"OPTIMIZE '{r}' ZORDER BY (v, id)")
+    rlc("sql", f"DELETE FROM '{r}' WHERE id = 42")
+    tables["rowtracking"] = r
     return tables
 
 
