@@ -44,7 +44,7 @@ pub enum EngineError {
     Arrow(#[from] arrow::error::ArrowError),
     #[error("{0}")]
     Parquet(#[from] parquet::errors::ParquetError),
-    #[error("{0}")]
+    #[error("{}", one_line(&.0.to_string()))]
     DataFusion(Box<datafusion::error::DataFusionError>),
     #[error("{0}")]
     InvalidArgument(String),
@@ -117,7 +117,7 @@ impl EngineError {
     }
 
     pub fn invalid(msg: impl Into<String>) -> Self {
-        EngineError::InvalidArgument(msg.into())
+        EngineError::InvalidArgument(one_line(&msg.into()))
     }
 
     pub fn corrupt(msg: impl Into<String>) -> Self {
@@ -131,3 +131,8 @@ impl EngineError {
 }
 
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
+
+/// Error messages are one line (the CLI prints exactly one).
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}

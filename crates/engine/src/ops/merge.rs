@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use arrow::array::{new_null_array, Array, ArrayRef, BooleanArray, RecordBatch, UInt64Array};
-use arrow::compute::{cast, concat_batches, filter_record_batch};
+use arrow::compute::{concat_batches, filter_record_batch};
 use arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::{DFSchema, JoinType};
 use datafusion::datasource::MemTable;
@@ -453,8 +453,15 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
             let c = if c.data_type() == f.data_type() {
                 c
             } else {
-                cast(&c, f.data_type())
-                    .map_err(|e| EngineError::invalid(format!("MERGE: column {}: {e}", f.name())))?
+                arrow::compute::cast_with_options(
+                    &c,
+                    f.data_type(),
+                    &arrow::compute::CastOptions {
+                        safe: false,
+                        ..Default::default()
+                    },
+                )
+                .map_err(|e| EngineError::invalid(format!("MERGE: column {}: {e}", f.name())))?
             };
             typed.push(c);
         }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, RecordBatch};
-use arrow::compute::{cast, filter_record_batch};
+use arrow::compute::filter_record_batch;
 use datafusion::logical_expr::Expr;
 use serde_json::json;
 
@@ -34,8 +34,15 @@ pub fn apply_assignments(
         let v = if v.data_type() == target.data_type() {
             v
         } else {
-            cast(&v, target.data_type())
-                .map_err(|e| EngineError::invalid(format!("column {}: {e}", target.name())))?
+            arrow::compute::cast_with_options(
+                &v,
+                target.data_type(),
+                &arrow::compute::CastOptions {
+                    safe: false,
+                    ..Default::default()
+                },
+            )
+            .map_err(|e| EngineError::invalid(format!("column {}: {e}", target.name())))?
         };
         if !target.is_nullable() && v.null_count() > 0 {
             return Err(EngineError::invalid(format!(

@@ -1,6 +1,7 @@
 //! Integration tests for the engine (one binary: faster links).
 
 mod common;
+mod dml_edge;
 mod dml_model;
 mod faults;
 mod golden;

@@ -1,0 +1,138 @@
+//! Spark-semantics edge cases of DELETE / UPDATE / MERGE, and bad input leaving nothing committed.
+
+use delta_rlc_engine::conflict::ConflictConfig;
+use delta_rlc_engine::env::Env;
+use delta_rlc_engine::sql::SqlSession;
+use delta_rlc_engine::ErrorKind;
+
+use crate::common::{rt, sorted_rows};
+
+fn session(name: &str) -> SqlSession {
+    let mut s = SqlSession::new(Env::deterministic(11), ConflictConfig::default());
+    s.register("t", &format!("memory://dml-edge-{name}/t"));
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT, v STRING, n INT)")
+            .await
+            .unwrap();
+        s.execute(
+            "INSERT INTO t VALUES (1, 'a', 10), (2, NULL, 20), (3, 'c', NULL), (NULL, 'd', 40)",
+        )
+        .await
+        .unwrap();
+    });
+    s
+}
+
+fn rows(s: &SqlSession, sql: &str) -> Vec<String> {
+    rt().block_on(async { sorted_rows(&s.execute(sql).await.unwrap().batches) })
+}
+
+fn run(s: &SqlSession, sql: &str) -> Option<u64> {
+    rt().block_on(async {
+        s.execute(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .commit
+            .and_then(|c| c.affected_rows)
+    })
+}
+
+#[test]
+fn nulls_in_predicates_never_match() {
+    let s = session("nulls");
+    assert_eq!(
+        run(&s, "DELETE FROM t WHERE v <> 'a'"),
+        Some(2),
+        "NULL v is not deleted"
+    );
+    assert_eq!(rows(&s, "SELECT id, v FROM t"), vec!["1|a", "2|NULL"]);
+    assert_eq!(run(&s, "UPDATE t SET n = 0 WHERE n > 5"), Some(2));
+    assert_eq!(rows(&s, "SELECT id, n FROM t"), vec!["1|0", "2|0"]);
+}
+
+#[test]
+fn merge_null_keys_never_match_and_insert() {
+    let s = session("nullkeys");
+    run(&s, "MERGE INTO t USING (SELECT CAST(NULL AS BIGINT) AS id, 'z' AS v) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, s.v)");
+    assert_eq!(
+        rows(&s, "SELECT count(*) FROM t WHERE id IS NULL"),
+        vec!["2"]
+    );
+    assert_eq!(rows(&s, "SELECT count(*) FROM t WHERE v = 'z'"), vec!["1"]);
+}
+
+#[test]
+fn merge_duplicate_source_keys_is_an_error_unless_unconditional_delete() {
+    let s = session("dups");
+    let e = rt()
+        .block_on(s.execute("MERGE INTO t USING (SELECT 1 AS id UNION ALL SELECT 1) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = 'x'"))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.to_string().contains("multiple source rows"), "{e}");
+    assert_eq!(run(&s, "MERGE INTO t USING (SELECT 1 AS id UNION ALL SELECT 1) s ON t.id = s.id WHEN MATCHED THEN DELETE"), Some(1));
+    assert_eq!(rows(&s, "SELECT count(*) FROM t"), vec!["3"]);
+}
+
+#[test]
+fn merge_conditional_clauses_first_match_wins() {
+    let s = session("cond");
+    run(
+        &s,
+        "MERGE INTO t USING (SELECT * FROM (VALUES (1, 'x'), (2, 'y'), (3, 'w'), (9, 'new')) AS x(id, v)) s ON t.id = s.id \
+         WHEN MATCHED AND s.v = 'x' THEN DELETE \
+         WHEN MATCHED AND t.n >= 20 THEN UPDATE SET v = concat(s.v, '!') \
+         WHEN MATCHED THEN UPDATE SET n = -1 \
+         WHEN NOT MATCHED AND s.id > 5 THEN INSERT (id, v, n) VALUES (s.id, s.v, 0)",
+    );
+    assert_eq!(
+        rows(&s, "SELECT id, v, n FROM t WHERE id IS NOT NULL"),
+        vec!["2|y!|20", "3|c|-1", "9|new|0"]
+    );
+}
+
+#[test]
+fn merge_not_matched_by_source_and_star_forms() {
+    let s = session("nmbs");
+    run(
+        &s,
+        "MERGE INTO t USING (SELECT * FROM (VALUES (1, 'A', 100)) AS x(id, v, n)) s ON t.id = s.id \
+         WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED BY SOURCE AND t.n >= 20 THEN DELETE WHEN NOT MATCHED BY SOURCE THEN UPDATE SET v = 'orphan'",
+    );
+    assert_eq!(
+        rows(&s, "SELECT id, v, n FROM t"),
+        vec!["1|A|100", "3|orphan|NULL"]
+    );
+    run(&s, "MERGE INTO t USING (SELECT 7 AS id, 'seven' AS v, 7 AS n) s ON t.id = s.id WHEN NOT MATCHED THEN INSERT *");
+    assert_eq!(rows(&s, "SELECT v FROM t WHERE id = 7"), vec!["seven"]);
+}
+
+#[test]
+fn assignments_are_cast_to_the_column_type() {
+    let s = session("casts");
+    run(&s, "UPDATE t SET n = 7.0, id = '5' WHERE v = 'a'");
+    assert_eq!(rows(&s, "SELECT id, n FROM t WHERE v = 'a'"), vec!["5|7"]);
+    run(&s, "MERGE INTO t USING (SELECT '8' AS id) s ON t.id = CAST(s.id AS BIGINT) WHEN NOT MATCHED THEN INSERT (id, n) VALUES (s.id, '3')");
+    assert_eq!(rows(&s, "SELECT id, n FROM t WHERE id = 8"), vec!["8|3"]);
+}
+
+#[test]
+fn bad_dml_is_one_clear_error_and_commits_nothing() {
+    let s = session("bad");
+    let before = rows(&s, "SELECT count(*) FROM delta_files('t')");
+    for bad in [
+        "UPDATE t SET nope = 1",
+        "UPDATE t SET n = 'abc' WHERE id = 1",
+        "DELETE FROM t WHERE nope = 1",
+        "MERGE INTO t USING (SELECT 1 AS id UNION ALL SELECT 1) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = 'x'",
+        "MERGE INTO t USING (SELECT 1 AS id) s ON t.id = s.id WHEN MATCHED THEN INSERT *",
+        "MERGE INTO t USING (SELECT 1 AS id) s ON t.nope = s.id WHEN MATCHED THEN DELETE",
+        "DELETE FROM t WHERE",
+    ] {
+        let e = rt().block_on(s.execute(bad)).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::InvalidArgument), "{bad}: {:?} {e}", e.kind());
+        assert!(!e.to_string().contains('\n'), "{bad}: multi-line error");
+    }
+    assert_eq!(rows(&s, "SELECT count(*) FROM delta_files('t')"), before);
+    let hist = rows(&s, "DESCRIBE HISTORY t");
+    assert_eq!(hist.len(), 2, "only CREATE and INSERT were committed");
+}
