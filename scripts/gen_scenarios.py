@@ -6,12 +6,14 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "
 def q(s):  # toml string
     return json.dumps(s)
 
-def scenario(path, name, txns, expect, queries, steps=None, columns="id BIGINT NOT NULL, v STRING", setup=None, config=None, partition_by=None, properties=None, events=None):
+def scenario(path, name, txns, expect, queries, steps=None, columns="id BIGINT NOT NULL, v STRING", setup=None, config=None, partition_by=None, properties=None, events=None, cluster_by=None):
     steps = steps or ["A.start", "B.start", "B.commit", "A.commit"]
     setup = setup if setup is not None else ["INSERT INTO t SELECT value, 'x' FROM range(0, 100)"]
     out = [f"name = {q(name)}", f"steps = {json.dumps(steps)}", "", "[table]", f"columns = {q(columns)}"]
     if partition_by:
         out.append(f"partition_by = {json.dumps(partition_by)}")
+    if cluster_by:
+        out.append(f"cluster_by = {json.dumps(cluster_by)}")
     if properties:
         out.append("properties = { " + ", ".join(f"{q(k)} = {q(v)}" for k, v in properties.items()) + " }")
     out.append(f"setup = {json.dumps(setup)}")
@@ -228,10 +230,10 @@ scenario(c1+"28b-merge-insert-only-same-key.toml", "Case 1 MERGE keys twin: inse
     [("A", "MERGE INTO t USING (SELECT 500 AS id, 1 AS v) s ON t.id = s.id WHEN NOT MATCHED THEN INSERT *"),
      ("B", "MERGE INTO t USING (SELECT 500 AS id, 2 AS v) s ON t.id = s.id WHEN NOT MATCHED THEN INSERT *")], {"A": "ConcurrentAppend", "B": "committed"},
     [("SELECT count(*) FROM t WHERE id = 500", [[1]])], columns=MCOLS, setup=MSETUP)
-scenario(c1+"29-merge-nmbs.toml", "Case 1 MERGE keys: NOT MATCHED BY SOURCE reads the whole target — no key predicate, conflict",
+scenario(c1+"29-merge-nmbs.toml", "Case 1 MERGE keys: NOT MATCHED BY SOURCE reads the whole target (Case 6 off) — conflict",
     [("A", "MERGE INTO t USING (SELECT 60 AS id, 1 AS v) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED BY SOURCE AND t.id > 10000 THEN DELETE"),
      ("B", "INSERT INTO t VALUES (700, 2)")], {"A": "ConcurrentAppend", "B": "committed"},
-    [(CNT, [[101]])], columns=MCOLS, setup=MSETUP, config={"isolation": "Serializable"})
+    [(CNT, [[101]])], columns=MCOLS, setup=MSETUP, config={"isolation": "Serializable", "mergeNotMatchedBySource": False})
 
 # ---------------- Case 4: OPTIMIZE ⟂ DML ----------------
 c4 = "case4/"
@@ -332,3 +334,65 @@ scenario("oss/13-blind-insert-vs-optimize.toml", "OSS: a blind append never conf
 scenario("oss/14-delete-vs-optimize.toml", "OSS: a DELETE loses to a concurrent OPTIMIZE of its file",
     [("A", "DELETE FROM t WHERE id = 150"), ("B", "OPTIMIZE t")], {"A": "aborted", "B": "committed"},
     [(CNT, [[300]])], setup=THREE, config={"legacy": True})
+
+# ---------------- Case 6: MERGE … WHEN NOT MATCHED BY SOURCE ----------------
+c6 = "case6/"
+DCOLS = "id BIGINT NOT NULL, d DATE, v INT"
+DSETUP = ["INSERT INTO t SELECT value, CAST('2019-06-01' AS DATE), 0 FROM range(0, 50)", "INSERT INTO t SELECT value, CAST('2024-06-01' AS DATE), 0 FROM range(50, 100)"]
+NMBS = "MERGE INTO t USING (SELECT 60 AS id, 1 AS v) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED BY SOURCE AND t.d < DATE '2020-01-01' THEN DELETE"
+NMBS_EV = "delta.dml.merge.notMatchedBySourceReadPredicate"
+SER6 = {"isolation": "Serializable"}
+scenario(c6+"01-nmbs-vs-insert-2026.toml", "Case 6: NMBS MERGE (d < 2020) vs a concurrent insert of 2026 rows — commits",
+    [("A", NMBS), ("B", "INSERT INTO t VALUES (500, DATE '2026-01-01', 9)")], {"A": "committed", "B": "committed"},
+    [(CNT, [[51]]), ("SELECT v FROM t WHERE id = 60", [[1]])], columns=DCOLS, setup=DSETUP, config=SER6, events={"A": [NMBS_EV]})
+scenario(c6+"02-nmbs-vs-insert-2019.toml", "Case 6 twin: NMBS MERGE (d < 2020) vs an insert of a 2019 row it would have deleted — aborts",
+    [("A", NMBS), ("B", "INSERT INTO t VALUES (500, DATE '2019-01-01', 9)")], {"A": "ConcurrentAppend", "B": "committed"},
+    [(CNT, [[101]])], columns=DCOLS, setup=DSETUP, config=SER6)
+scenario(c6+"03-unconditional-nmbs.toml", "Case 6 twin: an unconditional NMBS clause reads everything — any insert aborts it",
+    [("A", "MERGE INTO t USING (SELECT 60 AS id, 1 AS v) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED BY SOURCE THEN UPDATE SET v = -1"),
+     ("B", "INSERT INTO t VALUES (500, DATE '2026-01-01', 9)")], {"A": "ConcurrentAppend", "B": "committed"},
+    [(CNT, [[101]])], columns=DCOLS, setup=DSETUP, config=SER6)
+scenario(c6+"04-nmbs-source-key-conflict.toml", "Case 6: the source-key part still conflicts like Case 1 (the winner inserts the merged key)",
+    [("A", "MERGE INTO t USING (SELECT 500 AS id, 1 AS v) s ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id, d, v) VALUES (s.id, DATE '2026-02-02', s.v) WHEN NOT MATCHED BY SOURCE AND t.d < DATE '2020-01-01' THEN DELETE"),
+     ("B", "INSERT INTO t VALUES (500, DATE '2026-01-01', 9)")], {"A": "ConcurrentAppend", "B": "committed"},
+    [("SELECT count(*) FROM t WHERE id = 500", [[1]])], columns=DCOLS, setup=DSETUP, config=SER6)
+scenario(c6+"05-nmbs-off.toml", "Case 6 off: the NMBS MERGE reads the whole table and aborts on the 2026 insert",
+    [("A", NMBS), ("B", "INSERT INTO t VALUES (500, DATE '2026-01-01', 9)")], {"A": "ConcurrentAppend", "B": "committed"},
+    [(CNT, [[101]])], columns=DCOLS, setup=DSETUP, config=dict(SER6, mergeNotMatchedBySource=False))
+
+# ---------------- Case 5: reclustering ⟂ DML through row tracking ----------------
+c5 = "case5/"
+RT = {"delta.enableRowTracking": "true"}
+ZO = "OPTIMIZE t ZORDER BY (v, id)"
+RID5 = "delta.rowTracking.conflictReconciliation.remapped"
+RREV5 = "delta.rowTracking.conflictReconciliation.reverseRemapped"
+THREE_V = [f"INSERT INTO t SELECT value, CAST(value % 7 AS VARCHAR) FROM range({i*100}, {i*100+100})" for i in range(3)]
+scenario(c5+"01-zorder-loses-to-delete.toml", "Case 5 forward: ZORDER OPTIMIZE (loser) vs DELETE — row ids locate the row in the outputs",
+    [("A", ZO), ("B", "DELETE FROM t WHERE id = 150")], {"A": "committed", "B": "committed"},
+    [(IDS, s300([150])), (DV, [[1, 1]])], setup=THREE_V, properties=RT, events={"A": [RID5]})
+scenario(c5+"02-zorder-loses-to-update.toml", "Case 5 forward: ZORDER OPTIMIZE vs UPDATE",
+    [("A", ZO), ("B", "UPDATE t SET id = 1150 WHERE id = 150")], {"A": "committed", "B": "committed"},
+    [(IDS, [[300, sum(range(300)) + 1000]]), ("SELECT count(*) FROM t WHERE id = 150", [[0]])], setup=THREE_V, properties=RT)
+scenario(c5+"03-zorder-loses-to-merge-delete.toml", "Case 5 forward: ZORDER OPTIMIZE vs matched-delete MERGE",
+    [("A", ZO), ("B", "MERGE INTO t USING (SELECT 150 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE")], {"A": "committed", "B": "committed"},
+    [(IDS, s300([150]))], setup=THREE_V, properties=RT)
+scenario(c5+"04-delete-loses-to-zorder.toml", "Case 5 reverse: DELETE (loser) vs ZORDER OPTIMIZE — remapped onto the outputs",
+    [("A", "DELETE FROM t WHERE id IN (5, 150, 299)"), ("B", ZO)], {"A": "committed", "B": "committed"},
+    [(IDS, s300([5, 150, 299])), (DV, [[1, 3]])], setup=THREE_V, properties=RT, events={"A": [RREV5]})
+scenario(c5+"05-update-loses-to-zorder.toml", "Case 5 reverse: UPDATE (loser) vs ZORDER OPTIMIZE — image untouched",
+    [("A", "UPDATE t SET id = 1150 WHERE id = 150"), ("B", ZO)], {"A": "committed", "B": "committed"},
+    [(IDS, [[300, sum(range(300)) + 1000]])], setup=THREE_V, properties=RT)
+scenario(c5+"06-no-row-tracking.toml", "Case 5 twin: without row tracking the ZORDER race aborts as today",
+    [("A", ZO), ("B", "DELETE FROM t WHERE id = 150")], {"A": "aborted", "B": "committed"},
+    [(IDS, s300([150]))], setup=THREE_V)
+scenario(c5+"07-no-row-tracking-reverse.toml", "Case 5 twin: without row tracking a DELETE loses to ZORDER",
+    [("A", "DELETE FROM t WHERE id = 150"), ("B", ZO)], {"A": "aborted", "B": "committed"},
+    [(IDS, s300([]))], setup=THREE_V)
+scenario(c5+"08-clustering-optimize.toml", "Case 5: clustering OPTIMIZE on a CLUSTER BY table vs DELETE, both directions",
+    [("A", "OPTIMIZE t"), ("B", "DELETE FROM t WHERE id = 150"), ("C", "DELETE FROM t WHERE id = 250"), ("D", "OPTIMIZE t")],
+    {"A": "committed", "B": "committed", "C": "committed", "D": "committed"},
+    [(IDS, s300([150, 250]))], setup=THREE_V, properties=RT, cluster_by=["v", "id"], steps=["A.start", "B.run", "A.commit", "C.start", "D.run", "C.commit"])
+scenario(c5+"09-same-row-twice.toml", "Case 5 twin: the DML deletes a row the reclustering winner already dropped — abort",
+    [("A", "DELETE FROM t WHERE id = 150"), ("B", "DELETE FROM t WHERE id = 150"), ("C", ZO)],
+    {"A": "aborted", "B": "committed", "C": "committed"},
+    [(IDS, s300([150]))], setup=THREE_V, properties=RT, steps=["A.start", "B.run", "C.run", "A.commit"])

@@ -47,6 +47,10 @@ pub const SWITCHES: &[(&str, bool)] = &[
     // Case 4: OPTIMIZE ⟂ DML offset remap, both directions.
     ("optimizeForward", true),
     ("optimizeReverse", true),
+    // Case 5: reclustering ⟂ DML through stable row ids (row tracking).
+    ("rowIdRemap", true),
+    // Case 6: MERGE with NOT MATCHED BY SOURCE reads only what its clauses can touch.
+    ("mergeNotMatchedBySource", true),
 ];
 
 #[derive(Debug, Clone)]

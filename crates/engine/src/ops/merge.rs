@@ -134,7 +134,42 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
     let on_expr = SessionContext::new()
         .parse_sql_expr(&spec.on, &on_schema)
         .map_err(|e| EngineError::invalid(format!("MERGE ON: {e}")))?;
-    let read = if needs_target_only || !txn.table.conflict.enabled("mergeSourceKey") {
+    // Case 6: with NOT MATCHED BY SOURCE clauses, the MERGE also reads the target rows their
+    // conditions can touch; an unconditional one reads everything.
+    let nmbs_conditions: Option<Vec<Expr>> =
+        if needs_target_only && txn.table.conflict.enabled("mergeNotMatchedBySource") {
+            let mut conds = Vec::new();
+            for c in spec
+                .clauses
+                .iter()
+                .filter(|c| c.kind == ClauseKind::NotMatchedBySource)
+            {
+                let Some(text) = &c.condition else {
+                    conds.clear();
+                    break;
+                };
+                let e = SessionContext::new()
+                    .parse_sql_expr(text, &on_schema)
+                    .map_err(|e| EngineError::invalid(format!("MERGE: {e}")))?;
+                let target_only = e.column_refs().iter().all(|col| {
+                    col.relation
+                        .as_ref()
+                        .is_none_or(|r| r.table().eq_ignore_ascii_case(&spec.target_alias))
+                });
+                if !target_only {
+                    return Err(EngineError::invalid(
+                        "MERGE: a NOT MATCHED BY SOURCE condition may only reference the target",
+                    ));
+                }
+                conds.push(crate::sql::strip_qualifiers(e));
+            }
+            (!conds.is_empty()).then_some(conds)
+        } else {
+            None
+        };
+    let key_read_allowed = txn.table.conflict.enabled("mergeSourceKey")
+        && (!needs_target_only || nmbs_conditions.is_some());
+    let read = if !key_read_allowed {
         None
     } else {
         let (keys, target_only) =
@@ -153,8 +188,8 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
             )?)
         }
     };
-    let scans: Vec<FileScan> = match &read {
-        Some(r) => {
+    let scans: Vec<FileScan> = match (&read, &nmbs_conditions) {
+        (Some(r), None) => {
             let s = scan_candidates(&mut txn, &snapshot, r.predicate.as_ref()).await?;
             if let Some(p) = txn.read_set.predicates.last_mut() {
                 p.exact_keys = r.keys.clone();
@@ -164,7 +199,37 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
             }
             s
         }
-        None => scan_candidates(&mut txn, &snapshot, None).await?,
+        (Some(r), Some(conds)) => {
+            // Two reads, OR-ed: the source-key read and the NMBS conditions.
+            let nmbs = conds
+                .iter()
+                .cloned()
+                .reduce(|a, b| a.or(b))
+                .ok_or_else(|| EngineError::Internal("no NMBS condition".into()))?;
+            let scan_pred = match &r.predicate {
+                Some(p) => p.clone().or(nmbs.clone()),
+                None => datafusion::logical_expr::lit(true),
+            };
+            let s = scan_candidates(&mut txn, &snapshot, Some(&scan_pred)).await?;
+            txn.read_set.predicates.pop();
+            let parts = &snapshot.metadata.partition_columns;
+            if let Some(p) = &r.predicate {
+                let mut kp = crate::txn::split_predicate(p, parts, p.to_string());
+                kp.exact_keys = r.keys.clone();
+                txn.read_set.add_predicate(kp);
+            }
+            txn.read_set
+                .add_predicate(crate::txn::split_predicate(&nmbs, parts, nmbs.to_string()));
+            if let Some(e) = &r.event {
+                txn.events.push(e.clone());
+            }
+            txn.events.push(crate::conflict::Event::new(
+                "delta.dml.merge.notMatchedBySourceReadPredicate",
+                json!({"numClauses": conds.len(), "predicate": nmbs.to_string()}),
+            ));
+            s
+        }
+        _ => scan_candidates(&mut txn, &snapshot, None).await?,
     };
     let mut target_batches = Vec::new();
     for (i, s) in scans.iter().enumerate() {

@@ -7,6 +7,7 @@ mod compaction;
 mod dv_merge;
 mod optimize_forward;
 mod optimize_reverse;
+mod rowid_remap;
 
 use std::collections::BTreeSet;
 
@@ -53,5 +54,7 @@ pub fn reconcilers() -> Vec<Box<dyn Reconciler>> {
         Box::new(dv_merge::DvMerge),
         Box::new(optimize_forward::OptimizeForward),
         Box::new(optimize_reverse::OptimizeReverse),
+        Box::new(rowid_remap::RowIdForward),
+        Box::new(rowid_remap::RowIdReverse),
     ]
 }
