@@ -52,6 +52,20 @@ enum Command {
         #[command(subcommand)]
         action: ScenarioAction,
     },
+    /// Deterministic simulation campaign judged by the serial-replay oracle.
+    Sim {
+        /// Number of seeded histories (stops earlier when --minutes is reached).
+        #[arg(long, default_value_t = 1000)]
+        seeds: u64,
+        #[arg(long)]
+        minutes: Option<f64>,
+        /// First seed (replay one with --seeds 1 --start SEED, or DELTA_SIM_SEED).
+        #[arg(long, default_value_t = 1)]
+        start: u64,
+        /// Transactions per history.
+        #[arg(long, default_value_t = 10)]
+        txns: usize,
+    },
     /// Load generators used by the multi-process tests and benchmarks.
     Stress {
         #[command(subcommand)]
@@ -135,6 +149,41 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             output::print_statement(&out, cli.json)?;
         }
         Command::Demo { dir } => demo::run(dir).await?,
+        Command::Sim {
+            seeds,
+            minutes,
+            start,
+            txns,
+        } => {
+            let start = std::env::var("DELTA_SIM_SEED")
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(start);
+            let began = std::time::Instant::now();
+            let mut total = delta_rlc_sim::sim::SimReport::default();
+            let mut n = 0u64;
+            for seed in start..start + seeds {
+                if minutes.is_some_and(|m| began.elapsed().as_secs_f64() > m * 60.0) {
+                    break;
+                }
+                let r = delta_rlc_sim::sim::run(&delta_rlc_sim::sim::config_for_seed(seed, txns))
+                    .await?;
+                delta_rlc_sim::sim::accumulate(&mut total, &r);
+                n += 1;
+                if !r.anomalies.is_empty() {
+                    return Err(EngineError::Internal(format!(
+                        "DELTA_SIM_SEED={seed}: {:?}",
+                        r.anomalies
+                    )));
+                }
+            }
+            let out = serde_json::json!({
+                "histories": n, "seconds": began.elapsed().as_secs_f64(), "anomalies": 0,
+                "commits": total.commits, "emptyCommits": total.empty, "aborts": total.aborts,
+                "reconcileEvents": total.events, "faultsFired": total.faults_fired,
+            });
+            println!("{out}");
+        }
         Command::Stress {
             action:
                 StressAction::Append {

@@ -26,6 +26,8 @@ pub enum Fault {
 
 #[derive(Default)]
 struct Armed {
+    /// Test-only: a deliberately broken store whose put-if-absent overwrites.
+    broken_put_if_absent: bool,
     /// (path suffix, fault) pairs; the first put whose path ends with the suffix triggers it.
     faults: Vec<(String, Fault)>,
     fired: Vec<(String, Fault)>,
@@ -70,6 +72,13 @@ impl FaultyStore {
         }
     }
 
+    /// Makes put-if-absent overwrite silently (a broken store the oracle must catch).
+    pub fn break_put_if_absent(&self) {
+        if let Ok(mut a) = self.armed.lock() {
+            a.broken_put_if_absent = true;
+        }
+    }
+
     /// Faults that have fired, in order.
     pub fn fired(&self) -> Vec<(String, Fault)> {
         self.armed
@@ -97,8 +106,16 @@ impl ObjectStore for FaultyStore {
         &self,
         location: &Path,
         payload: PutPayload,
-        opts: PutOptions,
+        mut opts: PutOptions,
     ) -> Result<PutResult> {
+        if self
+            .armed
+            .lock()
+            .map(|a| a.broken_put_if_absent)
+            .unwrap_or(false)
+        {
+            opts.mode = object_store::PutMode::Overwrite;
+        }
         match self.take(location) {
             None => self.inner.put_opts(location, payload, opts).await,
             Some(Fault::LoseResponse) => {

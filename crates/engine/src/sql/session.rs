@@ -42,6 +42,8 @@ pub struct SqlSession {
     pub named: Vec<(String, String)>,
     /// OPTIMIZE target file size override (tests use small sizes to shape bins).
     pub optimize_target_file_size: Option<u64>,
+    /// Locations served by an explicit store instead of opening them.
+    pub stores: Vec<(String, delta_rlc_storage::TableStore)>,
 }
 
 impl SqlSession {
@@ -51,6 +53,7 @@ impl SqlSession {
             conflict,
             named: Vec::new(),
             optimize_target_file_size: None,
+            stores: Vec::new(),
         }
     }
 
@@ -59,9 +62,21 @@ impl SqlSession {
     }
 
     pub fn table(&self, location: &str) -> Result<DeltaTable> {
+        if let Some((_, store)) = self.stores.iter().find(|(l, _)| l == location) {
+            return Ok(DeltaTable {
+                store: store.clone(),
+                env: self.env.clone(),
+                conflict: self.conflict.clone(),
+            });
+        }
         Ok(DeltaTable::open(location)?
             .with_env(self.env.clone())
             .with_conflict_config(self.conflict.clone()))
+    }
+
+    /// Serves `location` from a given store (fault injectors, simulations).
+    pub fn use_store(&mut self, location: &str, store: delta_rlc_storage::TableStore) {
+        self.stores.push((location.to_string(), store));
     }
 
     /// Runs a statement to completion (commits writes).

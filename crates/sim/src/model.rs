@@ -1,0 +1,255 @@
+//! The plain in-memory model of the simulated table and the operation alphabet. Each operation is
+//! an *intent*: SQL for the engine and a function on the model. The table has columns
+//! `k BIGINT NOT NULL` (a stable key), `v BIGINT NOT NULL`, `g INT NOT NULL`.
+
+use std::collections::BTreeMap;
+
+/// A row of the model and who last wrote it (for WriteSerializable's blind-append relaxation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub v: i64,
+    pub g: i64,
+    /// Commit version of the last writer, and whether that writer was a blind append.
+    pub written_at: u64,
+    pub by_blind_append: bool,
+}
+
+pub type Model = BTreeMap<i64, Row>;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pred {
+    VLess(i64),
+    VMod(i64, i64),
+    GEq(i64),
+    KBetween(i64, i64),
+}
+
+impl Pred {
+    pub fn sql(&self) -> String {
+        match self {
+            Pred::VLess(c) => format!("v < {c}"),
+            Pred::VMod(m, r) => format!("v % {m} = {r}"),
+            Pred::GEq(c) => format!("g = {c}"),
+            Pred::KBetween(a, b) => format!("k BETWEEN {a} AND {b}"),
+        }
+    }
+
+    pub fn eval(&self, k: i64, r: &Row) -> bool {
+        match self {
+            Pred::VLess(c) => r.v < *c,
+            Pred::VMod(m, rem) => r.v % m == *rem,
+            Pred::GEq(c) => r.g == *c,
+            Pred::KBetween(a, b) => k >= *a && k <= *b,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// Blind append of fresh keys.
+    Insert(Vec<(i64, i64, i64)>),
+    /// Append that reads: copies matching rows under new keys `k + offset`.
+    InsertSelect {
+        pred: Pred,
+        offset: i64,
+    },
+    Delete(Pred),
+    UpdateV {
+        pred: Pred,
+        add: i64,
+    },
+    UpdateG {
+        pred: Pred,
+        g: i64,
+    },
+    /// MERGE upsert: matched → v = s.v; not matched → insert (k, v, 0).
+    Merge(Vec<(i64, i64)>),
+    /// MERGE upsert plus NOT MATCHED BY SOURCE AND g = c THEN DELETE.
+    MergeNmbs {
+        rows: Vec<(i64, i64)>,
+        g: i64,
+    },
+    Optimize,
+    Zorder,
+}
+
+impl Op {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Insert(_) => "insert",
+            Op::InsertSelect { .. } => "insertSelect",
+            Op::Delete(_) => "delete",
+            Op::UpdateV { .. } | Op::UpdateG { .. } => "update",
+            Op::Merge(_) => "merge",
+            Op::MergeNmbs { .. } => "mergeNmbs",
+            Op::Optimize => "optimize",
+            Op::Zorder => "zorder",
+        }
+    }
+
+    /// The same intent for the `i`-th concurrent transaction: fresh keys are shifted so that two
+    /// transactions never append the same key (key uniqueness is not a Delta constraint).
+    pub fn for_txn(&self, i: i64) -> Op {
+        match self {
+            Op::Insert(rows) => Op::Insert(
+                rows.iter()
+                    .map(|(k, v, g)| (k + 100_000 * i, *v, *g))
+                    .collect(),
+            ),
+            Op::InsertSelect { pred, offset } => Op::InsertSelect {
+                pred: pred.clone(),
+                offset: offset + 100_000 * i,
+            },
+            other => other.clone(),
+        }
+    }
+
+    pub fn is_blind_append(&self) -> bool {
+        matches!(self, Op::Insert(_))
+    }
+
+    /// Whether the engine's affected-row count is a row count comparable with the model's.
+    pub fn counts_rows(&self) -> bool {
+        !matches!(self, Op::Optimize | Op::Zorder)
+    }
+
+    pub fn sql(&self) -> String {
+        let values = |rows: &[(i64, i64)]| {
+            rows.iter()
+                .map(|(k, v)| format!("({k}, {v})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            Op::Insert(rows) => format!(
+                "INSERT INTO t VALUES {}",
+                rows.iter().map(|(k, v, g)| format!("({k}, {v}, {g})")).collect::<Vec<_>>().join(", ")
+            ),
+            Op::InsertSelect { pred, offset } => format!("INSERT INTO t SELECT k + {offset}, v, g FROM t WHERE {}", pred.sql()),
+            Op::Delete(p) => format!("DELETE FROM t WHERE {}", p.sql()),
+            Op::UpdateV { pred, add } => format!("UPDATE t SET v = v + {add} WHERE {}", pred.sql()),
+            Op::UpdateG { pred, g } => format!("UPDATE t SET g = {g} WHERE {}", pred.sql()),
+            Op::Merge(rows) => format!(
+                "MERGE INTO t USING (SELECT * FROM (VALUES {}) AS x(k, v)) s ON t.k = s.k \
+                 WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT (k, v, g) VALUES (s.k, s.v, 0)",
+                values(rows)
+            ),
+            Op::MergeNmbs { rows, g } => format!(
+                "MERGE INTO t USING (SELECT * FROM (VALUES {}) AS x(k, v)) s ON t.k = s.k \
+                 WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT (k, v, g) VALUES (s.k, s.v, 0) \
+                 WHEN NOT MATCHED BY SOURCE AND t.g = {g} THEN DELETE",
+                values(rows)
+            ),
+            Op::Optimize => "OPTIMIZE t".into(),
+            Op::Zorder => "OPTIMIZE t ZORDER BY (v, k)".into(),
+        }
+    }
+
+    /// Applies the intent at commit `version`; rows in `hidden` are invisible to this transaction
+    /// (blind appends it did not see, under WriteSerializable). Returns the affected-row count.
+    pub fn apply(&self, m: &mut Model, version: u64, hidden: &dyn Fn(i64, &Row) -> bool) -> u64 {
+        let blind = self.is_blind_append();
+        let row = |v, g| Row {
+            v,
+            g,
+            written_at: version,
+            by_blind_append: blind,
+        };
+        let visible: Vec<i64> = m
+            .iter()
+            .filter(|(k, r)| !hidden(**k, r))
+            .map(|(k, _)| *k)
+            .collect();
+        match self {
+            Op::Insert(rows) => {
+                for (k, v, g) in rows {
+                    m.insert(*k, row(*v, *g));
+                }
+                rows.len() as u64
+            }
+            Op::InsertSelect { pred, offset } => {
+                let src: Vec<(i64, Row)> = visible
+                    .iter()
+                    .filter_map(|k| {
+                        m.get(k)
+                            .filter(|r| pred.eval(*k, r))
+                            .map(|r| (*k, r.clone()))
+                    })
+                    .collect();
+                for (k, r) in &src {
+                    m.insert(k + offset, row(r.v, r.g));
+                }
+                src.len() as u64
+            }
+            Op::Delete(p) => {
+                let del: Vec<i64> = visible
+                    .iter()
+                    .copied()
+                    .filter(|k| m.get(k).is_some_and(|r| p.eval(*k, r)))
+                    .collect();
+                for k in &del {
+                    m.remove(k);
+                }
+                del.len() as u64
+            }
+            Op::UpdateV { pred, add } => {
+                let mut n = 0;
+                for k in &visible {
+                    if let Some(r) = m.get_mut(k) {
+                        if pred.eval(*k, r) {
+                            *r = row(r.v + add, r.g);
+                            n += 1;
+                        }
+                    }
+                }
+                n
+            }
+            Op::UpdateG { pred, g } => {
+                let mut n = 0;
+                for k in &visible {
+                    if let Some(r) = m.get_mut(k) {
+                        if pred.eval(*k, r) {
+                            *r = row(r.v, *g);
+                            n += 1;
+                        }
+                    }
+                }
+                n
+            }
+            Op::Merge(rows) | Op::MergeNmbs { rows, .. } => {
+                let mut n = 0;
+                let vis: std::collections::BTreeSet<i64> = visible.iter().copied().collect();
+                for (k, v) in rows {
+                    if vis.contains(k) {
+                        if let Some(r) = m.get_mut(k) {
+                            *r = row(*v, r.g);
+                        }
+                    } else {
+                        m.insert(*k, row(*v, 0));
+                    }
+                    n += 1;
+                }
+                if let Op::MergeNmbs { g, .. } = self {
+                    let keys: std::collections::BTreeSet<i64> =
+                        rows.iter().map(|(k, _)| *k).collect();
+                    let del: Vec<i64> = visible
+                        .iter()
+                        .copied()
+                        .filter(|k| !keys.contains(k) && m.get(k).is_some_and(|r| r.g == *g))
+                        .collect();
+                    for k in &del {
+                        m.remove(k);
+                    }
+                    n += del.len() as u64;
+                }
+                n
+            }
+            Op::Optimize | Op::Zorder => 0,
+        }
+    }
+}
+
+/// Rows as (k, v, g), the comparable content of a model.
+pub fn content(m: &Model) -> Vec<(i64, i64, i64)> {
+    m.iter().map(|(k, r)| (*k, r.v, r.g)).collect()
+}

@@ -1,0 +1,229 @@
+//! The serial-replay oracle. A recorded history (what each transaction intended, what it read, how
+//! it ended) is judged against the table:
+//! - A: replaying committed intents in commit-version order on the model gives the table's rows at
+//!   every version. WriteSerializable's relaxation is explicit: a non-blind transaction is placed
+//!   before the blind appends it did not see (their rows are hidden from its intent).
+//! - B: each committed transaction's affected-row count equals its replayed count.
+//! - D: no transaction id appears in more than one commit (an Unknown commit lands at most once).
+//! - E: physical invariants: contiguous versions with one committer each, files written by aborted
+//!   transactions never referenced, replay from JSON equals replay from the checkpoint.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use delta_rlc_engine::conflict::IsolationLevel;
+use delta_rlc_engine::snapshot::{build_segment, list_log, Snapshot};
+use delta_rlc_engine::sql::SqlSession;
+use delta_rlc_protocol::actions::{parse_commit, Action};
+
+use crate::model::{content, Model, Op};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Committed(u64),
+    /// Nothing to commit (the statement changed nothing at its snapshot).
+    Empty,
+    Aborted(String),
+    Failed(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct TxnRecord {
+    pub op: Op,
+    pub read_version: u64,
+    pub isolation: IsolationLevel,
+    pub txn_id: String,
+    pub affected: Option<u64>,
+    pub outcome: Outcome,
+    /// Data files this transaction wrote (decoded relative paths).
+    pub written: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Anomaly {
+    pub check: &'static str,
+    pub detail: String,
+}
+
+fn anomaly(check: &'static str, detail: String) -> Anomaly {
+    Anomaly { check, detail }
+}
+
+async fn rows_at(session: &SqlSession, version: u64) -> Result<Vec<(i64, i64, i64)>, String> {
+    let out = session
+        .execute(&format!(
+            "SELECT k, v, g FROM t VERSION AS OF {version} ORDER BY k"
+        ))
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+    for b in &out.batches {
+        let col = |i: usize| {
+            b.column(i)
+                .as_any()
+                .downcast_ref::<arrow::array::Int64Array>()
+                .cloned()
+        };
+        let (Some(k), Some(v)) = (col(0), col(1)) else {
+            return Err("unexpected column types".into());
+        };
+        let g = arrow::compute::cast(b.column(2), &arrow::datatypes::DataType::Int64)
+            .map_err(|e| e.to_string())?;
+        let g = g
+            .as_any()
+            .downcast_ref::<arrow::array::Int64Array>()
+            .cloned()
+            .ok_or("g")?;
+        for i in 0..b.num_rows() {
+            rows.push((k.value(i), v.value(i), g.value(i)));
+        }
+    }
+    Ok(rows)
+}
+
+/// Judges a history. `base` is the model at `base_version` (after setup).
+pub async fn judge(
+    session: &SqlSession,
+    location: &str,
+    base: &Model,
+    base_version: u64,
+    records: &[TxnRecord],
+) -> Vec<Anomaly> {
+    let mut out = Vec::new();
+    let table = match session.table(location) {
+        Ok(t) => t,
+        Err(e) => return vec![anomaly("E", format!("cannot open table: {e}"))],
+    };
+    let latest = match table.snapshot(None).await {
+        Ok(s) => s.version,
+        Err(e) => return vec![anomaly("E", format!("table unreadable: {e}"))],
+    };
+    let by_version: BTreeMap<u64, &TxnRecord> = records
+        .iter()
+        .filter_map(|r| match r.outcome {
+            Outcome::Committed(v) => Some((v, r)),
+            _ => None,
+        })
+        .collect();
+    if by_version.len()
+        != records
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::Committed(_)))
+            .count()
+    {
+        out.push(anomaly(
+            "E",
+            "two transactions claim the same version".into(),
+        ));
+    }
+    // A + B: replay in commit order.
+    let mut model = base.clone();
+    for v in base_version + 1..=latest {
+        let Some(rec) = by_version.get(&v) else {
+            out.push(anomaly(
+                "E",
+                format!("version {v} has no recorded committer"),
+            ));
+            return out;
+        };
+        let rv = rec.read_version;
+        let relaxed =
+            rec.isolation == IsolationLevel::WriteSerializable && !rec.op.is_blind_append();
+        let hidden =
+            move |_k: i64, r: &crate::model::Row| relaxed && r.by_blind_append && r.written_at > rv;
+        let n = rec.op.apply(&mut model, v, &hidden);
+        if rec.op.counts_rows() && rec.affected.is_some_and(|a| a != n) {
+            out.push(anomaly(
+                "B",
+                format!(
+                    "v{v} {}: engine affected {:?} rows, serial replay {n}",
+                    rec.op.sql(),
+                    rec.affected
+                ),
+            ));
+        }
+        match rows_at(session, v).await {
+            Ok(rows) if rows == content(&model) => {}
+            Ok(rows) => {
+                out.push(anomaly(
+                    "A",
+                    format!(
+                        "v{v} after {}: table has {} rows, model {}",
+                        rec.op.sql(),
+                        rows.len(),
+                        model.len()
+                    ),
+                ));
+                return out;
+            }
+            Err(e) => {
+                out.push(anomaly("E", format!("v{v} unreadable: {e}")));
+                return out;
+            }
+        }
+    }
+    // D: each transaction id committed at most once.
+    let mut seen: BTreeMap<String, u64> = BTreeMap::new();
+    for v in 0..=latest {
+        let path = format!("_delta_log/{v:020}.json");
+        let Ok(bytes) = table.store.get(&path).await else {
+            out.push(anomaly("E", format!("commit {v} missing")));
+            continue;
+        };
+        if let Ok(actions) = parse_commit(v, &bytes) {
+            for a in actions {
+                if let Action::CommitInfo(ci) = a {
+                    if let Some(id) = ci.txn_id {
+                        if let Some(prev) = seen.insert(id.clone(), v) {
+                            out.push(anomaly(
+                                "D",
+                                format!("transaction {id} committed at {prev} and {v}"),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // E: aborted transactions' files are never referenced; JSON replay equals checkpoint replay.
+    let aborted: BTreeSet<&str> = records
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Aborted(_) | Outcome::Failed(_)))
+        .flat_map(|r| r.written.iter().map(String::as_str))
+        .collect();
+    for v in base_version..=latest {
+        if let Ok(s) = table.snapshot(Some(v)).await {
+            if let Some(f) = s.files.iter().find(|f| aborted.contains(f.path.as_str())) {
+                out.push(anomaly(
+                    "E",
+                    format!(
+                        "v{v} references {} written by an aborted transaction",
+                        f.path
+                    ),
+                ));
+            }
+        }
+    }
+    if let Ok(listing) = list_log(&table.store).await {
+        let json_only: Vec<_> = listing
+            .into_iter()
+            .filter(|o| o.path.ends_with(".json"))
+            .collect();
+        if let Ok(seg) = build_segment(&json_only, Some(latest)) {
+            match (
+                Snapshot::from_segment(&table.store, &seg).await,
+                table.snapshot(None).await,
+            ) {
+                (Ok(a), Ok(b))
+                    if a.files == b.files
+                        && a.metadata == b.metadata
+                        && a.protocol == b.protocol => {}
+                (Ok(_), Ok(_)) => out.push(anomaly(
+                    "E",
+                    "JSON replay differs from checkpoint replay".into(),
+                )),
+                (Err(e), _) | (_, Err(e)) => out.push(anomaly("E", format!("replay failed: {e}"))),
+            }
+        }
+    }
+    out
+}
