@@ -9,6 +9,7 @@ pub mod actions;
 pub mod dv;
 pub mod error;
 pub mod features;
+pub mod fuzzing;
 pub mod log_path;
 pub mod partition;
 pub mod schema;

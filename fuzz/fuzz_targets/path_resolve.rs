@@ -1,0 +1,4 @@
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    delta_rlc_protocol::fuzzing::path_resolve(data);
+});
