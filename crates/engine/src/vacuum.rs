@@ -107,9 +107,60 @@ pub async fn vacuum(
         for v in &victims {
             table.store.delete(v).await?;
         }
+        victims.extend(cleanup_expired_logs(table, now).await?);
     }
     Ok(VacuumResult {
         files: victims,
         dry_run,
     })
+}
+
+pub const DEFAULT_LOG_RETENTION_MS: i64 = 30 * 24 * 3600 * 1000;
+
+/// Metadata cleanup: deletes commit, checkpoint and checksum files older than
+/// `delta.logRetentionDuration` (default 30 days) that precede the newest checkpoint not newer than
+/// the cutoff; that checkpoint and everything after it stay, so every retained version can still be
+/// reconstructed. Returns the deleted log paths.
+pub async fn cleanup_expired_logs(table: &DeltaTable, now_ms: i64) -> Result<Vec<String>> {
+    use delta_rlc_protocol::log_path::{parse_log_file_name, LogFileKind};
+    let snap = table.snapshot(None).await?;
+    let retention = snap
+        .config("delta.logRetentionDuration")
+        .and_then(parse_interval_ms)
+        .unwrap_or(DEFAULT_LOG_RETENTION_MS);
+    let cutoff = now_ms.saturating_sub(retention);
+    let listing = crate::snapshot::list_log(&table.store).await?;
+    let name = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
+    // The newest complete classic checkpoint whose file is older than the cutoff.
+    let keep_from = listing
+        .iter()
+        .filter(|o| o.last_modified_ms < cutoff)
+        .filter_map(|o| {
+            parse_log_file_name(&name(&o.path))
+                .filter(|f| f.kind == LogFileKind::Checkpoint)
+                .map(|f| f.version)
+        })
+        .max();
+    let Some(keep_from) = keep_from else {
+        return Ok(Vec::new());
+    };
+    let mut deleted = Vec::new();
+    for o in &listing {
+        let Some(f) = parse_log_file_name(&name(&o.path)) else {
+            continue;
+        };
+        let expired = f.version < keep_from && o.last_modified_ms < cutoff;
+        let removable = matches!(
+            f.kind,
+            LogFileKind::Commit
+                | LogFileKind::Checkpoint
+                | LogFileKind::MultiPartCheckpoint { .. }
+                | LogFileKind::Crc
+        );
+        if expired && removable {
+            table.store.delete(&o.path).await?;
+            deleted.push(o.path.clone());
+        }
+    }
+    Ok(deleted)
 }

@@ -42,7 +42,10 @@ pub fn partition_value(data: &[u8]) {
         PrimitiveType::Date,
         PrimitiveType::Timestamp,
         PrimitiveType::Boolean,
-        PrimitiveType::Decimal { precision: 38, scale: 10 },
+        PrimitiveType::Decimal {
+            precision: 38,
+            scale: 10,
+        },
     ] {
         let _ = parse_partition_value("p", &ty, Some(&s));
     }
@@ -52,7 +55,11 @@ pub fn path_resolve(data: &[u8]) {
     let s = String::from_utf8_lossy(data);
     if let Ok(root) = TableRoot::parse("s3://bucket/table") {
         if let Ok(rel) = root.resolve(&s) {
-            assert!(!rel.split('/').any(|seg| seg.is_empty() || seg == "." || seg == ".."), "escape: {rel:?}");
+            assert!(
+                !rel.split('/')
+                    .any(|seg| seg.is_empty() || seg == "." || seg == ".."),
+                "escape: {rel:?}"
+            );
         }
     }
 }

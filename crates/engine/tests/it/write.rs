@@ -317,3 +317,37 @@ fn bad_input_is_one_clear_error_and_nothing_is_committed() {
         .exists());
     assert_eq!(q(&s, &format!("SELECT count(*) FROM '{t}'")), vec!["0"]);
 }
+
+#[test]
+fn vacuum_cleans_expired_log_files_before_the_last_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t").display().to_string();
+    let s = SqlSession::new(Env::default(), ConflictConfig::default());
+    exec(&s, &format!("CREATE TABLE '{t}' (id BIGINT) TBLPROPERTIES ('delta.checkpointInterval' = '3', 'delta.logRetentionDuration' = 'interval 0 seconds')"));
+    for i in 0..7 {
+        exec(&s, &format!("INSERT INTO '{t}' VALUES ({i})"));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let log = dir.path().join("t/_delta_log");
+    assert!(log.join("00000000000000000006.checkpoint.parquet").exists());
+    q(&s, &format!("VACUUM '{t}' RETAIN 0 HOURS"));
+    assert!(
+        !log.join("00000000000000000000.json").exists(),
+        "expired commit before the checkpoint is gone"
+    );
+    assert!(!log.join("00000000000000000003.checkpoint.parquet").exists());
+    assert!(log.join("00000000000000000006.checkpoint.parquet").exists());
+    assert!(
+        log.join("00000000000000000006.json").exists(),
+        "the checkpoint version's commit stays"
+    );
+    assert!(log.join("00000000000000000007.json").exists());
+    assert_eq!(q(&s, &format!("SELECT count(*) FROM '{t}'")), vec!["7"]);
+    let e = rt()
+        .block_on(s.execute(&format!("SELECT count(*) FROM '{t}' VERSION AS OF 2")))
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("cannot be reconstructed") || e.to_string().contains("missing"),
+        "{e}"
+    );
+}
