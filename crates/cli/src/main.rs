@@ -2,6 +2,7 @@
 //! Every failure prints one line to stderr and exits non-zero (2 bad input, 3 conflict, 4 not found,
 //! 5 unsupported, 1 anything else).
 
+mod bench;
 mod demo;
 mod output;
 mod scenario;
@@ -66,6 +67,11 @@ enum Command {
         #[arg(long, default_value_t = 10)]
         txns: usize,
     },
+    /// In-process measurements for BENCHMARKS.md (see scripts/bench.py).
+    Bench {
+        #[command(subcommand)]
+        action: BenchAction,
+    },
     /// Load generators used by the multi-process tests and benchmarks.
     Stress {
         #[command(subcommand)]
@@ -87,6 +93,42 @@ enum ScenarioAction {
         /// Keep the scenario tables in this folder (default: a temporary folder).
         #[arg(long)]
         dir: Option<std::path::PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchAction {
+    Tier1 {
+        #[arg(long)]
+        dir: std::path::PathBuf,
+        #[arg(long, default_value_t = 10000)]
+        files: usize,
+        #[arg(long, default_value_t = 4)]
+        preds: usize,
+    },
+    MergeExact {
+        #[arg(long)]
+        dir: std::path::PathBuf,
+        #[arg(long, default_value_t = 4000000)]
+        keys: usize,
+        #[arg(long, default_value_t = 1000000)]
+        changed: usize,
+    },
+    MakeLog {
+        #[arg(long)]
+        dir: std::path::PathBuf,
+        #[arg(long, default_value_t = 100000)]
+        files: usize,
+    },
+    LoadSnapshot {
+        #[arg(long)]
+        dir: std::path::PathBuf,
+    },
+    Capture {
+        #[arg(long)]
+        dir: std::path::PathBuf,
+        #[arg(long, default_value_t = 4000000)]
+        rows: u64,
     },
 }
 
@@ -149,6 +191,15 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             output::print_statement(&out, cli.json)?;
         }
         Command::Demo { dir } => demo::run(dir).await?,
+        Command::Bench { action } => match action {
+            BenchAction::Tier1 { dir, files, preds } => bench::tier1(&dir, files, preds).await?,
+            BenchAction::MergeExact { dir, keys, changed } => {
+                bench::merge_exact(&dir, keys, changed).await?
+            }
+            BenchAction::MakeLog { dir, files } => bench::make_log(&dir, files).await?,
+            BenchAction::LoadSnapshot { dir } => bench::load_snapshot(&dir).await?,
+            BenchAction::Capture { dir, rows } => bench::capture(&dir, rows).await?,
+        },
         Command::Sim {
             seeds,
             minutes,

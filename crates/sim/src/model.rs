@@ -14,7 +14,18 @@ pub struct Row {
     pub by_blind_append: bool,
 }
 
-pub type Model = BTreeMap<i64, Row>;
+/// Rows keyed by (k, uniquifier): `k` is not a unique key in Delta (two appends may write the same
+/// k), so the model is a multiset ordered by k.
+pub type Model = BTreeMap<(i64, u64), Row>;
+
+fn fresh(m: &Model, k: i64) -> (i64, u64) {
+    let next = m
+        .range((k, 0)..=(k, u64::MAX))
+        .next_back()
+        .map(|((_, s), _)| s + 1)
+        .unwrap_or(0);
+    (k, next)
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pred {
@@ -155,48 +166,50 @@ impl Op {
             written_at: version,
             by_blind_append: blind,
         };
-        let visible: Vec<i64> = m
+        let visible: Vec<(i64, u64)> = m
             .iter()
-            .filter(|(k, r)| !hidden(**k, r))
-            .map(|(k, _)| *k)
+            .filter(|((k, _), r)| !hidden(*k, r))
+            .map(|(key, _)| *key)
             .collect();
         match self {
             Op::Insert(rows) => {
                 for (k, v, g) in rows {
-                    m.insert(*k, row(*v, *g));
+                    let key = fresh(m, *k);
+                    m.insert(key, row(*v, *g));
                 }
                 rows.len() as u64
             }
             Op::InsertSelect { pred, offset } => {
                 let src: Vec<(i64, Row)> = visible
                     .iter()
-                    .filter_map(|k| {
-                        m.get(k)
-                            .filter(|r| pred.eval(*k, r))
-                            .map(|r| (*k, r.clone()))
+                    .filter_map(|key| {
+                        m.get(key)
+                            .filter(|r| pred.eval(key.0, r))
+                            .map(|r| (key.0, r.clone()))
                     })
                     .collect();
                 for (k, r) in &src {
-                    m.insert(k + offset, row(r.v, r.g));
+                    let key = fresh(m, k + offset);
+                    m.insert(key, row(r.v, r.g));
                 }
                 src.len() as u64
             }
             Op::Delete(p) => {
-                let del: Vec<i64> = visible
+                let del: Vec<(i64, u64)> = visible
                     .iter()
                     .copied()
-                    .filter(|k| m.get(k).is_some_and(|r| p.eval(*k, r)))
+                    .filter(|key| m.get(key).is_some_and(|r| p.eval(key.0, r)))
                     .collect();
-                for k in &del {
-                    m.remove(k);
+                for key in &del {
+                    m.remove(key);
                 }
                 del.len() as u64
             }
             Op::UpdateV { pred, add } => {
                 let mut n = 0;
-                for k in &visible {
-                    if let Some(r) = m.get_mut(k) {
-                        if pred.eval(*k, r) {
+                for key in &visible {
+                    if let Some(r) = m.get_mut(key) {
+                        if pred.eval(key.0, r) {
                             *r = row(r.v + add, r.g);
                             n += 1;
                         }
@@ -206,9 +219,9 @@ impl Op {
             }
             Op::UpdateG { pred, g } => {
                 let mut n = 0;
-                for k in &visible {
-                    if let Some(r) = m.get_mut(k) {
-                        if pred.eval(*k, r) {
+                for key in &visible {
+                    if let Some(r) = m.get_mut(key) {
+                        if pred.eval(key.0, r) {
                             *r = row(r.v, *g);
                             n += 1;
                         }
@@ -218,27 +231,33 @@ impl Op {
             }
             Op::Merge(rows) | Op::MergeNmbs { rows, .. } => {
                 let mut n = 0;
-                let vis: std::collections::BTreeSet<i64> = visible.iter().copied().collect();
+                let source: std::collections::BTreeSet<i64> =
+                    rows.iter().map(|(k, _)| *k).collect();
                 for (k, v) in rows {
-                    if vis.contains(k) {
-                        if let Some(r) = m.get_mut(k) {
-                            *r = row(*v, r.g);
-                        }
-                    } else {
-                        m.insert(*k, row(*v, 0));
+                    let matches: Vec<(i64, u64)> =
+                        visible.iter().copied().filter(|key| key.0 == *k).collect();
+                    if matches.is_empty() {
+                        let key = fresh(m, *k);
+                        m.insert(key, row(*v, 0));
+                        n += 1;
                     }
-                    n += 1;
+                    for key in matches {
+                        if let Some(r) = m.get_mut(&key) {
+                            *r = row(*v, r.g);
+                            n += 1;
+                        }
+                    }
                 }
                 if let Op::MergeNmbs { g, .. } = self {
-                    let keys: std::collections::BTreeSet<i64> =
-                        rows.iter().map(|(k, _)| *k).collect();
-                    let del: Vec<i64> = visible
+                    let del: Vec<(i64, u64)> = visible
                         .iter()
                         .copied()
-                        .filter(|k| !keys.contains(k) && m.get(k).is_some_and(|r| r.g == *g))
+                        .filter(|key| {
+                            !source.contains(&key.0) && m.get(key).is_some_and(|r| r.g == *g)
+                        })
                         .collect();
-                    for k in &del {
-                        m.remove(k);
+                    for key in &del {
+                        m.remove(key);
                     }
                     n += del.len() as u64;
                 }
@@ -251,5 +270,7 @@ impl Op {
 
 /// Rows as (k, v, g), the comparable content of a model.
 pub fn content(m: &Model) -> Vec<(i64, i64, i64)> {
-    m.iter().map(|(k, r)| (*k, r.v, r.g)).collect()
+    let mut rows: Vec<(i64, i64, i64)> = m.iter().map(|((k, _), r)| (*k, r.v, r.g)).collect();
+    rows.sort();
+    rows
 }

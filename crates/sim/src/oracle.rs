@@ -51,7 +51,7 @@ fn anomaly(check: &'static str, detail: String) -> Anomaly {
 async fn rows_at(session: &SqlSession, version: u64) -> Result<Vec<(i64, i64, i64)>, String> {
     let out = session
         .execute(&format!(
-            "SELECT k, v, g FROM t VERSION AS OF {version} ORDER BY k"
+            "SELECT k, v, g FROM t VERSION AS OF {version} ORDER BY k, v, g"
         ))
         .await
         .map_err(|e| e.to_string())?;

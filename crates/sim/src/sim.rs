@@ -317,6 +317,18 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
         }
     }
     report.faults_fired = faulty.fired().len() as u64;
+    if std::env::var("DELTA_SIM_TRACE").is_ok() {
+        for r in &records {
+            eprintln!(
+                "read v{} {:?} {:?} affected={:?}: {}",
+                r.read_version,
+                r.isolation,
+                r.outcome,
+                r.affected,
+                r.op.sql()
+            );
+        }
+    }
     report.anomalies = judge(&session, &location, &model, base_version, &records).await;
     for f in &report.failures {
         report.anomalies.push(Anomaly {

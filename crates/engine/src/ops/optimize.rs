@@ -32,6 +32,9 @@ pub struct OptimizeSpec {
     pub zorder_by: Vec<String>,
     pub target_file_size: Option<u64>,
     pub min_file_count: Option<usize>,
+    /// Record composition tags on compaction tombstones (Case 4). Benchmarks turn it off to
+    /// measure its overhead.
+    pub skip_capture: bool,
 }
 
 fn clustering_columns(snapshot: &Snapshot) -> Vec<String> {
@@ -271,7 +274,7 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
         for (src, off, physical) in runs {
             let mut rm = src.to_remove(now, false);
             rm.stats = None;
-            if zorder.is_empty() {
+            if zorder.is_empty() && !spec.skip_capture {
                 if let Some(out) = adds.first() {
                     let mut tags = rm.tags.clone().unwrap_or_default();
                     tags.insert(

@@ -42,6 +42,8 @@ pub struct SqlSession {
     pub named: Vec<(String, String)>,
     /// OPTIMIZE target file size override (tests use small sizes to shape bins).
     pub optimize_target_file_size: Option<u64>,
+    /// Benchmarks only: OPTIMIZE without composition capture.
+    pub optimize_skip_capture: bool,
     /// Locations served by an explicit store instead of opening them.
     pub stores: Vec<(String, delta_rlc_storage::TableStore)>,
 }
@@ -54,6 +56,7 @@ impl SqlSession {
             named: Vec::new(),
             optimize_target_file_size: None,
             stores: Vec::new(),
+            optimize_skip_capture: false,
         }
     }
 
