@@ -134,6 +134,18 @@ enum BenchAction {
 
 #[derive(Subcommand)]
 enum StressAction {
+    /// Runs a statement template in a loop for `seconds` (`{w}` = writer, `{n}` = iteration,
+    /// `{n10}` = iteration * 10) against table `t`; a conflict counts as an abort and the loop goes
+    /// on. Prints JSON: commits, aborts by kind, retries, latencies of committed statements.
+    Loop {
+        table: String,
+        #[arg(long)]
+        sql: String,
+        #[arg(long, default_value_t = 0)]
+        writer: u64,
+        #[arg(long, default_value_t = 30.0)]
+        seconds: f64,
+    },
     /// Append `count` single-row commits `(writer * 1000000 + i, writer)` to a table with columns
     /// (id BIGINT, writer INT); prints one JSON line with commits and retries.
     Append {
@@ -234,6 +246,56 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                 "reconcileEvents": total.events, "faultsFired": total.faults_fired,
             });
             println!("{out}");
+        }
+        Command::Stress {
+            action:
+                StressAction::Loop {
+                    table,
+                    sql,
+                    writer,
+                    seconds,
+                },
+        } => {
+            let mut session = session;
+            session.register("t", &table);
+            let began = std::time::Instant::now();
+            let (mut commits, mut retries, mut n) = (0u64, 0u64, 0u64);
+            let mut aborts: std::collections::BTreeMap<String, u64> = Default::default();
+            let mut latencies: Vec<f64> = Vec::new();
+            while began.elapsed().as_secs_f64() < seconds {
+                let stmt = sql
+                    .replace("{w}", &writer.to_string())
+                    .replace("{n10}", &(n * 10).to_string())
+                    .replace("{n}", &n.to_string());
+                n += 1;
+                let t0 = std::time::Instant::now();
+                match session.execute(&stmt).await {
+                    Ok(out) => {
+                        commits += 1;
+                        retries += out
+                            .commit
+                            .map(|c| u64::from(c.attempts.saturating_sub(1)))
+                            .unwrap_or(0);
+                        latencies.push(t0.elapsed().as_secs_f64() * 1000.0);
+                    }
+                    Err(EngineError::Conflict(c)) => {
+                        *aborts.entry(c.kind.name().to_string()).or_default() += 1
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            latencies.sort_by(|a, b| a.total_cmp(b));
+            let pct = |p: f64| {
+                latencies
+                    .get(((latencies.len() as f64 - 1.0) * p).round().max(0.0) as usize)
+                    .copied()
+                    .unwrap_or(0.0)
+            };
+            println!(
+                "{}",
+                serde_json::json!({"writer": writer, "seconds": began.elapsed().as_secs_f64(), "commits": commits, "aborts": aborts,
+                    "retries": retries, "p50Ms": pct(0.5), "p99Ms": pct(0.99)})
+            );
         }
         Command::Stress {
             action:

@@ -1,0 +1,83 @@
+"""deltalake (delta-rs Python) side of the benchmarks: the same operations as delta-rlc, run as a
+subprocess by scripts/bench.py so wall time and peak memory are measured the same way."""
+import json
+import sys
+import time
+
+import pyarrow as pa
+from deltalake import DeltaTable, QueryBuilder, write_deltalake
+from deltalake.exceptions import CommitFailedError
+
+
+def data(lo, hi):
+    ids = pa.array(range(lo, hi), type=pa.int64())
+    import pyarrow.compute as pc
+    return pa.table({"id": ids, "v": pc.cast(pc.bit_wise_and(ids, 1023), pa.int64()), "s": pc.binary_join_element_wise("r", pc.cast(pc.bit_wise_and(ids, 127), pa.string()), "")})
+
+
+def main():
+    cmd, path = sys.argv[1], sys.argv[2]
+    args = sys.argv[3:]
+    t0 = time.time()
+    out = {}
+    if cmd == "insert":
+        rows, files = int(args[0]), int(args[1])
+        per = rows // files
+        for f in range(files):
+            write_deltalake(path, data(f * per, (f + 1) * per), mode="append", configuration={"delta.enableDeletionVectors": "true"} if f == 0 else None)
+    elif cmd == "scan":
+        dt = DeltaTable(path)
+        q = QueryBuilder().register("t", dt)
+        out["count"] = pa.table(q.execute("SELECT count(*) AS c FROM t")).column(0)[0].as_py()
+        out["filtered"] = pa.table(q.execute("SELECT sum(v) AS c FROM t WHERE id % 10 = 3")).column(0)[0].as_py()
+    elif cmd == "delete":
+        out = DeltaTable(path).delete("id % 1000 = 7")
+    elif cmd == "update":
+        out = DeltaTable(path).update(predicate="id % 1000 = 8", updates={"v": "v + 1"})
+    elif cmd == "merge":
+        keys = int(args[0])
+        src = pa.table({"id": pa.array(range(0, keys * 100, 100), type=pa.int64()), "v": pa.array([7] * keys, type=pa.int64()), "s": pa.array(["m"] * keys)})
+        out = (DeltaTable(path).merge(source=src, predicate="t.id = s.id", source_alias="s", target_alias="t")
+               .when_matched_update_all().when_not_matched_insert_all().execute())
+    elif cmd == "snapshot":
+        t = time.time()
+        dt = DeltaTable(path)
+        n = len(dt.file_uris())
+        out = {"files": n, "ms": (time.time() - t) * 1000}
+    elif cmd == "loop":
+        # loop <writer> <seconds> <kind>: the concurrency workloads with deltalake's API.
+        writer, seconds, kind = int(args[0]), float(args[1]), args[2]
+        commits, aborts, n, lat = 0, 0, 0, []
+        while time.time() - t0 < seconds:
+            t = time.time()
+            try:
+                dt = DeltaTable(path)
+                if kind == "update":
+                    lo = writer * 10000 + n * 10
+                    dt.update(predicate=f"id >= {lo} AND id <= {lo + 5}", updates={"v": "v + 1"})
+                elif kind == "append":
+                    write_deltalake(path, data(10_000_000 + writer * 1_000_000 + n * 10, 10_000_000 + writer * 1_000_000 + n * 10 + 10), mode="append")
+                elif kind == "optimize":
+                    dt.optimize.compact()
+                elif kind == "delete":
+                    lo = writer * 10000 + n * 10
+                    dt.delete(f"id >= {lo} AND id <= {lo + 2}")
+                elif kind == "merge":
+                    lo = writer * 10000 + n * 10
+                    src = pa.table({"id": pa.array(range(lo, lo + 5), type=pa.int64()), "v": pa.array([1] * 5, type=pa.int64()), "s": pa.array(["m"] * 5)})
+                    dt.merge(source=src, predicate="t.id = s.id", source_alias="s", target_alias="t").when_matched_update_all().when_not_matched_insert_all().execute()
+                commits += 1
+                lat.append((time.time() - t) * 1000)
+            except CommitFailedError:
+                aborts += 1
+            n += 1
+        lat.sort()
+        out = {"writer": writer, "commits": commits, "aborts": {"CommitFailed": aborts} if aborts else {}, "retries": 0,
+               "p50Ms": lat[len(lat) // 2] if lat else 0, "p99Ms": lat[int((len(lat) - 1) * 0.99)] if lat else 0, "seconds": time.time() - t0}
+    out = out if isinstance(out, dict) else {"result": str(out)}
+    out.setdefault("seconds", time.time() - t0)
+    print(json.dumps(out, default=str))
+
+
+if __name__ == "__main__":
+    main()
