@@ -182,7 +182,18 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
     let session = SqlSession::new(Env::default(), conflict);
     match cli.command {
         Command::Sql { statement } => {
-            let out = session.execute(&statement).await?;
+            // A spinner on stderr while a long statement runs (only on a terminal).
+            let spinner = std::io::IsTerminal::is_terminal(&std::io::stderr()).then(|| {
+                let pb = indicatif::ProgressBar::new_spinner();
+                pb.set_message(statement.split_whitespace().next().unwrap_or("").to_uppercase());
+                pb.enable_steady_tick(std::time::Duration::from_millis(120));
+                pb
+            });
+            let out = session.execute(&statement).await;
+            if let Some(pb) = spinner {
+                pb.finish_and_clear();
+            }
+            let out = out?;
             output::print_statement(&out, cli.json)?;
         }
         Command::History { table, limit } => {
