@@ -185,7 +185,13 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             // A spinner on stderr while a long statement runs (only on a terminal).
             let spinner = std::io::IsTerminal::is_terminal(&std::io::stderr()).then(|| {
                 let pb = indicatif::ProgressBar::new_spinner();
-                pb.set_message(statement.split_whitespace().next().unwrap_or("").to_uppercase());
+                pb.set_message(
+                    statement
+                        .split_whitespace()
+                        .next()
+                        .unwrap_or("")
+                        .to_uppercase(),
+                );
                 pb.enable_steady_tick(std::time::Duration::from_millis(120));
                 pb
             });

@@ -106,6 +106,10 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
     if is_true("delta.appendOnly") {
         features.extend(["appendOnly", "invariants"]);
     }
+    // NOT NULL columns are column invariants: readers like Spark require the `invariants` feature.
+    if spec.schema.fields.iter().any(|f| !f.nullable) {
+        features.push("invariants");
+    }
     if is_true("delta.enableInCommitTimestamps") {
         features.push("inCommitTimestamp");
     }
@@ -132,7 +136,9 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
     }) {
         features.push("timestampNtz");
     }
-    let protocol = if features.is_empty() {
+    features.sort();
+    features.dedup();
+    let protocol = if features.is_empty() || features == ["invariants"] {
         Protocol {
             min_reader_version: 1,
             min_writer_version: 2,

@@ -1,0 +1,36 @@
+"""Spark session (local mode, one core, small memory) with the Delta jars, and delta-rlc helpers."""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "interop"))
+BIN = os.environ.get("DELTA_RLC_BIN", os.path.join(ROOT, "target", "debug", "delta-rlc"))
+
+
+def rlc(*args):
+    res = subprocess.run([BIN, *args], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise AssertionError(f"delta-rlc {args} failed: {res.stderr}")
+    return res.stdout
+
+
+def rlc_rows(sql):
+    return json.loads(rlc("sql", "--json", sql))["rows"]
+
+
+def make_spark():
+    from pyspark.sql import SparkSession
+    jars = [j for j in glob.glob(os.path.join(ROOT, ".spark-jars", "*.jar")) if os.path.basename(j).startswith(("delta-", "unitycatalog-"))]
+    s = (SparkSession.builder.master("local[1]").appName("delta-rlc-interop")
+         .config("spark.jars", ",".join(jars))
+         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+         .config("spark.driver.memory", "1g").config("spark.ui.enabled", "false")
+         .config("spark.sql.shuffle.partitions", "1")
+         .getOrCreate())
+    s.sparkContext.setLogLevel("ERROR")
+    return s

@@ -1,0 +1,113 @@
+"""Delta Spark as a peer: Spark reads what delta-rlc writes (rows and row ids), delta-rlc reads what
+Spark writes and writes on it, and a short live race of both engines on one table."""
+import importlib.util
+import os
+import subprocess
+import time
+
+import spark_support as c
+from spark_support import BIN, rlc, rlc_rows
+
+# The interop suite's table builders (tests/interop/conftest.py; same module name, so load by path).
+_spec = importlib.util.spec_from_file_location("interop_conftest", os.path.join(c.ROOT, "tests", "interop", "conftest.py"))
+interop = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(interop)
+
+
+def ours(path, cols):
+    return sorted(tuple(r.get(x) for x in cols) for r in rlc_rows(f"SELECT {', '.join(cols)} FROM '{path}'"))
+
+
+def theirs(spark, path, cols, version=None):
+    reader = spark.read.format("delta")
+    if version is not None:
+        reader = reader.option("versionAsOf", version)
+    return sorted(tuple(r) for r in reader.load(path).select(*cols).collect())
+
+
+def test_spark_reads_every_table_we_write(spark, tmp_path):
+    tables = interop.make_tables(str(tmp_path))
+    cols = {"partitioned": ["id", "p", "x", "d", "ok"], "clustered": ["id", "name"], "checkpointed": ["id", "s"]}
+    assert len(tables) >= 10
+    for name, path in tables.items():
+        cs = cols.get(name, ["id", "v"])
+        assert theirs(spark, path, cs) == ours(path, cs), name
+        hist = spark.sql(f"DESCRIBE HISTORY delta.`{path}`").collect()
+        assert len(hist) >= 2 and all(h["operation"] for h in hist), name
+
+
+def test_row_ids_are_unique_and_stable_across_our_rewrites(spark, tmp_path):
+    p = str(tmp_path / "rt")
+    rlc("sql", f"CREATE TABLE '{p}' (id BIGINT NOT NULL, v STRING) TBLPROPERTIES ('delta.enableRowTracking' = 'true')")
+    rlc("sql", f"INSERT INTO '{p}' SELECT value, 'a' FROM range(0, 60)")
+    rlc("sql", f"INSERT INTO '{p}' SELECT value, 'b' FROM range(60, 100)")
+    before = dict(spark.read.format("delta").load(p).select("id", "_metadata.row_id").collect())
+    assert sorted(before.values()) == list(range(100))
+    rlc("sql", f"UPDATE '{p}' SET v = 'u' WHERE id % 7 = 0")
+    rlc("sql", f"OPTIMIZE '{p}' ZORDER BY (v, id)")
+    rlc("sql", f"DELETE FROM '{p}' WHERE id = 42")
+    after = dict(spark.read.format("delta").load(p).select("id", "_metadata.row_id").collect())
+    assert len(after) == 99 and len(set(after.values())) == 99
+    assert all(after[k] == before[k] for k in after), "row ids changed across UPDATE / ZORDER"
+
+
+def test_we_read_and_write_tables_spark_wrote(spark, tmp_path):
+    p = str(tmp_path / "spark_table")
+    spark.sql(f"CREATE TABLE delta.`{p}` (id BIGINT, v STRING) USING delta TBLPROPERTIES ('delta.enableDeletionVectors' = 'true', 'delta.enableRowTracking' = 'true', 'delta.checkpointInterval' = '3')")
+    spark.range(0, 300).selectExpr("id", "'s' AS v").repartition(3).write.format("delta").mode("append").save(p)
+    spark.sql(f"DELETE FROM delta.`{p}` WHERE id % 10 = 1")
+    spark.sql(f"UPDATE delta.`{p}` SET v = 'u' WHERE id % 10 = 2")
+    spark.sql(f"MERGE INTO delta.`{p}` t USING (SELECT id, 'm' AS v FROM range(295, 305)) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    spark.sql(f"OPTIMIZE delta.`{p}`")
+    spark.sql(f"DELETE FROM delta.`{p}` WHERE id = 200")
+    assert ours(p, ["id", "v"]) == theirs(spark, p, ["id", "v"])
+    # Now we write on Spark's table, and Spark reads the result.
+    rlc("sql", f"INSERT INTO '{p}' VALUES (1000, 'r')")
+    rlc("sql", f"DELETE FROM '{p}' WHERE id % 10 = 3")
+    rlc("sql", f"UPDATE '{p}' SET v = 'ru' WHERE id % 10 = 4")
+    rlc("sql", f"MERGE INTO '{p}' t USING (SELECT 5 AS id, 'rm' AS v) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
+    rlc("sql", f"OPTIMIZE '{p}'")
+    assert theirs(spark, p, ["id", "v"]) == ours(p, ["id", "v"])
+    ids = [r[0] for r in spark.read.format("delta").load(p).select("_metadata.row_id").collect()]
+    assert len(ids) == len(set(ids)), "row ids stay unique after our writes"
+
+
+def test_live_race_spark_and_two_delta_rlc_processes(spark, tmp_path):
+    p = str(tmp_path / "race")
+    rlc("sql", f"CREATE TABLE '{p}' (id BIGINT NOT NULL, v BIGINT) TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+    rlc("sql", f"INSERT INTO '{p}' SELECT value, 0 FROM range(0, 3000)")
+    seconds = float(os.environ.get("DELTA_RLC_RACE_SECONDS", "40"))
+    procs = [
+        subprocess.Popen([BIN, "stress", "loop", p, "--writer", str(w), "--seconds", str(seconds),
+                          "--sql", "UPDATE t SET v = v + 1 WHERE id BETWEEN {w}000 + {n10} AND {w}000 + {n10} + 3"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for w in (0, 1)
+    ]
+    spark_commits, spark_aborts, n = 0, 0, 0
+    start = time.time()
+    while time.time() - start < seconds:
+        lo = 2000 + n * 10
+        try:
+            if n % 5 == 4:
+                spark.sql(f"OPTIMIZE delta.`{p}`")
+            else:
+                spark.sql(f"UPDATE delta.`{p}` SET v = v + 100 WHERE id BETWEEN {lo} AND {lo + 3}")
+            spark_commits += 1
+        except Exception as e:  # Spark's OSS checker aborts where we reconcile
+            if "Concurrent" not in type(e).__name__ and "Concurrent" not in str(e):
+                raise
+            spark_aborts += 1
+        n += 1
+    results = []
+    for pr in procs:
+        out, err = pr.communicate(timeout=120)
+        assert pr.returncode == 0, err
+        results.append(out.strip().splitlines()[-1])
+    a, b = ours(p, ["id", "v"]), theirs(spark, p, ["id", "v"])
+    assert a == b
+    ids = [r[0] for r in a]
+    assert len(ids) == len(set(ids)) == 3000, "no lost or duplicated rows"
+    report = {"spark": {"commits": spark_commits, "aborts": spark_aborts}, "delta-rlc": results}
+    print("live race:", report)
+    with open(os.environ.get("DELTA_RLC_RACE_REPORT", "/tmp/delta-rlc-race-report.txt"), "w") as f:
+        f.write(str(report))
