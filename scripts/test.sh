@@ -11,8 +11,11 @@ scripts/setup-python.sh
 export DELTA_RLC_BIN="$CARGO_TARGET_DIR/debug/delta-rlc"
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/interop --ignore=tests/interop/test_duckdb.py
 .venv-duckdb/bin/python -m pytest -q -p no:cacheprovider tests/interop/test_duckdb.py
+# Delta Spark as a peer (pyspark + Delta jars installed by the script; local mode, one core).
+scripts/setup-spark.sh
+DELTA_RLC_RACE_SECONDS="${DELTA_RLC_RACE_SECONDS:-30}" .venv-spark/bin/python -m pytest -q -p no:cacheprovider tests/interop/spark
 # Benchmark smoke test: the commands work (debug binary, tiny sizes; figures are not checked).
 .venv/bin/python scripts/bench.py --bin "$DELTA_RLC_BIN" --quick --seconds 2 --out "$(mktemp -d)/BENCHMARKS.md" > /dev/null
 echo "bench smoke ok"
 echo "test script finished in $(( $(date +%s) - start ))s"
-echo "suites: 5 passed, 0 failed"
+echo "suites: 6 passed, 0 failed"

@@ -301,8 +301,8 @@ fn bad_input_is_one_clear_error_and_nothing_is_committed() {
     std::fs::write(
         &log0,
         text.replace(
-            "\"writerFeatures\":[\"deletionVectors\"]",
-            "\"writerFeatures\":[\"deletionVectors\",\"checkConstraints\"]",
+            "\"writerFeatures\":[",
+            "\"writerFeatures\":[\"checkConstraints\",",
         ),
     )
     .unwrap();
