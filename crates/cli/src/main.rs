@@ -134,6 +134,23 @@ enum BenchAction {
 
 #[derive(Subcommand)]
 enum StressAction {
+    /// Random DELETE / UPDATE / MERGE on this writer's own keys [writer*1000, writer*1000+1000) of a
+    /// table (k BIGINT, v BIGINT); prints one JSON line per committed statement (its intent) and a
+    /// summary, so a test can recompute the expected rows. `--optimize` loops OPTIMIZE instead
+    /// (`--zorder` for ZORDER BY (v, k)).
+    Soak {
+        table: String,
+        #[arg(long, default_value_t = 0)]
+        writer: u64,
+        #[arg(long, default_value_t = 50)]
+        ops: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        optimize: bool,
+        #[arg(long)]
+        zorder: bool,
+    },
     /// Runs a statement template in a loop for `seconds` (`{w}` = writer, `{n}` = iteration,
     /// `{n10}` = iteration * 10) against table `t`; a conflict counts as an abort and the loop goes
     /// on. Prints JSON: commits, aborts by kind, retries, latencies of committed statements.
@@ -263,6 +280,70 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                 "reconcileEvents": total.events, "faultsFired": total.faults_fired,
             });
             println!("{out}");
+        }
+        Command::Stress {
+            action:
+                StressAction::Soak {
+                    table,
+                    writer,
+                    ops,
+                    seed,
+                    optimize,
+                    zorder,
+                },
+        } => {
+            let mut session = session;
+            session.register("t", &table);
+            let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (writer + 1);
+            let mut next = move || {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            };
+            let (mut commits, mut aborts) =
+                (0u64, std::collections::BTreeMap::<String, u64>::new());
+            let mut events: std::collections::BTreeMap<String, u64> = Default::default();
+            for _ in 0..ops {
+                let base = writer as i64 * 1000;
+                let k = base + (next() % 1000) as i64;
+                let d = (next() % 9) as i64 + 1;
+                let (kind, stmt) = if optimize {
+                    (
+                        "optimize",
+                        if zorder {
+                            "OPTIMIZE t ZORDER BY (v, k)".to_string()
+                        } else {
+                            "OPTIMIZE t".to_string()
+                        },
+                    )
+                } else {
+                    match next() % 3 {
+                        0 => ("delete", format!("DELETE FROM t WHERE k = {k}")),
+                        1 => ("update", format!("UPDATE t SET v = v + {d} WHERE k = {k}")),
+                        _ => ("merge", format!("MERGE INTO t USING (SELECT {k} AS k, {d} AS v) s ON t.k = s.k WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT *")),
+                    }
+                };
+                match session.execute(&stmt).await {
+                    Ok(out) => {
+                        commits += 1;
+                        if let Some(c) = &out.commit {
+                            for e in &c.events {
+                                *events.entry(e.name.clone()).or_default() += 1;
+                            }
+                        }
+                        println!("{}", serde_json::json!({"op": kind, "k": k, "d": d}));
+                    }
+                    Err(EngineError::Conflict(c)) => {
+                        *aborts.entry(c.kind.name().to_string()).or_default() += 1
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            println!(
+                "{}",
+                serde_json::json!({"summary": true, "writer": writer, "commits": commits, "aborts": aborts, "events": events})
+            );
         }
         Command::Stress {
             action:
