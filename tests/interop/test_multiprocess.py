@@ -2,14 +2,11 @@
 (moto on 127.0.0.1 with conditional writes). Nothing is lost or duplicated; versions are contiguous."""
 import json
 import os
-import socket
 import subprocess
-import sys
-import time
 
 import pytest
 
-from conftest import BIN, rlc, rlc_rows
+from conftest import BIN, free_port, rlc, rlc_rows
 
 APPENDS = int(os.environ.get("DELTA_RLC_MP_APPENDS", "200"))
 
@@ -44,38 +41,6 @@ def test_two_processes_append_to_a_local_table(tmp_path):
     results = run_writers(table, 2, APPENDS)
     check_table(table, 2, APPENDS)
     print("local retries:", [r["retries"] for r in results])
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-@pytest.fixture
-def moto():
-    port = free_port()
-    server = os.path.join(os.path.dirname(sys.executable), "moto_server")
-    proc = subprocess.Popen([server, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        import boto3
-        endpoint = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1")
-        s3.create_bucket(Bucket="delta-rlc-test")
-        env = dict(os.environ, AWS_ENDPOINT_URL=endpoint, AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test",
-                   AWS_REGION="us-east-1", AWS_ALLOW_HTTP="true")
-        yield env
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_two_processes_append_to_s3(moto):

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import BIN, rlc, rlc_rows
+from conftest import BIN
 
 WRITERS = 3
 OPS = int(os.environ.get("DELTA_RLC_SOAK_OPS", "40"))
@@ -39,21 +39,29 @@ def expected_rows(outputs):
     return sorted(rows.items())
 
 
+@pytest.mark.parametrize("store", ["local", "s3"])
 @pytest.mark.parametrize("mode", ["rlc", "legacy"])
 @pytest.mark.parametrize("rewriter", ["none", "optimize", "zorder"])
-def test_soak(tmp_path, mode, rewriter):
-    t = str(tmp_path / "soak")
+def test_soak(tmp_path, request, store, mode, rewriter):
+    env = None
+    if store == "s3":
+        env = request.getfixturevalue("moto")
+        t = f"s3://delta-rlc-test/soak-{mode}-{rewriter}-{os.getpid()}-{abs(hash(str(tmp_path))) % 100000}"
+    else:
+        t = str(tmp_path / "soak")
+    run = lambda *a: subprocess.run([BIN, *a], env=env, capture_output=True, text=True, check=True).stdout
     props = "'delta.enableRowTracking' = 'true'" if rewriter == "zorder" else "'delta.enableDeletionVectors' = 'true'"
-    rlc("sql", f"CREATE TABLE '{t}' (k BIGINT NOT NULL, v BIGINT NOT NULL) TBLPROPERTIES ({props})")
+    ref = f"delta.`{t}`" if store == "s3" else f"'{t}'"
+    run("sql", f"CREATE TABLE {ref} (k BIGINT NOT NULL, v BIGINT NOT NULL) TBLPROPERTIES ({props})")
     for w in range(WRITERS):
-        rlc("sql", f"INSERT INTO '{t}' SELECT value, 0 FROM range({w * 1000}, {w * 1000 + 1000})")
+        run("sql", f"INSERT INTO {ref} SELECT value, 0 FROM range({w * 1000}, {w * 1000 + 1000})")
     conf = ["--conf", "legacy=true"] if mode == "legacy" else []
     procs = [subprocess.Popen([BIN, "stress", "soak", t, "--writer", str(w), "--ops", str(OPS), "--seed", "7", *conf],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for w in range(WRITERS)]
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for w in range(WRITERS)]
     if rewriter != "none":
         extra = ["--zorder"] if rewriter == "zorder" else []
         procs.append(subprocess.Popen([BIN, "stress", "soak", t, "--writer", "99", "--ops", str(OPS // 2), "--optimize", *extra, *conf],
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
     outs = []
     summaries = []
     for p in procs:
@@ -61,8 +69,8 @@ def test_soak(tmp_path, mode, rewriter):
         assert p.returncode == 0, err
         outs.append(out)
         summaries.append(json.loads(out.strip().splitlines()[-1]))
-    got = sorted((r["k"], r["v"]) for r in rlc_rows(f"SELECT k, v FROM '{t}'"))
+    got = sorted((r["k"], r["v"]) for r in json.loads(run("sql", "--json", f"SELECT k, v FROM {ref}"))["rows"])
     keys = [k for k, _ in got]
     assert len(keys) == len(set(keys)), "duplicate keys"
     assert got == expected_rows(outs[:WRITERS]), "rows lost, resurrected or changed"
-    print(f"soak mode={mode} rewriter={rewriter}:", json.dumps(summaries))
+    print(f"soak store={store} mode={mode} rewriter={rewriter}:", json.dumps(summaries))
