@@ -1,15 +1,18 @@
-//! Case 3 — relocation (dataChange=false) exclusion for append-only losers. Switch `relocation`.
+//! Case 3 — relocation (dataChange=false) exclusion. Switch `relocation`.
 //!
-//! Proves: a winner file action with dataChange=false only relocates rows that were already in the
-//! table (OPTIMIZE); for a loser that only adds files (no removes, no DV re-adds), relocated rows
-//! add nothing it should have read, and removing the originals deletes nothing it read.
+//! Proves: a winner whose file actions are all dataChange=false only relocated rows that were
+//! already in the table (OPTIMIZE): its adds hold no new rows, and removing a file it relocated
+//! deletes no row. So for a loser, the relocation outputs are not new data (append check), and the
+//! relocation of a file the loser only *read* does not change what it read (delete/read check).
 //! Why skipping is safe: dataChange=false means the records of a removed file are contained in the
-//! adds of the same version and vice versa (protocol §dataChange); the loser's reads see the same
-//! rows before and after. The transitive hazard (#1305): if a later winner deletes rows from the
-//! relocation *outputs*, the loser must still notice — so when a read file is relocated, the outputs
+//! adds of the same version and vice versa (protocol §dataChange). Files the loser *wrote* (removed
+//! or DV-updated) are never cleared here: the delete/delete check still catches them (Case 4
+//! reconciles those). The transitive hazard (#1305): if a later winner deletes rows from the
+//! relocation outputs, the loser must still notice — so when a read file is relocated, the outputs
 //! inherit the loser's read interest (the checker adds them to the read set).
-//! Declines: a loser with removes or DV re-adds (a DML loser overlapping an OPTIMIZE remove still
-//! conflicts: Case 4's job), any dataChange=true action, a winner mixing dataChange values.
+//! Scope: the reference (PR #7331) limits this to append-only losers; the argument above holds for
+//! any loser as long as written files stay under the delete/delete check, which is how it is used.
+//! Declines: a winner with any dataChange=true action; files the loser removed.
 
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::{Add, Remove};
@@ -44,7 +47,7 @@ impl AppendTier for RelocationAdds {
         _predicate: &ReadPredicate,
         candidates: &[&Add],
     ) -> Vec<bool> {
-        let ok = ctx.loser_is_append_only() && winner_is_pure_relocation(ctx);
+        let ok = winner_is_pure_relocation(ctx);
         candidates.iter().map(|a| ok && !a.data_change).collect()
     }
 }
@@ -62,7 +65,9 @@ impl DeleteReadTier for RelocationRemoves {
     }
 
     async fn clear(&self, ctx: &TierContext<'_>, removes: &[&Remove]) -> Vec<bool> {
-        let ok = ctx.loser_is_append_only() && winner_is_pure_relocation(ctx);
-        removes.iter().map(|r| ok && !r.data_change).collect()
+        let ok = winner_is_pure_relocation(ctx);
+        let written: std::collections::BTreeSet<&str> =
+            ctx.staged.iter().filter_map(delta_rlc_protocol::actions::Action::as_remove).map(|r| r.path.as_str()).collect();
+        removes.iter().map(|r| ok && !r.data_change && !written.contains(r.path.as_str())).collect()
     }
 }
