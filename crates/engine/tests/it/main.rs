@@ -1,6 +1,7 @@
 //! Integration tests for the engine (one binary: faster links).
 
 mod common;
+mod compaction_tags;
 mod dml_edge;
 mod dml_model;
 mod faults;

@@ -66,8 +66,15 @@ impl DeleteReadTier for RelocationRemoves {
 
     async fn clear(&self, ctx: &TierContext<'_>, removes: &[&Remove]) -> Vec<bool> {
         let ok = winner_is_pure_relocation(ctx);
-        let written: std::collections::BTreeSet<&str> =
-            ctx.staged.iter().filter_map(delta_rlc_protocol::actions::Action::as_remove).map(|r| r.path.as_str()).collect();
-        removes.iter().map(|r| ok && !r.data_change && !written.contains(r.path.as_str())).collect()
+        let written: std::collections::BTreeSet<&str> = ctx
+            .staged
+            .iter()
+            .filter_map(delta_rlc_protocol::actions::Action::as_remove)
+            .map(|r| r.path.as_str())
+            .collect();
+        removes
+            .iter()
+            .map(|r| ok && !r.data_change && !written.contains(r.path.as_str()))
+            .collect()
     }
 }
