@@ -24,7 +24,7 @@ use delta_rlc_protocol::actions::{Action, Add, Remove};
 use delta_rlc_protocol::stats::FileStats;
 use serde_json::json;
 
-use super::{ReconcileContext, Reconciled, Reconciler};
+use super::{settle, ReconcileContext, Reconciled, Reconciler};
 use crate::conflict::checks::LoserState;
 use crate::conflict::Event;
 use crate::dv_io::{load_dv, load_file_dv, write_dv};
@@ -153,15 +153,10 @@ impl Reconciler for DvMerge {
             Ok(Some(x)) => x,
             Ok(None) | Err(_) => return None,
         };
-        state.staged = staged;
-        state.read_set.files.retain(|(p, _)| !paths.contains(p));
         let event = Event::new(
             "delta.rowLevelConcurrency.deletionVectorsMerged",
             json!({"winningCommitVersion": ctx.winner.version, "resolvedPaths": paths, "winningOperation": ctx.winner.operation()}),
         );
-        Some(Reconciled {
-            resolved_paths: paths,
-            events: vec![event],
-        })
+        Some(settle(state, staged, paths, event))
     }
 }

@@ -36,6 +36,42 @@ pub struct Reconciled {
     pub events: Vec<Event>,
 }
 
+/// Swaps in a reconciler's rewrite: the new staged actions, the settled paths dropped from the
+/// read files (they no longer stand for what the loser read), and the event.
+pub(super) fn settle(
+    state: &mut LoserState,
+    staged: Vec<delta_rlc_protocol::actions::Action>,
+    settled: Vec<String>,
+    event: Event,
+) -> Reconciled {
+    state.staged = staged;
+    state.read_set.files.retain(|(p, _)| !settled.contains(p));
+    Reconciled {
+        resolved_paths: settled,
+        events: vec![event],
+    }
+}
+
+/// `out` with its DV extended by `extra` (a new DV file) and its stats made wide.
+pub(super) async fn extend_dv(
+    ctx: &ReconcileContext<'_>,
+    out: &delta_rlc_protocol::actions::Add,
+    extra: &roaring::RoaringTreemap,
+    data_change: bool,
+) -> crate::error::Result<delta_rlc_protocol::actions::Add> {
+    let mut dv = crate::dv_io::load_file_dv(ctx.store, &ctx.snapshot.root, out).await?;
+    dv |= extra;
+    let mut new = out.clone();
+    new.data_change = data_change;
+    new.deletion_vector = Some(crate::dv_io::write_dv(ctx.store, ctx.env.ids.uuid(), &dv).await?);
+    if let Some(s) = &new.stats {
+        let mut st = delta_rlc_protocol::stats::FileStats::parse(s)?;
+        st.widen();
+        new.stats = Some(st.to_json_string());
+    }
+    Ok(new)
+}
+
 #[async_trait]
 pub trait Reconciler: Send + Sync {
     fn name(&self) -> &'static str;

@@ -22,10 +22,10 @@ use roaring::RoaringTreemap;
 use serde_json::json;
 
 use super::compaction::{parse, read_time_dv, remap};
-use super::{ReconcileContext, Reconciled, Reconciler};
+use super::{extend_dv, settle, ReconcileContext, Reconciled, Reconciler};
 use crate::conflict::checks::LoserState;
 use crate::conflict::Event;
-use crate::dv_io::{load_dv, load_file_dv, write_dv};
+use crate::dv_io::{load_dv, load_file_dv};
 use crate::error::Result;
 
 pub struct OptimizeForward;
@@ -136,15 +136,7 @@ async fn plan(
                 if extra.max().is_some_and(|m| m >= n) {
                     return Ok(None);
                 }
-                let mut dv = load_file_dv(ctx.store, &ctx.snapshot.root, out).await?;
-                dv |= extra;
-                let mut new = out.clone();
-                new.deletion_vector = Some(write_dv(ctx.store, ctx.env.ids.uuid(), &dv).await?);
-                if let Some(s) = &new.stats {
-                    let mut st = FileStats::parse(s)?;
-                    st.widen();
-                    new.stats = Some(st.to_json_string());
-                }
+                let new = extend_dv(ctx, out, extra, out.data_change).await?;
                 outputs += 1;
                 staged.push(Action::Add(new));
             }
@@ -185,15 +177,10 @@ impl Reconciler for OptimizeForward {
             Ok(Some(x)) => x,
             _ => return None,
         };
-        state.staged = staged;
-        state.read_set.files.retain(|(p, _)| !sources.contains(p));
         let event = Event::new(
             "delta.optimize.conflictReconciliation.remapped",
             json!({"winningCommitVersion": ctx.winner.version, "resolvedSources": sources, "outputsRemapped": outputs, "winningOperation": ctx.winner.operation()}),
         );
-        Some(Reconciled {
-            resolved_paths: sources,
-            events: vec![event],
-        })
+        Some(settle(state, staged, sources, event))
     }
 }

@@ -24,10 +24,10 @@ use roaring::RoaringTreemap;
 use serde_json::json;
 
 use super::compaction::{parse, read_time_dv, remap, Composition};
-use super::{ReconcileContext, Reconciled, Reconciler};
+use super::{extend_dv, settle, ReconcileContext, Reconciled, Reconciler};
 use crate::conflict::checks::LoserState;
 use crate::conflict::Event;
-use crate::dv_io::{load_dv, load_file_dv, write_dv};
+use crate::dv_io::{load_dv, load_file_dv};
 use crate::error::Result;
 
 pub struct OptimizeReverse;
@@ -151,16 +151,7 @@ async fn plan(
         if pos.max().is_some_and(|m| m >= n) {
             return Ok(None);
         }
-        let mut dv = load_file_dv(ctx.store, &ctx.snapshot.root, wa).await?;
-        dv |= pos;
-        let mut new = wa.clone();
-        new.data_change = true;
-        new.deletion_vector = Some(write_dv(ctx.store, ctx.env.ids.uuid(), &dv).await?);
-        if let Some(s) = &new.stats {
-            let mut st = FileStats::parse(s)?;
-            st.widen();
-            new.stats = Some(st.to_json_string());
-        }
+        let new = extend_dv(ctx, wa, pos, true).await?;
         staged.push(Action::Remove(wa.to_remove(now, true)));
         staged.push(Action::Add(new));
     }
@@ -188,17 +179,12 @@ impl Reconciler for OptimizeReverse {
             Ok(Some(x)) => x,
             _ => return None,
         };
-        state.staged = staged;
-        state.read_set.files.retain(|(p, _)| !sources.contains(p));
         let event = Event::new(
             "delta.optimize.conflictReconciliation.reverseRemapped",
             json!({"winningCommitVersion": ctx.winner.version, "resolvedSources": sources, "outputs": outputs, "winningOperation": ctx.winner.operation()}),
         );
         let mut resolved = sources;
         resolved.extend(outputs);
-        Some(Reconciled {
-            resolved_paths: resolved,
-            events: vec![event],
-        })
+        Some(settle(state, staged, resolved, event))
     }
 }

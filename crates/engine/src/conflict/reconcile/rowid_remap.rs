@@ -22,14 +22,13 @@ use arrow::array::{Array, Int64Array, UInt64Array};
 use arrow::datatypes::{DataType, Field};
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::{Action, Add, Remove};
-use delta_rlc_protocol::stats::FileStats;
 use roaring::RoaringTreemap;
 use serde_json::json;
 
-use super::{ReconcileContext, Reconciled, Reconciler};
+use super::{extend_dv, settle, ReconcileContext, Reconciled, Reconciler};
 use crate::conflict::checks::LoserState;
 use crate::conflict::Event;
-use crate::dv_io::{load_dv, load_file_dv, write_dv};
+use crate::dv_io::{load_dv, load_file_dv};
 use crate::error::{EngineError, Result};
 use crate::ops::dml::{row_tracking_columns, stabilize_row_tracking};
 use crate::scan::{read_file, FileReadOptions, ROW_INDEX_COLUMN};
@@ -149,25 +148,6 @@ async fn locate(
     Ok(Some(by_output))
 }
 
-async fn extend_dv(
-    ctx: &ReconcileContext<'_>,
-    out: &Add,
-    extra: &RoaringTreemap,
-    data_change: bool,
-) -> Result<Add> {
-    let mut dv = load_file_dv(ctx.store, &ctx.snapshot.root, out).await?;
-    dv |= extra;
-    let mut new = out.clone();
-    new.data_change = data_change;
-    new.deletion_vector = Some(write_dv(ctx.store, ctx.env.ids.uuid(), &dv).await?);
-    if let Some(s) = &new.stats {
-        let mut st = FileStats::parse(s)?;
-        st.widen();
-        new.stats = Some(st.to_json_string());
-    }
-    Ok(new)
-}
-
 async fn dv_of(
     ctx: &ReconcileContext<'_>,
     d: Option<&delta_rlc_protocol::DvDescriptor>,
@@ -266,16 +246,11 @@ impl Reconciler for RowIdForward {
             Ok(Some(x)) => x,
             _ => return None,
         };
-        state.staged = staged;
-        state.read_set.files.retain(|(p, _)| !sources.contains(p));
         let event = Event::new(
             "delta.rowTracking.conflictReconciliation.remapped",
             json!({"winningCommitVersion": ctx.winner.version, "resolvedSources": sources, "winningOperation": ctx.winner.operation()}),
         );
-        Some(Reconciled {
-            resolved_paths: sources,
-            events: vec![event],
-        })
+        Some(settle(state, staged, sources, event))
     }
 }
 
@@ -377,15 +352,10 @@ impl Reconciler for RowIdReverse {
             Ok(Some(x)) => x,
             _ => return None,
         };
-        state.staged = staged;
-        state.read_set.files.retain(|(p, _)| !settled.contains(p));
         let event = Event::new(
             "delta.rowTracking.conflictReconciliation.reverseRemapped",
             json!({"winningCommitVersion": ctx.winner.version, "settledPaths": settled.len(), "winningOperation": ctx.winner.operation()}),
         );
-        Some(Reconciled {
-            resolved_paths: settled,
-            events: vec![event],
-        })
+        Some(settle(state, staged, settled, event))
     }
 }
