@@ -7,7 +7,7 @@ use std::sync::Arc;
 use datafusion::logical_expr::Expr;
 use serde_json::json;
 
-use super::dml::{eval_mask, scan_candidates, stage_row_removal, DmlMetrics, ExprContext};
+use super::dml::{eval_mask, stage_row_removal, DmlMetrics, ExprContext};
 use crate::error::Result;
 use crate::scan::candidate_files;
 use crate::snapshot::Snapshot;
@@ -75,7 +75,16 @@ pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result
         Some(p) => {
             let ectx = ExprContext::new(&snapshot, None)?;
             let phys = ectx.physical(p)?;
-            let scans = scan_candidates(&mut txn, &snapshot, Some(p)).await?;
+            // With DVs only the predicate's verdict is needed: decode just its columns.
+            let projection = snapshot.deletion_vectors_enabled().then(|| {
+                p.column_refs()
+                    .into_iter()
+                    .map(|c| c.name.clone())
+                    .collect::<Vec<_>>()
+            });
+            let scans =
+                super::dml::scan_candidates_projected(&mut txn, &snapshot, Some(p), projection)
+                    .await?;
             metrics.scanned_files = scans.len() as u64;
             for scan in &scans {
                 let mask = eval_mask(&phys, &scan.table_rows(ectx.n_cols())?)?;

@@ -21,7 +21,7 @@ use serde_json::{json, Map, Value};
 use crate::arrow_conv::table_arrow_schema;
 use crate::dv_io::{load_file_dv, write_dv};
 use crate::error::{EngineError, Result};
-use crate::scan::{candidate_files, read_file, FileReadOptions, ROW_INDEX_COLUMN};
+use crate::scan::{candidate_files, FileReadOptions, ROW_INDEX_COLUMN};
 use crate::snapshot::Snapshot;
 use crate::txn::{split_predicate, Transaction};
 use crate::write::{FileWriter, StatsConfig, DEFAULT_TARGET_FILE_SIZE};
@@ -161,6 +161,17 @@ pub async fn scan_candidates(
     snapshot: &Arc<Snapshot>,
     predicate: Option<&Expr>,
 ) -> Result<Vec<FileScan>> {
+    scan_candidates_projected(txn, snapshot, predicate, None).await
+}
+
+/// [`scan_candidates`] decoding only `projection` (other table columns come back NULL): enough
+/// when only the predicate's verdict and the row indexes are needed (DV deletes).
+pub async fn scan_candidates_projected(
+    txn: &mut Transaction,
+    snapshot: &Arc<Snapshot>,
+    predicate: Option<&Expr>,
+    projection: Option<Vec<String>>,
+) -> Result<Vec<FileScan>> {
     match predicate {
         None => txn.read_set.read_whole_table(),
         Some(p) => txn.read_set.add_predicate(split_predicate(
@@ -186,7 +197,14 @@ pub async fn scan_candidates(
             add.deletion_vector.as_ref().map(|d| d.unique_id()),
         );
         let old_dv = load_file_dv(&txn.table.store, &snapshot.root, add).await?;
-        let batches = read_file(&txn.table.store, snapshot, add, &opts).await?;
+        let batches = crate::scan::read_file_projected(
+            &txn.table.store,
+            snapshot,
+            add,
+            &opts,
+            projection.as_deref(),
+        )
+        .await?;
         let schema = match batches.first() {
             Some(b) => b.schema(),
             None => continue,

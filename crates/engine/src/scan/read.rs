@@ -61,6 +61,18 @@ pub async fn read_file(
     add: &Add,
     opts: &FileReadOptions,
 ) -> Result<Vec<RecordBatch>> {
+    read_file_projected(store, snapshot, add, opts, None).await
+}
+
+/// Like [`read_file`], but decodes only the table columns in `columns` (others come back as
+/// NULL-filled columns of their type, so the output schema is unchanged).
+pub async fn read_file_projected(
+    store: &TableStore,
+    snapshot: &Snapshot,
+    add: &Add,
+    opts: &FileReadOptions,
+    projection: Option<&[String]>,
+) -> Result<Vec<RecordBatch>> {
     let dv = if opts.apply_dv {
         Some(load_file_dv(store, &snapshot.root, add).await?)
     } else {
@@ -82,11 +94,49 @@ pub async fn read_file(
             }
         }
     }
+    let reader = match projection {
+        None => reader,
+        Some(cols) => {
+            let wanted = |name: &str| {
+                cols.iter().any(|c| c.eq_ignore_ascii_case(name))
+                    || opts.extra_columns.iter().any(|f| f.name() == name)
+            };
+            let roots: Vec<usize> = reader
+                .parquet_schema()
+                .root_schema()
+                .get_fields()
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| wanted(f.name()))
+                .map(|(i, _)| i)
+                .collect();
+            let mask = parquet::arrow::ProjectionMask::roots(reader.parquet_schema(), roots);
+            reader.with_projection(mask)
+        }
+    };
     let reader = reader
         .with_batch_size(8192)
         .build()
         .map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
-    let out_schema = output_schema(snapshot, opts);
+    let mut out_schema = output_schema(snapshot, opts);
+    if let Some(cols) = projection {
+        // Columns that are not decoded come back NULL, so they must be nullable in this output.
+        let relaxed: Vec<Field> = out_schema
+            .fields()
+            .iter()
+            .map(|f| {
+                let kept = cols.iter().any(|c| c.eq_ignore_ascii_case(f.name()))
+                    || f.name() == ROW_INDEX_COLUMN
+                    || partition_cols_of(snapshot).contains(f.name());
+                if kept {
+                    f.as_ref().clone()
+                } else {
+                    f.as_ref().clone().with_nullable(true)
+                }
+            })
+            .collect();
+        out_schema = Arc::new(Schema::new(relaxed));
+    }
     let partition_cols = &snapshot.metadata.partition_columns;
     let mut out = Vec::new();
     let mut offset: u64 = 0;
@@ -117,6 +167,12 @@ pub async fn read_file(
                 let v = parse_partition_value(name, &ty, raw.as_deref())?;
                 let sv = scalar_to_datafusion(&v, field.data_type())?;
                 columns.push(sv.to_array_of_size(n)?);
+                continue;
+            }
+            if projection.is_some_and(|cols| !cols.iter().any(|c| c.eq_ignore_ascii_case(name)))
+                && !opts.extra_columns.iter().any(|f| f.name() == name)
+            {
+                columns.push(new_null_array(field.data_type(), n));
                 continue;
             }
             let col = batch
@@ -174,4 +230,8 @@ pub async fn read_file(
         }
     }
     Ok(out)
+}
+
+fn partition_cols_of(snapshot: &Snapshot) -> &[String] {
+    &snapshot.metadata.partition_columns
 }

@@ -14,7 +14,7 @@ use datafusion::error::Result as DfResult;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 
-use crate::scan::{candidate_files, read_file, FileReadOptions};
+use crate::scan::{candidate_files, FileReadOptions};
 use crate::snapshot::Snapshot;
 use crate::table::DeltaTable;
 use crate::txn::{split_predicate, ReadSet};
@@ -86,17 +86,40 @@ impl TableProvider for DeltaTableProvider {
                 }
             }
         }
+        // Decode only the projected columns (DataFusion adds the filter columns to the projection).
+        let names: Option<Vec<String>> = projection.map(|p| {
+            p.iter()
+                .filter_map(|i| self.schema.fields().get(*i).map(|f| f.name().clone()))
+                .collect()
+        });
         let mut batches = Vec::new();
         let opts = FileReadOptions::default();
         for f in files {
             batches.extend(
-                read_file(&self.table.store, &self.snapshot, f, &opts)
-                    .await
-                    .map_err(|e| e.into_datafusion())?,
+                crate::scan::read_file_projected(
+                    &self.table.store,
+                    &self.snapshot,
+                    f,
+                    &opts,
+                    names.as_deref(),
+                )
+                .await
+                .map_err(|e| e.into_datafusion())?,
             );
         }
-        let exec =
-            MemorySourceConfig::try_new_exec(&[batches], self.schema.clone(), projection.cloned())?;
+        // Hand DataFusion exactly the projected columns (the others were not decoded).
+        let (schema, batches) = match projection {
+            Some(p) => {
+                let schema = Arc::new(self.schema.project(p)?);
+                let batches = batches
+                    .iter()
+                    .map(|b| b.project(p).and_then(|b| b.with_schema(schema.clone())))
+                    .collect::<Result<Vec<_>, _>>()?;
+                (schema, batches)
+            }
+            None => (self.schema.clone(), batches),
+        };
+        let exec = MemorySourceConfig::try_new_exec(&[batches], schema, None)?;
         Ok(exec)
     }
 }
