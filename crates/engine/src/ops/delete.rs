@@ -73,23 +73,42 @@ pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result
             }
         }
         Some(p) => {
-            let ectx = ExprContext::new(&snapshot, None)?;
-            let phys = ectx.physical(p)?;
-            // With DVs only the predicate's verdict is needed: decode just its columns.
+            // With DVs only the predicate's verdict is needed: decode just its columns. Files are
+            // processed one at a time so memory stays bounded by the largest file.
             let projection = snapshot.deletion_vectors_enabled().then(|| {
                 p.column_refs()
                     .into_iter()
                     .map(|c| c.name.clone())
                     .collect::<Vec<_>>()
             });
-            let scans =
-                super::dml::scan_candidates_projected(&mut txn, &snapshot, Some(p), projection)
-                    .await?;
-            metrics.scanned_files = scans.len() as u64;
-            for scan in &scans {
+            txn.read_set.add_predicate(split_predicate(
+                p,
+                &snapshot.metadata.partition_columns,
+                p.to_string(),
+            ));
+            let ectx = ExprContext::new(&snapshot, None)?;
+            let phys = ectx.physical(p)?;
+            let opts = super::dml::dml_read_options(&snapshot);
+            for add in candidate_files(&snapshot, Some(p))? {
+                txn.read_set.read_file(
+                    &add.path,
+                    add.deletion_vector.as_ref().map(|d| d.unique_id()),
+                );
+                metrics.scanned_files += 1;
+                let Some(scan) = super::dml::scan_file(
+                    &txn.table.store,
+                    &snapshot,
+                    add,
+                    &opts,
+                    projection.as_deref(),
+                )
+                .await?
+                else {
+                    continue;
+                };
                 let mask = eval_mask(&phys, &scan.table_rows(ectx.n_cols())?)?;
                 metrics.deleted_rows += mask.true_count() as u64;
-                stage_row_removal(&mut txn, &snapshot, scan, &mask, &mut metrics).await?;
+                stage_row_removal(&mut txn, &snapshot, &scan, &mask, &mut metrics).await?;
             }
         }
     }

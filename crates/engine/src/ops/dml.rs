@@ -180,41 +180,24 @@ pub async fn scan_candidates_projected(
             p.to_string(),
         )),
     }
-    let mut extra = Vec::new();
-    if let Some((id, ver)) = row_tracking_columns(snapshot) {
-        extra.push(Field::new(id, DataType::Int64, true));
-        extra.push(Field::new(ver, DataType::Int64, true));
-    }
-    let opts = FileReadOptions {
-        apply_dv: true,
-        with_row_index: true,
-        extra_columns: extra,
-    };
+    let opts = dml_read_options(snapshot);
     let mut out = Vec::new();
     for add in candidate_files(snapshot, predicate)? {
         txn.read_set.read_file(
             &add.path,
             add.deletion_vector.as_ref().map(|d| d.unique_id()),
         );
-        let old_dv = load_file_dv(&txn.table.store, &snapshot.root, add).await?;
-        let batches = crate::scan::read_file_projected(
+        if let Some(scan) = scan_file(
             &txn.table.store,
             snapshot,
             add,
             &opts,
             projection.as_deref(),
         )
-        .await?;
-        let schema = match batches.first() {
-            Some(b) => b.schema(),
-            None => continue,
-        };
-        let rows = concat_batches(&schema, &batches)?;
-        out.push(FileScan {
-            add: add.clone(),
-            rows,
-            old_dv,
-        });
+        .await?
+        {
+            out.push(scan);
+        }
     }
     Ok(out)
 }
@@ -397,4 +380,39 @@ pub async fn stage_row_removal(
     txn.remove_file(scan.add.to_remove(now, true));
     metrics.removed_files += 1;
     write_new_rows(txn, snapshot, &[without_row_index(&survivors)?], metrics).await
+}
+
+/// Read options for DML scans: DVs applied, physical row index, materialized row-tracking columns.
+pub fn dml_read_options(snapshot: &Snapshot) -> FileReadOptions {
+    let mut extra = Vec::new();
+    if let Some((id, ver)) = row_tracking_columns(snapshot) {
+        extra.push(Field::new(id, DataType::Int64, true));
+        extra.push(Field::new(ver, DataType::Int64, true));
+    }
+    FileReadOptions {
+        apply_dv: true,
+        with_row_index: true,
+        extra_columns: extra,
+    }
+}
+
+/// Reads one candidate file's live rows (None when it has none). Callers register the read.
+pub async fn scan_file(
+    store: &delta_rlc_storage::TableStore,
+    snapshot: &Snapshot,
+    add: &Add,
+    opts: &FileReadOptions,
+    projection: Option<&[String]>,
+) -> Result<Option<FileScan>> {
+    let old_dv = load_file_dv(store, &snapshot.root, add).await?;
+    let batches = crate::scan::read_file_projected(store, snapshot, add, opts, projection).await?;
+    let Some(schema) = batches.first().map(|b| b.schema()) else {
+        return Ok(None);
+    };
+    let rows = concat_batches(&schema, &batches)?;
+    Ok(Some(FileScan {
+        add: add.clone(),
+        rows,
+        old_dv,
+    }))
 }
