@@ -25,7 +25,9 @@ fn seeds() -> Vec<u64> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(500);
-    (1..=n).collect()
+    // Seeds where the harness once found something (kept forever as regressions).
+    const FOUND: &[u64] = &[101_160];
+    (1..=n).chain(FOUND.iter().copied()).collect()
 }
 
 #[test]
