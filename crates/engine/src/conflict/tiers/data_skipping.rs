@@ -12,10 +12,16 @@ use async_trait::async_trait;
 use delta_rlc_protocol::actions::Add;
 
 use super::{eligible_filter, AppendTier, TierContext};
-use crate::scan::prune_files;
+use crate::scan::prune_files_with;
 use crate::txn::read_set::ReadPredicate;
 
-pub struct DataSkipping;
+/// Stats of a winning commit's files are parsed once and shared by all read predicates.
+#[derive(Default)]
+pub struct DataSkipping {
+    parsed: std::sync::Mutex<
+        std::collections::HashMap<String, Option<delta_rlc_protocol::stats::FileStats>>,
+    >,
+}
 
 #[async_trait]
 impl AppendTier for DataSkipping {
@@ -41,7 +47,22 @@ impl AppendTier for DataSkipping {
             return none;
         };
         let files: Vec<Add> = candidates.iter().map(|a| (*a).clone()).collect();
-        match prune_files(ctx.snapshot, &files, &usable) {
+        let stats = self.parsed.lock().ok().map(|mut cache| {
+            files
+                .iter()
+                .map(|f| {
+                    cache
+                        .entry(f.path.clone())
+                        .or_insert_with(|| {
+                            f.stats
+                                .as_deref()
+                                .and_then(|s| delta_rlc_protocol::stats::FileStats::parse(s).ok())
+                        })
+                        .clone()
+                })
+                .collect::<Vec<_>>()
+        });
+        match prune_files_with(ctx.snapshot, &files, &usable, stats) {
             Ok(keep) if keep.len() == candidates.len() => keep.into_iter().map(|k| !k).collect(),
             _ => none,
         }
