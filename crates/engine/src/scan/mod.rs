@@ -4,7 +4,7 @@
 mod prune;
 mod read;
 
-pub use prune::{prune_files, prune_files_with, FileStatsPruning};
+pub use prune::{prune_files, FileStatsPruning};
 pub use read::{read_file, read_file_projected, FileReadOptions, ROW_INDEX_COLUMN};
 
 use std::sync::Arc;

@@ -39,15 +39,6 @@ impl<'a> FileStatsPruning<'a> {
             .iter()
             .map(|f| f.stats.as_deref().and_then(|s| FileStats::parse(s).ok()))
             .collect();
-        Self::with_stats(snapshot, files, stats)
-    }
-
-    /// With stats already parsed (one entry per file, in order).
-    pub fn with_stats(
-        snapshot: &'a Snapshot,
-        files: &'a [Add],
-        stats: Vec<Option<FileStats>>,
-    ) -> Self {
         FileStatsPruning {
             files,
             stats,
@@ -166,16 +157,6 @@ impl PruningStatistics for FileStatsPruning<'_> {
 
 /// Which of `files` may hold a row satisfying `filter` (true = keep). Any failure keeps every file.
 pub fn prune_files(snapshot: &Snapshot, files: &[Add], filter: &Expr) -> Result<Vec<bool>> {
-    prune_files_with(snapshot, files, filter, None)
-}
-
-/// [`prune_files`] with the files' stats already parsed (`stats[i]` belongs to `files[i]`).
-pub fn prune_files_with(
-    snapshot: &Snapshot,
-    files: &[Add],
-    filter: &Expr,
-    stats: Option<Vec<Option<FileStats>>>,
-) -> Result<Vec<bool>> {
     let keep_all = vec![true; files.len()];
     let schema = table_arrow_schema(&snapshot.schema);
     let Ok(df_schema) = DFSchema::try_from(schema.as_ref().clone()) else {
@@ -189,10 +170,7 @@ pub fn prune_files_with(
     let Ok(pp) = PruningPredicate::try_new(phys, schema) else {
         return Ok(keep_all);
     };
-    let stats = match stats {
-        Some(st) if st.len() == files.len() => FileStatsPruning::with_stats(snapshot, files, st),
-        _ => FileStatsPruning::new(snapshot, files),
-    };
+    let stats = FileStatsPruning::new(snapshot, files);
     match pp.prune(&stats) {
         Ok(v) if v.len() == files.len() => Ok(v),
         _ => Ok(keep_all),

@@ -12,16 +12,10 @@ use async_trait::async_trait;
 use delta_rlc_protocol::actions::Add;
 
 use super::{eligible_filter, AppendTier, TierContext};
-use crate::scan::prune_files_with;
+use crate::scan::prune_files;
 use crate::txn::read_set::ReadPredicate;
 
-/// Stats of a winning commit's files are parsed once and shared by all read predicates.
-#[derive(Default)]
-pub struct DataSkipping {
-    parsed: std::sync::Mutex<
-        std::collections::HashMap<String, Option<delta_rlc_protocol::stats::FileStats>>,
-    >,
-}
+pub struct DataSkipping;
 
 #[async_trait]
 impl AppendTier for DataSkipping {
@@ -47,22 +41,7 @@ impl AppendTier for DataSkipping {
             return none;
         };
         let files: Vec<Add> = candidates.iter().map(|a| (*a).clone()).collect();
-        let stats = self.parsed.lock().ok().map(|mut cache| {
-            files
-                .iter()
-                .map(|f| {
-                    cache
-                        .entry(f.path.clone())
-                        .or_insert_with(|| {
-                            f.stats
-                                .as_deref()
-                                .and_then(|s| delta_rlc_protocol::stats::FileStats::parse(s).ok())
-                        })
-                        .clone()
-                })
-                .collect::<Vec<_>>()
-        });
-        match prune_files_with(ctx.snapshot, &files, &usable, stats) {
+        match prune_files(ctx.snapshot, &files, &usable) {
             Ok(keep) if keep.len() == candidates.len() => keep.into_iter().map(|k| !k).collect(),
             _ => none,
         }

@@ -83,7 +83,7 @@ pub fn append_tiers() -> Vec<Box<dyn AppendTier>> {
         Box::new(mor_readd::MergeOnReadReAdd),
         Box::new(relocation::RelocationAdds),
         Box::new(partition_filter::PartitionFilter),
-        Box::new(data_skipping::DataSkipping::default()),
+        Box::new(data_skipping::DataSkipping),
         Box::new(value_exact::ValueExact),
     ]
 }
