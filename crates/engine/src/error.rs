@@ -98,10 +98,9 @@ impl EngineError {
             EngineError::DataFusion(e) => match e.as_ref() {
                 datafusion::error::DataFusionError::SQL(..)
                 | datafusion::error::DataFusionError::Plan(_)
-                | datafusion::error::DataFusionError::SchemaError(..)
-                | datafusion::error::DataFusionError::NotImplemented(_) => {
-                    ErrorKind::InvalidArgument
-                }
+                | datafusion::error::DataFusionError::SchemaError(..) => ErrorKind::InvalidArgument,
+                // SQL that DataFusion does not implement is a feature gap, not bad input.
+                datafusion::error::DataFusionError::NotImplemented(_) => ErrorKind::Unsupported,
                 datafusion::error::DataFusionError::ArrowError(..)
                 | datafusion::error::DataFusionError::Execution(_) => ErrorKind::InvalidArgument,
                 _ => ErrorKind::Internal,

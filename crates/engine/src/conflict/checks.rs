@@ -294,12 +294,7 @@ async fn check_appends(
             }
             last_tier = Some(tier.name());
             let cleared = tier.clear(&ctx, &everything, &open).await;
-            open = open
-                .into_iter()
-                .zip(cleared)
-                .filter(|(_, c)| !c)
-                .map(|(a, _)| a)
-                .collect();
+            open = keep_uncleared(open, &cleared);
         }
         if !open.is_empty() {
             let files = open.iter().map(|a| a.path.clone()).collect();
@@ -328,12 +323,7 @@ async fn check_appends(
             last_tier = Some(tier.name());
             let cleared = tier.clear(&ctx, pred, &open).await;
             let before = open.len();
-            open = open
-                .into_iter()
-                .zip(cleared)
-                .filter(|(_, c)| !c)
-                .map(|(a, _)| a)
-                .collect();
+            open = keep_uncleared(open, &cleared);
             if open.len() < before && tier.switch().is_some() {
                 out.events.push(Event::new(
                     "delta.conflictDetection.dataSkipping.filesSkipped",
@@ -395,12 +385,7 @@ async fn check_delete_read(
         let mut open = removes.clone();
         if let Some(t) = relocation.filter(|t| input.config.enabled(t.switch())) {
             let cleared = t.clear(&ctx, &open).await;
-            open = open
-                .into_iter()
-                .zip(cleared)
-                .filter(|(_, c)| !c)
-                .map(|(r, _)| r)
-                .collect();
+            open = keep_uncleared(open, &cleared);
         }
         if !open.is_empty() {
             let files = open.iter().map(|r| r.path.clone()).collect();
@@ -439,12 +424,7 @@ async fn check_delete_read(
             last_tier = Some(tier.name());
             let cleared = tier.clear(&ctx, &hits).await;
             let before = hits.len();
-            hits = hits
-                .into_iter()
-                .zip(cleared)
-                .filter(|(_, c)| !c)
-                .map(|(r, _)| r)
-                .collect();
+            hits = keep_uncleared(hits, &cleared);
             if hits.len() < before {
                 if tier.switch() == "relocation" {
                     relocated = true;
@@ -487,5 +467,30 @@ fn inherit_read_interest(state: &mut LoserState, w: &WinningCommit) {
                 .read_set
                 .read_file(&a.path, a.deletion_vector.as_ref().map(|d| d.unique_id()));
         }
+    }
+}
+
+/// The items no tier cleared. A missing verdict (a tier returning too few) counts as "not cleared":
+/// a tier bug can only add aborts, never hide a conflict.
+fn keep_uncleared<T>(items: Vec<T>, cleared: &[bool]) -> Vec<T> {
+    items
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| cleared.get(*i) != Some(&true))
+        .map(|(_, x)| x)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keep_uncleared;
+
+    #[test]
+    fn a_missing_verdict_keeps_the_file() {
+        assert_eq!(
+            keep_uncleared(vec!["a", "b", "c"], &[true, false]),
+            vec!["b", "c"]
+        );
+        assert_eq!(keep_uncleared(vec!["a"], &[]), vec!["a"]);
     }
 }
