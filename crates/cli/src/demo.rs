@@ -97,8 +97,8 @@ pub async fn run(dir: Option<PathBuf>) -> Result<(), EngineError> {
         },
     ];
     println!(
-        "{:<52} {:<28} {}",
-        "race", "open-source Delta (legacy)", "delta-rlc"
+        "{:<52} {:<28} delta-rlc",
+        "race", "open-source Delta (legacy)"
     );
     for (i, r) in races.iter().enumerate() {
         let legacy = race(&base, i, true, r).await?;

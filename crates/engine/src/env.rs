@@ -88,6 +88,10 @@ impl IdGen for SeededIds {
 pub struct Env {
     pub clock: Arc<dyn Clock>,
     pub ids: Arc<dyn IdGen>,
+    /// How many data files one statement may decode at once. Parallel work never draws ids or
+    /// reads the clock and its results are consumed in a fixed order, so it does not affect
+    /// determinism.
+    pub parallelism: usize,
 }
 
 impl Default for Env {
@@ -95,6 +99,9 @@ impl Default for Env {
         Env {
             clock: Arc::new(SystemClock),
             ids: Arc::new(RandomIds),
+            parallelism: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
         }
     }
 }
@@ -104,6 +111,8 @@ impl Env {
         Env {
             clock: Arc::new(ManualClock::new(1_700_000_000_000, 1)),
             ids: Arc::new(SeededIds::new(seed)),
+            // More than one, so deterministic tests exercise the parallel paths too.
+            parallelism: 2,
         }
     }
 }

@@ -103,6 +103,7 @@ pub fn commit_version(name: &str) -> Result<u64> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)] // tests index fixed fixtures
 mod tests {
     use super::*;
 

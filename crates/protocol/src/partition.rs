@@ -165,6 +165,7 @@ pub fn serialize_partition_value(ty: &PrimitiveType, v: &Scalar) -> Option<Strin
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)] // tests index fixed fixtures
 mod tests {
     use super::*;
 

@@ -231,6 +231,7 @@ impl StructType {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)] // tests index fixed fixtures
 mod tests {
     use super::*;
 

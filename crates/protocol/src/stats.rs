@@ -117,6 +117,7 @@ pub fn truncate_max_string(s: &str, prefix_len: usize) -> Option<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)] // tests index fixed fixtures
 mod tests {
     use super::*;
 

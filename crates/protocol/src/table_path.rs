@@ -150,6 +150,7 @@ pub fn check_segments(relative: &str, original: &str) -> Result<()> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)] // tests index fixed fixtures
 mod tests {
     use super::*;
 

@@ -353,7 +353,7 @@ pub fn config_for_seed(seed: u64, txns: usize) -> SimConfig {
             }
         }
     }
-    conflict.isolation = Some(if seed % 3 == 0 {
+    conflict.isolation = Some(if seed.is_multiple_of(3) {
         IsolationLevel::Serializable
     } else {
         IsolationLevel::WriteSerializable
@@ -362,7 +362,7 @@ pub fn config_for_seed(seed: u64, txns: usize) -> SimConfig {
         seed,
         writers: 2 + (seed % 3) as usize,
         txns,
-        faults: seed % 5 != 0,
+        faults: !seed.is_multiple_of(5),
         conflict,
     }
 }

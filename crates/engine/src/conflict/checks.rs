@@ -266,14 +266,7 @@ async fn check_appends(
     if input.config.unsound_for_testing {
         return Ok(());
     }
-    let ctx = TierContext {
-        snapshot: input.read_snapshot,
-        store: input.store,
-        read_set: &state.read_set,
-        staged: &state.staged,
-        config: input.config,
-        winner: w,
-    };
+    let ctx = tier_context(input, state, w);
     let tiers = append_tiers();
     if state.read_set.whole_table {
         // Only proofs that a file holds no new rows at all apply to a whole-table read.
@@ -371,14 +364,7 @@ async fn check_delete_read(
     if state.read_set.whole_table && !removes.is_empty() {
         // Whole-table readers are never refined, except by reconcilers (resolved paths) and by the
         // relocation tier (dataChange=false moves no rows).
-        let ctx = TierContext {
-            snapshot: input.read_snapshot,
-            store: input.store,
-            read_set: &state.read_set,
-            staged: &state.staged,
-            config: input.config,
-            winner: w,
-        };
+        let ctx = tier_context(input, state, w);
         let relocation = delete_read_tiers()
             .into_iter()
             .find(|t| t.switch() == "relocation");
@@ -406,14 +392,7 @@ async fn check_delete_read(
     let mut last_tier: Option<&str> = None;
     let mut relocated = false;
     {
-        let ctx = TierContext {
-            snapshot: input.read_snapshot,
-            store: input.store,
-            read_set: &state.read_set,
-            staged: &state.staged,
-            config: input.config,
-            winner: w,
-        };
+        let ctx = tier_context(input, state, w);
         for tier in delete_read_tiers() {
             if hits.is_empty() {
                 break;
@@ -472,6 +451,22 @@ fn inherit_read_interest(state: &mut LoserState, w: &WinningCommit) {
 
 /// The items no tier cleared. A missing verdict (a tier returning too few) counts as "not cleared":
 /// a tier bug can only add aborts, never hide a conflict.
+/// The tiers' view of one winner against the loser's state.
+fn tier_context<'a>(
+    input: &'a CheckInput<'a>,
+    state: &'a LoserState,
+    w: &'a WinningCommit,
+) -> TierContext<'a> {
+    TierContext::new(
+        input.read_snapshot,
+        input.store,
+        &state.read_set,
+        &state.staged,
+        input.config,
+        w,
+    )
+}
+
 fn keep_uncleared<T>(items: Vec<T>, cleared: &[bool]) -> Vec<T> {
     items
         .into_iter()

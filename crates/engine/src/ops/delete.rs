@@ -7,7 +7,9 @@ use std::sync::Arc;
 use datafusion::logical_expr::Expr;
 use serde_json::json;
 
-use super::dml::{eval_mask, stage_row_removal, DmlMetrics, ExprContext};
+use super::dml::{
+    eval_mask, match_candidates, stage_dv_removal, stage_row_removal, DmlMetrics, ExprContext,
+};
 use crate::error::Result;
 use crate::scan::candidate_files;
 use crate::snapshot::Snapshot;
@@ -73,42 +75,56 @@ pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result
             }
         }
         Some(p) => {
-            // With DVs only the predicate's verdict is needed: decode just its columns. Files are
-            // processed one at a time so memory stays bounded by the largest file.
-            let projection = snapshot.deletion_vectors_enabled().then(|| {
-                p.column_refs()
-                    .into_iter()
-                    .map(|c| c.name.clone())
-                    .collect::<Vec<_>>()
-            });
-            txn.read_set.add_predicate(split_predicate(
-                p,
-                &snapshot.metadata.partition_columns,
-                p.to_string(),
-            ));
-            let ectx = ExprContext::new(&snapshot, None)?;
-            let phys = ectx.physical(p)?;
-            let opts = super::dml::dml_read_options(&snapshot);
-            for add in candidate_files(&snapshot, Some(p))? {
-                txn.read_set.read_file(
-                    &add.path,
-                    add.deletion_vector.as_ref().map(|d| d.unique_id()),
-                );
-                metrics.scanned_files += 1;
-                let Some(scan) = super::dml::scan_file(
-                    &txn.table.store,
-                    &snapshot,
-                    add,
-                    &opts,
-                    projection.as_deref(),
-                )
-                .await?
-                else {
-                    continue;
-                };
-                let mask = eval_mask(&phys, &scan.table_rows(ectx.n_cols())?)?;
-                metrics.deleted_rows += mask.true_count() as u64;
-                stage_row_removal(&mut txn, &snapshot, &scan, &mask, &mut metrics).await?;
+            // With DVs only the predicate's verdict is needed: decode just its columns, several
+            // files at once; nothing else of the rows is read.
+            let matched = match snapshot.deletion_vectors_enabled() {
+                true => match_candidates(&mut txn, &snapshot, p).await?,
+                false => None,
+            };
+            if let Some(matches) = matched {
+                for m in matches {
+                    metrics.scanned_files += 1;
+                    metrics.deleted_rows += m.matched.len();
+                    stage_dv_removal(&mut txn, &snapshot, &m, &mut metrics).await?;
+                }
+            } else {
+                // Otherwise full rows are read; files one at a time so memory stays bounded by the
+                // largest file.
+                let projection = snapshot.deletion_vectors_enabled().then(|| {
+                    p.column_refs()
+                        .into_iter()
+                        .map(|c| c.name.clone())
+                        .collect::<Vec<_>>()
+                });
+                txn.read_set.add_predicate(split_predicate(
+                    p,
+                    &snapshot.metadata.partition_columns,
+                    p.to_string(),
+                ));
+                let ectx = ExprContext::new(&snapshot, None)?;
+                let phys = ectx.physical(p)?;
+                let opts = super::dml::dml_read_options(&snapshot);
+                for add in candidate_files(&snapshot, Some(p))? {
+                    txn.read_set.read_file(
+                        &add.path,
+                        add.deletion_vector.as_ref().map(|d| d.unique_id()),
+                    );
+                    metrics.scanned_files += 1;
+                    let Some(scan) = super::dml::scan_file(
+                        &txn.table.store,
+                        &snapshot,
+                        add,
+                        &opts,
+                        projection.as_deref(),
+                    )
+                    .await?
+                    else {
+                        continue;
+                    };
+                    let mask = eval_mask(&phys, &scan.table_rows(ectx.n_cols())?)?;
+                    metrics.deleted_rows += mask.true_count() as u64;
+                    stage_row_removal(&mut txn, &snapshot, &scan, &mask, &mut metrics).await?;
+                }
             }
         }
     }

@@ -21,7 +21,9 @@ use serde_json::{json, Map, Value};
 use crate::arrow_conv::table_arrow_schema;
 use crate::dv_io::{load_file_dv, write_dv};
 use crate::error::{EngineError, Result};
-use crate::scan::{candidate_files, FileReadOptions, ROW_INDEX_COLUMN};
+use crate::scan::{
+    candidate_files, match_files, FileMatch, FileReadOptions, RowMatcher, ROW_INDEX_COLUMN,
+};
 use crate::snapshot::Snapshot;
 use crate::txn::{split_predicate, Transaction};
 use crate::write::{FileWriter, StatsConfig, DEFAULT_TARGET_FILE_SIZE};
@@ -336,43 +338,22 @@ pub async fn stage_row_removal(
             deleted.insert(idx.value(i));
         }
     }
-    if deleted.is_empty() {
-        return Ok(());
-    }
-    let now = txn.table.env.clock.now_ms();
     let live = scan.rows.num_rows() as u64;
-    let n_deleted = deleted.len();
-    if n_deleted == live {
-        txn.remove_file(scan.add.to_remove(now, true));
-        metrics.removed_files += 1;
-        if scan.add.deletion_vector.is_some() {
-            metrics.dvs_removed += 1;
-        }
-        return Ok(());
-    }
-    if snapshot.deletion_vectors_enabled() {
-        let mut new_dv = scan.old_dv.clone();
-        new_dv |= &deleted;
-        let uuid = txn.table.env.ids.uuid();
-        let desc = write_dv(&txn.table.store, uuid, &new_dv).await?;
-        let mut add = scan.add.clone();
-        add.deletion_vector = Some(desc);
-        add.data_change = true;
-        if let Some(s) = &add.stats {
-            let mut st = FileStats::parse(s)?;
-            st.widen();
-            add.stats = Some(st.to_json_string());
-        }
-        txn.remove_file(scan.add.to_remove(now, true));
-        txn.add_file(add);
-        if scan.add.deletion_vector.is_some() {
-            metrics.dvs_updated += 1;
-        } else {
-            metrics.dvs_added += 1;
-        }
+    if stage_deleted_rows(
+        txn,
+        snapshot,
+        &scan.add,
+        &scan.old_dv,
+        &deleted,
+        live,
+        metrics,
+    )
+    .await?
+    {
         return Ok(());
     }
     // Copy-on-write: rewrite the survivors (with their stable row-tracking values).
+    let now = txn.table.env.clock.now_ms();
     let keep: BooleanArray = (0..mask.len()).map(|i| Some(!mask.value(i))).collect();
     let survivors = filter_record_batch(&scan.rows, &keep)?;
     let survivors = stabilize_row_tracking(snapshot, &scan.add, &survivors, false)?;
@@ -380,6 +361,114 @@ pub async fn stage_row_removal(
     txn.remove_file(scan.add.to_remove(now, true));
     metrics.removed_files += 1;
     write_new_rows(txn, snapshot, &[without_row_index(&survivors)?], metrics).await
+}
+
+/// Stages the removal of the live rows `deleted` (physical indexes) of `add`, whose DV at read time
+/// was `old_dv` and which had `live` live rows: nothing when none, the whole file when all, else a
+/// new DV (old ∪ deleted) when DVs are enabled. Returns false when the survivors must be rewritten
+/// instead (DVs off) — the caller does that, having the rows.
+pub async fn stage_deleted_rows(
+    txn: &mut Transaction,
+    snapshot: &Snapshot,
+    add: &Add,
+    old_dv: &RoaringTreemap,
+    deleted: &RoaringTreemap,
+    live: u64,
+    metrics: &mut DmlMetrics,
+) -> Result<bool> {
+    if deleted.is_empty() {
+        return Ok(true);
+    }
+    let now = txn.table.env.clock.now_ms();
+    if deleted.len() == live {
+        txn.remove_file(add.to_remove(now, true));
+        metrics.removed_files += 1;
+        if add.deletion_vector.is_some() {
+            metrics.dvs_removed += 1;
+        }
+        return Ok(true);
+    }
+    if !snapshot.deletion_vectors_enabled() {
+        return Ok(false);
+    }
+    let mut new_dv = old_dv.clone();
+    new_dv |= deleted;
+    let uuid = txn.table.env.ids.uuid();
+    let desc = write_dv(&txn.table.store, uuid, &new_dv).await?;
+    let mut new_add = add.clone();
+    new_add.deletion_vector = Some(desc);
+    new_add.data_change = true;
+    if let Some(s) = &new_add.stats {
+        let mut st = FileStats::parse(s)?;
+        st.widen();
+        new_add.stats = Some(st.to_json_string());
+    }
+    txn.remove_file(add.to_remove(now, true));
+    txn.add_file(new_add);
+    if add.deletion_vector.is_some() {
+        metrics.dvs_updated += 1;
+    } else {
+        metrics.dvs_added += 1;
+    }
+    Ok(true)
+}
+
+/// Stages the removal of a match's rows by DV (or whole-file removal). Only for tables with DVs
+/// enabled: a rewrite would need the survivors, which the matching pass did not read.
+pub async fn stage_dv_removal(
+    txn: &mut Transaction,
+    snapshot: &Snapshot,
+    m: &FileMatch,
+    metrics: &mut DmlMetrics,
+) -> Result<()> {
+    let staged = stage_deleted_rows(
+        txn,
+        snapshot,
+        &m.add,
+        &m.old_dv,
+        &m.matched,
+        m.live_rows,
+        metrics,
+    )
+    .await?;
+    if !staged {
+        return Err(EngineError::Internal(
+            "a DV removal needed a rewrite (DVs are off)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Pass one of merge-on-read DML: registers the read (the predicate and every candidate file) and
+/// finds each candidate's live rows satisfying `predicate`, decoding only the predicate's columns,
+/// several files at once. `None` (nothing registered) when the predicate cannot be evaluated over
+/// its own columns alone; callers then scan full rows.
+pub async fn match_candidates(
+    txn: &mut Transaction,
+    snapshot: &Arc<Snapshot>,
+    predicate: &Expr,
+) -> Result<Option<Vec<FileMatch>>> {
+    let Some(matcher) = RowMatcher::new(Arc::clone(snapshot), predicate)? else {
+        return Ok(None);
+    };
+    txn.read_set.add_predicate(split_predicate(
+        predicate,
+        &snapshot.metadata.partition_columns,
+        predicate.to_string(),
+    ));
+    let files: Vec<Add> = candidate_files(snapshot, Some(predicate))?
+        .into_iter()
+        .cloned()
+        .collect();
+    for add in &files {
+        txn.read_set.read_file(
+            &add.path,
+            add.deletion_vector.as_ref().map(|d| d.unique_id()),
+        );
+    }
+    let parallelism = txn.table.env.parallelism;
+    let matches = match_files(&txn.table.store, Arc::new(matcher), files, parallelism).await?;
+    Ok(Some(matches))
 }
 
 /// Read options for DML scans: DVs applied, physical row index, materialized row-tracking columns.

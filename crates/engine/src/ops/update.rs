@@ -10,10 +10,12 @@ use datafusion::logical_expr::Expr;
 use serde_json::json;
 
 use super::dml::{
-    eval_mask, scan_candidates, stabilize_row_tracking, stage_row_removal, without_row_index,
-    write_new_rows, DmlMetrics, ExprContext,
+    dml_read_options, eval_mask, match_candidates, scan_candidates, stabilize_row_tracking,
+    stage_dv_removal, stage_row_removal, without_row_index, write_new_rows, DmlMetrics,
+    ExprContext,
 };
 use crate::error::{EngineError, Result};
+use crate::scan::read_matched_rows;
 use crate::snapshot::Snapshot;
 use crate::txn::Transaction;
 
@@ -94,6 +96,34 @@ pub async fn update_txn(
     }
     let phys_pred = predicate.as_ref().map(|p| ectx.physical(p)).transpose()?;
     let mut metrics = DmlMetrics::default();
+    let matched = match &predicate {
+        Some(p) if snapshot.deletion_vectors_enabled() => {
+            match_candidates(&mut txn, &snapshot, p).await?
+        }
+        _ => None,
+    };
+    if let Some(matches) = matched {
+        // Merge-on-read: pass one found the rows; pass two decodes all columns of only those.
+        let opts = dml_read_options(&snapshot);
+        let parallelism = txn.table.env.parallelism;
+        let images =
+            read_matched_rows(&txn.table.store, &snapshot, &opts, &matches, parallelism).await?;
+        let mut new_rows = Vec::new();
+        for (m, batches) in matches.iter().zip(images) {
+            metrics.scanned_files += 1;
+            if m.matched.is_empty() {
+                continue;
+            }
+            metrics.updated_rows += m.matched.len();
+            for batch in &batches {
+                let batch = stabilize_row_tracking(&snapshot, &m.add, batch, true)?;
+                let updated = apply_assignments(&ectx, &batch, &phys_assign)?;
+                new_rows.push(without_row_index(&updated)?);
+            }
+            stage_dv_removal(&mut txn, &snapshot, m, &mut metrics).await?;
+        }
+        return finish(txn, &snapshot, new_rows, metrics, start).await;
+    }
     let scans = scan_candidates(&mut txn, &snapshot, predicate.as_ref()).await?;
     metrics.scanned_files = scans.len() as u64;
     let mut new_rows = Vec::new();
@@ -113,7 +143,18 @@ pub async fn update_txn(
         new_rows.push(without_row_index(&updated)?);
         stage_row_removal(&mut txn, &snapshot, scan, &mask, &mut metrics).await?;
     }
-    write_new_rows(&mut txn, &snapshot, &new_rows, &mut metrics).await?;
+    finish(txn, &snapshot, new_rows, metrics, start).await
+}
+
+/// Writes the updated rows and records the metrics.
+async fn finish(
+    mut txn: Transaction,
+    snapshot: &Snapshot,
+    new_rows: Vec<RecordBatch>,
+    mut metrics: DmlMetrics,
+    start: i64,
+) -> Result<Transaction> {
+    write_new_rows(&mut txn, snapshot, &new_rows, &mut metrics).await?;
     txn.affected_rows = Some(metrics.updated_rows);
     let elapsed = txn.table.env.clock.now_ms() - start;
     txn.operation_metrics = metrics.into_map(elapsed);

@@ -1,10 +1,12 @@
 //! Reading a snapshot into Arrow: file pruning by partition values and stats, per-file reads with
 //! deletion vectors applied and partition columns filled in.
 
+mod matcher;
 mod prune;
 mod read;
 
-pub use prune::{prune_files, FileStatsPruning};
+pub use matcher::{match_files, read_file_rows, read_matched_rows, FileMatch, RowMatcher};
+pub use prune::{prune_files, prune_with_stats, FileStatsPruning, StatsSubset};
 pub use read::{read_file, read_file_projected, FileReadOptions, ROW_INDEX_COLUMN};
 
 use std::sync::Arc;

@@ -4,11 +4,16 @@
 //! Missing stats, unusable bounds (possibly truncated string maxima, unparsable values), and any error
 //! building or evaluating the predicate keep the file. Wide bounds (DV'd files) only keep more.
 //! Null counts are passed only when informative (tight bounds, or 0 / numRecords).
+//!
+//! [`FileStatsPruning`] parses each file's stats once and builds each (column, bound) array once, so
+//! one set of files can be pruned against many predicates ([`StatsSubset`] answers for a subset of
+//! the files by position with `take` over the cached arrays — the same values, only fewer rows).
 
-use std::collections::HashSet;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use arrow::array::{ArrayRef, BooleanArray, UInt64Array};
+use arrow::array::{ArrayRef, BooleanArray, UInt32Array, UInt64Array};
+use arrow::compute::take;
 use arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::pruning::PruningStatistics;
 use datafusion::common::{Column, DFSchema, ScalarValue};
@@ -31,6 +36,17 @@ pub struct FileStatsPruning<'a> {
     schema: SchemaRef,
     snapshot_schema: &'a delta_rlc_protocol::schema::StructType,
     partition_columns: &'a [String],
+    /// (column, bound) → array over `files`, built on first use.
+    columns: Mutex<HashMap<(String, Bound), Option<ArrayRef>>>,
+    /// Path → position in `files`; `None` when a path repeats (positions would be ambiguous).
+    positions: OnceLock<Option<HashMap<&'a str, u32>>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Bound {
+    Min,
+    Max,
+    NullCount,
 }
 
 impl<'a> FileStatsPruning<'a> {
@@ -45,7 +61,55 @@ impl<'a> FileStatsPruning<'a> {
             schema: table_arrow_schema(&snapshot.schema),
             snapshot_schema: &snapshot.schema,
             partition_columns: &snapshot.metadata.partition_columns,
+            columns: Mutex::new(HashMap::new()),
+            positions: OnceLock::new(),
         }
+    }
+
+    /// Positions of `subset` in this pruner's files, checked by identity (not only by path), so the
+    /// cached stats answered for a subset are exactly those of the given adds. `None` if any add is
+    /// not one of this pruner's files.
+    pub fn positions_of(&self, subset: &[&Add]) -> Option<Vec<u32>> {
+        let index = self
+            .positions
+            .get_or_init(|| {
+                let mut m = HashMap::with_capacity(self.files.len());
+                for (i, f) in self.files.iter().enumerate() {
+                    let pos = u32::try_from(i).ok()?;
+                    if m.insert(f.path.as_str(), pos).is_some() {
+                        return None;
+                    }
+                }
+                Some(m)
+            })
+            .as_ref()?;
+        subset
+            .iter()
+            .map(|a| {
+                let pos = *index.get(a.path.as_str())?;
+                let own = self.files.get(pos as usize)?;
+                std::ptr::eq(own, *a).then_some(pos)
+            })
+            .collect()
+    }
+
+    /// The cached array for (column, bound), building it on first use.
+    fn cached(&self, column: &Column, bound: Bound) -> Option<ArrayRef> {
+        let key = (column.name.clone(), bound);
+        if let Ok(map) = self.columns.lock() {
+            if let Some(hit) = map.get(&key) {
+                return hit.clone();
+            }
+        }
+        let built = match bound {
+            Bound::Min => self.bounds(column, false),
+            Bound::Max => self.bounds(column, true),
+            Bound::NullCount => self.build_null_counts(column),
+        };
+        if let Ok(mut map) = self.columns.lock() {
+            map.insert(key, built.clone());
+        }
+        built
     }
 
     fn data_type(&self, column: &Column) -> Option<DataType> {
@@ -101,20 +165,8 @@ impl<'a> FileStatsPruning<'a> {
     }
 }
 
-impl PruningStatistics for FileStatsPruning<'_> {
-    fn min_values(&self, column: &Column) -> Option<ArrayRef> {
-        self.bounds(column, false)
-    }
-
-    fn max_values(&self, column: &Column) -> Option<ArrayRef> {
-        self.bounds(column, true)
-    }
-
-    fn num_containers(&self) -> usize {
-        self.files.len()
-    }
-
-    fn null_counts(&self, column: &Column) -> Option<ArrayRef> {
+impl FileStatsPruning<'_> {
+    fn build_null_counts(&self, column: &Column) -> Option<ArrayRef> {
         if self.is_partition(column) {
             let dt = self.data_type(column)?;
             let counts: Vec<Option<u64>> = self
@@ -141,13 +193,80 @@ impl PruningStatistics for FileStatsPruning<'_> {
         Some(Arc::new(UInt64Array::from(counts)))
     }
 
-    fn row_counts(&self) -> Option<ArrayRef> {
+    fn build_row_counts(&self) -> Option<ArrayRef> {
         let counts: Vec<Option<u64>> = self
             .stats
             .iter()
             .map(|s| s.as_ref()?.num_records.and_then(|n| u64::try_from(n).ok()))
             .collect();
         Some(Arc::new(UInt64Array::from(counts)))
+    }
+}
+
+impl PruningStatistics for FileStatsPruning<'_> {
+    fn min_values(&self, column: &Column) -> Option<ArrayRef> {
+        self.cached(column, Bound::Min)
+    }
+
+    fn max_values(&self, column: &Column) -> Option<ArrayRef> {
+        self.cached(column, Bound::Max)
+    }
+
+    fn num_containers(&self) -> usize {
+        self.files.len()
+    }
+
+    fn null_counts(&self, column: &Column) -> Option<ArrayRef> {
+        self.cached(column, Bound::NullCount)
+    }
+
+    fn row_counts(&self) -> Option<ArrayRef> {
+        self.build_row_counts()
+    }
+
+    fn contained(&self, _column: &Column, _values: &HashSet<ScalarValue>) -> Option<BooleanArray> {
+        None
+    }
+}
+
+/// The stats of some of a [`FileStatsPruning`]'s files, by position (see `positions_of`).
+pub struct StatsSubset<'s, 'a> {
+    base: &'s FileStatsPruning<'a>,
+    rows: UInt32Array,
+}
+
+impl<'s, 'a> StatsSubset<'s, 'a> {
+    pub fn new(base: &'s FileStatsPruning<'a>, positions: Vec<u32>) -> Self {
+        StatsSubset {
+            base,
+            rows: UInt32Array::from(positions),
+        }
+    }
+
+    fn pick(&self, all: Option<ArrayRef>) -> Option<ArrayRef> {
+        take(all?.as_ref(), &self.rows, None).ok()
+    }
+}
+
+impl PruningStatistics for StatsSubset<'_, '_> {
+    fn min_values(&self, column: &Column) -> Option<ArrayRef> {
+        self.pick(self.base.min_values(column))
+    }
+
+    fn max_values(&self, column: &Column) -> Option<ArrayRef> {
+        self.pick(self.base.max_values(column))
+    }
+
+    fn num_containers(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn null_counts(&self, column: &Column) -> Option<ArrayRef> {
+        self.pick(self.base.null_counts(column))
+    }
+
+    fn row_counts(&self) -> Option<ArrayRef> {
+        self.pick(self.base.row_counts())
     }
 
     fn contained(&self, _column: &Column, _values: &HashSet<ScalarValue>) -> Option<BooleanArray> {
@@ -157,7 +276,19 @@ impl PruningStatistics for FileStatsPruning<'_> {
 
 /// Which of `files` may hold a row satisfying `filter` (true = keep). Any failure keeps every file.
 pub fn prune_files(snapshot: &Snapshot, files: &[Add], filter: &Expr) -> Result<Vec<bool>> {
-    let keep_all = vec![true; files.len()];
+    let stats = FileStatsPruning::new(snapshot, files);
+    prune_with_stats(snapshot, &stats, filter)
+}
+
+/// Which containers of `stats` may hold a row satisfying `filter` (true = keep). Any failure keeps
+/// every container.
+pub fn prune_with_stats(
+    snapshot: &Snapshot,
+    stats: &dyn PruningStatistics,
+    filter: &Expr,
+) -> Result<Vec<bool>> {
+    let n = stats.num_containers();
+    let keep_all = vec![true; n];
     let schema = table_arrow_schema(&snapshot.schema);
     let Ok(df_schema) = DFSchema::try_from(schema.as_ref().clone()) else {
         return Ok(keep_all);
@@ -170,9 +301,8 @@ pub fn prune_files(snapshot: &Snapshot, files: &[Add], filter: &Expr) -> Result<
     let Ok(pp) = PruningPredicate::try_new(phys, schema) else {
         return Ok(keep_all);
     };
-    let stats = FileStatsPruning::new(snapshot, files);
-    match pp.prune(&stats) {
-        Ok(v) if v.len() == files.len() => Ok(v),
+    match pp.prune(stats) {
+        Ok(v) if v.len() == n => Ok(v),
         _ => Ok(keep_all),
     }
 }

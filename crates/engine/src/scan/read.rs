@@ -7,6 +7,7 @@ use std::sync::Arc;
 use arrow::array::{new_null_array, Array, ArrayRef, BooleanArray, RecordBatch, UInt64Array};
 use arrow::compute::{cast, filter_record_batch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use bytes::Bytes;
 use delta_rlc_protocol::actions::Add;
 use delta_rlc_protocol::partition::parse_partition_value;
 use delta_rlc_protocol::schema::DataType as DeltaType;
@@ -78,42 +79,7 @@ pub async fn read_file_projected(
     } else {
         None
     };
-    let bytes = store.get(&add.path).await?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
-        .map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
-    let physical_rows = reader.metadata().file_metadata().num_rows();
-    if let Some(stats) = &add.stats {
-        if let Ok(st) = FileStats::parse(stats) {
-            if let Some(n) = st.num_records {
-                if n != physical_rows && add.deletion_vector.is_some() {
-                    return Err(EngineError::corrupt(format!(
-                        "data file {}: numRecords {n} but the file has {physical_rows} rows",
-                        add.path
-                    )));
-                }
-            }
-        }
-    }
-    let reader = match projection {
-        None => reader,
-        Some(cols) => {
-            let wanted = |name: &str| {
-                cols.iter().any(|c| c.eq_ignore_ascii_case(name))
-                    || opts.extra_columns.iter().any(|f| f.name() == name)
-            };
-            let roots: Vec<usize> = reader
-                .parquet_schema()
-                .root_schema()
-                .get_fields()
-                .iter()
-                .enumerate()
-                .filter(|(_, f)| wanted(f.name()))
-                .map(|(i, _)| i)
-                .collect();
-            let mask = parquet::arrow::ProjectionMask::roots(reader.parquet_schema(), roots);
-            reader.with_projection(mask)
-        }
-    };
+    let reader = open_reader(store, add, projection, &opts.extra_columns).await?;
     let reader = reader
         .with_batch_size(8192)
         .build()
@@ -154,45 +120,14 @@ pub async fn read_file_projected(
                 )));
                 continue;
             }
-            if partition_cols.iter().any(|p| p == name) {
-                let ty = match snapshot.schema.field(name).map(|f| &f.data_type) {
-                    Some(DeltaType::Primitive(p)) => p.clone(),
-                    _ => {
-                        return Err(EngineError::corrupt(format!(
-                            "partition column {name} is not primitive"
-                        )))
-                    }
-                };
-                let raw = add.partition_values.get(name).cloned().flatten();
-                let v = parse_partition_value(name, &ty, raw.as_deref())?;
-                let sv = scalar_to_datafusion(&v, field.data_type())?;
-                columns.push(sv.to_array_of_size(n)?);
-                continue;
-            }
             if projection.is_some_and(|cols| !cols.iter().any(|c| c.eq_ignore_ascii_case(name)))
                 && !opts.extra_columns.iter().any(|f| f.name() == name)
+                && !partition_cols.iter().any(|p| p == name)
             {
                 columns.push(new_null_array(field.data_type(), n));
                 continue;
             }
-            let col = batch
-                .column_by_name(name)
-                .or_else(|| {
-                    let idx = batch
-                        .schema()
-                        .fields()
-                        .iter()
-                        .position(|f| f.name().eq_ignore_ascii_case(name))?;
-                    Some(batch.column(idx))
-                })
-                .cloned();
-            let col = match col {
-                None => new_null_array(field.data_type(), n),
-                Some(c) if c.data_type() == field.data_type() => c,
-                Some(c) => cast(&c, field.data_type()).map_err(|e| {
-                    EngineError::corrupt(format!("data file {}: column {name}: {e}", add.path))
-                })?,
-            };
+            let col = table_column(snapshot, add, field, &batch)?;
             columns.push(col);
         }
         let rb = RecordBatch::try_new(out_schema.clone(), columns)?;
@@ -234,4 +169,100 @@ pub async fn read_file_projected(
 
 fn partition_cols_of(snapshot: &Snapshot) -> &[String] {
     &snapshot.metadata.partition_columns
+}
+
+/// Opens one data file for reading: checks `numRecords` against the file when a DV refers to its
+/// rows, and restricts decoding to the `projection` columns (plus `extra` physical columns).
+pub(crate) async fn open_reader(
+    store: &TableStore,
+    add: &Add,
+    projection: Option<&[String]>,
+    extra: &[Field],
+) -> Result<ParquetRecordBatchReaderBuilder<Bytes>> {
+    let bytes = store.get(&add.path).await?;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
+    let physical_rows = reader.metadata().file_metadata().num_rows();
+    if let Some(stats) = &add.stats {
+        if let Ok(st) = FileStats::parse(stats) {
+            if let Some(n) = st.num_records {
+                if n != physical_rows && add.deletion_vector.is_some() {
+                    return Err(EngineError::corrupt(format!(
+                        "data file {}: numRecords {n} but the file has {physical_rows} rows",
+                        add.path
+                    )));
+                }
+            }
+        }
+    }
+    Ok(match projection {
+        None => reader,
+        Some(cols) => {
+            let wanted = |name: &str| {
+                cols.iter().any(|c| c.eq_ignore_ascii_case(name))
+                    || extra.iter().any(|f| f.name() == name)
+            };
+            let roots: Vec<usize> = reader
+                .parquet_schema()
+                .root_schema()
+                .get_fields()
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| wanted(f.name()))
+                .map(|(i, _)| i)
+                .collect();
+            let mask = parquet::arrow::ProjectionMask::roots(reader.parquet_schema(), roots);
+            reader.with_projection(mask)
+        }
+    })
+}
+
+/// The value of table column `field` for the `n` rows of `batch` (decoded from `add`): the
+/// partition value from the log for partition columns, else the file's column matched by name
+/// (cast to the table type), else NULLs (a column the file predates).
+pub(crate) fn table_column(
+    snapshot: &Snapshot,
+    add: &Add,
+    field: &Field,
+    batch: &RecordBatch,
+) -> Result<ArrayRef> {
+    let name = field.name();
+    let n = batch.num_rows();
+    if snapshot
+        .metadata
+        .partition_columns
+        .iter()
+        .any(|p| p == name)
+    {
+        let ty = match snapshot.schema.field(name).map(|f| &f.data_type) {
+            Some(DeltaType::Primitive(p)) => p.clone(),
+            _ => {
+                return Err(EngineError::corrupt(format!(
+                    "partition column {name} is not primitive"
+                )))
+            }
+        };
+        let raw = add.partition_values.get(name).cloned().flatten();
+        let v = parse_partition_value(name, &ty, raw.as_deref())?;
+        let sv = scalar_to_datafusion(&v, field.data_type())?;
+        return Ok(sv.to_array_of_size(n)?);
+    }
+    let col = batch
+        .column_by_name(name)
+        .or_else(|| {
+            let idx = batch
+                .schema()
+                .fields()
+                .iter()
+                .position(|f| f.name().eq_ignore_ascii_case(name))?;
+            Some(batch.column(idx))
+        })
+        .cloned();
+    Ok(match col {
+        None => new_null_array(field.data_type(), n),
+        Some(c) if c.data_type() == field.data_type() => c,
+        Some(c) => cast(&c, field.data_type()).map_err(|e| {
+            EngineError::corrupt(format!("data file {}: column {name}: {e}", add.path))
+        })?,
+    })
 }

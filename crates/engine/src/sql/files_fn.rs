@@ -20,8 +20,8 @@ use crate::snapshot::Snapshot;
 
 pub const NAME: &str = "delta_files";
 
-/// The string arguments of every `delta_files('…')` call in the tokens.
-pub fn calls(tokens: &[Token]) -> Vec<String> {
+/// The string arguments of every `name('…')` call in the tokens.
+pub fn calls(tokens: &[Token], name: &str) -> Vec<String> {
     let sig: Vec<&Token> = tokens
         .iter()
         .filter(|t| !matches!(t, Token::Whitespace(_)))
@@ -29,7 +29,7 @@ pub fn calls(tokens: &[Token]) -> Vec<String> {
     let mut out = Vec::new();
     for w in sig.windows(4) {
         if let [Token::Word(f), Token::LParen, Token::SingleQuotedString(a), Token::RParen] = w {
-            if f.value.eq_ignore_ascii_case(NAME) {
+            if f.value.eq_ignore_ascii_case(name) {
                 out.push(a.clone());
             }
         }
@@ -85,12 +85,14 @@ pub fn files_batch(snapshot: &Snapshot) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new(schema, cols)?)
 }
 
+/// A table function whose results were computed before planning, one batch per argument.
 #[derive(Debug)]
-pub struct DeltaFiles {
+pub struct Preloaded {
+    pub name: &'static str,
     pub tables: HashMap<String, RecordBatch>,
 }
 
-impl TableFunctionImpl for DeltaFiles {
+impl TableFunctionImpl for Preloaded {
     fn call_with_args(
         &self,
         args: TableFunctionArgs,
@@ -99,12 +101,13 @@ impl TableFunctionImpl for DeltaFiles {
             [Expr::Literal(ScalarValue::Utf8(Some(s)), _)] => s.clone(),
             _ => {
                 return datafusion::common::plan_err!(
-                    "delta_files takes one string: a table name or path"
+                    "{} takes one string: a table name or path",
+                    self.name
                 )
             }
         };
         let batch = self.tables.get(&arg).cloned().ok_or_else(|| {
-            datafusion::error::DataFusionError::Plan(format!("delta_files: no table {arg}"))
+            datafusion::error::DataFusionError::Plan(format!("{}: no table {arg}", self.name))
         })?;
         Ok(Arc::new(MemTable::try_new(
             batch.schema(),

@@ -9,6 +9,7 @@ mod merge;
 mod parser;
 mod provider;
 mod refs;
+mod rows_fn;
 mod session;
 
 pub use dml::strip_qualifiers;

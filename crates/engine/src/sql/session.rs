@@ -143,8 +143,11 @@ impl SqlSession {
     ) -> Result<Vec<RecordBatch>> {
         let ctx = self.context(refs, record).await?;
         let tokens = super::refs::tokenize(sql)?;
-        let calls = super::files_fn::calls(&tokens);
-        if !calls.is_empty() {
+        for name in [super::files_fn::NAME, super::rows_fn::NAME] {
+            let calls = super::files_fn::calls(&tokens, name);
+            if calls.is_empty() {
+                continue;
+            }
             let mut tables = std::collections::HashMap::new();
             for arg in calls {
                 let location = self
@@ -160,12 +163,14 @@ impl SqlSession {
                     )));
                 }
                 let snap = table.snapshot(None).await?;
-                tables.insert(arg, super::files_fn::files_batch(&snap)?);
+                let batch = if name == super::rows_fn::NAME {
+                    super::rows_fn::rows_batch(&table, &snap).await?
+                } else {
+                    super::files_fn::files_batch(&snap)?
+                };
+                tables.insert(arg, batch);
             }
-            ctx.register_udtf(
-                super::files_fn::NAME,
-                Arc::new(super::files_fn::DeltaFiles { tables }),
-            );
+            ctx.register_udtf(name, Arc::new(super::files_fn::Preloaded { name, tables }));
         }
         let df = ctx.sql(sql).await?;
         Ok(df.collect().await?)

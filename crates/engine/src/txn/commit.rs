@@ -346,7 +346,7 @@ impl Transaction {
             .and_then(|v| v.parse::<u64>().ok())
             .filter(|v| *v > 0)
             .unwrap_or(10);
-        if version == 0 || version % interval != 0 {
+        if version == 0 || !version.is_multiple_of(interval) {
             return;
         }
         let store = &self.table.store;

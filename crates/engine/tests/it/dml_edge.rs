@@ -136,3 +136,60 @@ fn bad_dml_is_one_clear_error_and_commits_nothing() {
     let hist = rows(&s, "DESCRIBE HISTORY t");
     assert_eq!(hist.len(), 2, "only CREATE and INSERT were committed");
 }
+
+#[test]
+fn row_ids_survive_dv_update_and_delete_and_show_in_delta_rows() {
+    let mut s = SqlSession::new(Env::deterministic(12), ConflictConfig::default());
+    s.register("r", "memory://dml-edge-rowids/r");
+    run(&s, "CREATE TABLE r (id BIGINT, p STRING, v BIGINT) PARTITIONED BY (p) TBLPROPERTIES ('delta.enableRowTracking' = 'true')");
+    run(&s, "INSERT INTO r SELECT value, CASE WHEN value % 2 = 0 THEN 'e' ELSE 'o' END, 0 FROM range(0, 40)");
+    run(&s, "INSERT INTO r SELECT value, 'e', 0 FROM range(40, 50)");
+    let ids = |s: &SqlSession| rows(s, "SELECT id, _row_id FROM delta_rows('r')");
+    let before = ids(&s);
+    assert_eq!(before.len(), 50);
+    let distinct: std::collections::BTreeSet<&str> =
+        before.iter().filter_map(|r| r.split('|').nth(1)).collect();
+    assert_eq!(distinct.len(), 50, "row ids are unique");
+    // A partition column and a data column in the predicate: 0, 10, 20, 30, 40, 45.
+    assert_eq!(
+        run(&s, "UPDATE r SET v = v + 1 WHERE p = 'e' AND id % 5 = 0"),
+        Some(6)
+    );
+    assert_eq!(ids(&s), before, "UPDATE keeps every row id");
+    assert_eq!(
+        rows(
+            &s,
+            "SELECT id FROM delta_rows('r') WHERE _row_commit_version = 3"
+        ),
+        vec!["0", "10", "20", "30", "40", "45"],
+        "updated rows get the UPDATE's commit version"
+    );
+    assert_eq!(
+        rows(
+            &s,
+            "SELECT count(*) FROM delta_rows('r') WHERE _row_commit_version IN (1, 2)"
+        ),
+        vec!["44"]
+    );
+    // The old rows went into deletion vectors, not rewrites.
+    assert_eq!(
+        rows(&s, "SELECT sum(dv_cardinality) FROM delta_files('r')"),
+        vec!["6"]
+    );
+    assert_eq!(run(&s, "DELETE FROM r WHERE v = 1 AND id > 20"), Some(3));
+    let after = ids(&s);
+    let kept: Vec<String> = before
+        .into_iter()
+        .filter(|r| !["30|", "40|", "45|"].iter().any(|d| r.starts_with(d)))
+        .collect();
+    assert_eq!(after, kept, "DELETE keeps the other rows' ids");
+    assert_eq!(rows(&s, "SELECT sum(v), count(*) FROM r"), vec!["3|47"]);
+    let plain = session("rowids-plain");
+    let err = rt()
+        .block_on(plain.execute("SELECT * FROM delta_rows('t')"))
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("row tracking is not enabled"),
+        "{err}"
+    );
+}

@@ -8,9 +8,12 @@ use datafusion::prelude::SessionContext;
 use delta_rlc_engine::arrow_conv::table_arrow_schema;
 use delta_rlc_engine::conflict::ConflictConfig;
 use delta_rlc_engine::env::Env;
-use delta_rlc_engine::scan::{prune_files, read_file, FileReadOptions};
+use delta_rlc_engine::scan::{
+    prune_files, prune_with_stats, read_file, FileReadOptions, FileStatsPruning, StatsSubset,
+};
 use delta_rlc_engine::sql::SqlSession;
 use delta_rlc_engine::DeltaTable;
+use delta_rlc_protocol::actions::Add;
 use proptest::prelude::*;
 
 use crate::common::rt;
@@ -86,9 +89,21 @@ proptest! {
             let schema = table_arrow_schema(&snap.schema);
             let df_schema = DFSchema::try_from(schema.as_ref().clone()).unwrap();
             let ctx = SessionContext::new();
+            // One shared pruner for every predicate (as tier 1 uses it), asked for a reordered subset.
+            let shared = FileStatsPruning::new(&snap, &snap.files);
+            let subset: Vec<&Add> = snap.files.iter().rev().step_by(2).collect();
+            let positions = shared.positions_of(&subset).expect("subset of the pruner's own files");
             for pred in &preds {
                 let expr = ctx.parse_sql_expr(pred, &df_schema).unwrap();
                 let keep = prune_files(&snap, &snap.files, &expr).unwrap();
+                let owned: Vec<Add> = subset.iter().map(|a| (*a).clone()).collect();
+                assert_eq!(
+                    prune_with_stats(&snap, &StatsSubset::new(&shared, positions.clone()), &expr).unwrap(),
+                    prune_files(&snap, &owned, &expr).unwrap(),
+                    "shared stats answered differently for {}", pred
+                );
+                // Copies are not the pruner's files: identity, not the path, decides.
+                assert!(owned.is_empty() || shared.positions_of(&owned.iter().collect::<Vec<_>>()).is_none());
                 let phys = ctx.create_physical_expr(expr.clone(), &df_schema).unwrap();
                 for (f, k) in snap.files.iter().zip(keep) {
                     let mut any = false;
@@ -142,5 +157,28 @@ fn pruning_does_prune_by_stats_and_partitions() {
         assert_eq!(keep("s = 'zz'"), vec![false, false]);
         assert_eq!(keep("x IS NULL"), vec![false, false]);
         assert_eq!(keep("abs(x) = 3"), vec![true, true]);
+    });
+}
+
+#[test]
+fn shared_stats_refuse_repeated_paths() {
+    let s = SqlSession::new(Env::deterministic(1), ConflictConfig::default());
+    let loc = "memory://prune-dup/t";
+    rt().block_on(async {
+        s.execute(&format!("CREATE TABLE '{loc}' (x BIGINT)"))
+            .await
+            .unwrap();
+        s.execute(&format!("INSERT INTO '{loc}' VALUES (1), (2)"))
+            .await
+            .unwrap();
+        let table = DeltaTable::open(loc).unwrap();
+        let snap = table.snapshot(None).await.unwrap();
+        let mut files = snap.files.clone();
+        files.push(files[0].clone());
+        let shared = FileStatsPruning::new(&snap, &files);
+        // Two adds with one path: positions would be ambiguous, so the shared stats are not used.
+        assert!(shared.positions_of(&[&files[0]]).is_none());
+        let single = FileStatsPruning::new(&snap, &snap.files);
+        assert_eq!(single.positions_of(&[&snap.files[0]]), Some(vec![0]));
     });
 }

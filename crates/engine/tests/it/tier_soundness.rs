@@ -90,7 +90,7 @@ proptest! {
                 let rp = split_predicate(&expr, &snap.metadata.partition_columns, pred_sql.clone());
                 let mut read_set = ReadSet::default();
                 read_set.add_predicate(rp.clone());
-                let tctx = TierContext { snapshot: &base, store: &table.store, read_set: &read_set, staged: &[], config: &config, winner: &winner };
+                let tctx = TierContext::new(&base, &table.store, &read_set, &[], &config, &winner);
                 let phys = ctx.create_physical_expr(expr.clone(), &df_schema).unwrap();
                 // New data (dataChange=true): relocation only applies to rows already in the table.
                 let cands: Vec<&delta_rlc_protocol::Add> = winner.adds.iter().collect();

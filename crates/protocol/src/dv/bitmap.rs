@@ -55,8 +55,11 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
     fn u32_le(&mut self) -> Result<u32> {
-        let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        let b: [u8; 4] = self
+            .take(4)?
+            .try_into()
+            .map_err(|_| ProtocolError::dv("truncated"))?;
+        Ok(u32::from_le_bytes(b))
     }
     fn u64_le(&mut self) -> Result<u64> {
         let b = self.take(8)?;
@@ -149,6 +152,7 @@ fn insert_bucket(result: &mut RoaringTreemap, key: u32, bm: RoaringBitmap) {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)] // tests index fixed fixtures
 mod tests {
     use super::*;
 

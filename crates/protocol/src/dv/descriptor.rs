@@ -149,6 +149,7 @@ impl DvDescriptor {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)] // tests index fixed fixtures
 mod tests {
     use super::*;
 

@@ -39,10 +39,11 @@ pub fn decode_dv_file_entry(bytes: &[u8], offset: u64, size_in_bytes: usize) -> 
             "offset {offset} + size past the end of a {len}-byte DV file"
         ))
     };
-    let size_field = bytes
+    let size_field: [u8; 4] = bytes
         .get(offset..offset.checked_add(4).ok_or_else(past_end)?)
+        .and_then(|b| b.try_into().ok())
         .ok_or_else(past_end)?;
-    let stored = i32::from_be_bytes([size_field[0], size_field[1], size_field[2], size_field[3]]);
+    let stored = i32::from_be_bytes(size_field);
     if usize::try_from(stored).ok() != Some(size_in_bytes) {
         return Err(ProtocolError::dv(format!(
             "size mismatch: file says {stored}, descriptor says {size_in_bytes}"
@@ -51,10 +52,11 @@ pub fn decode_dv_file_entry(bytes: &[u8], offset: u64, size_in_bytes: usize) -> 
     let start = offset + 4;
     let end = start.checked_add(size_in_bytes).ok_or_else(past_end)?;
     let payload = bytes.get(start..end).ok_or_else(past_end)?;
-    let crc = bytes
+    let crc: [u8; 4] = bytes
         .get(end..end.checked_add(4).ok_or_else(past_end)?)
+        .and_then(|b| b.try_into().ok())
         .ok_or_else(past_end)?;
-    let crc = u32::from_be_bytes([crc[0], crc[1], crc[2], crc[3]]);
+    let crc = u32::from_be_bytes(crc);
     let actual = crc32fast::hash(payload);
     if crc != actual {
         return Err(ProtocolError::dv(format!(
@@ -65,6 +67,7 @@ pub fn decode_dv_file_entry(bytes: &[u8], offset: u64, size_in_bytes: usize) -> 
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)] // tests index fixed fixtures
 mod tests {
     use super::*;
 

@@ -7,7 +7,7 @@ use crate::error::{ProtocolError, Result};
 /// Encodes `bytes`, zero-padding to a multiple of 4 (Delta's Base85Codec behaviour).
 pub fn encode_padded(bytes: &[u8]) -> String {
     let mut padded = bytes.to_vec();
-    while padded.len() % 4 != 0 {
+    while !padded.len().is_multiple_of(4) {
         padded.push(0);
     }
     ::z85::encode(&padded)
@@ -16,7 +16,7 @@ pub fn encode_padded(bytes: &[u8]) -> String {
 /// Decodes `text` and truncates the output to `size` bytes. Fails if the text is not a multiple of 5
 /// characters, holds characters outside the alphabet, or decodes to fewer than `size` bytes.
 pub fn decode_truncated(text: &str, size: usize) -> Result<Vec<u8>> {
-    if text.len() % 5 != 0 {
+    if !text.len().is_multiple_of(5) {
         return Err(ProtocolError::dv(format!(
             "z85 text length {} is not a multiple of 5",
             text.len()
@@ -40,6 +40,7 @@ pub fn decode_truncated(text: &str, size: usize) -> Result<Vec<u8>> {
 }
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)] // tests index fixed fixtures
 mod tests {
     use super::*;
 

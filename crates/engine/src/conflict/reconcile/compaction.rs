@@ -66,6 +66,14 @@ pub fn remap(c: &Composition, read_dv: &RoaringTreemap, rows: &RoaringTreemap) -
     Some(out)
 }
 
+/// The DV the compaction applied to a source: from the tag when recorded, else the tombstone's.
+pub fn read_time_dv<'a>(c: &'a Composition, tombstone: &'a Remove) -> Option<&'a DvDescriptor> {
+    match &c.read_dv {
+        Some(recorded) => recorded.as_ref(),
+        None => tombstone.deletion_vector.as_ref(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -156,13 +164,5 @@ mod tests {
             None,
             "out of range"
         );
-    }
-}
-
-/// The DV the compaction applied to a source: from the tag when recorded, else the tombstone's.
-pub fn read_time_dv<'a>(c: &'a Composition, tombstone: &'a Remove) -> Option<&'a DvDescriptor> {
-    match &c.read_dv {
-        Some(recorded) => recorded.as_ref(),
-        None => tombstone.deletion_vector.as_ref(),
     }
 }

@@ -12,7 +12,6 @@ use async_trait::async_trait;
 use delta_rlc_protocol::actions::Add;
 
 use super::{eligible_filter, AppendTier, TierContext};
-use crate::scan::prune_files;
 use crate::txn::read_set::ReadPredicate;
 
 pub struct DataSkipping;
@@ -40,10 +39,9 @@ impl AppendTier for DataSkipping {
         let Some(usable) = eligible_filter(&full) else {
             return none;
         };
-        let files: Vec<Add> = candidates.iter().map(|a| (*a).clone()).collect();
-        match prune_files(ctx.snapshot, &files, &usable) {
-            Ok(keep) if keep.len() == candidates.len() => keep.into_iter().map(|k| !k).collect(),
-            _ => none,
-        }
+        ctx.prune_candidates(candidates, &usable)
+            .into_iter()
+            .map(|keep| !keep)
+            .collect()
     }
 }

@@ -18,12 +18,16 @@ mod partition_filter;
 mod relocation;
 mod value_exact;
 
+use std::sync::OnceLock;
+
 use async_trait::async_trait;
+use datafusion::logical_expr::Expr;
 use delta_rlc_protocol::actions::{Action, Add, Remove};
 use delta_rlc_storage::TableStore;
 
 use super::config::ConflictConfig;
 use super::summary::WinningCommit;
+use crate::scan::{prune_files, prune_with_stats, FileStatsPruning, StatsSubset};
 use crate::snapshot::Snapshot;
 use crate::txn::read_set::{ReadPredicate, ReadSet};
 
@@ -36,9 +40,50 @@ pub struct TierContext<'a> {
     pub staged: &'a [Action],
     pub config: &'a ConflictConfig,
     pub winner: &'a WinningCommit,
+    /// The winner's added-file stats, parsed once and shared by every predicate and tier.
+    winner_add_stats: OnceLock<FileStatsPruning<'a>>,
 }
 
-impl TierContext<'_> {
+impl<'a> TierContext<'a> {
+    pub fn new(
+        snapshot: &'a Snapshot,
+        store: &'a TableStore,
+        read_set: &'a ReadSet,
+        staged: &'a [Action],
+        config: &'a ConflictConfig,
+        winner: &'a WinningCommit,
+    ) -> Self {
+        TierContext {
+            snapshot,
+            store,
+            read_set,
+            staged,
+            config,
+            winner,
+            winner_add_stats: OnceLock::new(),
+        }
+    }
+
+    /// Which of `candidates` may hold a row satisfying `filter` (true = keep), from their stats and
+    /// partition values. Uses the shared stats of the winner's adds when every candidate is one of
+    /// them (by identity); otherwise parses the candidates' own stats. Any failure keeps all.
+    pub fn prune_candidates(&self, candidates: &[&Add], filter: &Expr) -> Vec<bool> {
+        let shared = self
+            .winner_add_stats
+            .get_or_init(|| FileStatsPruning::new(self.snapshot, &self.winner.adds));
+        let keep = match shared.positions_of(candidates) {
+            Some(pos) => prune_with_stats(self.snapshot, &StatsSubset::new(shared, pos), filter),
+            None => {
+                let files: Vec<Add> = candidates.iter().map(|a| (*a).clone()).collect();
+                prune_files(self.snapshot, &files, filter)
+            }
+        };
+        match keep {
+            Ok(k) if k.len() == candidates.len() => k,
+            _ => vec![true; candidates.len()],
+        }
+    }
+
     /// The loser only adds files: no removes, no DV re-adds (Case 3's scope).
     pub fn loser_is_append_only(&self) -> bool {
         self.staged.iter().all(|a| match a {

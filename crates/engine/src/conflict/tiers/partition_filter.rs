@@ -9,7 +9,6 @@ use async_trait::async_trait;
 use delta_rlc_protocol::actions::Add;
 
 use super::{AppendTier, TierContext};
-use crate::scan::prune_files;
 use crate::txn::read_set::ReadPredicate;
 
 pub struct PartitionFilter;
@@ -33,10 +32,9 @@ impl AppendTier for PartitionFilter {
         let Some(part) = &predicate.partition else {
             return vec![false; candidates.len()];
         };
-        let files: Vec<Add> = candidates.iter().map(|a| (*a).clone()).collect();
-        match prune_files(ctx.snapshot, &files, part) {
-            Ok(keep) if keep.len() == candidates.len() => keep.into_iter().map(|k| !k).collect(),
-            _ => vec![false; candidates.len()],
-        }
+        ctx.prune_candidates(candidates, part)
+            .into_iter()
+            .map(|keep| !keep)
+            .collect()
     }
 }

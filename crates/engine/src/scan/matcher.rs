@@ -1,0 +1,333 @@
+//! Finding the rows of data files that satisfy a predicate, and reading back only chosen rows — the
+//! two passes of merge-on-read DML. Pass one ([`RowMatcher`]) decodes only the columns the
+//! predicate names and yields physical row indexes; pass two ([`read_file_rows`]) decodes every
+//! column, but only for those rows (a Parquet row selection).
+//!
+//! Invariants: matched rows are live rows (the file's DV at read time is excluded); the predicate is
+//! planned against exactly the columns it names, typed as in the table schema, with partition
+//! values and missing columns filled in as a full read would (so the verdicts equal those of a
+//! full-row evaluation); NULL verdicts do not match. Files are matched in parallel, but the results
+//! come back in input order and no identifier or clock is drawn here, so runs stay deterministic.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, UInt64Array};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::common::DFSchema;
+use datafusion::logical_expr::Expr;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::prelude::SessionContext;
+use delta_rlc_protocol::actions::Add;
+use delta_rlc_storage::TableStore;
+use futures::StreamExt;
+use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use roaring::RoaringTreemap;
+
+use super::read::{open_reader, table_column, FileReadOptions, ROW_INDEX_COLUMN};
+use crate::arrow_conv::table_arrow_schema;
+use crate::dv_io::load_file_dv;
+use crate::error::{EngineError, Result};
+use crate::snapshot::Snapshot;
+
+/// Rows per decoded batch in the matching pass (only the predicate's columns are decoded).
+const MATCH_BATCH_ROWS: usize = 65_536;
+
+/// The outcome of matching one file.
+#[derive(Debug, Clone)]
+pub struct FileMatch {
+    pub add: Add,
+    /// The file's deletion vector when it was read.
+    pub old_dv: RoaringTreemap,
+    /// Physical indexes of live rows satisfying the predicate.
+    pub matched: RoaringTreemap,
+    /// Live rows of the file (physical rows minus the DV).
+    pub live_rows: u64,
+}
+
+/// A predicate planned against only the table columns it references.
+pub struct RowMatcher {
+    snapshot: Arc<Snapshot>,
+    /// The referenced table columns, typed as in the table schema.
+    schema: SchemaRef,
+    columns: Vec<String>,
+    predicate: Arc<dyn PhysicalExpr>,
+}
+
+impl RowMatcher {
+    /// Plans `predicate`. `None` when it references no column, only partition columns, or a column
+    /// the table schema does not name exactly (callers then evaluate over full rows).
+    pub fn new(snapshot: Arc<Snapshot>, predicate: &Expr) -> Result<Option<Self>> {
+        let table = table_arrow_schema(&snapshot.schema);
+        let mut refs: Vec<String> = predicate
+            .column_refs()
+            .into_iter()
+            .map(|c| c.name.clone())
+            .collect();
+        refs.sort();
+        refs.dedup();
+        if refs.is_empty() {
+            return Ok(None);
+        }
+        // At least one column must be decoded from the file: the row count of a batch comes from
+        // its decoded columns (partition-only predicates are evaluated over full rows instead).
+        let partition = &snapshot.metadata.partition_columns;
+        if refs.iter().all(|r| partition.iter().any(|p| p == r)) {
+            return Ok(None);
+        }
+        let mut fields: Vec<Field> = Vec::with_capacity(refs.len());
+        for name in &refs {
+            match table.field_with_name(name) {
+                Ok(f) => fields.push(f.clone()),
+                Err(_) => return Ok(None),
+            }
+        }
+        let schema = Arc::new(Schema::new(fields));
+        let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
+        let phys = SessionContext::new().create_physical_expr(predicate.clone(), &df_schema)?;
+        Ok(Some(RowMatcher {
+            snapshot,
+            schema,
+            columns: refs,
+            predicate: phys,
+        }))
+    }
+
+    /// Matches one file.
+    pub async fn match_file(&self, store: &TableStore, add: Add) -> Result<FileMatch> {
+        let old_dv = load_file_dv(store, &self.snapshot.root, &add).await?;
+        let reader = open_reader(store, &add, Some(&self.columns), &[])
+            .await?
+            .with_batch_size(MATCH_BATCH_ROWS)
+            .build()
+            .map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
+        let mut matched = RoaringTreemap::new();
+        let mut offset: u64 = 0;
+        for batch in reader {
+            let batch =
+                batch.map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
+            let n = batch.num_rows();
+            let columns = self
+                .schema
+                .fields()
+                .iter()
+                .map(|f| table_column(&self.snapshot, &add, f, &batch))
+                .collect::<Result<Vec<ArrayRef>>>()?;
+            let rows = RecordBatch::try_new(Arc::clone(&self.schema), columns)?;
+            let verdict = self.predicate.evaluate(&rows)?.into_array(n)?;
+            let verdict = verdict
+                .as_any()
+                .downcast_ref::<BooleanArray>()
+                .ok_or_else(|| EngineError::invalid("the condition is not a boolean expression"))?;
+            for i in verdict.values().set_indices() {
+                if verdict.is_valid(i) {
+                    let row = offset + i as u64;
+                    if !old_dv.contains(row) {
+                        matched.insert(row);
+                    }
+                }
+            }
+            offset += n as u64;
+        }
+        if let Some(max) = old_dv.max() {
+            if max >= offset {
+                return Err(EngineError::corrupt(format!(
+                    "deletion vector of {} deletes row {max} but the file has {offset} rows",
+                    add.path
+                )));
+            }
+        }
+        let live_rows = offset - old_dv.len();
+        Ok(FileMatch {
+            add,
+            old_dv,
+            matched,
+            live_rows,
+        })
+    }
+}
+
+/// Matches `files` with up to `parallelism` files in flight; results in input order.
+pub async fn match_files(
+    store: &TableStore,
+    matcher: Arc<RowMatcher>,
+    files: Vec<Add>,
+    parallelism: usize,
+) -> Result<Vec<FileMatch>> {
+    let tasks = files.into_iter().map(|add| {
+        let store = store.clone();
+        let matcher = Arc::clone(&matcher);
+        tokio::spawn(async move { matcher.match_file(&store, add).await })
+    });
+    in_order(tasks, parallelism, "matching").await
+}
+
+/// Reads every table column (plus `opts.extra_columns` and, if asked, the row index) of only the
+/// physical rows `rows` of `add`, in row order. Rows deleted by the file's DV are dropped; a row
+/// past the end of the file is a corruption error.
+pub async fn read_file_rows(
+    store: &TableStore,
+    snapshot: &Snapshot,
+    add: &Add,
+    opts: &FileReadOptions,
+    rows: &RoaringTreemap,
+) -> Result<Vec<RecordBatch>> {
+    let mut wanted = rows.clone();
+    if opts.apply_dv {
+        wanted -= load_file_dv(store, &snapshot.root, add).await?;
+    }
+    let builder = open_reader(store, add, None, &opts.extra_columns).await?;
+    let total = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
+    if let Some(max) = wanted.max() {
+        if max >= total {
+            return Err(EngineError::corrupt(format!(
+                "row {max} of {} requested but the file has {total} rows",
+                add.path
+            )));
+        }
+    }
+    let reader = builder
+        .with_row_selection(selection(&wanted, total))
+        .with_batch_size(8192)
+        .build()
+        .map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
+    let mut fields: Vec<Field> = table_arrow_schema(&snapshot.schema)
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    fields.extend(opts.extra_columns.iter().cloned());
+    if opts.with_row_index {
+        fields.push(Field::new(ROW_INDEX_COLUMN, DataType::UInt64, false));
+    }
+    let schema = Arc::new(Schema::new(fields));
+    let mut indexes = wanted.iter();
+    let mut out = Vec::new();
+    for batch in reader {
+        let batch =
+            batch.map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
+        let n = batch.num_rows();
+        let mut columns = Vec::with_capacity(schema.fields().len());
+        for field in schema.fields() {
+            if field.name() == ROW_INDEX_COLUMN {
+                let idx: Vec<u64> = indexes.by_ref().take(n).collect();
+                if idx.len() != n {
+                    return Err(EngineError::Internal(format!(
+                        "row selection of {} returned more rows than selected",
+                        add.path
+                    )));
+                }
+                columns.push(Arc::new(UInt64Array::from(idx)) as ArrayRef);
+            } else {
+                columns.push(table_column(snapshot, add, field, &batch)?);
+            }
+        }
+        out.push(RecordBatch::try_new(Arc::clone(&schema), columns)?);
+    }
+    let returned: usize = out.iter().map(|b| b.num_rows()).sum();
+    if returned as u64 != wanted.len() {
+        return Err(EngineError::Internal(format!(
+            "row selection of {} returned {returned} rows, {} selected",
+            add.path,
+            wanted.len()
+        )));
+    }
+    Ok(out)
+}
+
+/// [`read_file_rows`] of each match's matched rows, up to `parallelism` files at once; results in
+/// input order (an empty list for a match without rows).
+pub async fn read_matched_rows(
+    store: &TableStore,
+    snapshot: &Arc<Snapshot>,
+    opts: &FileReadOptions,
+    matches: &[FileMatch],
+    parallelism: usize,
+) -> Result<Vec<Vec<RecordBatch>>> {
+    let tasks = matches.iter().map(|m| {
+        let (store, snapshot, opts) = (store.clone(), Arc::clone(snapshot), opts.clone());
+        let (add, rows) = (m.add.clone(), m.matched.clone());
+        tokio::spawn(async move {
+            if rows.is_empty() {
+                return Ok(Vec::new());
+            }
+            read_file_rows(&store, &snapshot, &add, &opts, &rows).await
+        })
+    });
+    in_order(tasks, parallelism, "reading").await
+}
+
+/// Awaits spawned `tasks` with at most `parallelism` in flight (a task is spawned only when the
+/// stream pulls it), returning their results in order; the first error wins.
+async fn in_order<T: Send + 'static>(
+    tasks: impl Iterator<Item = tokio::task::JoinHandle<Result<T>>>,
+    parallelism: usize,
+    what: &str,
+) -> Result<Vec<T>> {
+    let results: Vec<_> = futures::stream::iter(tasks)
+        .buffered(parallelism.max(1))
+        .collect()
+        .await;
+    results
+        .into_iter()
+        .map(|r| r.map_err(|e| EngineError::Internal(format!("{what} task failed: {e}")))?)
+        .collect()
+}
+
+/// A Parquet row selection of exactly `rows` (sorted, all below `total`).
+fn selection(rows: &RoaringTreemap, total: u64) -> RowSelection {
+    let mut selectors = Vec::new();
+    let mut next: u64 = 0; // first row not yet covered by a selector
+    let mut run: Option<(u64, u64)> = None; // [start, end) of the current selected run
+    for r in rows.iter() {
+        match run {
+            Some((s, e)) if e == r => run = Some((s, e + 1)),
+            _ => {
+                if let Some((s, e)) = run {
+                    push_run(&mut selectors, next, s, e);
+                    next = e;
+                }
+                run = Some((r, r + 1));
+            }
+        }
+    }
+    if let Some((s, e)) = run {
+        push_run(&mut selectors, next, s, e);
+        next = e;
+    }
+    if total > next {
+        selectors.push(RowSelector::skip((total - next) as usize));
+    }
+    RowSelection::from(selectors)
+}
+
+/// Skips rows `[next, start)` (if any) and selects `[start, end)`.
+fn push_run(selectors: &mut Vec<RowSelector>, next: u64, start: u64, end: u64) {
+    if start > next {
+        selectors.push(RowSelector::skip((start - next) as usize));
+    }
+    selectors.push(RowSelector::select((end - start) as usize));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selection_covers_exactly_the_rows() {
+        let rows: RoaringTreemap = [0u64, 1, 2, 5, 9, 10].into_iter().collect();
+        let sel: Vec<RowSelector> = selection(&rows, 12).into();
+        assert_eq!(
+            sel,
+            vec![
+                RowSelector::select(3),
+                RowSelector::skip(2),
+                RowSelector::select(1),
+                RowSelector::skip(3),
+                RowSelector::select(2),
+                RowSelector::skip(1),
+            ]
+        );
+        let none: Vec<RowSelector> = selection(&RoaringTreemap::new(), 4).into();
+        assert_eq!(none, vec![RowSelector::skip(4)]);
+    }
+}
