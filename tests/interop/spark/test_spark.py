@@ -36,17 +36,33 @@ def test_spark_reads_every_table_we_write(spark, tmp_path):
         assert len(hist) >= 2 and all(h["operation"] for h in hist), name
 
 
-def test_row_ids_are_unique_and_stable_across_our_rewrites(spark, tmp_path):
+def row_tracking(spark, path):
+    """(id, row id, row commit version) per row, as Spark and as delta-rlc (delta_rows) see them."""
+    theirs_ = sorted(tuple(r) for r in spark.read.format("delta").load(path)
+                     .select("id", "_metadata.row_id", "_metadata.row_commit_version").collect())
+    ours_ = sorted((r["id"], r["_row_id"], r["_row_commit_version"])
+                   for r in rlc_rows(f"SELECT id, _row_id, _row_commit_version FROM delta_rows('{path}')"))
+    return theirs_, ours_
+
+
+def test_row_ids_are_equal_unique_and_stable_across_our_rewrites(spark, tmp_path):
     p = str(tmp_path / "rt")
     rlc("sql", f"CREATE TABLE '{p}' (id BIGINT NOT NULL, v STRING) TBLPROPERTIES ('delta.enableRowTracking' = 'true')")
     rlc("sql", f"INSERT INTO '{p}' SELECT value, 'a' FROM range(0, 60)")
     rlc("sql", f"INSERT INTO '{p}' SELECT value, 'b' FROM range(60, 100)")
-    before = dict(spark.read.format("delta").load(p).select("id", "_metadata.row_id").collect())
+    theirs_, ours_ = row_tracking(spark, p)
+    assert theirs_ == ours_
+    before = {i: rid for i, rid, _ in theirs_}
     assert sorted(before.values()) == list(range(100))
     rlc("sql", f"UPDATE '{p}' SET v = 'u' WHERE id % 7 = 0")
+    theirs_, ours_ = row_tracking(spark, p)
+    assert theirs_ == ours_, "row ids / commit versions after our UPDATE"
+    assert sorted(i for i, _, ver in theirs_ if ver == 3) == list(range(0, 100, 7))
     rlc("sql", f"OPTIMIZE '{p}' ZORDER BY (v, id)")
     rlc("sql", f"DELETE FROM '{p}' WHERE id = 42")
-    after = dict(spark.read.format("delta").load(p).select("id", "_metadata.row_id").collect())
+    theirs_, ours_ = row_tracking(spark, p)
+    assert theirs_ == ours_, "row ids / commit versions after our ZORDER and DELETE"
+    after = {i: rid for i, rid, _ in theirs_}
     assert len(after) == 99 and len(set(after.values())) == 99
     assert all(after[k] == before[k] for k in after), "row ids changed across UPDATE / ZORDER"
 
@@ -61,6 +77,8 @@ def test_we_read_and_write_tables_spark_wrote(spark, tmp_path):
     spark.sql(f"OPTIMIZE delta.`{p}`")
     spark.sql(f"DELETE FROM delta.`{p}` WHERE id = 200")
     assert ours(p, ["id", "v"]) == theirs(spark, p, ["id", "v"])
+    theirs_, ours_ = row_tracking(spark, p)
+    assert theirs_ == ours_, "we read Spark's row ids and commit versions"
     # Now we write on Spark's table, and Spark reads the result.
     rlc("sql", f"INSERT INTO '{p}' VALUES (1000, 'r')")
     rlc("sql", f"DELETE FROM '{p}' WHERE id % 10 = 3")
@@ -70,6 +88,8 @@ def test_we_read_and_write_tables_spark_wrote(spark, tmp_path):
     assert theirs(spark, p, ["id", "v"]) == ours(p, ["id", "v"])
     ids = [r[0] for r in spark.read.format("delta").load(p).select("_metadata.row_id").collect()]
     assert len(ids) == len(set(ids)), "row ids stay unique after our writes"
+    theirs_, ours_ = row_tracking(spark, p)
+    assert theirs_ == ours_, "Spark and delta-rlc agree on row ids and commit versions of a mixed table"
 
 
 def test_live_race_spark_and_two_delta_rlc_processes(spark, tmp_path):
