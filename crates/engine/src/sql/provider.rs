@@ -5,7 +5,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use arrow::datatypes::SchemaRef;
+use arrow::array::{RecordBatch, RecordBatchOptions};
+use arrow::datatypes::{Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::Session;
 use datafusion::datasource::memory::MemorySourceConfig;
@@ -13,6 +14,8 @@ use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::Result as DfResult;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
+use delta_rlc_protocol::actions::Add;
+use delta_rlc_protocol::stats::FileStats;
 
 use crate::scan::{candidate_files, FileReadOptions};
 use crate::snapshot::Snapshot;
@@ -94,6 +97,30 @@ impl TableProvider for DeltaTableProvider {
         });
         let mut batches = Vec::new();
         let opts = FileReadOptions::default();
+        if projection.is_some_and(|p| p.is_empty()) {
+            // No column is needed (e.g. count(*)): only row counts, from the log where it says
+            // them exactly (numRecords minus the DV's cardinality), else by reading the file.
+            let schema = Arc::new(Schema::empty());
+            for f in files {
+                let live = match live_rows_from_log(f) {
+                    Some(n) => n,
+                    None => crate::scan::read_file(&self.table.store, &self.snapshot, f, &opts)
+                        .await
+                        .map_err(|e| e.into_datafusion())?
+                        .iter()
+                        .map(|b| b.num_rows())
+                        .sum(),
+                };
+                let options = RecordBatchOptions::new().with_row_count(Some(live));
+                batches.push(RecordBatch::try_new_with_options(
+                    schema.clone(),
+                    vec![],
+                    &options,
+                )?);
+            }
+            return MemorySourceConfig::try_new_exec(&[batches], schema, None)
+                .map(|e| e as Arc<dyn ExecutionPlan>);
+        }
         for f in files {
             batches.extend(
                 crate::scan::read_file_projected(
@@ -122,4 +149,12 @@ impl TableProvider for DeltaTableProvider {
         let exec = MemorySourceConfig::try_new_exec(&[batches], schema, None)?;
         Ok(exec)
     }
+}
+
+/// Live rows of a file according to the log: `numRecords` (always exact, even when the bounds are
+/// wide) minus the DV's cardinality. `None` without stats, or when they do not add up.
+fn live_rows_from_log(add: &Add) -> Option<usize> {
+    let n = FileStats::parse(add.stats.as_deref()?).ok()?.num_records?;
+    let deleted = add.deletion_vector.as_ref().map_or(0, |d| d.cardinality);
+    usize::try_from(n.checked_sub(deleted)?).ok()
 }

@@ -4,7 +4,10 @@
 use std::path::Path;
 
 use arrow::array::RecordBatch;
+use delta_rlc_engine::conflict::ConflictConfig;
+use delta_rlc_engine::env::Env;
 use delta_rlc_engine::scan::scan;
+use delta_rlc_engine::sql::SqlSession;
 use delta_rlc_engine::Snapshot;
 use delta_rlc_storage::TableStore;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -25,6 +28,11 @@ fn check_counts(table: &str, counts: &[usize]) {
             let (version, batches) = read(&dir, Some(v as u64)).await;
             assert_eq!(version, v as u64);
             assert_eq!(count_rows(&batches), *expected, "{table} at version {v}");
+            // SQL count(*) answers from numRecords minus DV cardinalities: the same number.
+            let sql = format!("SELECT count(*) FROM '{}' VERSION AS OF {v}", dir.display());
+            let s = SqlSession::new(Env::deterministic(1), ConflictConfig::default());
+            let out = sorted_rows(&s.execute(&sql).await.unwrap().batches);
+            assert_eq!(out, vec![expected.to_string()], "{sql}");
         }
         let (latest, _) = read(&dir, None).await;
         assert_eq!(latest as usize, counts.len() - 1, "{table} latest version");
