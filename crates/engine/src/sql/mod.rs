@@ -10,6 +10,7 @@ mod parser;
 mod provider;
 mod refs;
 mod rows_fn;
+mod scan_exec;
 mod session;
 
 pub use dml::strip_qualifiers;

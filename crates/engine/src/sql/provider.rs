@@ -1,7 +1,8 @@
 //! A DataFusion `TableProvider` over one snapshot. Filters are pushed down as *inexact*: they prune
 //! files by partition values and stats; DataFusion still applies them to rows. When the scan runs
 //! inside a transaction, it registers what it read (the pushed predicate, split into partition and
-//! data parts, and the files it returned; a scan without filters reads the whole table).
+//! data parts, and the files it returned; a scan without filters reads the whole table). Rows are
+//! streamed file by file ([`DeltaScanExec`]), never the whole table in memory.
 
 use std::sync::{Arc, Mutex};
 
@@ -17,6 +18,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use delta_rlc_protocol::actions::Add;
 use delta_rlc_protocol::stats::FileStats;
 
+use super::scan_exec::DeltaScanExec;
 use crate::scan::{candidate_files, FileReadOptions};
 use crate::snapshot::Snapshot;
 use crate::table::DeltaTable;
@@ -66,7 +68,7 @@ impl TableProvider for DeltaTableProvider {
 
     async fn scan(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         projection: Option<&Vec<usize>>,
         filters: &[Expr],
         _limit: Option<usize>,
@@ -95,11 +97,11 @@ impl TableProvider for DeltaTableProvider {
                 .filter_map(|i| self.schema.fields().get(*i).map(|f| f.name().clone()))
                 .collect()
         });
-        let mut batches = Vec::new();
-        let opts = FileReadOptions::default();
         if projection.is_some_and(|p| p.is_empty()) {
             // No column is needed (e.g. count(*)): only row counts, from the log where it says
             // them exactly (numRecords minus the DV's cardinality), else by reading the file.
+            let mut batches = Vec::new();
+            let opts = FileReadOptions::default();
             let schema = Arc::new(Schema::empty());
             for f in files {
                 let live = match live_rows_from_log(f) {
@@ -121,33 +123,19 @@ impl TableProvider for DeltaTableProvider {
             return MemorySourceConfig::try_new_exec(&[batches], schema, None)
                 .map(|e| e as Arc<dyn ExecutionPlan>);
         }
-        for f in files {
-            batches.extend(
-                crate::scan::read_file_projected(
-                    &self.table.store,
-                    &self.snapshot,
-                    f,
-                    &opts,
-                    names.as_deref(),
-                )
-                .await
-                .map_err(|e| e.into_datafusion())?,
-            );
-        }
-        // Hand DataFusion exactly the projected columns (the others were not decoded).
-        let (schema, batches) = match projection {
-            Some(p) => {
-                let schema = Arc::new(self.schema.project(p)?);
-                let batches = batches
-                    .iter()
-                    .map(|b| b.project(p).and_then(|b| b.with_schema(schema.clone())))
-                    .collect::<Result<Vec<_>, _>>()?;
-                (schema, batches)
-            }
-            None => (self.schema.clone(), batches),
+        let schema = match projection {
+            Some(p) => Arc::new(self.schema.project(p)?),
+            None => self.schema.clone(),
         };
-        let exec = MemorySourceConfig::try_new_exec(&[batches], schema, None)?;
-        Ok(exec)
+        Ok(Arc::new(DeltaScanExec::new(
+            self.table.store.clone(),
+            Arc::clone(&self.snapshot),
+            files.into_iter().cloned().collect(),
+            names,
+            projection.cloned(),
+            schema,
+            state.config().target_partitions(),
+        )))
     }
 }
 
