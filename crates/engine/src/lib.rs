@@ -5,6 +5,7 @@ pub mod conflict;
 pub mod dv_io;
 pub mod env;
 pub mod error;
+pub mod expr_plan;
 pub mod ops;
 pub mod scan;
 pub mod scenario;

@@ -78,7 +78,7 @@ pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result
             // With DVs only the predicate's verdict is needed: decode just its columns, several
             // files at once; nothing else of the rows is read.
             let matched = match snapshot.deletion_vectors_enabled() {
-                true => match_candidates(&mut txn, &snapshot, p).await?,
+                true => match_candidates(&mut txn, &snapshot, p, false).await?,
                 false => None,
             };
             if let Some(matches) = matched {

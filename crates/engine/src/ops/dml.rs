@@ -136,7 +136,7 @@ impl ExprContext {
     }
 
     pub fn physical(&self, e: &Expr) -> Result<Arc<dyn PhysicalExpr>> {
-        Ok(self.ctx.create_physical_expr(e.clone(), &self.df_schema)?)
+        crate::expr_plan::plan_physical(&self.ctx, e, &self.df_schema)
     }
 
     pub fn n_cols(&self) -> usize {
@@ -441,16 +441,21 @@ pub async fn stage_dv_removal(
 
 /// Pass one of merge-on-read DML: registers the read (the predicate and every candidate file) and
 /// finds each candidate's live rows satisfying `predicate`, decoding only the predicate's columns,
-/// several files at once. `None` (nothing registered) when the predicate cannot be evaluated over
+/// several files at once (with `keep_values`, also the matched rows' predicate columns, so pass two
+/// decodes only the rest). `None` (nothing registered) when the predicate cannot be evaluated over
 /// its own columns alone; callers then scan full rows.
 pub async fn match_candidates(
     txn: &mut Transaction,
     snapshot: &Arc<Snapshot>,
     predicate: &Expr,
+    keep_values: bool,
 ) -> Result<Option<Vec<FileMatch>>> {
-    let Some(matcher) = RowMatcher::new(Arc::clone(snapshot), predicate)? else {
+    let Some(mut matcher) = RowMatcher::new(Arc::clone(snapshot), predicate)? else {
         return Ok(None);
     };
+    if keep_values {
+        matcher = matcher.keeping_values();
+    }
     txn.read_set.add_predicate(split_predicate(
         predicate,
         &snapshot.metadata.partition_columns,

@@ -98,7 +98,7 @@ pub async fn update_txn(
     let mut metrics = DmlMetrics::default();
     let matched = match &predicate {
         Some(p) if snapshot.deletion_vectors_enabled() => {
-            match_candidates(&mut txn, &snapshot, p).await?
+            match_candidates(&mut txn, &snapshot, p, true).await?
         }
         _ => None,
     };

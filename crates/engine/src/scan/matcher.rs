@@ -42,6 +42,9 @@ pub struct FileMatch {
     pub matched: RoaringTreemap,
     /// Live rows of the file (physical rows minus the DV).
     pub live_rows: u64,
+    /// With [`RowMatcher::keeping_values`]: the predicate's columns of the matched rows, in row
+    /// order (pass two need not decode them again).
+    pub values: Option<RecordBatch>,
 }
 
 /// A predicate planned against only the table columns it references.
@@ -51,6 +54,7 @@ pub struct RowMatcher {
     schema: SchemaRef,
     columns: Vec<String>,
     predicate: Arc<dyn PhysicalExpr>,
+    keep_values: bool,
 }
 
 impl RowMatcher {
@@ -83,13 +87,20 @@ impl RowMatcher {
         }
         let schema = Arc::new(Schema::new(fields));
         let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
-        let phys = SessionContext::new().create_physical_expr(predicate.clone(), &df_schema)?;
+        let phys = crate::expr_plan::plan_physical(&SessionContext::new(), predicate, &df_schema)?;
         Ok(Some(RowMatcher {
             snapshot,
             schema,
             columns: refs,
             predicate: phys,
+            keep_values: false,
         }))
+    }
+
+    /// Also return the matched rows' values of the predicate's columns ([`FileMatch::values`]).
+    pub fn keeping_values(mut self) -> Self {
+        self.keep_values = true;
+        self
     }
 
     /// Matches one file.
@@ -101,6 +112,7 @@ impl RowMatcher {
             .build()
             .map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
         let mut matched = RoaringTreemap::new();
+        let mut values: Vec<RecordBatch> = Vec::new();
         let mut offset: u64 = 0;
         for batch in reader {
             let batch =
@@ -118,13 +130,19 @@ impl RowMatcher {
                 .as_any()
                 .downcast_ref::<BooleanArray>()
                 .ok_or_else(|| EngineError::invalid("the condition is not a boolean expression"))?;
+            let mut hits = Vec::new();
             for i in verdict.values().set_indices() {
                 if verdict.is_valid(i) {
                     let row = offset + i as u64;
                     if !old_dv.contains(row) {
                         matched.insert(row);
+                        hits.push(i as u64);
                     }
                 }
+            }
+            if self.keep_values && !hits.is_empty() {
+                let taken = arrow::compute::take_record_batch(&rows, &UInt64Array::from(hits))?;
+                values.push(taken);
             }
             offset += n as u64;
         }
@@ -137,11 +155,16 @@ impl RowMatcher {
             }
         }
         let live_rows = offset - old_dv.len();
+        let values = match self.keep_values {
+            true => Some(arrow::compute::concat_batches(&self.schema, &values)?),
+            false => None,
+        };
         Ok(FileMatch {
             add,
             old_dv,
             matched,
             live_rows,
+            values,
         })
     }
 }
@@ -163,49 +186,62 @@ pub async fn match_files(
 
 /// Reads every table column (plus `opts.extra_columns` and, if asked, the row index) of only the
 /// physical rows `rows` of `add`, in row order. Rows deleted by the file's DV are dropped; a row
-/// past the end of the file is a corruption error.
+/// past the end of the file is a corruption error. `known` holds some table columns of exactly those
+/// rows, in row order (the matching pass's values): they are taken as they are, not decoded again.
 pub async fn read_file_rows(
     store: &TableStore,
     snapshot: &Snapshot,
     add: &Add,
     opts: &FileReadOptions,
     rows: &RoaringTreemap,
+    known: Option<&RecordBatch>,
 ) -> Result<Vec<RecordBatch>> {
     let mut wanted = rows.clone();
     if opts.apply_dv {
         wanted -= load_file_dv(store, &snapshot.root, add).await?;
     }
-    let builder = open_reader(store, add, None, &opts.extra_columns).await?;
-    let total = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
-    if let Some(max) = wanted.max() {
-        if max >= total {
-            return Err(EngineError::corrupt(format!(
-                "row {max} of {} requested but the file has {total} rows",
-                add.path
-            )));
-        }
+    if known.is_some_and(|k| k.num_rows() as u64 != wanted.len()) {
+        return Err(EngineError::Internal(format!(
+            "matched values of {} do not cover the rows to read",
+            add.path
+        )));
     }
-    let reader = builder
-        .with_row_selection(selection(&wanted, total))
-        .with_batch_size(8192)
-        .build()
-        .map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
-    let mut fields: Vec<Field> = table_arrow_schema(&snapshot.schema)
+    let is_known = |name: &str| known.is_some_and(|k| k.schema().field_with_name(name).is_ok());
+    let table = table_arrow_schema(&snapshot.schema);
+    let decode: Vec<String> = table
         .fields()
         .iter()
-        .map(|f| f.as_ref().clone())
+        .map(|f| f.name().clone())
+        .filter(|n| !is_known(n))
         .collect();
+    let partition = &snapshot.metadata.partition_columns;
+    let nothing_to_decode =
+        decode.iter().all(|c| partition.contains(c)) && opts.extra_columns.is_empty();
+    let chunks: Vec<RecordBatch> = match known {
+        Some(k) if nothing_to_decode => vec![k.clone()],
+        _ => decode_rows(store, add, &decode, opts, &wanted).await?,
+    };
+    let mut fields: Vec<Field> = table.fields().iter().map(|f| f.as_ref().clone()).collect();
     fields.extend(opts.extra_columns.iter().cloned());
     if opts.with_row_index {
         fields.push(Field::new(ROW_INDEX_COLUMN, DataType::UInt64, false));
     }
     let schema = Arc::new(Schema::new(fields));
     let mut indexes = wanted.iter();
+    let mut offset = 0usize;
     let mut out = Vec::new();
-    for batch in reader {
-        let batch =
-            batch.map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
+    for batch in chunks {
         let n = batch.num_rows();
+        let known_part = match known {
+            Some(k) if offset + n <= k.num_rows() => Some(k.slice(offset, n)),
+            Some(_) => {
+                return Err(EngineError::Internal(format!(
+                    "row selection of {} returned more rows than selected",
+                    add.path
+                )))
+            }
+            None => None,
+        };
         let mut columns = Vec::with_capacity(schema.fields().len());
         for field in schema.fields() {
             if field.name() == ROW_INDEX_COLUMN {
@@ -217,11 +253,17 @@ pub async fn read_file_rows(
                     )));
                 }
                 columns.push(Arc::new(UInt64Array::from(idx)) as ArrayRef);
+            } else if let Some(c) = known_part
+                .as_ref()
+                .and_then(|k| k.column_by_name(field.name()))
+            {
+                columns.push(Arc::clone(c));
             } else {
                 columns.push(table_column(snapshot, add, field, &batch)?);
             }
         }
         out.push(RecordBatch::try_new(Arc::clone(&schema), columns)?);
+        offset += n;
     }
     let returned: usize = out.iter().map(|b| b.num_rows()).sum();
     if returned as u64 != wanted.len() {
@@ -232,6 +274,34 @@ pub async fn read_file_rows(
         )));
     }
     Ok(out)
+}
+
+/// Decodes the `columns` (and `opts.extra_columns`) of exactly the rows `wanted` of `add`.
+async fn decode_rows(
+    store: &TableStore,
+    add: &Add,
+    columns: &[String],
+    opts: &FileReadOptions,
+    wanted: &RoaringTreemap,
+) -> Result<Vec<RecordBatch>> {
+    let builder = open_reader(store, add, Some(columns), &opts.extra_columns).await?;
+    let total = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
+    if let Some(max) = wanted.max() {
+        if max >= total {
+            return Err(EngineError::corrupt(format!(
+                "row {max} of {} requested but the file has {total} rows",
+                add.path
+            )));
+        }
+    }
+    let reader = builder
+        .with_row_selection(selection(wanted, total))
+        .with_batch_size(8192)
+        .build()
+        .map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
+    reader
+        .map(|b| b.map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path))))
+        .collect()
 }
 
 /// [`read_file_rows`] of each match's matched rows, up to `parallelism` files at once; results in
@@ -245,12 +315,12 @@ pub async fn read_matched_rows(
 ) -> Result<Vec<Vec<RecordBatch>>> {
     let tasks = matches.iter().map(|m| {
         let (store, snapshot, opts) = (store.clone(), Arc::clone(snapshot), opts.clone());
-        let (add, rows) = (m.add.clone(), m.matched.clone());
+        let (add, rows, known) = (m.add.clone(), m.matched.clone(), m.values.clone());
         tokio::spawn(async move {
             if rows.is_empty() {
                 return Ok(Vec::new());
             }
-            read_file_rows(&store, &snapshot, &add, &opts, &rows).await
+            read_file_rows(&store, &snapshot, &add, &opts, &rows, known.as_ref()).await
         })
     });
     in_order(tasks, parallelism, "reading").await

@@ -193,3 +193,28 @@ fn row_ids_survive_dv_update_and_delete_and_show_in_delta_rows() {
         "{err}"
     );
 }
+
+#[test]
+fn update_whose_predicate_names_every_column_reuses_the_matched_values() {
+    // Pass two has nothing left to decode: the new images come from the matching pass's values.
+    let s = session("allcols");
+    assert_eq!(
+        run(
+            &s,
+            "UPDATE t SET n = coalesce(n, 0) + 1 WHERE id IS NOT NULL OR v = 'd' OR n IS NULL"
+        ),
+        Some(4)
+    );
+    assert_eq!(
+        rows(&s, "SELECT id, v, n FROM t"),
+        vec!["1|a|11", "2|NULL|21", "3|c|1", "NULL|d|41"]
+    );
+    assert_eq!(
+        run(&s, "UPDATE t SET v = 'z' WHERE n = 21 AND v IS NULL"),
+        Some(1)
+    );
+    assert_eq!(
+        rows(&s, "SELECT id, v, n FROM t"),
+        vec!["1|a|11", "2|z|21", "3|c|1", "NULL|d|41"]
+    );
+}
