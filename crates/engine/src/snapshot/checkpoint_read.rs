@@ -1,8 +1,10 @@
 //! Reading checkpoints: classic and multi-part Parquet, UUID-named V2 (JSON or Parquet) with sidecars.
 //! Parquet rows become JSON objects (one top-level struct column per action) and go through the same
-//! action parser as commit files, so there is one definition of what an action is.
+//! action parser as commit files, so there is one definition of what an action is — except the
+//! `add` column, decoded directly when its shape is exactly the known one (`checkpoint_adds`).
 
-use arrow::array::RecordBatch;
+use arrow::array::{AsArray, RecordBatch, UInt32Array};
+use arrow::compute::take_record_batch;
 use bytes::Bytes;
 use delta_rlc_protocol::actions::{parse_commit, Action};
 use delta_rlc_protocol::log_path::LOG_DIR;
@@ -10,6 +12,7 @@ use delta_rlc_protocol::table_path::check_segments;
 use delta_rlc_storage::TableStore;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
+use super::checkpoint_adds::decode_adds;
 use super::segment::CheckpointFiles;
 use crate::error::{EngineError, Result};
 
@@ -73,6 +76,45 @@ pub fn parquet_to_actions(bytes: Bytes, what: &str) -> Result<Vec<Action>> {
 }
 
 fn batch_to_actions(batch: &RecordBatch, what: &str) -> Result<Vec<Action>> {
+    let typed = batch
+        .column_by_name("add")
+        .and_then(|c| c.as_struct_opt())
+        .and_then(decode_adds);
+    let Some(adds) = typed else {
+        return Ok(json_rows(batch, what)?.into_iter().flatten().collect());
+    };
+    // Adds are decoded directly; the other rows (few: protocol, metadata, txns, tombstones) go
+    // through JSON, and the row order is kept.
+    let others: Vec<u32> = adds
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.is_none())
+        .filter_map(|(i, _)| u32::try_from(i).ok())
+        .collect();
+    let others_len = others.len();
+    let rest = if others.is_empty() {
+        Vec::new()
+    } else {
+        json_rows(&take_record_batch(batch, &UInt32Array::from(others))?, what)?
+    };
+    if rest.len() != others_len {
+        // Rows and JSON lines do not line up: decode the whole batch the defining way.
+        return Ok(json_rows(batch, what)?.into_iter().flatten().collect());
+    }
+    let mut rest = rest.into_iter();
+    let mut out = Vec::with_capacity(adds.len());
+    for add in adds {
+        match add {
+            Some(a) => out.push(Action::Add(a)),
+            None => out.extend(rest.next().flatten()),
+        }
+    }
+    Ok(out)
+}
+
+/// The rows' actions through the JSON action parser: one entry per JSON line written (None for a
+/// row without an action).
+fn json_rows(batch: &RecordBatch, what: &str) -> Result<Vec<Option<Action>>> {
     let mut buf = Vec::new();
     {
         let mut writer = arrow::json::LineDelimitedWriter::new(&mut buf);
@@ -95,11 +137,65 @@ fn batch_to_actions(batch: &RecordBatch, what: &str) -> Result<Vec<Action>> {
             add.remove("stats_parsed");
             add.remove("partitionValues_parsed");
         }
-        if let Some(action) = Action::from_json(value)
-            .map_err(|e| EngineError::corrupt(format!("checkpoint {what}: {e}")))?
-        {
-            out.push(action);
-        }
+        out.push(
+            Action::from_json(value)
+                .map_err(|e| EngineError::corrupt(format!("checkpoint {what}: {e}")))?,
+        );
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+
+    fn checkpoints(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                checkpoints(&p, out);
+            } else if p.to_string_lossy().ends_with(".checkpoint.parquet") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// The direct `add` decoding yields exactly the JSON path's actions, on Spark's checkpoints.
+    #[test]
+    fn typed_adds_equal_the_json_path() {
+        let golden = std::env::var("DELTA_RLC_GOLDEN")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| {
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/golden")
+            });
+        let mut files = Vec::new();
+        checkpoints(&golden, &mut files);
+        assert!(
+            files.len() >= 3,
+            "golden checkpoints not found under {golden:?}"
+        );
+        let mut typed_rows = 0;
+        for f in files {
+            let bytes = Bytes::from(std::fs::read(&f).unwrap());
+            let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+                .unwrap()
+                .build()
+                .unwrap();
+            for batch in reader {
+                let batch = batch.unwrap();
+                let add = batch.column_by_name("add").unwrap().as_struct();
+                let adds = decode_adds(add).expect("Spark's add column takes the typed path");
+                typed_rows += adds.iter().flatten().count();
+                let json: Vec<Action> = json_rows(&batch, "t")
+                    .unwrap()
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                assert_eq!(batch_to_actions(&batch, "t").unwrap(), json, "{f:?}");
+            }
+        }
+        assert!(typed_rows > 10);
+    }
 }
