@@ -125,6 +125,7 @@ def workload(bin_, base, name, spec, mode, seconds):
     for p in procs:
         out, err = p.communicate()
         if p.returncode != 0:
+            print(f"{name} [{mode}]: a writer failed: {err.strip()[-300:]}", file=sys.stderr)
             results.append({"commits": 0, "aborts": {"error": 1}, "retries": 0, "p50Ms": 0, "p99Ms": 0, "error": err.strip()[-300:]})
         else:
             results.append(last_json(out))

@@ -31,6 +31,9 @@ struct Armed {
     /// (path suffix, fault) pairs; the first put whose path ends with the suffix triggers it.
     faults: Vec<(String, Fault)>,
     fired: Vec<(String, Fault)>,
+    /// Paths (by suffix) the next directory listing leaves out, as a listing racing a concurrent
+    /// create may on a local filesystem. Each is hidden from one listing.
+    hidden_once: Vec<String>,
 }
 
 pub struct FaultyStore {
@@ -73,6 +76,13 @@ impl FaultyStore {
     }
 
     /// Makes put-if-absent overwrite silently (a broken store the oracle must catch).
+    /// The next directory listing omits entries whose path ends with `suffix`.
+    pub fn hide_from_next_listing(&self, suffix: &str) {
+        if let Ok(mut a) = self.armed.lock() {
+            a.hidden_once.push(suffix.to_string());
+        }
+    }
+
     pub fn break_put_if_absent(&self) {
         if let Ok(mut a) = self.armed.lock() {
             a.broken_put_if_absent = true;
@@ -157,7 +167,18 @@ impl ObjectStore for FaultyStore {
     }
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
-        self.inner.list_with_delimiter(prefix).await
+        let mut res = self.inner.list_with_delimiter(prefix).await?;
+        let hidden = self
+            .armed
+            .lock()
+            .map(|mut a| std::mem::take(&mut a.hidden_once))
+            .unwrap_or_default();
+        res.objects.retain(|m| {
+            !hidden
+                .iter()
+                .any(|h| m.location.as_ref().ends_with(h.as_str()))
+        });
+        Ok(res)
     }
 
     async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> Result<()> {

@@ -25,7 +25,10 @@ pub use checkpoint_read::parquet_to_actions;
 pub use replay::ReplayState;
 pub use segment::{build_segment, list_log, CheckpointFiles, LogSegment};
 
-use crate::error::Result;
+use crate::error::{EngineError, Result};
+
+/// How many times a listing with a version gap is taken again before the gap is reported.
+const GAP_RELISTS: u32 = 3;
 
 /// The state of a table at one version. Immutable; share with `Arc`.
 #[derive(Debug, Clone)]
@@ -48,8 +51,18 @@ pub struct Snapshot {
 impl Snapshot {
     /// Loads `version` (None = latest).
     pub async fn load(store: &TableStore, version: Option<u64>) -> Result<Arc<Snapshot>> {
-        let listing = segment::list_log(store).await?;
-        let segment = segment::build_segment(&listing, version)?;
+        // A directory listing is not a snapshot of the directory: on a local filesystem an entry
+        // created while the listing runs can be missed while a later one is seen (readdir walks
+        // hash order). So a gap is listed again before it is believed; a real gap persists.
+        let mut relists = 0;
+        let segment = loop {
+            let listing = segment::list_log(store).await?;
+            match segment::build_segment(&listing, version) {
+                Ok(s) => break s,
+                Err(EngineError::Corrupt(_)) if relists < GAP_RELISTS => relists += 1,
+                Err(e) => return Err(e),
+            }
+        };
         Snapshot::from_segment(store, &segment).await
     }
 

@@ -138,3 +138,25 @@ fn torn_winning_commit_is_reported_not_skipped() {
         assert!(e.to_string().contains("commit 1"), "{e}");
     });
 }
+
+#[test]
+fn a_listing_that_missed_a_commit_is_taken_again() {
+    rt().block_on(async {
+        let (table, faulty) = faulty_table("fault-listing");
+        create(&table).await;
+        append(&table, &[1]).await.commit().await.unwrap();
+        append(&table, &[2]).await.commit().await.unwrap();
+        // The listing races the creation of version 1: it sees 0 and 2 but not 1.
+        faulty.hide_from_next_listing("00000000000000000001.json");
+        let snap = table.snapshot(None).await.unwrap();
+        assert_eq!((snap.version, snap.files.len()), (2, 2));
+        // A real gap persists across listings and is reported.
+        table
+            .store
+            .delete("_delta_log/00000000000000000001.json")
+            .await
+            .unwrap();
+        let e = table.snapshot(None).await.unwrap_err();
+        assert!(e.to_string().contains("missing version 1"), "{e}");
+    });
+}
