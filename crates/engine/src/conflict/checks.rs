@@ -449,8 +449,6 @@ fn inherit_read_interest(state: &mut LoserState, w: &WinningCommit) {
     }
 }
 
-/// The items no tier cleared. A missing verdict (a tier returning too few) counts as "not cleared":
-/// a tier bug can only add aborts, never hide a conflict.
 /// The tiers' view of one winner against the loser's state.
 fn tier_context<'a>(
     input: &'a CheckInput<'a>,
@@ -467,6 +465,8 @@ fn tier_context<'a>(
     )
 }
 
+/// The items no tier cleared. A missing verdict (a tier returning too few) counts as "not cleared":
+/// a tier bug can only add aborts, never hide a conflict.
 fn keep_uncleared<T>(items: Vec<T>, cleared: &[bool]) -> Vec<T> {
     items
         .into_iter()
