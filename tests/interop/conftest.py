@@ -83,7 +83,20 @@ def make_tables(base):
     rlc("sql", f"OPTIMIZE '{r}' ZORDER BY (v, id)")
     rlc("sql", f"DELETE FROM '{r}' WHERE id = 42")
     tables["rowtracking"] = r
+    # Integer columns too varied for a dictionary (> 131,072 distinct BIGINTs / TIMESTAMPs, > 262,144
+    # distinct INTs in one file): written DELTA_BINARY_PACKED without one, then DELETE and UPDATE.
+    i = os.path.join(base, "wide_ints")
+    rlc("sql", f"CREATE TABLE '{i}' (id BIGINT NOT NULL, x INT, ts TIMESTAMP, v STRING)")
+    rlc("sql", f"INSERT INTO '{i}' SELECT value, CAST((value * 7919) % 300007 AS INT) - 150000, to_timestamp_seconds(value), concat('r', CAST(value % 97 AS VARCHAR)) FROM range(0, {WIDE_ROWS})")
+    rlc("sql", f"DELETE FROM '{i}' WHERE id % 1000 = 7")
+    rlc("sql", f"UPDATE '{i}' SET x = x + 1 WHERE id % 5000 = 1")
+    tables["wide_ints"] = i
     return tables
+
+
+# Rows of the wide_ints table, and how many survive its DELETE (every row has ts = id seconds).
+WIDE_ROWS = 300_000
+WIDE_LIVE = WIDE_ROWS - WIDE_ROWS // 1000
 
 
 @pytest.fixture(scope="session")

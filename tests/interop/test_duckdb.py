@@ -5,12 +5,13 @@ import os
 import duckdb
 import duckdb_extension_delta
 
-from conftest import expected
+from conftest import WIDE_LIVE, expected
 
 COLUMNS = {
     "partitioned": ["id", "p", "x", "d", "ok"],
     "clustered": ["id", "name"],
     "checkpointed": ["id", "s"],
+    "wide_ints": ["id", "x", "v"],
 }
 
 
@@ -32,3 +33,10 @@ def test_duckdb_reads_same_rows(tables):
         cols = columns_of(name)
         rows = con.sql(f"SELECT {', '.join(cols)} FROM delta_scan('{path}')").fetchall()
         assert sorted(rows) == expected(path, cols), name
+
+
+def test_duckdb_reads_delta_binary_packed_timestamps(tables):
+    con = connect()
+    path = tables["wide_ints"]
+    n = con.sql(f"SELECT count(*) FROM delta_scan('{path}') WHERE epoch(ts) = id").fetchone()[0]
+    assert n == WIDE_LIVE

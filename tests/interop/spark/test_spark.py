@@ -27,13 +27,18 @@ def theirs(spark, path, cols, version=None):
 
 def test_spark_reads_every_table_we_write(spark, tmp_path):
     tables = interop.make_tables(str(tmp_path))
-    cols = {"partitioned": ["id", "p", "x", "d", "ok"], "clustered": ["id", "name"], "checkpointed": ["id", "s"]}
+    cols = {"partitioned": ["id", "p", "x", "d", "ok"], "clustered": ["id", "name"], "checkpointed": ["id", "s"],
+            "wide_ints": ["id", "x", "v"]}
     assert len(tables) >= 10
     for name, path in tables.items():
         cs = cols.get(name, ["id", "v"])
         assert theirs(spark, path, cs) == ours(path, cs), name
         hist = spark.sql(f"DESCRIBE HISTORY delta.`{path}`").collect()
         assert len(hist) >= 2 and all(h["operation"] for h in hist), name
+    # DELTA_BINARY_PACKED timestamps (no dictionary) decode to what was written: ts = id seconds.
+    wide = tables["wide_ints"]
+    n = spark.sql(f"SELECT count(*) FROM delta.`{wide}` WHERE unix_seconds(ts) = id").collect()[0][0]
+    assert n == interop.WIDE_LIVE
 
 
 def row_tracking(spark, path):

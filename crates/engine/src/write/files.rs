@@ -16,10 +16,9 @@ use delta_rlc_protocol::partition::{format_decimal, serialize_partition_value, S
 use delta_rlc_protocol::schema::{PrimitiveType, StructType};
 use delta_rlc_storage::TableStore;
 use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression;
-use parquet::file::properties::WriterProperties;
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 
+use super::encoding::data_file_properties;
 use super::stats::{compute_stats, StatsConfig};
 use crate::env::Env;
 use crate::error::{EngineError, Result};
@@ -249,9 +248,7 @@ impl FileWriter<'_> {
             Some(b) => b.schema(),
             None => return Err(EngineError::Internal("empty file".into())),
         };
-        let props = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .build();
+        let props = data_file_properties(&schema, &batches);
         let mut buf = Vec::new();
         {
             let mut w = ArrowWriter::try_new(&mut buf, schema.clone(), Some(props))?;

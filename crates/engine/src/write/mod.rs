@@ -1,6 +1,7 @@
 //! The write path: data files with stats, deletion vectors, checkpoints.
 
 pub mod checkpoint;
+pub mod encoding;
 pub mod files;
 pub mod stats;
 

@@ -1,0 +1,281 @@
+//! Parquet writer properties for data files.
+//!
+//! Columns are dictionary-encoded first (as every Parquet writer does). When a column's dictionary
+//! grows too large, integer columns (INT32 / INT64 physical: integers, dates, timestamps) fall back
+//! to DELTA_BINARY_PACKED instead of PLAIN: it is never much larger than PLAIN and, on the columns
+//! that outgrow a dictionary in practice (ids, timestamps, counters, which are sorted or clustered),
+//! several times smaller and faster to decode — every DML statement that evaluates a predicate on
+//! such a column decodes it in full. Every reader we share tables with decodes it (Spark's vectorized
+//! reader since 3.3, arrow-rs / delta-rs, polars, DuckDB); the interop suites read our files.
+//! Decimals stored as integers keep PLAIN (some readers handle them on a separate path), and so
+//! does every other physical type.
+//!
+//! A 32/64-bit integer column whose values in the file would overflow the dictionary page is
+//! written without a dictionary at all (parquet-mr, Spark's writer, drops a dictionary that does not
+//! pay off in the same way): otherwise the file's first rows would sit behind a 1 MiB dictionary
+//! that every reader must decompress and look up before the rest falls back anyway.
+
+use arrow::array::{AsArray, PrimitiveArray, RecordBatch};
+use arrow::compute::cast;
+use arrow::datatypes::{
+    ArrowPrimitiveType, DataType, Int32Type, Int64Type, Schema, UInt32Type, UInt64Type,
+};
+use datafusion::common::HashSet;
+use parquet::arrow::ArrowSchemaConverter;
+use parquet::basic::{Compression, Encoding, LogicalType, Type as PhysicalType};
+use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
+
+/// The writer's dictionary page size limit (parquet-rs's default, set explicitly so that the
+/// overflow test below and the writer agree).
+const DICTIONARY_PAGE_LIMIT: usize = 1024 * 1024;
+
+/// Writer properties for a data file of `schema` holding `batches`: Snappy, dictionary first,
+/// DELTA_BINARY_PACKED as the fallback encoding of integer leaves, and no dictionary for a
+/// top-level 32/64-bit integer column whose distinct values would overflow it.
+pub fn data_file_properties(schema: &Schema, batches: &[RecordBatch]) -> WriterProperties {
+    let mut builder = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_dictionary_page_size_limit(DICTIONARY_PAGE_LIMIT);
+    for (index, field) in schema.fields().iter().enumerate() {
+        if dictionary_overflows(field.data_type(), batches, index) {
+            builder = builder
+                .set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), false);
+        }
+    }
+    // The same conversion ArrowWriter performs (types not coerced). Should it fail, ArrowWriter
+    // reports the error itself; the defaults are as good as any properties then.
+    if let Ok(descr) = ArrowSchemaConverter::new().convert(schema) {
+        for column in descr.columns() {
+            let integer = matches!(
+                column.physical_type(),
+                PhysicalType::INT32 | PhysicalType::INT64
+            );
+            let decimal = matches!(column.logical_type_ref(), Some(LogicalType::Decimal { .. }));
+            if integer && !decimal {
+                builder = builder
+                    .set_column_encoding(column.path().clone(), Encoding::DELTA_BINARY_PACKED);
+            }
+        }
+    }
+    builder.build()
+}
+
+/// Whether column `index` of `batches`, of type `data_type`, has at least as many distinct non-null
+/// values as a dictionary page of [`DICTIONARY_PAGE_LIMIT`] holds (the writer's own fallback test:
+/// entries × width ≥ limit). Counting stops at that bound, so memory stays within one dictionary.
+/// Types other than 32/64-bit integers (and times, timestamps, durations stored as them) answer
+/// false: narrower ones cannot overflow, others keep the writer's default.
+fn dictionary_overflows(data_type: &DataType, batches: &[RecordBatch], index: usize) -> bool {
+    let width = match data_type {
+        DataType::Int32 | DataType::UInt32 | DataType::Time32(_) => 4,
+        DataType::Int64
+        | DataType::UInt64
+        | DataType::Timestamp(_, _)
+        | DataType::Time64(_)
+        | DataType::Duration(_) => 8,
+        _ => return false,
+    };
+    let bound = DICTIONARY_PAGE_LIMIT / width;
+    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    if rows < bound {
+        return false;
+    }
+    let mut seen: HashSet<i64> = HashSet::with_capacity(bound);
+    for batch in batches {
+        let Some(column) = batch.columns().get(index) else {
+            return false;
+        };
+        // Every value maps injectively to an i64 (unsigned 64-bit ones by reinterpretation).
+        let reached = match column.data_type() {
+            DataType::Int32 => insert_until(
+                &mut seen,
+                bound,
+                column.as_primitive_opt::<Int32Type>(),
+                i64::from,
+            ),
+            DataType::UInt32 => insert_until(
+                &mut seen,
+                bound,
+                column.as_primitive_opt::<UInt32Type>(),
+                i64::from,
+            ),
+            DataType::UInt64 => insert_until(
+                &mut seen,
+                bound,
+                column.as_primitive_opt::<UInt64Type>(),
+                |v| v as i64,
+            ),
+            _ => match cast(column, &DataType::Int64) {
+                Ok(ints) => insert_until(
+                    &mut seen,
+                    bound,
+                    ints.as_primitive_opt::<Int64Type>(),
+                    |v| v,
+                ),
+                Err(_) => return false,
+            },
+        };
+        match reached {
+            Some(true) => return true,
+            Some(false) => {}
+            None => return false,
+        }
+    }
+    false
+}
+
+/// Inserts the non-null values of `array` into `seen` until it holds `bound` values: `Some(true)`
+/// then, `Some(false)` when the array ends first, `None` when the array is not of type `T`.
+fn insert_until<T: ArrowPrimitiveType>(
+    seen: &mut HashSet<i64>,
+    bound: usize,
+    array: Option<&PrimitiveArray<T>>,
+    to_i64: impl Fn(T::Native) -> i64,
+) -> Option<bool> {
+    for v in array?.iter().flatten() {
+        seen.insert(to_i64(v));
+        if seen.len() >= bound {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{ArrayRef, Int16Array, Int64Array, StringArray, TimestampMicrosecondArray};
+    use arrow::datatypes::{Field, TimeUnit};
+    use bytes::Bytes;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::arrow::ArrowWriter;
+    use std::sync::Arc;
+
+    fn path(name: &str) -> ColumnPath {
+        ColumnPath::from(name)
+    }
+
+    #[test]
+    fn integer_leaves_fall_back_to_delta_binary_packed() {
+        let schema = Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("small", DataType::Int16, true),
+            Field::new("d", DataType::Date32, true),
+            Field::new("ts", DataType::Timestamp(TimeUnit::Microsecond, None), true),
+            Field::new("s", DataType::Utf8, true),
+            Field::new("x", DataType::Float64, true),
+            Field::new("dec", DataType::Decimal128(10, 2), true),
+        ]);
+        let props = data_file_properties(&schema, &[]);
+        for int in ["id", "small", "d", "ts"] {
+            assert_eq!(
+                props.encoding(&path(int)),
+                Some(Encoding::DELTA_BINARY_PACKED),
+                "{int}"
+            );
+            assert!(props.dictionary_enabled(&path(int)), "{int}");
+        }
+        for other in ["s", "x", "dec"] {
+            assert_eq!(props.encoding(&path(other)), None, "{other}");
+        }
+        assert_eq!(props.compression(&path("s")), Compression::SNAPPY);
+    }
+
+    /// Writes `batch` with the data-file properties and returns (encodings, has dictionary page)
+    /// per column, after checking the rows read back equal.
+    fn write_and_inspect(batch: &RecordBatch) -> Vec<(Vec<Encoding>, bool)> {
+        let props = data_file_properties(&batch.schema(), std::slice::from_ref(batch));
+        let mut buf = Vec::new();
+        let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();
+        w.write(batch).unwrap();
+        w.close().unwrap();
+        let builder = ParquetRecordBatchReaderBuilder::try_new(Bytes::from(buf)).unwrap();
+        let rg = builder.metadata().row_group(0).clone();
+        let read: Vec<RecordBatch> = builder.build().unwrap().map(|b| b.unwrap()).collect();
+        let read = arrow::compute::concat_batches(&batch.schema(), &read).unwrap();
+        assert_eq!(&read, batch);
+        rg.columns()
+            .iter()
+            .map(|c| {
+                (
+                    c.encodings().collect(),
+                    c.dictionary_page_offset().is_some(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_column_that_would_overflow_its_dictionary_gets_none() {
+        let n = 200_000i64; // more distinct values than a 1 MiB dictionary of i64 holds (131,072)
+        let cols: Vec<(&str, ArrayRef)> = vec![
+            ("id", Arc::new(Int64Array::from_iter_values(0..n))),
+            (
+                "few",
+                Arc::new(Int64Array::from_iter_values((0..n).map(|i| i % 1000))),
+            ),
+            (
+                "tiny",
+                Arc::new(Int16Array::from_iter_values(
+                    (0..n).map(|i| (i % 30_000) as i16),
+                )),
+            ),
+            (
+                "ts",
+                Arc::new(TimestampMicrosecondArray::from_iter_values(
+                    (0..n).map(|i| i * 7),
+                )),
+            ),
+            (
+                "s",
+                Arc::new(StringArray::from_iter_values(
+                    (0..n).map(|i| format!("r{i}")),
+                )),
+            ),
+            (
+                "nulls",
+                Arc::new(Int64Array::from_iter(
+                    (0..n).map(|i| (i % 2 == 0).then_some(i % 10)),
+                )),
+            ),
+        ];
+        let batch = RecordBatch::try_from_iter(cols).unwrap();
+        let cols = write_and_inspect(&batch);
+        let [id, few, tiny, ts, s, nulls] = cols.as_slice() else {
+            panic!("six columns expected, got {cols:?}");
+        };
+        for (name, (enc, dict)) in [("id", id), ("ts", ts)] {
+            assert!(!dict, "{name}: no dictionary page");
+            assert!(
+                enc.contains(&Encoding::DELTA_BINARY_PACKED),
+                "{name}: {enc:?}"
+            );
+        }
+        for (name, (enc, dict)) in [("few", few), ("tiny", tiny), ("nulls", nulls), ("s", s)] {
+            assert!(dict, "{name}: dictionary kept");
+            assert!(enc.contains(&Encoding::RLE_DICTIONARY), "{name}: {enc:?}");
+        }
+    }
+
+    #[test]
+    fn counting_stops_at_the_dictionary_bound() {
+        let batch = RecordBatch::try_from_iter(vec![(
+            "id",
+            Arc::new(Int64Array::from_iter_values(0..131_072)) as ArrayRef,
+        )])
+        .unwrap();
+        let just_below = batch.slice(0, 131_071);
+        assert!(dictionary_overflows(
+            &DataType::Int64,
+            std::slice::from_ref(&batch),
+            0
+        ));
+        assert!(!dictionary_overflows(&DataType::Int64, &[just_below], 0));
+        assert!(
+            !dictionary_overflows(&DataType::Int64, std::slice::from_ref(&batch), 1),
+            "no such column"
+        );
+        assert!(!dictionary_overflows(&DataType::Utf8, &[batch], 0));
+    }
+}
