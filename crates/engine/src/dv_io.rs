@@ -4,7 +4,8 @@
 use bytes::Bytes;
 use delta_rlc_protocol::actions::Add;
 use delta_rlc_protocol::dv::{
-    decode_bitmap, decode_dv_file_entry, validate_bitmap, DvDescriptor, DvLocation,
+    check_dv_file_version, decode_bitmap, decode_dv_entry, decode_dv_file_entry, dv_entry_len,
+    validate_bitmap, DvDescriptor, DvLocation,
 };
 use delta_rlc_protocol::stats::FileStats;
 use delta_rlc_protocol::table_path::TableRoot;
@@ -23,19 +24,35 @@ pub async fn load_dv(
     let payload: Vec<u8> = match dv.location()? {
         DvLocation::Inline(bytes) => bytes,
         DvLocation::Relative { path, offset } => {
-            let rel = root.resolve(&path)?;
-            let file = store.get(&rel).await?;
-            decode_dv_file_entry(&file, offset, dv.checked_size()?)?.to_vec()
+            read_entry(store, &root.resolve(&path)?, offset, dv.checked_size()?).await?
         }
         DvLocation::Absolute { uri, offset } => {
-            let rel = root.resolve(&uri)?;
-            let file = store.get(&rel).await?;
-            decode_dv_file_entry(&file, offset, dv.checked_size()?)?.to_vec()
+            read_entry(store, &root.resolve(&uri)?, offset, dv.checked_size()?).await?
         }
     };
     let bitmap = decode_bitmap(&payload)?;
     validate_bitmap(&bitmap, dv.cardinality, num_records)?;
     Ok(bitmap)
+}
+
+/// The payload of the DV entry at `offset` of DV file `rel`. Reads only the version byte and the
+/// entry (a DV file may hold the DVs of many data files); should those ranges not be readable (an
+/// entry past the end of the file, a store without range reads) the whole file is read, so errors
+/// are reported exactly as for a whole-file decode.
+async fn read_entry(store: &TableStore, rel: &str, offset: u64, size: usize) -> Result<Vec<u8>> {
+    let entry_end = dv_entry_len(size)
+        .and_then(|n| u64::try_from(n).ok())
+        .and_then(|n| offset.checked_add(n));
+    if let Some(end) = entry_end.filter(|_| offset >= 1) {
+        if let Ok(parts) = store.get_ranges(rel, &[0..1, offset..end]).await {
+            if let [version, entry] = parts.as_slice() {
+                check_dv_file_version(version.first().copied())?;
+                return Ok(decode_dv_entry(entry, size)?.to_vec());
+            }
+        }
+    }
+    let file = store.get(rel).await?;
+    Ok(decode_dv_file_entry(&file, offset, size)?.to_vec())
 }
 
 /// The DV of a live file, or an empty bitmap when it has none.
@@ -62,22 +79,46 @@ pub async fn load_file_dv(
         .map_err(|e| EngineError::corrupt(format!("deletion vector of {}: {e}", add.path)))
 }
 
-/// Writes `bitmap` as a new DV file (one DV per file) and returns its descriptor. Small bitmaps could
-/// be inlined; we always use files so other engines see the common layout.
+/// Writes `bitmaps` into one new DV file (as Spark writes the DVs of one task) and returns their
+/// descriptors, in order: one object per statement instead of one per data file. Nothing is written
+/// for no bitmaps. Small bitmaps could be inlined; we always use files so other engines see the
+/// common layout.
+pub async fn write_dvs(
+    store: &TableStore,
+    uuid: uuid::Uuid,
+    bitmaps: &[RoaringTreemap],
+) -> Result<Vec<DvDescriptor>> {
+    if bitmaps.is_empty() {
+        return Ok(Vec::new());
+    }
+    let payloads = bitmaps
+        .iter()
+        .map(delta_rlc_protocol::dv::encode_bitmap)
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let refs: Vec<&[u8]> = payloads.iter().map(|p| p.as_slice()).collect();
+    let (file, offsets) = delta_rlc_protocol::dv::encode_dv_file(&refs)?;
+    let mut descriptors = Vec::with_capacity(bitmaps.len());
+    for ((payload, bitmap), offset) in payloads.iter().zip(bitmaps).zip(offsets) {
+        let size = i32::try_from(payload.len())
+            .map_err(|_| EngineError::Internal("DV too large".into()))?;
+        let card = i64::try_from(bitmap.len())
+            .map_err(|_| EngineError::Internal("DV too large".into()))?;
+        descriptors.push(DvDescriptor::for_uuid_file(uuid, "", offset, size, card));
+    }
+    store
+        .put(&format!("deletion_vector_{uuid}.bin"), Bytes::from(file))
+        .await?;
+    Ok(descriptors)
+}
+
+/// Writes `bitmap` as a new DV file (one DV per file) and returns its descriptor.
 pub async fn write_dv(
     store: &TableStore,
     uuid: uuid::Uuid,
     bitmap: &RoaringTreemap,
 ) -> Result<DvDescriptor> {
-    let payload = delta_rlc_protocol::dv::encode_bitmap(bitmap)?;
-    let (file, offsets) = delta_rlc_protocol::dv::encode_dv_file(&[&payload])?;
-    let size =
-        i32::try_from(payload.len()).map_err(|_| EngineError::Internal("DV too large".into()))?;
-    let card =
-        i64::try_from(bitmap.len()).map_err(|_| EngineError::Internal("DV too large".into()))?;
-    let desc =
-        DvDescriptor::for_uuid_file(uuid, "", offsets.first().copied().unwrap_or(1), size, card);
-    let rel = format!("deletion_vector_{uuid}.bin");
-    store.put(&rel, Bytes::from(file)).await?;
-    Ok(desc)
+    write_dvs(store, uuid, std::slice::from_ref(bitmap))
+        .await?
+        .pop()
+        .ok_or_else(|| EngineError::Internal("no DV descriptor written".into()))
 }

@@ -275,6 +275,20 @@ impl TableStore {
         r.bytes().await.map_err(|e| StorageError::from_os(e, rel))
     }
 
+    /// Byte ranges of one object (fetched together where the store can). A range past the end of
+    /// the object is an error.
+    pub async fn get_ranges(
+        &self,
+        rel: &str,
+        ranges: &[std::ops::Range<u64>],
+    ) -> Result<Vec<Bytes>> {
+        let p = self.object_path(rel)?;
+        self.store
+            .get_ranges(&p, ranges)
+            .await
+            .map_err(|e| StorageError::from_os(e, rel))
+    }
+
     pub async fn head(&self, rel: &str) -> Result<ObjectInfo> {
         let p = self.object_path(rel)?;
         let m = self

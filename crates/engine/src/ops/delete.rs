@@ -8,7 +8,7 @@ use datafusion::logical_expr::Expr;
 use serde_json::json;
 
 use super::dml::{
-    eval_mask, match_candidates, stage_dv_removal, stage_row_removal, DmlMetrics, ExprContext,
+    eval_mask, match_candidates, stage_dv_removals, stage_row_removal, DmlMetrics, ExprContext,
 };
 use crate::error::Result;
 use crate::scan::candidate_files;
@@ -82,11 +82,9 @@ pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result
                 false => None,
             };
             if let Some(matches) = matched {
-                for m in matches {
-                    metrics.scanned_files += 1;
-                    metrics.deleted_rows += m.matched.len();
-                    stage_dv_removal(&mut txn, &snapshot, &m, &mut metrics).await?;
-                }
+                metrics.scanned_files += matches.len() as u64;
+                metrics.deleted_rows += matches.iter().map(|m| m.matched.len()).sum::<u64>();
+                stage_dv_removals(&mut txn, &snapshot, &matches, &mut metrics).await?;
             } else {
                 // Otherwise full rows are read; files one at a time so memory stays bounded by the
                 // largest file.

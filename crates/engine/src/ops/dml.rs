@@ -13,13 +13,14 @@ use datafusion::logical_expr::Expr;
 use datafusion::physical_expr::PhysicalExpr;
 use datafusion::prelude::SessionContext;
 use delta_rlc_protocol::actions::Add;
+use delta_rlc_protocol::dv::DvDescriptor;
 use delta_rlc_protocol::schema::StructType;
 use delta_rlc_protocol::stats::FileStats;
 use roaring::RoaringTreemap;
 use serde_json::{json, Map, Value};
 
 use crate::arrow_conv::table_arrow_schema;
-use crate::dv_io::{load_file_dv, write_dv};
+use crate::dv_io::{load_file_dv, write_dv, write_dvs};
 use crate::error::{EngineError, Result};
 use crate::scan::{
     candidate_files, match_files, FileMatch, FileReadOptions, RowMatcher, ROW_INDEX_COLUMN,
@@ -395,16 +396,8 @@ pub async fn stage_deleted_rows(
     new_dv |= deleted;
     let uuid = txn.table.env.ids.uuid();
     let desc = write_dv(&txn.table.store, uuid, &new_dv).await?;
-    let mut new_add = add.clone();
-    new_add.deletion_vector = Some(desc);
-    new_add.data_change = true;
-    if let Some(s) = &new_add.stats {
-        let mut st = FileStats::parse(s)?;
-        st.widen();
-        new_add.stats = Some(st.to_json_string());
-    }
     txn.remove_file(add.to_remove(now, true));
-    txn.add_file(new_add);
+    txn.add_file(with_new_dv(add, desc)?);
     if add.deletion_vector.is_some() {
         metrics.dvs_updated += 1;
     } else {
@@ -413,28 +406,71 @@ pub async fn stage_deleted_rows(
     Ok(true)
 }
 
-/// Stages the removal of a match's rows by DV (or whole-file removal). Only for tables with DVs
-/// enabled: a rewrite would need the survivors, which the matching pass did not read.
-pub async fn stage_dv_removal(
+/// `add` with the new DV `desc`: a data change, its stats kept but no longer tight (rows left).
+fn with_new_dv(add: &Add, desc: DvDescriptor) -> Result<Add> {
+    let mut new_add = add.clone();
+    new_add.deletion_vector = Some(desc);
+    new_add.data_change = true;
+    if let Some(s) = &new_add.stats {
+        let mut st = FileStats::parse(s)?;
+        st.widen();
+        new_add.stats = Some(st.to_json_string());
+    }
+    Ok(new_add)
+}
+
+/// Stages the removal of the matched rows of `matches`: nothing for a file without matches, the
+/// whole file when every live row matched, else a new DV (old ∪ matched). The new DVs of all files
+/// go into one DV file (one object written per statement, not one per data file); actions are
+/// staged in file order. Only for tables with DVs enabled: a rewrite would need the survivors,
+/// which the matching pass did not read.
+pub async fn stage_dv_removals(
     txn: &mut Transaction,
     snapshot: &Snapshot,
-    m: &FileMatch,
+    matches: &[FileMatch],
     metrics: &mut DmlMetrics,
 ) -> Result<()> {
-    let staged = stage_deleted_rows(
-        txn,
-        snapshot,
-        &m.add,
-        &m.old_dv,
-        &m.matched,
-        m.live_rows,
-        metrics,
-    )
-    .await?;
-    if !staged {
+    if !snapshot.deletion_vectors_enabled() {
         return Err(EngineError::Internal(
             "a DV removal needed a rewrite (DVs are off)".into(),
         ));
+    }
+    let partial: Vec<&FileMatch> = matches
+        .iter()
+        .filter(|m| !m.matched.is_empty() && m.matched.len() != m.live_rows)
+        .collect();
+    let bitmaps: Vec<RoaringTreemap> = partial
+        .iter()
+        .map(|m| {
+            let mut dv = m.old_dv.clone();
+            dv |= &m.matched;
+            dv
+        })
+        .collect();
+    let uuid = txn.table.env.ids.uuid();
+    let mut descriptors = write_dvs(&txn.table.store, uuid, &bitmaps)
+        .await?
+        .into_iter();
+    let now = txn.table.env.clock.now_ms();
+    for m in matches {
+        if m.matched.is_empty() {
+            continue;
+        }
+        txn.remove_file(m.add.to_remove(now, true));
+        let had_dv = m.add.deletion_vector.is_some();
+        if m.matched.len() == m.live_rows {
+            metrics.removed_files += 1;
+            metrics.dvs_removed += u64::from(had_dv);
+            continue;
+        }
+        let desc = descriptors
+            .next()
+            .ok_or_else(|| EngineError::Internal("fewer DVs written than files".into()))?;
+        txn.add_file(with_new_dv(&m.add, desc)?);
+        match had_dv {
+            true => metrics.dvs_updated += 1,
+            false => metrics.dvs_added += 1,
+        }
     }
     Ok(())
 }

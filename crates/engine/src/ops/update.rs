@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::dml::{
     dml_read_options, eval_mask, match_candidates, scan_candidates, stabilize_row_tracking,
-    stage_dv_removal, stage_row_removal, without_row_index, write_new_rows, DmlMetrics,
+    stage_dv_removals, stage_row_removal, without_row_index, write_new_rows, DmlMetrics,
     ExprContext,
 };
 use crate::error::{EngineError, Result};
@@ -120,8 +120,8 @@ pub async fn update_txn(
                 let updated = apply_assignments(&ectx, &batch, &phys_assign)?;
                 new_rows.push(without_row_index(&updated)?);
             }
-            stage_dv_removal(&mut txn, &snapshot, m, &mut metrics).await?;
         }
+        stage_dv_removals(&mut txn, &snapshot, &matches, &mut metrics).await?;
         return finish(txn, &snapshot, new_rows, metrics, start).await;
     }
     let scans = scan_candidates(&mut txn, &snapshot, predicate.as_ref()).await?;

@@ -199,3 +199,84 @@ fn dml_writes_dvs_only_when_enabled() {
         });
     }
 }
+
+#[test]
+fn a_statement_writes_the_dvs_of_all_its_files_into_one_dv_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("t").to_str().unwrap().to_string();
+    let mut s = SqlSession::new(Env::deterministic(5), ConflictConfig::default());
+    s.register("t", &loc);
+    let dv_files = || {
+        std::fs::read_dir(&loc)
+            .unwrap()
+            .filter(|e| {
+                let name = e.as_ref().unwrap().file_name();
+                name.to_str().unwrap().starts_with("deletion_vector_")
+            })
+            .count()
+    };
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (k BIGINT)").await.unwrap();
+        for f in 0..3 {
+            s.execute(&format!(
+                "INSERT INTO t SELECT value FROM range({}, {})",
+                f * 100,
+                f * 100 + 100
+            ))
+            .await
+            .unwrap();
+        }
+        let snapshot = || async {
+            delta_rlc_engine::DeltaTable::open(&loc)
+                .unwrap()
+                .snapshot(None)
+                .await
+                .unwrap()
+        };
+        let out = s.execute("DELETE FROM t WHERE k % 10 = 0").await.unwrap();
+        assert_eq!(out.commit.unwrap().affected_rows, Some(30));
+        assert_eq!(dv_files(), 1);
+        let snap = snapshot().await;
+        let dvs: Vec<_> = snap
+            .files
+            .iter()
+            .map(|f| f.deletion_vector.clone().unwrap())
+            .collect();
+        assert_eq!(dvs.len(), 3);
+        assert!(dvs
+            .iter()
+            .all(|d| d.path_or_inline_dv == dvs[0].path_or_inline_dv));
+        let mut offsets: Vec<_> = dvs.iter().map(|d| d.offset.unwrap()).collect();
+        offsets.sort();
+        offsets.dedup();
+        assert_eq!(offsets.len(), 3, "each DV at its own offset");
+        // The next statement reads each DV from its offset and unions it with the new rows; an
+        // UPDATE's DVs are batched the same way.
+        s.execute("DELETE FROM t WHERE k % 10 = 1").await.unwrap();
+        s.execute("UPDATE t SET k = k + 1000 WHERE k % 10 = 2")
+            .await
+            .unwrap();
+        assert_eq!(dv_files(), 3);
+        let snap = snapshot().await;
+        let cards: Vec<_> = snap
+            .files
+            .iter()
+            .filter_map(|f| f.deletion_vector.as_ref().map(|d| d.cardinality))
+            .collect();
+        assert_eq!(cards, vec![30, 30, 30]);
+        let count = |sql: &'static str| {
+            let s = &s;
+            async move { sorted_rows(&s.execute(sql).await.unwrap().batches) }
+        };
+        assert_eq!(count("SELECT count(*) FROM t").await, vec!["240"]);
+        assert_eq!(
+            count("SELECT count(*) FROM t WHERE k % 10 IN (0, 1) OR (k % 10 = 2 AND k < 1000)")
+                .await,
+            vec!["0"]
+        );
+        assert_eq!(
+            count("SELECT count(*) FROM t WHERE k >= 1000").await,
+            vec!["30"]
+        );
+    });
+}

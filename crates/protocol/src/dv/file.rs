@@ -23,24 +23,41 @@ pub fn encode_dv_file(payloads: &[&[u8]]) -> Result<(Vec<u8>, Vec<i32>)> {
 /// Extracts and checks one payload from DV file bytes: version byte, offset and size in range,
 /// stored size equal to the descriptor's, CRC correct. `bytes` is the whole file.
 pub fn decode_dv_file_entry(bytes: &[u8], offset: u64, size_in_bytes: usize) -> Result<&[u8]> {
-    match bytes.first() {
-        Some(&DV_FILE_VERSION) => {}
-        Some(v) => {
-            return Err(ProtocolError::dv(format!(
-                "unsupported DV file version {v}"
-            )))
-        }
-        None => return Err(ProtocolError::dv("empty DV file")),
-    }
+    check_dv_file_version(bytes.first().copied())?;
     let offset = usize::try_from(offset).map_err(|_| ProtocolError::dv("offset overflow"))?;
     let len = bytes.len();
-    let past_end = || {
+    let entry = bytes.get(offset..).ok_or_else(|| {
         ProtocolError::dv(format!(
             "offset {offset} + size past the end of a {len}-byte DV file"
         ))
-    };
-    let size_field: [u8; 4] = bytes
-        .get(offset..offset.checked_add(4).ok_or_else(past_end)?)
+    })?;
+    decode_dv_entry(entry, size_in_bytes)
+        .map_err(|e| ProtocolError::dv(format!("{e} (offset {offset} of a {len}-byte DV file)")))
+}
+
+/// Checks a DV file's first byte (`None`: the file is empty).
+pub fn check_dv_file_version(first: Option<u8>) -> Result<()> {
+    match first {
+        Some(DV_FILE_VERSION) => Ok(()),
+        Some(v) => Err(ProtocolError::dv(format!(
+            "unsupported DV file version {v}"
+        ))),
+        None => Err(ProtocolError::dv("empty DV file")),
+    }
+}
+
+/// The bytes one entry of `size_in_bytes` occupies in a DV file, from its offset: the size field,
+/// the payload and the checksum.
+pub fn dv_entry_len(size_in_bytes: usize) -> Option<usize> {
+    size_in_bytes.checked_add(8)
+}
+
+/// Extracts and checks one payload from the bytes of a DV file starting at the entry's offset
+/// (at least [`dv_entry_len`] of them): stored size equal to the descriptor's, CRC correct.
+pub fn decode_dv_entry(entry: &[u8], size_in_bytes: usize) -> Result<&[u8]> {
+    let past_end = || ProtocolError::dv("entry runs past the end of the DV file");
+    let size_field: [u8; 4] = entry
+        .get(..4)
         .and_then(|b| b.try_into().ok())
         .ok_or_else(past_end)?;
     let stored = i32::from_be_bytes(size_field);
@@ -49,10 +66,9 @@ pub fn decode_dv_file_entry(bytes: &[u8], offset: u64, size_in_bytes: usize) -> 
             "size mismatch: file says {stored}, descriptor says {size_in_bytes}"
         )));
     }
-    let start = offset + 4;
-    let end = start.checked_add(size_in_bytes).ok_or_else(past_end)?;
-    let payload = bytes.get(start..end).ok_or_else(past_end)?;
-    let crc: [u8; 4] = bytes
+    let end = size_in_bytes.checked_add(4).ok_or_else(past_end)?;
+    let payload = entry.get(4..end).ok_or_else(past_end)?;
+    let crc: [u8; 4] = entry
         .get(end..end.checked_add(4).ok_or_else(past_end)?)
         .and_then(|b| b.try_into().ok())
         .ok_or_else(past_end)?;
@@ -110,5 +126,28 @@ mod tests {
             .contains("checksum"));
         file[0] = 2;
         assert!(decode_dv_file_entry(&file, 1, 4).is_err());
+    }
+
+    #[test]
+    fn several_entries_in_one_file_decode_alone_or_from_their_offset() {
+        let payloads: Vec<Vec<u8>> = vec![vec![1, 2, 3], vec![], vec![7; 300]];
+        let refs: Vec<&[u8]> = payloads.iter().map(|p| p.as_slice()).collect();
+        let (file, offsets) = encode_dv_file(&refs).unwrap();
+        assert_eq!(offsets, vec![1, 12, 20]);
+        for (p, &o) in payloads.iter().zip(&offsets) {
+            let o = o as usize;
+            assert_eq!(
+                decode_dv_file_entry(&file, o as u64, p.len()).unwrap(),
+                p.as_slice()
+            );
+            let entry = &file[o..o + dv_entry_len(p.len()).unwrap()];
+            assert_eq!(decode_dv_entry(entry, p.len()).unwrap(), p.as_slice());
+            // One byte short of the checksum, or the size of a neighbour: errors, not panics.
+            assert!(decode_dv_entry(&entry[..entry.len() - 1], p.len()).is_err());
+            assert!(decode_dv_entry(entry, p.len() + 1).is_err());
+        }
+        assert!(check_dv_file_version(file.first().copied()).is_ok());
+        assert!(check_dv_file_version(None).is_err());
+        assert!(check_dv_file_version(Some(2)).is_err());
     }
 }

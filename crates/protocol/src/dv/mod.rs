@@ -11,7 +11,10 @@ pub mod z85;
 
 pub use bitmap::{decode_bitmap, encode_bitmap, MAGIC_NATIVE, MAGIC_PORTABLE};
 pub use descriptor::{DvDescriptor, DvLocation, StorageType};
-pub use file::{decode_dv_file_entry, encode_dv_file, DV_FILE_VERSION};
+pub use file::{
+    check_dv_file_version, decode_dv_entry, decode_dv_file_entry, dv_entry_len, encode_dv_file,
+    DV_FILE_VERSION,
+};
 
 use roaring::RoaringTreemap;
 
