@@ -89,8 +89,12 @@ pub fn row_tracking_columns(snapshot: &Snapshot) -> Option<(String, String)> {
 /// when enabled, then the physical row index) and its DV at read time.
 pub struct FileScan {
     pub add: Add,
+    /// Live rows read (all of them, or with [`FileScan::live_rows`] larger, only some).
     pub rows: RecordBatch,
     pub old_dv: RoaringTreemap,
+    /// Live rows of the file: physical rows minus the DV. Equal to `rows.num_rows()` unless only
+    /// some rows were read (a merge-on-read MERGE reads only rows whose keys can match).
+    pub live_rows: u64,
 }
 
 impl FileScan {
@@ -175,25 +179,13 @@ pub async fn scan_candidates_projected(
     predicate: Option<&Expr>,
     projection: Option<Vec<String>>,
 ) -> Result<Vec<FileScan>> {
-    match predicate {
-        None => txn.read_set.read_whole_table(),
-        Some(p) => txn.read_set.add_predicate(split_predicate(
-            p,
-            &snapshot.metadata.partition_columns,
-            p.to_string(),
-        )),
-    }
     let opts = dml_read_options(snapshot);
     let mut out = Vec::new();
-    for add in candidate_files(snapshot, predicate)? {
-        txn.read_set.read_file(
-            &add.path,
-            add.deletion_vector.as_ref().map(|d| d.unique_id()),
-        );
+    for add in register_candidates(txn, snapshot, predicate)? {
         if let Some(scan) = scan_file(
             &txn.table.store,
             snapshot,
-            add,
+            &add,
             &opts,
             projection.as_deref(),
         )
@@ -203,6 +195,34 @@ pub async fn scan_candidates_projected(
         }
     }
     Ok(out)
+}
+
+/// Registers a DML read in `txn` — the predicate (the whole table when none) and every candidate
+/// file with its DV at read time — and returns the candidate files.
+pub fn register_candidates(
+    txn: &mut Transaction,
+    snapshot: &Snapshot,
+    predicate: Option<&Expr>,
+) -> Result<Vec<Add>> {
+    match predicate {
+        None => txn.read_set.read_whole_table(),
+        Some(p) => txn.read_set.add_predicate(split_predicate(
+            p,
+            &snapshot.metadata.partition_columns,
+            p.to_string(),
+        )),
+    }
+    let files: Vec<Add> = candidate_files(snapshot, predicate)?
+        .into_iter()
+        .cloned()
+        .collect();
+    for add in &files {
+        txn.read_set.read_file(
+            &add.path,
+            add.deletion_vector.as_ref().map(|d| d.unique_id()),
+        );
+    }
+    Ok(files)
 }
 
 /// Fills the materialized row-id / row-commit-version columns of `rows` (a FileScan batch) with the
@@ -339,21 +359,27 @@ pub async fn stage_row_removal(
             deleted.insert(idx.value(i));
         }
     }
-    let live = scan.rows.num_rows() as u64;
     if stage_deleted_rows(
         txn,
         snapshot,
         &scan.add,
         &scan.old_dv,
         &deleted,
-        live,
+        scan.live_rows,
         metrics,
     )
     .await?
     {
         return Ok(());
     }
-    // Copy-on-write: rewrite the survivors (with their stable row-tracking values).
+    // Copy-on-write: rewrite the survivors (with their stable row-tracking values) — which needs
+    // every live row of the file.
+    if scan.rows.num_rows() as u64 != scan.live_rows {
+        return Err(EngineError::Internal(format!(
+            "a rewrite of {} needs all its rows; only some were read",
+            scan.add.path
+        )));
+    }
     let now = txn.table.env.clock.now_ms();
     let keep: BooleanArray = (0..mask.len()).map(|i| Some(!mask.value(i))).collect();
     let survivors = filter_record_batch(&scan.rows, &keep)?;
@@ -492,21 +518,7 @@ pub async fn match_candidates(
     if keep_values {
         matcher = matcher.keeping_values();
     }
-    txn.read_set.add_predicate(split_predicate(
-        predicate,
-        &snapshot.metadata.partition_columns,
-        predicate.to_string(),
-    ));
-    let files: Vec<Add> = candidate_files(snapshot, Some(predicate))?
-        .into_iter()
-        .cloned()
-        .collect();
-    for add in &files {
-        txn.read_set.read_file(
-            &add.path,
-            add.deletion_vector.as_ref().map(|d| d.unique_id()),
-        );
-    }
+    let files = register_candidates(txn, snapshot, Some(predicate))?;
     let parallelism = txn.table.env.parallelism;
     let matches = match_files(&txn.table.store, Arc::new(matcher), files, parallelism).await?;
     Ok(Some(matches))
@@ -542,6 +554,7 @@ pub async fn scan_file(
     let rows = concat_batches(&schema, &batches)?;
     Ok(Some(FileScan {
         add: add.clone(),
+        live_rows: rows.num_rows() as u64,
         rows,
         old_dv,
     }))

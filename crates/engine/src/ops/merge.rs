@@ -1,7 +1,9 @@
 //! MERGE INTO target USING source ON cond WHEN … — executed with DataFusion's join machinery.
 //!
 //! The target's candidate files are scanned with physical row indexes and joined to the source
-//! (inner / left / right / full, depending on which clause kinds exist). For each joined row the
+//! (inner / left / right / full, depending on which clause kinds exist). With deletion vectors and
+//! no NOT MATCHED BY SOURCE clause, only the target rows whose ON keys occur in the source are read
+//! (`merge_probe.rs`). For each joined row the
 //! first clause whose kind and condition match decides: UPDATE / DELETE remove the target row (DV,
 //! removal or rewrite) and UPDATE / INSERT write new rows. A target row matched by more than one
 //! source row is an error (as in Spark) unless the only matched clause is an unconditional DELETE.
@@ -20,11 +22,12 @@ use datafusion::prelude::SessionContext;
 use serde_json::json;
 
 use super::dml::{
-    scan_candidates, stabilize_row_tracking, stage_row_removal, write_new_rows, DmlMetrics,
-    FileScan,
+    register_candidates, scan_candidates, stabilize_row_tracking, stage_row_removal,
+    write_new_rows, DmlMetrics, FileScan,
 };
+use super::merge_probe::{scan_key_matches, KeyProbe};
 use crate::error::{EngineError, Result};
-use crate::scan::ROW_INDEX_COLUMN;
+use crate::scan::{RowMatcher, ROW_INDEX_COLUMN};
 use crate::snapshot::Snapshot;
 use crate::txn::Transaction;
 
@@ -169,16 +172,17 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
         };
     let key_read_allowed = txn.table.conflict.enabled("mergeSourceKey")
         && (!needs_target_only || nmbs_conditions.is_some());
+    let (on_keys, on_target_only) =
+        super::merge_keys::analyze_on(&on_expr, &spec.target_alias, &spec.source_alias);
     let read = if !key_read_allowed {
         None
     } else {
-        let (keys, target_only) =
-            super::merge_keys::analyze_on(&on_expr, &spec.target_alias, &spec.source_alias);
+        let (keys, target_only) = (&on_keys, on_target_only);
         if keys.is_empty() {
             None
         } else {
             Some(super::merge_keys::target_read(
-                &keys,
+                keys,
                 target_only,
                 table_schema.as_ref(),
                 &spec.source_batches,
@@ -190,7 +194,30 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
     };
     let scans: Vec<FileScan> = match (&read, &nmbs_conditions) {
         (Some(r), None) => {
-            let s = scan_candidates(&mut txn, &snapshot, r.predicate.as_ref()).await?;
+            // No NOT MATCHED BY SOURCE clause: only target rows whose keys occur in the source can
+            // join. With DVs, read just those (a key-probe pass, then their full rows).
+            let source_alias = spec.source_alias.to_ascii_lowercase();
+            let probe = match snapshot.deletion_vectors_enabled() && !needs_target_only {
+                true => KeyProbe::build(
+                    &on_keys,
+                    table_schema.as_ref(),
+                    &spec.source_batches,
+                    &source_df,
+                    &source_alias,
+                )?,
+                false => None,
+            };
+            let matcher = probe.and_then(|p| {
+                let columns = p.columns.clone();
+                RowMatcher::with_verdict(Arc::clone(&snapshot), columns, Arc::new(p))
+            });
+            let s = match matcher {
+                Some(m) => {
+                    let files = register_candidates(&mut txn, &snapshot, r.predicate.as_ref())?;
+                    scan_key_matches(&mut txn, &snapshot, m, files).await?
+                }
+                None => scan_candidates(&mut txn, &snapshot, r.predicate.as_ref()).await?,
+            };
             if let Some(p) = txn.read_set.predicates.last_mut() {
                 p.exact_keys = r.keys.clone();
             }

@@ -8,6 +8,7 @@ pub mod dml;
 pub mod insert;
 pub mod merge;
 pub mod merge_keys;
+pub mod merge_probe;
 pub mod optimize;
 pub mod update;
 

@@ -1,7 +1,8 @@
 //! Finding the rows of data files that satisfy a predicate, and reading back only chosen rows — the
 //! two passes of merge-on-read DML. Pass one ([`RowMatcher`]) decodes only the columns the
-//! predicate names and yields physical row indexes; pass two ([`read_file_rows`]) decodes every
-//! column, but only for those rows (a Parquet row selection).
+//! predicate (or another [`RowVerdict`], such as MERGE's key probe) names and yields physical row
+//! indexes; pass two ([`read_file_rows`]) decodes every column, but only for those rows (a Parquet
+//! row selection).
 //!
 //! Invariants: matched rows are live rows (the file's DV at read time is excluded); the predicate is
 //! planned against exactly the columns it names, typed as in the table schema, with partition
@@ -48,13 +49,32 @@ pub struct FileMatch {
     pub values: Option<RecordBatch>,
 }
 
-/// A predicate planned against only the table columns it references.
+/// Decides, for a batch of rows holding the matcher's columns, which rows match (NULL = no).
+pub trait RowVerdict: Send + Sync {
+    fn verdict(&self, rows: &RecordBatch) -> Result<BooleanArray>;
+}
+
+/// A planned boolean expression as a verdict.
+struct PredicateVerdict(Arc<dyn PhysicalExpr>);
+
+impl RowVerdict for PredicateVerdict {
+    fn verdict(&self, rows: &RecordBatch) -> Result<BooleanArray> {
+        let verdict = self.0.evaluate(rows)?.into_array(rows.num_rows())?;
+        verdict
+            .as_any()
+            .downcast_ref::<BooleanArray>()
+            .cloned()
+            .ok_or_else(|| EngineError::invalid("the condition is not a boolean expression"))
+    }
+}
+
+/// A row verdict (a predicate, or another test) over only the table columns it needs.
 pub struct RowMatcher {
     snapshot: Arc<Snapshot>,
     /// The referenced table columns, typed as in the table schema.
     schema: SchemaRef,
     columns: Vec<String>,
-    predicate: Arc<dyn PhysicalExpr>,
+    verdict: Arc<dyn RowVerdict>,
     keep_values: bool,
 }
 
@@ -62,40 +82,65 @@ impl RowMatcher {
     /// Plans `predicate`. `None` when it references no column, only partition columns, or a column
     /// the table schema does not name exactly (callers then evaluate over full rows).
     pub fn new(snapshot: Arc<Snapshot>, predicate: &Expr) -> Result<Option<Self>> {
-        let table = table_arrow_schema(&snapshot.schema);
-        let mut refs: Vec<String> = predicate
+        let refs: Vec<String> = predicate
             .column_refs()
             .into_iter()
             .map(|c| c.name.clone())
             .collect();
-        refs.sort();
-        refs.dedup();
-        if refs.is_empty() {
+        let Some((refs, schema)) = Self::columns_schema(&snapshot, refs) else {
             return Ok(None);
-        }
-        // At least one column must be decoded from the file: the row count of a batch comes from
-        // its decoded columns (partition-only predicates are evaluated over full rows instead).
-        let partition = &snapshot.metadata.partition_columns;
-        if refs.iter().all(|r| partition.iter().any(|p| p == r)) {
-            return Ok(None);
-        }
-        let mut fields: Vec<Field> = Vec::with_capacity(refs.len());
-        for name in &refs {
-            match table.field_with_name(name) {
-                Ok(f) => fields.push(f.clone()),
-                Err(_) => return Ok(None),
-            }
-        }
-        let schema = Arc::new(Schema::new(fields));
+        };
         let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
         let phys = crate::expr_plan::plan_physical(&SessionContext::new(), predicate, &df_schema)?;
         Ok(Some(RowMatcher {
             snapshot,
             schema,
             columns: refs,
-            predicate: phys,
+            verdict: Arc::new(PredicateVerdict(phys)),
             keep_values: false,
         }))
+    }
+
+    /// A matcher deciding by `verdict` over the table columns `columns`. `None` under the same
+    /// conditions as [`RowMatcher::new`].
+    pub fn with_verdict(
+        snapshot: Arc<Snapshot>,
+        columns: Vec<String>,
+        verdict: Arc<dyn RowVerdict>,
+    ) -> Option<Self> {
+        let (columns, schema) = Self::columns_schema(&snapshot, columns)?;
+        Some(RowMatcher {
+            snapshot,
+            schema,
+            columns,
+            verdict,
+            keep_values: false,
+        })
+    }
+
+    /// The sorted, deduplicated `refs` and their schema as typed in the table; `None` when there
+    /// are none, all are partition columns, or one is not a table column.
+    fn columns_schema(
+        snapshot: &Snapshot,
+        mut refs: Vec<String>,
+    ) -> Option<(Vec<String>, SchemaRef)> {
+        let table = table_arrow_schema(&snapshot.schema);
+        refs.sort();
+        refs.dedup();
+        if refs.is_empty() {
+            return None;
+        }
+        // At least one column must be decoded from the file: the row count of a batch comes from
+        // its decoded columns (partition-only predicates are evaluated over full rows instead).
+        let partition = &snapshot.metadata.partition_columns;
+        if refs.iter().all(|r| partition.iter().any(|p| p == r)) {
+            return None;
+        }
+        let mut fields: Vec<Field> = Vec::with_capacity(refs.len());
+        for name in &refs {
+            fields.push(table.field_with_name(name).ok()?.clone());
+        }
+        Some((refs, Arc::new(Schema::new(fields))))
     }
 
     /// Also return the matched rows' values of the predicate's columns ([`FileMatch::values`]).
@@ -126,11 +171,13 @@ impl RowMatcher {
                 .map(|f| table_column(&self.snapshot, &add, f, &batch))
                 .collect::<Result<Vec<ArrayRef>>>()?;
             let rows = RecordBatch::try_new(Arc::clone(&self.schema), columns)?;
-            let verdict = self.predicate.evaluate(&rows)?.into_array(n)?;
-            let verdict = verdict
-                .as_any()
-                .downcast_ref::<BooleanArray>()
-                .ok_or_else(|| EngineError::invalid("the condition is not a boolean expression"))?;
+            let verdict = self.verdict.verdict(&rows)?;
+            if verdict.len() != n {
+                return Err(EngineError::Internal(format!(
+                    "a row verdict of {} rows for a batch of {n}",
+                    verdict.len()
+                )));
+            }
             let mut hits = Vec::new();
             for i in verdict.values().set_indices() {
                 if verdict.is_valid(i) {

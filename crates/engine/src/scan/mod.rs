@@ -5,7 +5,9 @@ mod matcher;
 mod prune;
 mod read;
 
-pub use matcher::{match_files, read_file_rows, read_matched_rows, FileMatch, RowMatcher};
+pub use matcher::{
+    match_files, read_file_rows, read_matched_rows, FileMatch, RowMatcher, RowVerdict,
+};
 pub use prune::{prune_files, prune_with_stats, FileStatsPruning, StatsSubset};
 pub use read::{read_file, read_file_projected, FileReadOptions, ROW_INDEX_COLUMN};
 

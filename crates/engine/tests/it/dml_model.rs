@@ -280,3 +280,93 @@ fn a_statement_writes_the_dvs_of_all_its_files_into_one_dv_file() {
         );
     });
 }
+
+/// A merge-on-read MERGE reads only the target rows whose keys occur in the source; removing
+/// them must still count the file's other live rows (a file is removed whole only when all its live
+/// rows go). Twins: a file whose every row matches is removed, and a float key (not probed) takes
+/// the full read with the same outcome.
+#[test]
+fn merge_with_dvs_reads_only_rows_whose_keys_occur_in_the_source() {
+    for key_type in ["BIGINT", "DOUBLE"] {
+        let loc = format!("memory://dml-merge-probe-{key_type}/t");
+        let mut s = SqlSession::new(Env::deterministic(9), ConflictConfig::default());
+        s.register("t", &loc);
+        rt().block_on(async {
+            s.execute(&format!("CREATE TABLE t (k {key_type} NOT NULL, v BIGINT)"))
+                .await
+                .unwrap();
+            for f in 0..3 {
+                s.execute(&format!(
+                    "INSERT INTO t SELECT CAST(value AS {key_type}), 0 FROM range({}, {})",
+                    f * 100,
+                    f * 100 + 100
+                ))
+                .await
+                .unwrap();
+            }
+            s.execute(&format!(
+                "INSERT INTO t VALUES (CAST(1000 AS {key_type}), 0), (CAST(1001 AS {key_type}), 0)"
+            ))
+            .await
+            .unwrap();
+            // Deletes 5, 150 and both rows of the small file; updates 151; inserts 999.
+            let out = s
+                .execute(&format!(
+                    "MERGE INTO t USING (SELECT CAST(k AS {key_type}) AS k, v FROM (VALUES \
+                     (5, -1), (150, -1), (151, 7), (999, 9), (1000, -1), (1001, -1)) AS x(k, v)) s \
+                     ON t.k = s.k WHEN MATCHED AND s.v < 0 THEN DELETE \
+                     WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *"
+                ))
+                .await
+                .unwrap();
+            let commit = out.commit.unwrap();
+            assert_eq!(commit.affected_rows, Some(6));
+            let probe = commit
+                .events
+                .iter()
+                .find(|e| e.name == "delta.dml.merge.keyProbeRead");
+            match key_type {
+                "BIGINT" => {
+                    let e = probe.expect("the key probe read the target");
+                    assert_eq!(e.fields["numFilesWithKeys"], 3);
+                    assert_eq!(e.fields["numTargetRowsRead"], 5);
+                }
+                _ => assert!(probe.is_none(), "float keys are not probed"),
+            }
+            let snap = delta_rlc_engine::DeltaTable::open(&loc)
+                .unwrap()
+                .snapshot(None)
+                .await
+                .unwrap();
+            let mut cards: Vec<i64> = snap
+                .files
+                .iter()
+                .filter_map(|f| f.deletion_vector.as_ref().map(|d| d.cardinality))
+                .collect();
+            cards.sort();
+            assert_eq!(
+                cards,
+                vec![1, 2],
+                "{key_type}: DVs on the first two files only"
+            );
+            assert_eq!(
+                snap.files.len(),
+                4,
+                "{key_type}: 3 data files + the new rows; small file gone"
+            );
+            let rows = |sql: String| {
+                let s = &s;
+                async move { sorted_rows(&s.execute(&sql).await.unwrap().batches) }
+            };
+            assert_eq!(rows("SELECT count(*) FROM t".into()).await, vec!["299"]);
+            assert_eq!(
+                rows("SELECT CAST(k AS BIGINT), v FROM t WHERE v <> 0".into()).await,
+                vec!["151|7", "999|9"]
+            );
+            assert_eq!(
+                rows("SELECT count(*) FROM t WHERE k IN (5, 150, 1000, 1001)".into()).await,
+                vec!["0"]
+            );
+        });
+    }
+}
