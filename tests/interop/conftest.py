@@ -86,8 +86,12 @@ def make_tables(base):
     # Integer columns too varied for a dictionary (> 131,072 distinct BIGINTs / TIMESTAMPs, > 262,144
     # distinct INTs in one file): written DELTA_BINARY_PACKED without one, then DELETE and UPDATE.
     i = os.path.join(base, "wide_ints")
-    rlc("sql", f"CREATE TABLE '{i}' (id BIGINT NOT NULL, x INT, ts TIMESTAMP, v STRING)")
-    rlc("sql", f"INSERT INTO '{i}' SELECT value, CAST((value * 7919) % 300007 AS INT) - 150000, to_timestamp_seconds(value), concat('r', CAST(value % 97 AS VARCHAR)) FROM range(0, {WIDE_ROWS})")
+    # e swings between the extremes of BIGINT (64-bit deltas, i64::MIN once).
+    rlc("sql", f"CREATE TABLE '{i}' (id BIGINT NOT NULL, x INT, ts TIMESTAMP, e BIGINT, v STRING)")
+    rlc("sql", f"INSERT INTO '{i}' SELECT value, CAST((value * 7919) % 300007 AS INT) - 150000, to_timestamp_seconds(value), "
+               "CASE WHEN value = 5 THEN -9223372036854775807 - 1 WHEN value % 3 = 0 THEN -9223372036854775807 + value "
+               "WHEN value % 3 = 1 THEN 9223372036854775807 - value ELSE value END, "
+               f"concat('r', CAST(value % 97 AS VARCHAR)) FROM range(0, {WIDE_ROWS})")
     rlc("sql", f"DELETE FROM '{i}' WHERE id % 1000 = 7")
     rlc("sql", f"UPDATE '{i}' SET x = x + 1 WHERE id % 5000 = 1")
     tables["wide_ints"] = i

@@ -13,7 +13,7 @@ COLUMNS = {
     "partitioned": ["id", "p", "x", "d", "ok"],
     "clustered": ["id", "name"],
     "checkpointed": ["id", "s"],
-    "wide_ints": ["id", "x", "v"],
+    "wide_ints": ["id", "x", "e", "v"],
 }
 
 
@@ -100,7 +100,7 @@ def test_delta_binary_packed_integers_are_read(tables):
     big = [m.row_group(0) for m in big if m.num_rows >= 200_000]
     assert big
     for rg in big:
-        for i in range(3):  # id, x, ts
+        for i in range(4):  # id, x, ts, e
             col = rg.column(i)
             assert "DELTA_BINARY_PACKED" in col.encodings and not col.has_dictionary_page, col
     dt = DeltaTable(path)

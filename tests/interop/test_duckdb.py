@@ -11,7 +11,7 @@ COLUMNS = {
     "partitioned": ["id", "p", "x", "d", "ok"],
     "clustered": ["id", "name"],
     "checkpointed": ["id", "s"],
-    "wide_ints": ["id", "x", "v"],
+    "wide_ints": ["id", "x", "e", "v"],
 }
 
 

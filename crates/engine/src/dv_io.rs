@@ -36,9 +36,9 @@ pub async fn load_dv(
 }
 
 /// The payload of the DV entry at `offset` of DV file `rel`. Reads only the version byte and the
-/// entry (a DV file may hold the DVs of many data files); should those ranges not be readable (an
-/// entry past the end of the file, a store without range reads) the whole file is read, so errors
-/// are reported exactly as for a whole-file decode.
+/// entry (a DV file may hold the DVs of many data files); should those ranges not be readable or
+/// not decode (an entry past the end of the file, a bad checksum, a store without range reads) the
+/// whole file is read and decoded, so errors are reported exactly as for a whole-file decode.
 async fn read_entry(store: &TableStore, rel: &str, offset: u64, size: usize) -> Result<Vec<u8>> {
     let entry_end = dv_entry_len(size)
         .and_then(|n| u64::try_from(n).ok())
@@ -46,8 +46,11 @@ async fn read_entry(store: &TableStore, rel: &str, offset: u64, size: usize) -> 
     if let Some(end) = entry_end.filter(|_| offset >= 1) {
         if let Ok(parts) = store.get_ranges(rel, &[0..1, offset..end]).await {
             if let [version, entry] = parts.as_slice() {
-                check_dv_file_version(version.first().copied())?;
-                return Ok(decode_dv_entry(entry, size)?.to_vec());
+                if check_dv_file_version(version.first().copied()).is_ok() {
+                    if let Ok(payload) = decode_dv_entry(entry, size) {
+                        return Ok(payload.to_vec());
+                    }
+                }
             }
         }
     }

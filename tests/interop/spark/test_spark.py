@@ -28,7 +28,7 @@ def theirs(spark, path, cols, version=None):
 def test_spark_reads_every_table_we_write(spark, tmp_path):
     tables = interop.make_tables(str(tmp_path))
     cols = {"partitioned": ["id", "p", "x", "d", "ok"], "clustered": ["id", "name"], "checkpointed": ["id", "s"],
-            "wide_ints": ["id", "x", "v"]}
+            "wide_ints": ["id", "x", "e", "v"]}
     assert len(tables) >= 10
     for name, path in tables.items():
         cs = cols.get(name, ["id", "v"])

@@ -133,7 +133,11 @@ pub fn target_read(
     for b in source_batches {
         let mut cols: Vec<ArrayRef> = Vec::with_capacity(idx.len());
         for (i, f) in idx.iter().zip(schema.fields()) {
-            let c = b.column(*i);
+            // By name in the batch's own schema, as the join resolves ON.
+            let name = source_df.field(*i).name();
+            let c = b.column_by_name(name).ok_or_else(|| {
+                EngineError::Internal(format!("MERGE source rows lack key column {name}"))
+            })?;
             cols.push(if c.data_type() == f.data_type() {
                 c.clone()
             } else {

@@ -105,13 +105,30 @@ impl KeyProbe {
             source_idx.push(si);
         }
         let columns: Vec<String> = keys.iter().map(|(t, _)| t.clone()).collect();
-        let source_columns = |b: &RecordBatch| -> Result<Vec<ArrayRef>> {
-            source_idx
+        let source_names: Vec<String> = source_idx
+            .iter()
+            .map(|&i| source_df.field(i).name().clone())
+            .collect();
+        // The key columns of one source batch, found by name in the batch's own schema (as the
+        // join resolves ON); `None` — no probe — when one is missing, ambiguous, or typed unlike
+        // the target key.
+        let source_columns = |b: &RecordBatch| -> Option<Vec<ArrayRef>> {
+            source_names
                 .iter()
-                .map(|&i| {
-                    b.columns().get(i).cloned().ok_or_else(|| {
-                        EngineError::Internal("MERGE source batch lacks a key column".into())
-                    })
+                .zip(&types)
+                .map(|(name, t)| {
+                    let schema = b.schema();
+                    let mut named = schema
+                        .fields()
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, f)| f.name() == name);
+                    let (i, _) = named.next()?;
+                    if named.next().is_some() {
+                        return None;
+                    }
+                    let c = b.columns().get(i)?;
+                    (c.data_type() == t).then(|| Arc::clone(c))
                 })
                 .collect()
         };
@@ -119,7 +136,10 @@ impl KeyProbe {
             if matches!(t, DataType::Int32 | DataType::Int64) {
                 let mut set = HashSet::new();
                 for b in source_batches {
-                    for c in source_columns(b)? {
+                    let Some(cols) = source_columns(b) else {
+                        return Ok(None);
+                    };
+                    for c in cols {
                         insert_ints(&mut set, &c)?;
                     }
                 }
@@ -129,10 +149,12 @@ impl KeyProbe {
                 }));
             }
         }
-        let converter = RowConverter::new(types.into_iter().map(SortField::new).collect())?;
+        let converter = RowConverter::new(types.iter().cloned().map(SortField::new).collect())?;
         let mut set = HashSet::new();
         for b in source_batches {
-            let cols = source_columns(b)?;
+            let Some(cols) = source_columns(b) else {
+                return Ok(None);
+            };
             let rows = converter.convert_columns(&cols)?;
             for r in 0..rows.num_rows() {
                 if cols.iter().all(|c| c.is_valid(r)) {
@@ -372,5 +394,58 @@ mod tests {
         assert!(build("i", "i32").is_none(), "INT source vs BIGINT target");
         assert!(build("nope", "f").is_none(), "unknown target column");
         assert!(build("i", "nope").is_none(), "unknown source column");
+    }
+
+    #[test]
+    fn source_key_columns_are_found_by_name_in_each_batch() {
+        let target = Schema::new(vec![Field::new("id", DataType::Int64, true)]);
+        // The declared source schema is (k, n); the rows arrive as (n, k).
+        let declared = Schema::new(vec![
+            Field::new("k", DataType::Int64, true),
+            Field::new("n", DataType::Int64, true),
+        ]);
+        let df = DFSchema::try_from_qualified_schema("s", &declared).unwrap();
+        let rows = RecordBatch::try_from_iter(vec![
+            ("n", Arc::new(Int64Array::from(vec![100, 200])) as ArrayRef),
+            ("k", Arc::new(Int64Array::from(vec![1, 2]))),
+        ])
+        .unwrap();
+        let keys = [("id".to_string(), "k".to_string())];
+        let probe = KeyProbe::build(&keys, &target, std::slice::from_ref(&rows), &df, "s")
+            .unwrap()
+            .unwrap();
+        let t = RecordBatch::try_from_iter(vec![(
+            "id",
+            Arc::new(Int64Array::from(vec![1, 2, 100])) as ArrayRef,
+        )])
+        .unwrap();
+        let got: Vec<bool> = probe
+            .contains(&t)
+            .unwrap()
+            .iter()
+            .map(|v| v.unwrap())
+            .collect();
+        assert_eq!(got, vec![true, true, false]);
+        // A batch without the key column, or with it twice, or typed otherwise: no probe.
+        let missing = rows.project(&[0]).unwrap();
+        assert!(KeyProbe::build(&keys, &target, &[missing], &df, "s")
+            .unwrap()
+            .is_none());
+        let twice = RecordBatch::try_from_iter(vec![
+            ("k", Arc::new(Int64Array::from(vec![1])) as ArrayRef),
+            ("k", Arc::new(Int64Array::from(vec![2]))),
+        ])
+        .unwrap();
+        assert!(KeyProbe::build(&keys, &target, &[twice], &df, "s")
+            .unwrap()
+            .is_none());
+        let typed = RecordBatch::try_from_iter(vec![(
+            "k",
+            Arc::new(Int32Array::from(vec![1])) as ArrayRef,
+        )])
+        .unwrap();
+        assert!(KeyProbe::build(&keys, &target, &[typed], &df, "s")
+            .unwrap()
+            .is_none());
     }
 }
