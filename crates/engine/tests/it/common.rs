@@ -47,3 +47,12 @@ pub fn rt() -> tokio::runtime::Runtime {
         .build()
         .unwrap()
 }
+
+/// The latest snapshot of the table at `loc`.
+pub async fn latest_snapshot(loc: &str) -> std::sync::Arc<delta_rlc_engine::Snapshot> {
+    delta_rlc_engine::DeltaTable::open(loc)
+        .unwrap()
+        .snapshot(None)
+        .await
+        .unwrap()
+}

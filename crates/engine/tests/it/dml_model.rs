@@ -9,7 +9,7 @@ use delta_rlc_engine::env::Env;
 use delta_rlc_engine::sql::SqlSession;
 use proptest::prelude::*;
 
-use crate::common::{rt, sorted_rows};
+use crate::common::{latest_snapshot, rt, sorted_rows};
 
 static N: AtomicU64 = AtomicU64::new(0);
 
@@ -159,11 +159,7 @@ fn dml_writes_dvs_only_when_enabled() {
                 .unwrap();
             let out = s.execute("DELETE FROM t WHERE k % 10 = 0").await.unwrap();
             assert_eq!(out.commit.unwrap().affected_rows, Some(10));
-            let snap = delta_rlc_engine::DeltaTable::open(&loc)
-                .unwrap()
-                .snapshot(None)
-                .await
-                .unwrap();
+            let snap = latest_snapshot(&loc).await;
             assert_eq!(snap.files.len(), 1);
             let f = &snap.files[0];
             if dvs {
@@ -178,11 +174,7 @@ fn dml_writes_dvs_only_when_enabled() {
             }
             // A second delete on the same file unions the DV.
             s.execute("DELETE FROM t WHERE k % 10 = 1").await.unwrap();
-            let snap = delta_rlc_engine::DeltaTable::open(&loc)
-                .unwrap()
-                .snapshot(None)
-                .await
-                .unwrap();
+            let snap = latest_snapshot(&loc).await;
             if dvs {
                 assert_eq!(
                     snap.files[0]
@@ -226,17 +218,10 @@ fn a_statement_writes_the_dvs_of_all_its_files_into_one_dv_file() {
             .await
             .unwrap();
         }
-        let snapshot = || async {
-            delta_rlc_engine::DeltaTable::open(&loc)
-                .unwrap()
-                .snapshot(None)
-                .await
-                .unwrap()
-        };
         let out = s.execute("DELETE FROM t WHERE k % 10 = 0").await.unwrap();
         assert_eq!(out.commit.unwrap().affected_rows, Some(30));
         assert_eq!(dv_files(), 1);
-        let snap = snapshot().await;
+        let snap = latest_snapshot(&loc).await;
         let dvs: Vec<_> = snap
             .files
             .iter()
@@ -257,7 +242,7 @@ fn a_statement_writes_the_dvs_of_all_its_files_into_one_dv_file() {
             .await
             .unwrap();
         assert_eq!(dv_files(), 3);
-        let snap = snapshot().await;
+        let snap = latest_snapshot(&loc).await;
         let cards: Vec<_> = snap
             .files
             .iter()
@@ -333,11 +318,7 @@ fn merge_with_dvs_reads_only_rows_whose_keys_occur_in_the_source() {
                 }
                 _ => assert!(probe.is_none(), "float keys are not probed"),
             }
-            let snap = delta_rlc_engine::DeltaTable::open(&loc)
-                .unwrap()
-                .snapshot(None)
-                .await
-                .unwrap();
+            let snap = latest_snapshot(&loc).await;
             let mut cards: Vec<i64> = snap
                 .files
                 .iter()
