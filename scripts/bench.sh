@@ -3,7 +3,7 @@
 #   scripts/bench.sh [--quick]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/delta-rlc-target}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 PROFILE="${DELTA_RLC_BENCH_PROFILE:-bench-fast}"
 cargo build --profile "$PROFILE" -p delta-rlc
 scripts/setup-python.sh

@@ -3,12 +3,13 @@
 # polars and DuckDB read tables delta-rlc wrote. Installs what it needs (Python venvs) itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/delta-rlc-target}"
+# The same target directory as the README's first command (`cargo run`), so nothing builds twice.
+target="${CARGO_TARGET_DIR:-$PWD/target}"
 start=$(date +%s)
 cargo build -p delta-rlc
 cargo test --workspace
 scripts/setup-python.sh
-export DELTA_RLC_BIN="$CARGO_TARGET_DIR/debug/delta-rlc"
+export DELTA_RLC_BIN="$target/debug/delta-rlc"
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/interop --ignore=tests/interop/test_duckdb.py --ignore=tests/interop/spark
 .venv-duckdb/bin/python -m pytest -q -p no:cacheprovider tests/interop/test_duckdb.py
 # Delta Spark as a peer (pyspark + Delta jars installed by the script; local mode, one core).

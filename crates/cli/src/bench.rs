@@ -5,9 +5,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use arrow::datatypes::DataType;
 use delta_rlc_engine::conflict::tiers::{append_tiers, TierContext};
 use delta_rlc_engine::conflict::{ConflictConfig, WinningCommit};
 use delta_rlc_engine::env::Env;
+use delta_rlc_engine::key_equality::KeyEquality;
 use delta_rlc_engine::sql::SqlSession;
 use delta_rlc_engine::txn::read_set::SourceKeys;
 use delta_rlc_engine::txn::{split_predicate, ReadSet};
@@ -136,8 +138,13 @@ pub async fn merge_exact(
     .await?;
     let table = DeltaTable::open(&loc)?;
     let snap = table.snapshot(None).await?;
-    let tuples: std::collections::HashSet<String> =
-        (0..keys as i64).map(|k| (k * 2).to_string()).collect();
+    let equality = KeyEquality::for_pairs(&[(DataType::Int64, DataType::Int64)])
+        .ok_or_else(|| EngineError::Internal("BIGINT keys have an equality".into()))?;
+    let source: arrow::array::ArrayRef = Arc::new(arrow::array::Int64Array::from_iter_values(
+        (0..keys as i64).map(|k| k * 2),
+    ));
+    let tuples: std::collections::HashSet<Box<[u8]>> =
+        equality.encode(&[source])?.into_iter().flatten().collect();
     let mut read_set = ReadSet::default();
     let ctx_df = datafusion::prelude::SessionContext::new();
     let schema = delta_rlc_engine::arrow_conv::table_arrow_schema(&snap.schema);
@@ -146,6 +153,7 @@ pub async fn merge_exact(
     let mut p = split_predicate(&e, &[], "source keys".into());
     p.exact_keys = Some(Arc::new(SourceKeys {
         columns: vec!["id".into()],
+        equality,
         tuples,
     }));
     read_set.add_predicate(p);

@@ -66,6 +66,10 @@ enum Command {
         /// Transactions per history.
         #[arg(long, default_value_t = 10)]
         txns: usize,
+        /// Value-class histories (floats with -0.0/NaN, strings, decimals of two scales,
+        /// timestamps, NULLs, multi-column MERGE keys) judged by serial replay.
+        #[arg(long)]
+        values: bool,
     },
     /// In-process measurements for BENCHMARKS.md (see scripts/bench.py).
     Bench {
@@ -188,6 +192,50 @@ fn one_line(e: &EngineError) -> String {
     e.to_string().replace('\n', " ")
 }
 
+/// `delta-rlc sim --values`: value-class histories judged by serial replay; stops at the first
+/// anomaly with the seed that reproduces it.
+async fn value_campaign(
+    start: u64,
+    seeds: u64,
+    minutes: Option<f64>,
+    txns: usize,
+) -> Result<(), EngineError> {
+    use delta_rlc_sim::values::{run_values, value_config_for_seed, VALUE_CLASSES};
+    let began = std::time::Instant::now();
+    let (mut n, mut commits, mut empty, mut failed_alike) = (0u64, 0u64, 0u64, 0u64);
+    let mut aborts = std::collections::BTreeMap::<String, u64>::new();
+    let mut events = std::collections::BTreeMap::<String, u64>::new();
+    for seed in start..start.saturating_add(seeds) {
+        if minutes.is_some_and(|m| began.elapsed().as_secs_f64() > m * 60.0) {
+            break;
+        }
+        let r = run_values(&value_config_for_seed(seed, txns)).await?;
+        if !r.anomalies.is_empty() {
+            return Err(EngineError::Internal(format!(
+                "value history DELTA_SIM_SEED={seed} (delta-rlc sim --values --seeds 1 --start {seed}): {}",
+                r.anomalies.join("; ")
+            )));
+        }
+        n += 1;
+        commits += r.commits;
+        empty += r.empty;
+        failed_alike += r.failed_alike;
+        for (k, v) in r.aborts {
+            *aborts.entry(k).or_default() += v;
+        }
+        for (k, v) in r.events {
+            *events.entry(k).or_default() += v;
+        }
+    }
+    let out = serde_json::json!({
+        "histories": n, "seconds": began.elapsed().as_secs_f64(), "anomalies": 0,
+        "commits": commits, "emptyCommits": empty, "aborts": aborts, "failedAlike": failed_alike,
+        "reconcileEvents": events, "valueClasses": VALUE_CLASSES,
+    });
+    println!("{out}");
+    Ok(())
+}
+
 async fn run(cli: Cli) -> Result<(), EngineError> {
     let mut conflict = ConflictConfig::from_env()?;
     for c in &cli.conf {
@@ -251,11 +299,15 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             minutes,
             start,
             txns,
+            values,
         } => {
             let start = std::env::var("DELTA_SIM_SEED")
                 .ok()
                 .and_then(|s| s.parse().ok())
                 .unwrap_or(start);
+            if values {
+                return value_campaign(start, seeds, minutes, txns).await;
+            }
             let began = std::time::Instant::now();
             let mut total = delta_rlc_sim::sim::SimReport::default();
             let mut n = 0u64;
@@ -441,11 +493,35 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
     Ok(())
 }
 
+/// Stack for the thread that runs statements and for the runtime's workers. Generated SQL nests
+/// deeply (100k-term OR chains); DataFusion grows its own stack in its recursive passes, and this
+/// covers the rest (our expression rewrites, dropping deep trees). Reserved, not committed, memory.
+const STATEMENT_STACK_BYTES: usize = 512 << 20;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let runner = std::thread::Builder::new()
+        .name("delta-rlc-main".into())
+        .stack_size(STATEMENT_STACK_BYTES)
+        .spawn(move || run_cli(cli));
+    match runner.map(|h| h.join()) {
+        Ok(Ok(code)) => code,
+        Ok(Err(_)) => {
+            eprintln!("error: internal error: the statement thread panicked");
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("error: cannot start the statement thread: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run_cli(cli: Cli) -> ExitCode {
     let json = cli.json;
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .thread_stack_size(STATEMENT_STACK_BYTES / 4)
         .build()
     {
         Ok(rt) => rt,

@@ -26,6 +26,7 @@ pub fn print_statement(out: &StatementOutput, json: bool) -> Result<(), EngineEr
         }
         if let Some(c) = &out.commit {
             obj.insert("version".into(), serde_json::json!(c.version));
+            obj.insert("committed".into(), serde_json::json!(c.attempts > 0));
             obj.insert("attempts".into(), serde_json::json!(c.attempts));
             obj.insert("affectedRows".into(), serde_json::json!(c.affected_rows));
             let events: Vec<serde_json::Value> = c
@@ -43,6 +44,13 @@ pub fn print_statement(out: &StatementOutput, json: bool) -> Result<(), EngineEr
     }
     if let Some(c) = &out.commit {
         match c.version {
+            // Nothing was written: the table stays at the version the statement read.
+            Some(v) if c.attempts == 0 => println!(
+                "nothing to commit: the table is unchanged at version {v}{}",
+                c.affected_rows
+                    .map(|n| format!(", {n} row(s) affected"))
+                    .unwrap_or_default()
+            ),
             Some(v) => println!(
                 "committed version {v}{}{}",
                 c.affected_rows

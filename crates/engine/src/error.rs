@@ -58,6 +58,9 @@ pub enum EngineError {
     CommitUnknown(String),
     #[error("{0}")]
     Conflict(Box<crate::conflict::ConflictError>),
+    /// The transaction stayed open past the limit VACUUM's safety floor relies on; run it again.
+    #[error("transaction expired: {0}")]
+    TransactionExpired(String),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -95,22 +98,13 @@ impl EngineError {
                 StorageErrorKind::AlreadyExists | StorageErrorKind::Io => ErrorKind::Unavailable,
             },
             EngineError::Arrow(_) | EngineError::Parquet(_) => ErrorKind::CorruptTable,
-            EngineError::DataFusion(e) => match e.as_ref() {
-                datafusion::error::DataFusionError::SQL(..)
-                | datafusion::error::DataFusionError::Plan(_)
-                | datafusion::error::DataFusionError::SchemaError(..) => ErrorKind::InvalidArgument,
-                // SQL that DataFusion does not implement is a feature gap, not bad input.
-                datafusion::error::DataFusionError::NotImplemented(_) => ErrorKind::Unsupported,
-                datafusion::error::DataFusionError::ArrowError(..)
-                | datafusion::error::DataFusionError::Execution(_) => ErrorKind::InvalidArgument,
-                _ => ErrorKind::Internal,
-            },
+            EngineError::DataFusion(e) => datafusion_kind(e),
             EngineError::InvalidArgument(_) => ErrorKind::InvalidArgument,
             EngineError::NotFound(_) => ErrorKind::NotFound,
             EngineError::Corrupt(_) => ErrorKind::CorruptTable,
             EngineError::Unsupported(_) => ErrorKind::Unsupported,
             EngineError::CommitUnknown(_) => ErrorKind::CommitUnknown,
-            EngineError::Conflict(_) => ErrorKind::Conflict,
+            EngineError::Conflict(_) | EngineError::TransactionExpired(_) => ErrorKind::Conflict,
             EngineError::Internal(_) => ErrorKind::Internal,
         }
     }
@@ -126,6 +120,26 @@ impl EngineError {
     /// For returning our errors through DataFusion callbacks.
     pub fn into_datafusion(self) -> datafusion::error::DataFusionError {
         datafusion::error::DataFusionError::External(Box::new(self))
+    }
+}
+
+/// The kind of a DataFusion error, looking through the wrappers it adds (context, diagnostics,
+/// shared and collected errors) to the error that says what went wrong.
+fn datafusion_kind(e: &datafusion::error::DataFusionError) -> ErrorKind {
+    use datafusion::error::DataFusionError as D;
+    match e {
+        D::Context(_, inner) | D::Diagnostic(_, inner) => datafusion_kind(inner),
+        D::Shared(inner) => datafusion_kind(inner),
+        D::Collection(errs) => errs.first().map_or(ErrorKind::Internal, datafusion_kind),
+        D::External(inner) => match inner.downcast_ref::<EngineError>() {
+            Some(ours) => ours.kind(),
+            None => ErrorKind::Internal,
+        },
+        D::SQL(..) | D::Plan(_) | D::SchemaError(..) => ErrorKind::InvalidArgument,
+        // SQL that DataFusion does not implement is a feature gap, not bad input.
+        D::NotImplemented(_) => ErrorKind::Unsupported,
+        D::ArrowError(..) | D::Execution(_) => ErrorKind::InvalidArgument,
+        _ => ErrorKind::Internal,
     }
 }
 

@@ -6,6 +6,7 @@ pub mod dv_io;
 pub mod env;
 pub mod error;
 pub mod expr_plan;
+pub mod key_equality;
 pub mod ops;
 pub mod scan;
 pub mod scenario;

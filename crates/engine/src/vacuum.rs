@@ -1,8 +1,25 @@
 //! VACUUM: delete data and DV files no version inside the retention window references.
+//!
+//! Safety for concurrent writers: a transaction writes its data and DV files after it starts and
+//! may commit only within [`MAX_TRANSACTION_MS`] of its start (the commit loop refuses later). So a
+//! file an uncommitted or just-committed writer needs is younger than that, and VACUUM never deletes
+//! a file younger than [`MIN_RETENTION_FLOOR_MS`] (the limit plus an hour for clock skew between
+//! this machine and the store), measured from a time taken *before* its snapshot is loaded: a
+//! commit its snapshot does not show landed after that time, so its files are within the floor.
+//! Retention below the table's `delta.deletedFileRetentionDuration` (default 168 h) is refused
+//! unless `retentionDurationCheck=false`; the floor applies even then.
+//! Only regular files under the root are listed and deleted: symbolic links are never followed
+//! (the store refuses them), so nothing outside the root is touched.
 
 use crate::snapshot::Snapshot;
 
 pub const DEFAULT_RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// The longest a transaction may stay open: its commit is refused after this (a retryable error).
+pub const MAX_TRANSACTION_MS: i64 = 6 * 3600 * 1000;
+
+/// VACUUM never deletes a file younger than this, whatever the retention.
+pub const MIN_RETENTION_FLOOR_MS: i64 = MAX_TRANSACTION_MS + 3600 * 1000;
 
 /// Parses `interval N <unit>` (Spark's `delta.deletedFileRetentionDuration`).
 pub fn parse_interval_ms(s: &str) -> Option<i64> {
@@ -61,13 +78,23 @@ pub async fn vacuum(
     retention_ms: Option<i64>,
     dry_run: bool,
 ) -> Result<VacuumResult> {
+    // Taken before the snapshot: every commit the snapshot misses landed after this instant.
+    let now = table.env.clock.now_ms();
     let snap = table.snapshot(None).await?;
-    let retention = retention_ms.unwrap_or_else(|| deleted_file_retention_ms(&snap));
+    let table_retention = deleted_file_retention_ms(&snap);
+    let retention = retention_ms.unwrap_or(table_retention);
     if retention < 0 {
         return Err(EngineError::invalid("retention must not be negative"));
     }
-    let now = table.env.clock.now_ms();
-    let cutoff = now.saturating_sub(retention);
+    if retention < table_retention && table.conflict.retention_duration_check {
+        return Err(EngineError::invalid(format!(
+            "VACUUM retention of {} hours is below the table's delta.deletedFileRetentionDuration ({} hours): readers of older versions could lose files; set retentionDurationCheck=false to allow it (files younger than {} hours are kept regardless, for writers still in flight)",
+            hours(retention),
+            hours(table_retention),
+            hours(MIN_RETENTION_FLOOR_MS)
+        )));
+    }
+    let cutoff = now.saturating_sub(retention.max(MIN_RETENTION_FLOOR_MS));
     let root = &snap.root;
     let mut keep: HashSet<String> = HashSet::new();
     for f in &snap.files {
@@ -113,6 +140,15 @@ pub async fn vacuum(
         files: victims,
         dry_run,
     })
+}
+
+fn hours(ms: i64) -> String {
+    let h = ms as f64 / 3_600_000.0;
+    if h.fract() == 0.0 {
+        format!("{h:.0}")
+    } else {
+        format!("{h}")
+    }
 }
 
 pub const DEFAULT_LOG_RETENTION_MS: i64 = 30 * 24 * 3600 * 1000;

@@ -328,11 +328,13 @@ pub fn parse_commit(version: u64, bytes: &[u8]) -> Result<Vec<Action>> {
         reason: format!("not UTF-8: {e}"),
     })?;
     let mut actions = Vec::new();
+    let mut lines = 0usize;
     for (i, line) in text.split('\n').enumerate() {
         let line = line.trim_end_matches('\r');
         if line.trim().is_empty() {
             continue;
         }
+        lines += 1;
         let value: Value =
             serde_json::from_str(line).map_err(|e| ProtocolError::MalformedCommit {
                 version,
@@ -347,6 +349,15 @@ pub fn parse_commit(version: u64, bytes: &[u8]) -> Result<Vec<Action>> {
         if let Some(a) = action {
             actions.push(a);
         }
+    }
+    // Every writer puts at least one action (commitInfo) in a commit: an empty file is a torn or
+    // truncated write, and accepting it would silently drop the commit it should have held.
+    if lines == 0 {
+        return Err(ProtocolError::MalformedCommit {
+            version,
+            line: 0,
+            reason: "the commit file is empty (a torn write?)".into(),
+        });
     }
     Ok(actions)
 }

@@ -41,7 +41,7 @@ fn corpora_replay_without_panics() {
         }
     }
     // The golden tables' real log and DV files (read in place, never copied).
-    let golden = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/golden");
+    let golden = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/golden");
     let mut all = Vec::new();
     files(&golden, &mut all);
     for p in all {

@@ -5,3 +5,4 @@ pub mod exhaustive;
 pub mod model;
 pub mod oracle;
 pub mod sim;
+pub mod values;

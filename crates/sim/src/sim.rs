@@ -343,13 +343,13 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
 /// all on, each switch off alone), both isolation levels, 2–4 writers, faults on most seeds.
 pub fn config_for_seed(seed: u64, txns: usize) -> SimConfig {
     let mut conflict = ConflictConfig::default();
-    let switches: Vec<String> = conflict.switches.keys().cloned().collect();
+    let switches: Vec<_> = conflict.switches.keys().copied().collect();
     match seed % 4 {
         0 => conflict.legacy = true,
         1 => {}
         _ => {
             if let Some(s) = switches.get((seed as usize / 4) % switches.len().max(1)) {
-                conflict.switches.insert(s.clone(), false);
+                conflict.switches.insert(*s, false);
             }
         }
     }

@@ -149,3 +149,37 @@ fn oracle_catches_a_store_whose_put_if_absent_overwrites() {
         "lost updates from an overwriting store must be flagged"
     );
 }
+
+/// Value-class histories (floats with -0.0/NaN, strings, decimals of two scales, timestamps,
+/// NULLs, multi-column MERGE keys with coerced source types), judged by serial replay.
+#[test]
+fn value_histories_match_serial_replay() {
+    use delta_rlc_sim::values::{run_values, value_config_for_seed};
+    let rt = rt();
+    let n: u64 = std::env::var("DELTA_SIM_VALUE_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(120);
+    let start = std::time::Instant::now();
+    let (mut commits, mut aborts, mut events) = (0u64, 0u64, 0u64);
+    let mut bad = Vec::new();
+    for seed in 1..=n {
+        let r = rt
+            .block_on(run_values(&value_config_for_seed(seed, 10)))
+            .unwrap_or_else(|e| panic!("value seed {seed}: {e}"));
+        commits += r.commits;
+        aborts += r.aborts.values().sum::<u64>();
+        events += r.events.values().sum::<u64>();
+        if !r.anomalies.is_empty() {
+            bad.push(format!("value seed {seed}: {:?}", r.anomalies));
+        }
+    }
+    println!(
+        "{n} value histories in {:.1}s: {commits} commits, {aborts} aborts, {events} reconcile events",
+        start.elapsed().as_secs_f64()
+    );
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(commits > n, "the histories commit");
+    assert!(aborts > 0, "and some of them conflict");
+    assert!(events > 0, "and some reconcile");
+}

@@ -10,7 +10,7 @@ use futures::TryStreamExt;
 use object_store::aws::{AmazonS3Builder, S3ConditionalPut};
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
-use object_store::path::Path;
+use object_store::path::{Path, PathPart};
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use thiserror::Error;
 
@@ -85,6 +85,8 @@ pub struct TableStore {
     prefix: Path,
     root_uri: String,
     local_dir: Option<PathBuf>,
+    /// The local filesystem store behind `store` (same root), to map object paths to files.
+    local_fs: Option<Arc<LocalFileSystem>>,
 }
 
 fn memory_stores() -> &'static Mutex<HashMap<String, Arc<InMemory>>> {
@@ -135,6 +137,7 @@ impl TableStore {
                     .trim_end_matches('/')
                     .to_string(),
                 local_dir: None,
+                local_fs: None,
             });
         }
         if let Some(rest) = location.strip_prefix("memory://") {
@@ -154,6 +157,7 @@ impl TableStore {
                     .trim_end_matches('/')
                     .to_string(),
                 local_dir: None,
+                local_fs: None,
             });
         }
         let path_str = location.strip_prefix("file://").unwrap_or(location);
@@ -168,15 +172,31 @@ impl TableStore {
             dir = cwd.join(dir);
         }
         let dir = normalize(&dir);
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| invalid(format!("cannot create {}: {e}", dir.display())))?;
-        let store = LocalFileSystem::new_with_prefix(&dir).map_err(|e| invalid(e.to_string()))?;
+        // Nothing is created here: a statement that only reads must not leave a directory behind.
+        // The store is rooted at the nearest existing ancestor and the missing part of the path is
+        // the prefix; writes create directories as they need them.
+        let mut base = dir.clone();
+        let mut missing: Vec<String> = Vec::new();
+        while !base.is_dir() {
+            let Some(name) = base.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+                return Err(invalid(format!("cannot open {}", dir.display())));
+            };
+            missing.push(name);
+            if !base.pop() {
+                return Err(invalid(format!("cannot open {}", dir.display())));
+            }
+        }
+        missing.reverse();
+        let prefix: Path = missing.iter().map(|m| PathPart::from(m.as_str())).collect();
+        let store =
+            Arc::new(LocalFileSystem::new_with_prefix(&base).map_err(|e| invalid(e.to_string()))?);
         let root_uri = format!("file://{}", dir.display());
         Ok(TableStore {
-            store: Arc::new(store),
-            prefix: Path::default(),
+            store: store.clone(),
+            prefix,
             root_uri,
             local_dir: Some(dir),
+            local_fs: Some(store),
         })
     }
 
@@ -203,6 +223,7 @@ impl TableStore {
             prefix: Path::from(prefix),
             root_uri: root_uri.trim_end_matches('/').to_string(),
             local_dir: None,
+            local_fs: None,
         }
     }
 
@@ -213,6 +234,7 @@ impl TableStore {
             prefix: self.prefix.clone(),
             root_uri: self.root_uri.clone(),
             local_dir: None,
+            local_fs: None,
         }
     }
 
@@ -257,6 +279,42 @@ impl TableStore {
         })
     }
 
+    /// On a local root: refuses a path whose file is a symbolic link or whose directory does not
+    /// resolve (symlinks followed) under the root's resolved directory, so nothing outside the root
+    /// is ever read or deleted. A path that does not exist passes (the operation then reports it).
+    fn check_local(&self, p: &Path, rel: &str) -> Result<()> {
+        let (Some(fs), Some(root)) = (&self.local_fs, &self.local_dir) else {
+            return Ok(());
+        };
+        let file = fs
+            .path_to_filesystem(p)
+            .map_err(|e| StorageError::from_os(e, rel))?;
+        let outside = |why: &str| {
+            StorageError::new(
+                StorageErrorKind::InvalidPath,
+                format!("{rel}: {why}; refusing to follow it outside the table root"),
+            )
+        };
+        match std::fs::symlink_metadata(&file) {
+            Ok(m) if m.file_type().is_symlink() => return Err(outside("is a symbolic link")),
+            Ok(_) => {}
+            Err(_) => return Ok(()),
+        }
+        let real_root = std::fs::canonicalize(root)
+            .map_err(|e| StorageError::new(StorageErrorKind::Io, format!("{rel}: {e}")))?;
+        let real_dir = file
+            .parent()
+            .map(std::fs::canonicalize)
+            .transpose()
+            .map_err(|e| StorageError::new(StorageErrorKind::Io, format!("{rel}: {e}")))?;
+        if !real_dir.is_some_and(|d| d.starts_with(&real_root)) {
+            return Err(outside(
+                "resolves outside the table root (a symbolic link on its path)",
+            ));
+        }
+        Ok(())
+    }
+
     fn relative(&self, p: &Path) -> String {
         let parts: Vec<String> = match p.prefix_match(&self.prefix) {
             Some(it) => it.map(|part| part.as_ref().to_string()).collect(),
@@ -267,6 +325,7 @@ impl TableStore {
 
     pub async fn get(&self, rel: &str) -> Result<Bytes> {
         let p = self.object_path(rel)?;
+        self.check_local(&p, rel)?;
         let r = self
             .store
             .get(&p)
@@ -283,6 +342,7 @@ impl TableStore {
         ranges: &[std::ops::Range<u64>],
     ) -> Result<Vec<Bytes>> {
         let p = self.object_path(rel)?;
+        self.check_local(&p, rel)?;
         self.store
             .get_ranges(&p, ranges)
             .await
@@ -361,6 +421,8 @@ impl TableStore {
     }
 
     /// Recursive listing under a relative directory ("" = the root). Paths are relative to the root.
+    /// On a local root, entries reached through a symbolic link (a linked file, or anything under a
+    /// linked directory) are left out: they are not the table's.
     pub async fn list(&self, rel_dir: &str) -> Result<Vec<ObjectInfo>> {
         let p = if rel_dir.is_empty() {
             self.prefix.clone()
@@ -381,6 +443,13 @@ impl TableStore {
                 last_modified_ms: m.last_modified.timestamp_millis(),
             })
             .collect();
+        if self.local_fs.is_some() {
+            out.retain(|o| {
+                self.object_path(&o.path)
+                    .and_then(|p| self.check_local(&p, &o.path))
+                    .is_ok()
+            });
+        }
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
     }
@@ -412,6 +481,7 @@ impl TableStore {
 
     pub async fn delete(&self, rel: &str) -> Result<()> {
         let p = self.object_path(rel)?;
+        self.check_local(&p, rel)?;
         match self.store.delete(&p).await {
             Ok(()) => Ok(()),
             Err(object_store::Error::NotFound { .. }) => Ok(()),

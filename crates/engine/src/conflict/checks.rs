@@ -1,5 +1,6 @@
 //! The per-winner checks, in OSS order, with the reconcilers and tier chains in between.
 
+use crate::conflict::Switch;
 use std::collections::BTreeSet;
 
 use delta_rlc_protocol::actions::{Action, Add, Metadata, Protocol, Remove};
@@ -263,6 +264,7 @@ async fn check_appends(
     if candidates.is_empty() || input.is_blind_append {
         return Ok(());
     }
+    #[cfg(feature = "unsound-for-testing")]
     if input.config.unsound_for_testing {
         return Ok(());
     }
@@ -367,7 +369,7 @@ async fn check_delete_read(
         let ctx = tier_context(input, state, w);
         let relocation = delete_read_tiers()
             .into_iter()
-            .find(|t| t.switch() == "relocation");
+            .find(|t| t.switch() == Switch::Relocation);
         let mut open = removes.clone();
         if let Some(t) = relocation.filter(|t| input.config.enabled(t.switch())) {
             let cleared = t.clear(&ctx, &open).await;
@@ -405,7 +407,7 @@ async fn check_delete_read(
             let before = hits.len();
             hits = keep_uncleared(hits, &cleared);
             if hits.len() < before {
-                if tier.switch() == "relocation" {
+                if tier.switch() == Switch::Relocation {
                     relocated = true;
                 }
                 out.events.push(Event::new(

@@ -33,25 +33,67 @@ impl IsolationLevel {
     }
 }
 
-/// Known switches and their defaults (a tier defaults to on once it is proven).
-pub const SWITCHES: &[(&str, bool)] = &[
-    // Case 1: conflict-time data skipping.
-    ("dataSkipping", true),
-    ("valueExact", true),
-    ("deleteReadRefinement", true),
-    ("mergeSourceKey", true),
-    // Case 2: same-file DV merge.
-    ("dvMerge", true),
-    // Case 3: relocation (dataChange=false) exclusion for append-only losers.
-    ("relocation", true),
-    // Case 4: OPTIMIZE ⟂ DML offset remap, both directions.
-    ("optimizeForward", true),
-    ("optimizeReverse", true),
-    // Case 5: reclustering ⟂ DML through stable row ids (row tracking).
-    ("rowIdRemap", true),
-    // Case 6: MERGE with NOT MATCHED BY SOURCE reads only what its clauses can touch.
-    ("mergeNotMatchedBySource", true),
-];
+/// One switch per reconcile tier. An enum, so a misspelt tier name is a compile error in code and
+/// an "unknown setting" error from `--conf`, never a tier silently turned off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Switch {
+    /// Case 1: conflict-time data skipping on the winner's file stats.
+    DataSkipping,
+    /// Case 1: the winner's rows evaluated against the read predicate.
+    ValueExact,
+    /// Case 1: rows a winner deleted evaluated against the read predicate.
+    DeleteReadRefinement,
+    /// Case 1: a MERGE reads only target rows whose ON keys occur in its source.
+    MergeSourceKey,
+    /// Case 2: same-file deletion-vector merge.
+    DvMerge,
+    /// Case 3: relocation (dataChange=false) exclusion for append-only losers.
+    Relocation,
+    /// Case 4: OPTIMIZE ⟂ DML offset remap, forward.
+    OptimizeForward,
+    /// Case 4: OPTIMIZE ⟂ DML offset remap, reverse.
+    OptimizeReverse,
+    /// Case 5: reclustering ⟂ DML through stable row ids (row tracking).
+    RowIdRemap,
+    /// Case 6: MERGE with NOT MATCHED BY SOURCE reads only what its clauses can touch.
+    MergeNotMatchedBySource,
+}
+
+impl Switch {
+    /// Every switch (each defaults to on: a tier is on once it is proven).
+    pub const ALL: [Switch; 10] = [
+        Switch::DataSkipping,
+        Switch::ValueExact,
+        Switch::DeleteReadRefinement,
+        Switch::MergeSourceKey,
+        Switch::DvMerge,
+        Switch::Relocation,
+        Switch::OptimizeForward,
+        Switch::OptimizeReverse,
+        Switch::RowIdRemap,
+        Switch::MergeNotMatchedBySource,
+    ];
+
+    /// The setting name (`--conf dataSkipping=false`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Switch::DataSkipping => "dataSkipping",
+            Switch::ValueExact => "valueExact",
+            Switch::DeleteReadRefinement => "deleteReadRefinement",
+            Switch::MergeSourceKey => "mergeSourceKey",
+            Switch::DvMerge => "dvMerge",
+            Switch::Relocation => "relocation",
+            Switch::OptimizeForward => "optimizeForward",
+            Switch::OptimizeReverse => "optimizeReverse",
+            Switch::RowIdRemap => "rowIdRemap",
+            Switch::MergeNotMatchedBySource => "mergeNotMatchedBySource",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Switch> {
+        Switch::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct ConflictConfig {
@@ -59,12 +101,19 @@ pub struct ConflictConfig {
     pub legacy: bool,
     pub isolation: Option<IsolationLevel>,
     pub max_attempts: u32,
-    pub switches: BTreeMap<String, bool>,
+    pub switches: BTreeMap<Switch, bool>,
     /// Value-exact tier: give up (keep the conflict) above this many candidate bytes.
     pub value_exact_max_bytes: u64,
     /// MERGE source keys: IN-list pre-filter up to this many distinct keys, else min/max ranges.
     pub in_set_threshold: usize,
+    /// VACUUM refuses a retention below the table's `delta.deletedFileRetentionDuration` unless
+    /// this is off (`retentionDurationCheck=false`, Spark's
+    /// `spark.databricks.delta.retentionDurationCheck.enabled`).
+    pub retention_duration_check: bool,
     /// Test-only: a deliberately unsound tier that clears every file (the oracle must catch it).
+    /// Exists only with the `unsound-for-testing` cargo feature (the CLI never enables it) and is
+    /// not a setting: no `--conf`, environment, table property or scenario can reach it.
+    #[cfg(feature = "unsound-for-testing")]
     pub unsound_for_testing: bool,
 }
 
@@ -74,9 +123,11 @@ impl Default for ConflictConfig {
             legacy: false,
             isolation: None,
             max_attempts: 1000,
-            switches: SWITCHES.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+            switches: Switch::ALL.into_iter().map(|s| (s, true)).collect(),
             value_exact_max_bytes: 256 * 1024 * 1024,
             in_set_threshold: 10_000,
+            retention_duration_check: true,
+            #[cfg(feature = "unsound-for-testing")]
             unsound_for_testing: false,
         }
     }
@@ -84,8 +135,8 @@ impl Default for ConflictConfig {
 
 impl ConflictConfig {
     /// Is a reconcile tier on? Always off in legacy mode.
-    pub fn enabled(&self, switch: &str) -> bool {
-        !self.legacy && self.switches.get(switch).copied().unwrap_or(false)
+    pub fn enabled(&self, switch: Switch) -> bool {
+        !self.legacy && self.switches.get(&switch).copied().unwrap_or(false)
     }
 
     /// Applies one `key=value` setting. Keys: `legacy`, `isolation`, `maxAttempts`, or a switch name
@@ -117,22 +168,22 @@ impl ConflictConfig {
                     ))
                 })?
             }
+            "retentionDurationCheck" => self.retention_duration_check = as_bool()?,
             "inSetThreshold" => {
                 self.in_set_threshold = value.parse().map_err(|_| {
                     EngineError::invalid(format!("inSetThreshold must be a count, got {value:?}"))
                 })?
             }
-            "unsoundForTesting" => self.unsound_for_testing = as_bool()?,
             other => {
                 let name = other.strip_prefix("rlc.").unwrap_or(other);
-                if !SWITCHES.iter().any(|(k, _)| *k == name) {
-                    let known: Vec<&str> = SWITCHES.iter().map(|(k, _)| *k).collect();
+                let Some(switch) = Switch::parse(name) else {
+                    let known: Vec<&str> = Switch::ALL.iter().map(|s| s.name()).collect();
                     return Err(EngineError::invalid(format!(
-                        "unknown setting {other:?} (known: legacy, isolation, maxAttempts, valueExact.maxBytes, inSetThreshold, {})",
+                        "unknown setting {other:?} (known: legacy, isolation, maxAttempts, valueExact.maxBytes, inSetThreshold, retentionDurationCheck, {})",
                         known.join(", ")
                     )));
-                }
-                self.switches.insert(name.to_string(), as_bool()?);
+                };
+                self.switches.insert(switch, as_bool()?);
             }
         }
         Ok(())

@@ -12,7 +12,7 @@ mod summary;
 pub mod tiers;
 
 pub use checks::{check_winner, CheckInput, CheckOutcome, LoserState};
-pub use config::{ConflictConfig, IsolationLevel};
+pub use config::{ConflictConfig, IsolationLevel, Switch};
 pub use error::{ConflictError, ConflictKind};
 pub use summary::WinningCommit;
 

@@ -4,7 +4,6 @@
 //! decline (keep the conflict).
 
 use arrow::array::{Array, BooleanArray, RecordBatch, UInt64Array};
-use arrow::util::display::{ArrayFormatter, FormatOptions};
 use datafusion::common::DFSchema;
 use datafusion::prelude::SessionContext;
 use delta_rlc_protocol::actions::Add;
@@ -16,35 +15,7 @@ use crate::dv_io::load_file_dv;
 use crate::error::{EngineError, Result};
 use crate::scan::{read_file, FileReadOptions, ROW_INDEX_COLUMN};
 use crate::snapshot::Snapshot;
-use crate::txn::read_set::{ReadPredicate, SourceKeys};
-
-/// Renders key tuples of `columns` in `batch` as text, one per row (NULL in any column → None:
-/// a NULL key never equi-joins).
-pub fn key_tuples(batch: &RecordBatch, columns: &[String]) -> Result<Vec<Option<String>>> {
-    let opts = FormatOptions::default();
-    let mut cols = Vec::with_capacity(columns.len());
-    for c in columns {
-        let arr = batch
-            .column_by_name(c)
-            .ok_or_else(|| EngineError::Internal(format!("key column {c} missing")))?
-            .clone();
-        cols.push(arr);
-    }
-    let fmts: Vec<ArrayFormatter> = cols
-        .iter()
-        .map(|c| ArrayFormatter::try_new(c.as_ref(), &opts))
-        .collect::<std::result::Result<_, _>>()?;
-    let mut out = Vec::with_capacity(batch.num_rows());
-    for r in 0..batch.num_rows() {
-        if cols.iter().any(|c| c.is_null(r)) {
-            out.push(None);
-            continue;
-        }
-        let parts: Vec<String> = fmts.iter().map(|f| f.value(r).to_string()).collect();
-        out.push(Some(parts.join(&SourceKeys::SEPARATOR.to_string())));
-    }
-    Ok(out)
-}
+use crate::txn::read_set::ReadPredicate;
 
 /// Does any row of `batch` selected by `selected` (None = all) satisfy `pred`?
 pub fn any_row_matches(
@@ -73,7 +44,19 @@ pub fn any_row_matches(
         }
     }
     if let Some(keys) = &pred.exact_keys {
-        let tuples = key_tuples(&table_part, &keys.columns)?;
+        // The shared key equality (-0.0 = 0.0, decimals by value, NULL = nothing); a column whose
+        // type is outside its key's class is an error, and the tier declines.
+        let cols = keys
+            .columns
+            .iter()
+            .map(|c| {
+                table_part
+                    .column_by_name(c)
+                    .cloned()
+                    .ok_or_else(|| EngineError::Internal(format!("key column {c} missing")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let tuples = keys.equality.encode(&cols)?;
         for (m, t) in mask.iter_mut().zip(tuples) {
             *m = *m && t.is_some_and(|t| keys.tuples.contains(&t));
         }

@@ -82,13 +82,50 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
     if let Some(level) = config.get("delta.isolationLevel") {
         crate::conflict::IsolationLevel::parse(level)?;
     }
-    for k in [
-        "delta.checkpointInterval",
-        "delta.dataSkippingNumIndexedCols",
+    // (property, smallest valid value): Delta Spark's ranges (-1 = index every column).
+    for (k, min) in [
+        ("delta.checkpointInterval", 1),
+        ("delta.dataSkippingNumIndexedCols", -1),
+        ("delta.targetFileSize", 1),
     ] {
         if let Some(v) = config.get(k) {
-            v.parse::<i64>()
+            let n = v
+                .trim()
+                .parse::<i64>()
                 .map_err(|_| EngineError::invalid(format!("{k} must be an integer, got {v:?}")))?;
+            if n < min {
+                return Err(EngineError::invalid(format!(
+                    "{k} must be at least {min}, got {n}"
+                )));
+            }
+        }
+    }
+    for k in [
+        "delta.enableDeletionVectors",
+        "delta.enableRowTracking",
+        "delta.appendOnly",
+        "delta.enableInCommitTimestamps",
+        "delta.checkpoint.writeStatsAsJson",
+        "delta.checkpoint.writeStatsAsStruct",
+    ] {
+        if let Some(v) = config.get(k) {
+            if !v.eq_ignore_ascii_case("true") && !v.eq_ignore_ascii_case("false") {
+                return Err(EngineError::invalid(format!(
+                    "{k} must be true or false, got {v:?}"
+                )));
+            }
+        }
+    }
+    for k in [
+        "delta.logRetentionDuration",
+        "delta.deletedFileRetentionDuration",
+    ] {
+        if let Some(v) = config.get(k) {
+            if crate::vacuum::parse_interval_ms(v).is_none_or(|ms| ms < 0) {
+                return Err(EngineError::invalid(format!(
+                    "{k} must be an interval such as 'interval 7 days', got {v:?}"
+                )));
+            }
         }
     }
     config

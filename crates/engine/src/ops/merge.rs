@@ -139,38 +139,45 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
         .map_err(|e| EngineError::invalid(format!("MERGE ON: {e}")))?;
     // Case 6: with NOT MATCHED BY SOURCE clauses, the MERGE also reads the target rows their
     // conditions can touch; an unconditional one reads everything.
-    let nmbs_conditions: Option<Vec<Expr>> =
-        if needs_target_only && txn.table.conflict.enabled("mergeNotMatchedBySource") {
-            let mut conds = Vec::new();
-            for c in spec
-                .clauses
-                .iter()
-                .filter(|c| c.kind == ClauseKind::NotMatchedBySource)
-            {
-                let Some(text) = &c.condition else {
-                    conds.clear();
-                    break;
-                };
-                let e = SessionContext::new()
-                    .parse_sql_expr(text, &on_schema)
-                    .map_err(|e| EngineError::invalid(format!("MERGE: {e}")))?;
-                let target_only = e.column_refs().iter().all(|col| {
-                    col.relation
-                        .as_ref()
-                        .is_none_or(|r| r.table().eq_ignore_ascii_case(&spec.target_alias))
-                });
-                if !target_only {
-                    return Err(EngineError::invalid(
-                        "MERGE: a NOT MATCHED BY SOURCE condition may only reference the target",
-                    ));
-                }
-                conds.push(crate::sql::strip_qualifiers(e));
+    let nmbs_conditions: Option<Vec<Expr>> = if needs_target_only
+        && txn
+            .table
+            .conflict
+            .enabled(crate::conflict::Switch::MergeNotMatchedBySource)
+    {
+        let mut conds = Vec::new();
+        for c in spec
+            .clauses
+            .iter()
+            .filter(|c| c.kind == ClauseKind::NotMatchedBySource)
+        {
+            let Some(text) = &c.condition else {
+                conds.clear();
+                break;
+            };
+            let e = SessionContext::new()
+                .parse_sql_expr(text, &on_schema)
+                .map_err(|e| EngineError::invalid(format!("MERGE: {e}")))?;
+            let target_only = e.column_refs().iter().all(|col| {
+                col.relation
+                    .as_ref()
+                    .is_none_or(|r| r.table().eq_ignore_ascii_case(&spec.target_alias))
+            });
+            if !target_only {
+                return Err(EngineError::invalid(
+                    "MERGE: a NOT MATCHED BY SOURCE condition may only reference the target",
+                ));
             }
-            (!conds.is_empty()).then_some(conds)
-        } else {
-            None
-        };
-    let key_read_allowed = txn.table.conflict.enabled("mergeSourceKey")
+            conds.push(crate::sql::strip_qualifiers(e));
+        }
+        (!conds.is_empty()).then_some(conds)
+    } else {
+        None
+    };
+    let key_read_allowed = txn
+        .table
+        .conflict
+        .enabled(crate::conflict::Switch::MergeSourceKey)
         && (!needs_target_only || nmbs_conditions.is_some());
     let (on_keys, on_target_only) =
         super::merge_keys::analyze_on(&on_expr, &spec.target_alias, &spec.source_alias);

@@ -7,25 +7,30 @@
 //! set of distinct key tuples — that the row-level tiers evaluate as a semi-join.
 //! Why this is the true read set: a target row whose key tuple is not among the source's can match
 //! no source row under ON, so no clause can touch it and no NOT MATCHED decision depends on it.
+//! Key tuples are encoded by the shared key equality (`crate::key_equality`: -0.0 = 0.0, decimals
+//! by value, NULL equal to nothing), which the value-exact tier uses again on the winner's rows.
+//! The pre-filter compares in the target's types and is left out for float key columns (IEEE total
+//! order puts -0.0 below 0.0) and for a column some source batch could not be cast in.
 //! Not attempted (the MERGE reads the whole target) when: the switch is off, ON has no equi-join
-//! key, or a NOT MATCHED BY SOURCE clause exists (Case 6 handles those).
+//! key, or a NOT MATCHED BY SOURCE clause exists (Case 6 handles those). Declined (whole target,
+//! event `delta.dml.merge.sourceKeyReadDeclined`) when a key pair's types have no shared equality.
 //! Event: `delta.dml.merge.sourceKeyReadPredicate` (preFilter inSet|range, numDistinctKeys,
 //! numKeyColumns).
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, RecordBatch};
+use arrow::array::{ArrayRef, RecordBatch};
 use arrow::compute::cast;
-use arrow::datatypes::{Field, Schema};
+use arrow::datatypes::{DataType, Schema};
 use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::logical_expr::utils::split_conjunction;
 use datafusion::logical_expr::{col, lit, BinaryExpr, Expr, Operator};
 use serde_json::json;
 
-use crate::conflict::rows::key_tuples;
 use crate::conflict::Event;
 use crate::error::{EngineError, Result};
+use crate::key_equality::KeyEquality;
 use crate::txn::read_set::SourceKeys;
 
 /// What a MERGE reads from its target.
@@ -108,9 +113,18 @@ pub fn target_read(
             event: None,
         });
     }
-    // Source key columns cast to the target key types, named like the target columns.
-    let mut fields = Vec::new();
-    let mut idx = Vec::new();
+    let decline = |reason: &str| TargetRead {
+        predicate: extra.clone(),
+        keys: None,
+        event: Some(Event::new(
+            "delta.dml.merge.sourceKeyReadDeclined",
+            json!({"reason": reason}),
+        )),
+    };
+    // Resolve each key pair's types; the shared key equality decides whether they compare safely.
+    let mut target_types = Vec::with_capacity(keys.len());
+    let mut source_names = Vec::with_capacity(keys.len());
+    let mut pairs = Vec::with_capacity(keys.len());
     for (t, s) in keys {
         let tf = target_schema
             .field_with_name(t)
@@ -122,51 +136,76 @@ pub fn target_read(
             )
             .or_else(|| source_df.index_of_column_by_name(None, s))
             .ok_or_else(|| EngineError::invalid(format!("MERGE ON: unknown source column {s}")))?;
-        fields.push(Field::new(t, tf.data_type().clone(), true));
-        idx.push(si);
+        let sf = source_df.field(si);
+        pairs.push((tf.data_type().clone(), sf.data_type().clone()));
+        target_types.push(tf.data_type().clone());
+        source_names.push(sf.name().clone());
     }
-    let schema = Arc::new(Schema::new(fields));
-    let mut tuples: HashSet<String> = HashSet::new();
+    let Some(equality) = KeyEquality::for_pairs(&pairs) else {
+        return Ok(decline("key types without a shared equality"));
+    };
+    let mut tuples: HashSet<Box<[u8]>> = HashSet::new();
     let mut columns_min_max: Vec<(Option<ScalarValue>, Option<ScalarValue>)> =
         vec![(None, None); keys.len()];
     let mut in_lists: Vec<HashSet<ScalarValue>> = vec![HashSet::new(); keys.len()];
+    let mut cast_incomplete = vec![false; keys.len()];
+    // Float keys get no pre-filter: `=`/BETWEEN on floats order -0.0 below 0.0 (IEEE total
+    // order), while the join calls them equal.
+    let prefilter_column: Vec<bool> = target_types
+        .iter()
+        .map(|t| !matches!(t, DataType::Float16 | DataType::Float32 | DataType::Float64))
+        .collect();
     for b in source_batches {
-        let mut cols: Vec<ArrayRef> = Vec::with_capacity(idx.len());
-        for (i, f) in idx.iter().zip(schema.fields()) {
+        let mut cols: Vec<ArrayRef> = Vec::with_capacity(keys.len());
+        for name in &source_names {
             // By name in the batch's own schema, as the join resolves ON.
-            let name = source_df.field(*i).name();
             let c = b.column_by_name(name).ok_or_else(|| {
                 EngineError::Internal(format!("MERGE source rows lack key column {name}"))
             })?;
-            cols.push(if c.data_type() == f.data_type() {
-                c.clone()
-            } else {
-                cast(c, f.data_type())?
-            });
+            cols.push(c.clone());
         }
-        let kb = RecordBatch::try_new(schema.clone(), cols)?;
-        let names: Vec<String> = keys.iter().map(|(t, _)| t.clone()).collect();
-        for (r, t) in key_tuples(&kb, &names)?.into_iter().enumerate() {
+        let Ok(encoded) = equality.encode(&cols) else {
+            return Ok(decline("source key column outside its key class"));
+        };
+        // The pre-filter compares in the target's types (a value that does not cast equals no
+        // target value, so dropping it loses nothing).
+        let mut cast_cols: Vec<Option<ArrayRef>> = Vec::with_capacity(keys.len());
+        for (k, (c, t)) in cols.iter().zip(&target_types).enumerate() {
+            let casted = match prefilter_column[k] {
+                true => cast(c, t).ok(),
+                false => None,
+            };
+            cast_incomplete[k] |= casted.is_none();
+            cast_cols.push(casted);
+        }
+        for (r, t) in encoded.into_iter().enumerate() {
             let Some(t) = t else { continue };
-            if tuples.insert(t) {
-                for (k, c) in kb.columns().iter().enumerate() {
-                    let v = ScalarValue::try_from_array(c, r)?;
-                    let (lo, hi) = &mut columns_min_max[k];
-                    if lo
-                        .as_ref()
-                        .is_none_or(|l| v.partial_cmp(l) == Some(std::cmp::Ordering::Less))
-                    {
-                        *lo = Some(v.clone());
-                    }
-                    if hi
-                        .as_ref()
-                        .is_none_or(|h| v.partial_cmp(h) == Some(std::cmp::Ordering::Greater))
-                    {
-                        *hi = Some(v.clone());
-                    }
-                    if in_lists[k].len() <= in_set_threshold {
-                        in_lists[k].insert(v);
-                    }
+            if !tuples.insert(t) {
+                continue;
+            }
+            for (k, c) in cast_cols.iter().enumerate() {
+                let Some(c) = c else {
+                    continue;
+                };
+                let v = ScalarValue::try_from_array(c, r)?;
+                if v.is_null() {
+                    continue;
+                }
+                let (lo, hi) = &mut columns_min_max[k];
+                if lo
+                    .as_ref()
+                    .is_none_or(|l| v.partial_cmp(l) == Some(std::cmp::Ordering::Less))
+                {
+                    *lo = Some(v.clone());
+                }
+                if hi
+                    .as_ref()
+                    .is_none_or(|h| v.partial_cmp(h) == Some(std::cmp::Ordering::Greater))
+                {
+                    *hi = Some(v.clone());
+                }
+                if in_lists[k].len() <= in_set_threshold {
+                    in_lists[k].insert(v);
                 }
             }
         }
@@ -180,6 +219,11 @@ pub fn target_read(
             let (Some(lo), Some(hi)) = (lo, hi) else {
                 continue;
             };
+            // A pre-filter needs every distinct tuple's value in this column (a cast that failed
+            // for some row would leave it out of the range).
+            if cast_incomplete[k] {
+                continue;
+            }
             let mut e = col(datafusion::common::Column::new_unqualified(t))
                 .between(lit(lo.clone()), lit(hi.clone()));
             if in_set {
@@ -199,6 +243,9 @@ pub fn target_read(
         (Some(p), Some(x)) => Some(p.and(x)),
         (p, x) => p.or(x),
     };
+    // No pre-filter (float keys only): still a predicate read, so the exact key set attaches to
+    // it; a missing predicate would register a whole-table read, which no tier refines.
+    let predicate = predicate.or_else(|| Some(lit(true)));
     let event = Event::new(
         "delta.dml.merge.sourceKeyReadPredicate",
         json!({"preFilter": if in_set { "inSet" } else { "range" }, "numDistinctKeys": n, "numKeyColumns": keys.len()}),
@@ -206,7 +253,11 @@ pub fn target_read(
     let columns = keys.iter().map(|(t, _)| t.clone()).collect();
     Ok(TargetRead {
         predicate,
-        keys: Some(Arc::new(SourceKeys { columns, tuples })),
+        keys: Some(Arc::new(SourceKeys {
+            columns,
+            equality,
+            tuples,
+        })),
         event: Some(event),
     })
 }

@@ -5,20 +5,19 @@
 //! the source's can satisfy ON, so only they are read in full and joined; every other target row
 //! would join with nothing and no clause would touch it.
 //!
-//! The probe must never drop a row the join would match. It compares values of identically typed
-//! columns (the typed i64 set, or arrow-row encodings, which are equal exactly when the values are)
-//! and is built only for key types where value equality is byte equality: integers, decimals,
-//! dates, timestamps, strings, binary, booleans. Floats are refused (-0.0 = 0.0 but they encode
-//! differently; NaN), and so is any key whose source type differs from the target's (the join
-//! would coerce both sides; the probe would have to mirror that). NULL keys never satisfy `=`, so a
-//! row with one is not matched. Refused means the MERGE reads its candidate files in full.
+//! The probe must never drop a row the join would match. Target and source key values are compared
+//! by the shared key equality (`crate::key_equality`, the one the conflict tiers use: -0.0 = 0.0,
+//! every NaN alike, decimals by value across scales, integers across widths, NULL equal to nothing),
+//! with a typed i64 set as a fast path for one 32/64-bit integer key on both sides. A key pair
+//! whose types have no shared equality is refused, and so is a source batch whose key column is
+//! missing, repeated or outside its key class. Refused means the MERGE reads its candidate files in
+//! full.
 
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
 use arrow::compute::concat_batches;
 use arrow::datatypes::{DataType, Int32Type, Int64Type, Schema};
-use arrow::row::{RowConverter, SortField};
 use datafusion::common::{DFSchema, HashSet, TableReference};
 
 use delta_rlc_protocol::actions::Add;
@@ -27,6 +26,7 @@ use serde_json::json;
 use super::dml::{dml_read_options, FileScan};
 use crate::conflict::Event;
 use crate::error::{EngineError, Result};
+use crate::key_equality::KeyEquality;
 use crate::scan::{match_files, read_matched_rows, RowMatcher, RowVerdict};
 use crate::snapshot::Snapshot;
 use crate::txn::Transaction;
@@ -39,42 +39,18 @@ pub struct KeyProbe {
 }
 
 enum ProbeKeys {
-    /// One 32- or 64-bit integer key column (values widened to i64, which is injective).
+    /// One 32- or 64-bit integer key column on both sides (values widened to i64, injective).
     Int(HashSet<i64>),
-    /// Any supported key columns, as arrow-row encodings.
-    Rows {
-        converter: RowConverter,
+    /// Any key columns with a shared equality, as its encodings.
+    Encoded {
+        equality: KeyEquality,
         keys: HashSet<Box<[u8]>>,
     },
 }
 
-/// Types whose values are equal exactly when their arrow-row encodings are.
-fn supported(t: &DataType) -> bool {
-    matches!(
-        t,
-        DataType::Int8
-            | DataType::Int16
-            | DataType::Int32
-            | DataType::Int64
-            | DataType::UInt8
-            | DataType::UInt16
-            | DataType::UInt32
-            | DataType::UInt64
-            | DataType::Decimal128(_, _)
-            | DataType::Date32
-            | DataType::Date64
-            | DataType::Timestamp(_, _)
-            | DataType::Utf8
-            | DataType::LargeUtf8
-            | DataType::Binary
-            | DataType::LargeBinary
-            | DataType::Boolean
-    )
-}
-
 impl KeyProbe {
     /// The probe for ON key pairs `keys` (target column, source column) over the source batches, or
-    /// `None` when a key's type is not supported or differs between the two sides.
+    /// `None` when a key pair's types have no shared equality.
     pub fn build(
         keys: &[(String, String)],
         target_schema: &Schema,
@@ -98,12 +74,12 @@ impl KeyProbe {
                 return Ok(None);
             };
             let source_type = source_df.field(si).data_type();
-            if !supported(tf.data_type()) || source_type != tf.data_type() {
-                return Ok(None);
-            }
-            types.push(tf.data_type().clone());
+            types.push((tf.data_type().clone(), source_type.clone()));
             source_idx.push(si);
         }
+        let Some(equality) = KeyEquality::for_pairs(&types) else {
+            return Ok(None);
+        };
         let columns: Vec<String> = keys.iter().map(|(t, _)| t.clone()).collect();
         let source_names: Vec<String> = source_idx
             .iter()
@@ -111,12 +87,12 @@ impl KeyProbe {
             .collect();
         // The key columns of one source batch, found by name in the batch's own schema (as the
         // join resolves ON); `None` — no probe — when one is missing, ambiguous, or typed unlike
-        // the target key.
+        // the declared source key.
         let source_columns = |b: &RecordBatch| -> Option<Vec<ArrayRef>> {
             source_names
                 .iter()
                 .zip(&types)
-                .map(|(name, t)| {
+                .map(|(name, (_, t))| {
                     let schema = b.schema();
                     let mut named = schema
                         .fields()
@@ -132,8 +108,9 @@ impl KeyProbe {
                 })
                 .collect()
         };
-        if let [t] = types.as_slice() {
-            if matches!(t, DataType::Int32 | DataType::Int64) {
+        let int = |t: &DataType| matches!(t, DataType::Int32 | DataType::Int64);
+        if let [(t, s)] = types.as_slice() {
+            if int(t) && int(s) {
                 let mut set = HashSet::new();
                 for b in source_batches {
                     let Some(cols) = source_columns(b) else {
@@ -149,23 +126,20 @@ impl KeyProbe {
                 }));
             }
         }
-        let converter = RowConverter::new(types.iter().cloned().map(SortField::new).collect())?;
         let mut set = HashSet::new();
         for b in source_batches {
             let Some(cols) = source_columns(b) else {
                 return Ok(None);
             };
-            let rows = converter.convert_columns(&cols)?;
-            for r in 0..rows.num_rows() {
-                if cols.iter().all(|c| c.is_valid(r)) {
-                    set.insert(Box::<[u8]>::from(rows.row(r).as_ref()));
-                }
-            }
+            let Ok(encoded) = equality.encode(&cols) else {
+                return Ok(None);
+            };
+            set.extend(encoded.into_iter().flatten());
         }
         Ok(Some(KeyProbe {
             columns,
-            keys: ProbeKeys::Rows {
-                converter,
+            keys: ProbeKeys::Encoded {
+                equality,
                 keys: set,
             },
         }))
@@ -175,7 +149,7 @@ impl KeyProbe {
     pub fn len(&self) -> usize {
         match &self.keys {
             ProbeKeys::Int(s) => s.len(),
-            ProbeKeys::Rows { keys, .. } => keys.len(),
+            ProbeKeys::Encoded { keys, .. } => keys.len(),
         }
     }
 
@@ -204,17 +178,11 @@ impl KeyProbe {
                 };
                 probe_ints(set, c)
             }
-            ProbeKeys::Rows { converter, keys } => {
-                let rows = converter.convert_columns(&cols)?;
-                Ok((0..rows.num_rows())
-                    .map(|r| {
-                        Some(
-                            cols.iter().all(|c| c.is_valid(r))
-                                && keys.contains(rows.row(r).as_ref()),
-                        )
-                    })
-                    .collect())
-            }
+            ProbeKeys::Encoded { equality, keys } => Ok(equality
+                .encode(&cols)?
+                .into_iter()
+                .map(|t| Some(t.is_some_and(|t| keys.contains(&t))))
+                .collect()),
         }
     }
 }
@@ -378,20 +346,42 @@ mod tests {
     }
 
     #[test]
-    fn floats_and_differing_types_are_refused() {
+    fn float_zeros_match_and_coercible_types_probe_by_value() {
         let target = Schema::new(vec![
             Field::new("f", DataType::Float64, true),
             Field::new("i", DataType::Int64, true),
+            Field::new("s", DataType::Utf8, true),
         ]);
         let (src, df) = source(vec![
-            ("f", Arc::new(Float64Array::from(vec![0.0])) as ArrayRef),
-            ("i32", Arc::new(Int32Array::from(vec![1]))),
+            (
+                "f",
+                Arc::new(Float64Array::from(vec![0.0, f64::NAN])) as ArrayRef,
+            ),
+            ("i32", Arc::new(Int32Array::from(vec![1, 7]))),
         ]);
         let build = |t: &str, s: &str| {
             KeyProbe::build(&[(t.into(), s.into())], &target, &src, &df, "s").unwrap()
         };
-        assert!(build("f", "f").is_none(), "float keys");
-        assert!(build("i", "i32").is_none(), "INT source vs BIGINT target");
+        let t = RecordBatch::try_new(
+            Arc::new(target.clone()),
+            vec![
+                Arc::new(Float64Array::from(vec![-0.0, 0.5, f64::NAN])),
+                Arc::new(Int64Array::from(vec![7, 2, 1])),
+                Arc::new(StringArray::from(vec!["1", "7", "x"])),
+            ],
+        )
+        .unwrap();
+        let got = |p: KeyProbe| -> Vec<bool> {
+            p.contains(&t).unwrap().iter().map(|v| v.unwrap()).collect()
+        };
+        assert_eq!(
+            got(build("f", "f").unwrap()),
+            vec![true, false, true],
+            "-0.0 = 0.0 and NaN = NaN, as the join decides"
+        );
+        assert_eq!(got(build("i", "i32").unwrap()), vec![true, false, true]);
+        assert!(build("s", "i32").is_none(), "string vs integer");
+        assert!(build("i", "f").is_none(), "integer vs float");
         assert!(build("nope", "f").is_none(), "unknown target column");
         assert!(build("i", "nope").is_none(), "unknown source column");
     }

@@ -165,11 +165,7 @@ mod tests {
     /// The direct `add` decoding yields exactly the JSON path's actions, on Spark's checkpoints.
     #[test]
     fn typed_adds_equal_the_json_path() {
-        let golden = std::env::var("DELTA_RLC_GOLDEN")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| {
-                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/golden")
-            });
+        let golden = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/golden");
         let mut files = Vec::new();
         checkpoints(&golden, &mut files);
         assert!(

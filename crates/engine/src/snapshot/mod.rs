@@ -132,7 +132,8 @@ impl Snapshot {
                 .as_ref()
                 .map(|d| d.cardinality)
                 .unwrap_or(0);
-            total = total.checked_add(n - deleted)?;
+            // A DV that deletes more rows than the file has is corrupt: no total.
+            total = total.checked_add(n.checked_sub(deleted).filter(|r| *r >= 0)?)?;
         }
         Some(total)
     }

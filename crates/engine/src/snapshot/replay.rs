@@ -86,6 +86,7 @@ impl ReplayState {
             }
             Action::Metadata(m) => self.metadata = Some(m),
             Action::Add(mut add) => {
+                check_sizes(&add.path, Some(add.size), add.deletion_vector.as_ref())?;
                 add.path = self.root.resolve(&add.path)?;
                 // Snapshot state is not a change: dataChange is false for reconciled files.
                 add.data_change = false;
@@ -99,6 +100,7 @@ impl ReplayState {
                 self.files.insert(key, add);
             }
             Action::Remove(mut rm) => {
+                check_sizes(&rm.path, rm.size, rm.deletion_vector.as_ref())?;
                 rm.path = self.root.resolve(&rm.path)?;
                 rm.data_change = false;
                 let key = (
@@ -187,6 +189,27 @@ fn e_is_corruption(p: &delta_rlc_protocol::ProtocolError) -> bool {
             | P::UnsupportedWriterFeature(_)
             | P::UnsupportedProtocolVersion { .. }
     )
+}
+
+/// Sizes and counts in add/remove actions are never negative (arithmetic on them trusts that).
+fn check_sizes(
+    path: &str,
+    size: Option<i64>,
+    dv: Option<&delta_rlc_protocol::DvDescriptor>,
+) -> Result<()> {
+    if size.is_some_and(|s| s < 0) {
+        return Err(EngineError::corrupt(format!(
+            "{path}: negative size {size:?}"
+        )));
+    }
+    if let Some(d) = dv {
+        if d.cardinality < 0 || d.size_in_bytes < 0 {
+            return Err(EngineError::corrupt(format!(
+                "{path}: deletion vector with negative cardinality or size"
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

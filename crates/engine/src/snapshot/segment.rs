@@ -128,7 +128,7 @@ pub fn build_segment(listing: &[ObjectInfo], version: Option<u64>) -> Result<Log
     if expect != target + 1 {
         return Err(match version {
             Some(v) if latest_commit.is_none_or(|l| v > l) => {
-                EngineError::invalid(format!("version {v} does not exist (latest is {})", latest_commit.unwrap_or(0)))
+                EngineError::NotFound(format!("version {v} does not exist (latest is {})", latest_commit.unwrap_or(0)))
             }
             _ => EngineError::NotFound(format!(
                 "version {target} cannot be reconstructed: commit {expect} is missing (cleaned up or never written)"

@@ -143,6 +143,14 @@ pub async fn prepare_update(
                 "UPDATE: unknown column {col}"
             )));
         }
+        if assignments
+            .iter()
+            .any(|(c, _): &(String, _)| c.eq_ignore_ascii_case(&col))
+        {
+            return Err(EngineError::invalid(format!(
+                "UPDATE: column {col} is assigned more than once"
+            )));
+        }
         assignments.push((col, strip_qualifiers(ectx.parse(&a.value.to_string())?)));
     }
     let predicate = u

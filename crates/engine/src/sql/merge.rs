@@ -138,6 +138,13 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
                     let col = last_ident(col);
                     if col == STAR {
                         star = true;
+                    } else if assigns
+                        .iter()
+                        .any(|(c, _): &(String, String)| c.eq_ignore_ascii_case(&col))
+                    {
+                        return Err(EngineError::invalid(format!(
+                            "MERGE: column {col} is assigned more than once in one UPDATE SET"
+                        )));
                     } else {
                         assigns.push((col, a.value.to_string()));
                     }

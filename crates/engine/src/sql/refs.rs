@@ -25,9 +25,25 @@ pub struct Rewritten {
 }
 
 pub fn tokenize(sql: &str) -> Result<Vec<Token>> {
-    Tokenizer::new(&GenericDialect {}, sql)
+    let tokens = Tokenizer::new(&GenericDialect {}, sql)
         .tokenize()
-        .map_err(|e| EngineError::invalid(format!("SQL syntax error: {e}")))
+        .map_err(|e| EngineError::invalid(format!("SQL syntax error: {e}")))?;
+    for t in &tokens {
+        if let Token::Number(n, _) = t {
+            check_number_literal(n)?;
+        }
+    }
+    Ok(tokens)
+}
+
+/// A numeric literal must fit a DOUBLE at least: `1e99999` (or 400 digits) is an error, not `inf`.
+fn check_number_literal(n: &str) -> Result<()> {
+    if n.parse::<f64>().is_ok_and(|v| !v.is_finite()) {
+        return Err(EngineError::invalid(format!(
+            "numeric literal {n} is out of range for DOUBLE"
+        )));
+    }
+    Ok(())
 }
 
 fn is_ws(t: &Token) -> bool {

@@ -258,6 +258,12 @@ impl SqlSession {
             ("OPTIMIZE", _) => Ok(Prepared::Write(Box::new(
                 super::dml::prepare_optimize(self, &rw.refs, rw.tokens.clone()).await?,
             ))),
+            ("DROP", _) => Err(EngineError::invalid(
+                "DROP: tables are referenced by path and delta-rlc keeps no catalog to drop them from; it never deletes a table's files — remove the directory (or bucket prefix) yourself",
+            )),
+            ("TRUNCATE", _) => Err(EngineError::Unsupported(
+                "TRUNCATE is not supported for Delta tables (as in Delta Spark): use DELETE FROM t".into(),
+            )),
             ("ALTER", _) | ("REPLACE", _) => Err(EngineError::Unsupported(format!(
                 "{first_kw} is not supported yet"
             ))),

@@ -89,6 +89,19 @@ impl Transaction {
         let mut unknown_retries = 0u32;
         while attempt < max_attempts {
             attempt += 1;
+            let open_ms = self
+                .table
+                .env
+                .clock
+                .now_ms()
+                .saturating_sub(self.started_ms);
+            if open_ms > crate::vacuum::MAX_TRANSACTION_MS {
+                return Err(EngineError::TransactionExpired(format!(
+                    "open for {} s, longer than the {} s a transaction may stay open (VACUUM may have removed files written that long ago); run it again",
+                    open_ms / 1000,
+                    crate::vacuum::MAX_TRANSACTION_MS / 1000
+                )));
+            }
             let payload =
                 self.build_attempt(&state_loser.staged, version, &state, isolation, blind)?;
             let path = format!("{LOG_DIR}/{}", commit_file_name(version));
@@ -135,9 +148,8 @@ impl Transaction {
                 let bytes = store
                     .get(&format!("{LOG_DIR}/{}", commit_file_name(v)))
                     .await
-                    .map_err(|e| {
-                        EngineError::corrupt(format!("winning commit {v} cannot be read: {e}"))
-                    })?;
+                    // A failed read is I/O (retryable); only an unparsable commit is corrupt.
+                    .map_err(EngineError::Storage)?;
                 if self.is_ours(v, &bytes) {
                     // Our own earlier attempt landed (its response was lost): never commit twice.
                     return self.finish(v, attempt, events).await;

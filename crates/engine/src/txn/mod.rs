@@ -34,6 +34,9 @@ pub struct Transaction {
     pub affected_rows: Option<u64>,
     /// Events fired while planning (e.g. the MERGE source-key read predicate).
     pub events: Vec<crate::conflict::Event>,
+    /// When the transaction began (the environment's clock), before it wrote any file. Its commit
+    /// is refused once [`crate::vacuum::MAX_TRANSACTION_MS`] has passed since (VACUUM's floor).
+    pub started_ms: i64,
 }
 
 impl Transaction {
@@ -49,6 +52,7 @@ impl Transaction {
             txn_id: table.env.ids.uuid(),
             affected_rows: None,
             events: Vec::new(),
+            started_ms: table.env.clock.now_ms(),
         }
     }
 

@@ -21,16 +21,15 @@ pub struct ReadPredicate {
     pub exact_keys: Option<std::sync::Arc<SourceKeys>>,
 }
 
-/// The distinct source key tuples of a MERGE, in the target key columns' types, rendered as text.
+/// The distinct source key tuples of a MERGE, encoded by the shared key equality
+/// ([`crate::key_equality`]): a target row is read exactly when its key tuple's encoding is here.
 #[derive(Debug, Clone)]
 pub struct SourceKeys {
     /// Target column names, in tuple order.
     pub columns: Vec<String>,
-    pub tuples: std::collections::HashSet<String>,
-}
-
-impl SourceKeys {
-    pub const SEPARATOR: char = '\u{1}';
+    /// The equality the tuples were encoded with; target rows must be encoded with the same.
+    pub equality: crate::key_equality::KeyEquality,
+    pub tuples: std::collections::HashSet<Box<[u8]>>,
 }
 
 impl ReadPredicate {

@@ -5,12 +5,9 @@ use std::path::PathBuf;
 use arrow::array::RecordBatch;
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 
-/// `../shared/golden` next to the repository (override with DELTA_RLC_GOLDEN).
+/// The golden tables in the repository's test data, `tests/data/golden` (see its README and NOTICE).
 pub fn golden_dir() -> PathBuf {
-    if let Ok(p) = std::env::var("DELTA_RLC_GOLDEN") {
-        return PathBuf::from(p);
-    }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/golden")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/golden")
 }
 
 /// Every row as one string `a|b|c` in column order, sorted.

@@ -1,5 +1,5 @@
 //! Every golden table written by Spark / Databricks reads with exactly the verified row counts at
-//! every version, and with the known contents (../shared/golden/README.md).
+//! every version, and with the known contents (tests/data/golden/README.md).
 
 use std::path::Path;
 

@@ -230,12 +230,34 @@ fn row_tracking_and_clustering() {
     });
 }
 
+/// The system clock, `ahead_ms` in the future: VACUUM compares file modification times with the
+/// clock, so files written now look that old.
+#[derive(Debug)]
+struct AheadClock(i64);
+
+impl delta_rlc_engine::env::Clock for AheadClock {
+    fn now_ms(&self) -> i64 {
+        chrono::Utc::now().timestamp_millis() + self.0
+    }
+}
+
+/// A session whose clock runs `ahead_ms` ahead, with the retention check off (RETAIN 0 HOURS).
+fn vacuum_session(ahead_ms: i64) -> SqlSession {
+    let env = Env {
+        clock: std::sync::Arc::new(AheadClock(ahead_ms)),
+        ..Env::default()
+    };
+    let mut conf = ConflictConfig::default();
+    conf.set("retentionDurationCheck", "false").unwrap();
+    SqlSession::new(env, conf)
+}
+
 #[test]
 fn vacuum_keeps_referenced_files_and_respects_retention() {
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().join("t").display().to_string();
-    // Real clock: VACUUM compares file modification times with the clock.
-    let s = SqlSession::new(Env::default(), ConflictConfig::default());
+    // Eight hours ahead: past VACUUM's 7-hour floor for in-flight writers.
+    let s = vacuum_session(8 * 3_600_000);
     exec(&s, &format!("CREATE TABLE '{t}' (id BIGINT)"));
     exec(&s, &format!("INSERT INTO '{t}' VALUES (1)"));
     exec(&s, &format!("INSERT OVERWRITE '{t}' VALUES (2)"));
@@ -245,10 +267,11 @@ fn vacuum_keeps_referenced_files_and_respects_retention() {
     // Default retention: the removed file is recent, so nothing goes.
     let out = q(&s, &format!("VACUUM '{t}' DRY RUN"));
     assert!(out.is_empty(), "{out:?}");
-    // Zero retention: the removed file and the orphan go; the live file stays.
+    // Zero retention: the orphan goes (written "8 hours ago"); the file INSERT OVERWRITE removed
+    // stays, since its tombstone is younger than the 7-hour floor (a reader that loaded the
+    // previous version may still be reading it); the live file stays.
     let out = q(&s, &format!("VACUUM '{t}' RETAIN 0 HOURS"));
-    assert_eq!(out.len(), 2, "{out:?}");
-    assert!(out.iter().any(|p| p == "orphan.parquet"));
+    assert_eq!(out, vec!["orphan.parquet"]);
     assert!(dir.path().join("outside.parquet").exists());
     assert!(dir
         .path()
@@ -322,7 +345,7 @@ fn bad_input_is_one_clear_error_and_nothing_is_committed() {
 fn vacuum_cleans_expired_log_files_before_the_last_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().join("t").display().to_string();
-    let s = SqlSession::new(Env::default(), ConflictConfig::default());
+    let s = vacuum_session(8 * 3_600_000);
     exec(&s, &format!("CREATE TABLE '{t}' (id BIGINT) TBLPROPERTIES ('delta.checkpointInterval' = '3', 'delta.logRetentionDuration' = 'interval 0 seconds')"));
     for i in 0..7 {
         exec(&s, &format!("INSERT INTO '{t}' VALUES ({i})"));
@@ -350,4 +373,110 @@ fn vacuum_cleans_expired_log_files_before_the_last_checkpoint() {
         e.to_string().contains("cannot be reconstructed") || e.to_string().contains("missing"),
         "{e}"
     );
+}
+
+#[test]
+fn vacuum_refuses_short_retention_and_keeps_files_of_writers_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t").display().to_string();
+    // The retention check: below delta.deletedFileRetentionDuration is refused by default.
+    let strict = SqlSession::new(Env::default(), ConflictConfig::default());
+    exec(&strict, &format!("CREATE TABLE '{t}' (id BIGINT)"));
+    let e = rt()
+        .block_on(strict.execute(&format!("VACUUM '{t}' RETAIN 0 HOURS")))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("retentionDurationCheck"), "{e}");
+    // With the check off, an uncommitted writer's file younger than the floor survives RETAIN 0.
+    let loose = vacuum_session(0);
+    let Ok(delta_rlc_engine::sql::Prepared::Write(txn)) =
+        rt().block_on(strict.prepare(&format!("INSERT INTO '{t}' VALUES (1), (2)")))
+    else {
+        panic!("an INSERT prepares a write");
+    };
+    let written: Vec<String> = txn.adds().map(|a| a.path.clone()).collect();
+    assert_eq!(written.len(), 1);
+    let deleted = q(&loose, &format!("VACUUM '{t}' RETAIN 0 HOURS"));
+    assert!(deleted.is_empty(), "{deleted:?}");
+    assert!(dir.path().join("t").join(&written[0]).exists());
+    let v = rt().block_on(txn.commit()).unwrap().version;
+    assert_eq!(v, Some(1));
+    assert_eq!(
+        q(&strict, &format!("SELECT count(*) FROM '{t}'")),
+        vec!["2"]
+    );
+}
+
+#[test]
+fn a_transaction_open_past_the_limit_cannot_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t").display().to_string();
+    let s = session();
+    exec(&s, &format!("CREATE TABLE '{t}' (id BIGINT)"));
+    let Ok(delta_rlc_engine::sql::Prepared::Write(txn)) =
+        rt().block_on(s.prepare(&format!("INSERT INTO '{t}' VALUES (1)")))
+    else {
+        panic!("an INSERT prepares a write");
+    };
+    let mut late = (*txn).clone();
+    late.started_ms -= delta_rlc_engine::vacuum::MAX_TRANSACTION_MS + 1;
+    let e = rt().block_on(late.commit()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
+    assert!(e.to_string().contains("transaction expired"), "{e}");
+    assert_eq!(rt().block_on(txn.commit()).unwrap().version, Some(1));
+}
+
+#[cfg(unix)]
+#[test]
+fn vacuum_and_reads_never_follow_symlinks_out_of_the_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t").display().to_string();
+    let s = vacuum_session(8 * 3_600_000);
+    exec(&s, &format!("CREATE TABLE '{t}' (id BIGINT)"));
+    exec(&s, &format!("INSERT INTO '{t}' VALUES (1)"));
+    // A directory outside the root, linked into it, with an old file; a linked file too.
+    let outside = dir.path().join("v");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("old.txt"), b"x").unwrap();
+    std::fs::write(dir.path().join("lone.parquet"), b"x").unwrap();
+    std::os::unix::fs::symlink(&outside, dir.path().join("t/archive")).unwrap();
+    std::os::unix::fs::symlink(
+        dir.path().join("lone.parquet"),
+        dir.path().join("t/lone.parquet"),
+    )
+    .unwrap();
+    let deleted = q(&s, &format!("VACUUM '{t}' RETAIN 0 HOURS"));
+    assert!(deleted.is_empty(), "{deleted:?}");
+    assert!(outside.join("old.txt").exists());
+    assert!(dir.path().join("lone.parquet").exists());
+    // A data file replaced by a symlink to a Parquet file outside the root is refused on read.
+    let snap = rt().block_on(async { DeltaTable::open(&t).unwrap().snapshot(None).await.unwrap() });
+    let data = dir.path().join("t").join(&snap.files[0].path);
+    let moved = dir.path().join("moved.parquet");
+    std::fs::rename(&data, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &data).unwrap();
+    let e = rt()
+        .block_on(s.execute(&format!("SELECT * FROM '{t}'")))
+        .unwrap_err();
+    assert!(e.to_string().contains("symbolic link"), "{e}");
+}
+
+#[test]
+fn reads_and_failed_creates_leave_no_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = session();
+    let missing = dir.path().join("nosuch/x").display().to_string();
+    let e = rt()
+        .block_on(s.execute(&format!("SELECT * FROM '{missing}'")))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+    let bad = dir.path().join("bad").display().to_string();
+    let e = rt()
+        .block_on(s.execute(&format!(
+            "CREATE TABLE '{bad}' (id BIGINT) TBLPROPERTIES ('delta.checkpointInterval' = '-1')"
+        )))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
 }

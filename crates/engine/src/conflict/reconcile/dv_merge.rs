@@ -17,6 +17,7 @@
 //! Event: `delta.rowLevelConcurrency.deletionVectorsMerged` (winningCommitVersion, resolvedPaths,
 //! winningOperation).
 
+use crate::conflict::Switch;
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
@@ -140,8 +141,8 @@ impl Reconciler for DvMerge {
         "dvMerge"
     }
 
-    fn switch(&self) -> &'static str {
-        "dvMerge"
+    fn switch(&self) -> Switch {
+        Switch::DvMerge
     }
 
     async fn reconcile(

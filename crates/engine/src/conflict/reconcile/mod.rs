@@ -9,6 +9,7 @@ mod optimize_forward;
 mod optimize_reverse;
 mod rowid_remap;
 
+use crate::conflict::Switch;
 use std::collections::BTreeSet;
 
 use async_trait::async_trait;
@@ -75,7 +76,7 @@ pub(super) async fn extend_dv(
 #[async_trait]
 pub trait Reconciler: Send + Sync {
     fn name(&self) -> &'static str;
-    fn switch(&self) -> &'static str;
+    fn switch(&self) -> Switch;
     /// Rewrites `state` and returns what it settled, or returns None and leaves `state` untouched.
     async fn reconcile(
         &self,

@@ -13,6 +13,7 @@
 //! range (`liveRank ≥ liveCount`, or past the output's numRecords); any DV read/write error.
 //! Event: `delta.optimize.conflictReconciliation.remapped`.
 
+use crate::conflict::Switch;
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
@@ -164,8 +165,8 @@ impl Reconciler for OptimizeForward {
         "optimizeForward"
     }
 
-    fn switch(&self) -> &'static str {
-        "optimizeForward"
+    fn switch(&self) -> Switch {
+        Switch::OptimizeForward
     }
 
     async fn reconcile(

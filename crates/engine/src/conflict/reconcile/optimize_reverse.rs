@@ -15,6 +15,7 @@
 //! already saw; `dv_l0 ⊄ dv_l1` or `dv_l0 ⊄ dv_o`; positions out of range; any DV error.
 //! Event: `delta.optimize.conflictReconciliation.reverseRemapped`.
 
+use crate::conflict::Switch;
 use std::collections::{BTreeMap, BTreeSet};
 
 use async_trait::async_trait;
@@ -166,8 +167,8 @@ impl Reconciler for OptimizeReverse {
         "optimizeReverse"
     }
 
-    fn switch(&self) -> &'static str {
-        "optimizeReverse"
+    fn switch(&self) -> Switch {
+        Switch::OptimizeReverse
     }
 
     async fn reconcile(

@@ -16,6 +16,7 @@
 //! new deletion the rewrite already dropped; a bare full-file removal of a source (H1); any error.
 //! Events: `delta.rowTracking.conflictReconciliation.remapped` / `.reverseRemapped`.
 
+use crate::conflict::Switch;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use arrow::array::{Array, Int64Array, UInt64Array};
@@ -233,8 +234,8 @@ impl Reconciler for RowIdForward {
         "rowIdRemapForward"
     }
 
-    fn switch(&self) -> &'static str {
-        "rowIdRemap"
+    fn switch(&self) -> Switch {
+        Switch::RowIdRemap
     }
 
     async fn reconcile(
@@ -339,8 +340,8 @@ impl Reconciler for RowIdReverse {
         "rowIdRemapReverse"
     }
 
-    fn switch(&self) -> &'static str {
-        "rowIdRemap"
+    fn switch(&self) -> Switch {
+        Switch::RowIdRemap
     }
 
     async fn reconcile(

@@ -8,6 +8,7 @@
 //! Declines: no eligible predicate (reads everything), any planning or evaluation error.
 //! Event: `delta.conflictDetection.dataSkipping.filesSkipped` (candidateFiles, skippedFiles, tier).
 
+use crate::conflict::Switch;
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::Add;
 
@@ -22,8 +23,8 @@ impl AppendTier for DataSkipping {
         "dataSkipping"
     }
 
-    fn switch(&self) -> Option<&'static str> {
-        Some("dataSkipping")
+    fn switch(&self) -> Option<Switch> {
+        Some(Switch::DataSkipping)
     }
 
     async fn clear(

@@ -10,6 +10,7 @@
 //! Declines: whole-table readers, any read without a predicate, a removed file of a partitioned table
 //! without partition values, any read/DV/evaluation error.
 
+use crate::conflict::Switch;
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::{Add, Remove};
 
@@ -74,8 +75,8 @@ impl DeleteReadTier for RemovedRowsRefinement {
         "deleteReadRefinement"
     }
 
-    fn switch(&self) -> &'static str {
-        "deleteReadRefinement"
+    fn switch(&self) -> Switch {
+        Switch::DeleteReadRefinement
     }
 
     async fn clear(&self, ctx: &TierContext<'_>, removes: &[&Remove]) -> Vec<bool> {

@@ -18,6 +18,7 @@ mod partition_filter;
 mod relocation;
 mod value_exact;
 
+use crate::conflict::Switch;
 use std::sync::OnceLock;
 
 use async_trait::async_trait;
@@ -99,7 +100,7 @@ pub trait AppendTier: Send + Sync {
     /// Name used in events and conflict explanations.
     fn name(&self) -> &'static str;
     /// The switch that enables it; `None` = part of the OSS baseline (always on).
-    fn switch(&self) -> Option<&'static str>;
+    fn switch(&self) -> Option<Switch>;
     /// For each candidate, true if this tier proves it cannot match `predicate`.
     async fn clear(
         &self,
@@ -117,7 +118,7 @@ pub trait AppendTier: Send + Sync {
 #[async_trait]
 pub trait DeleteReadTier: Send + Sync {
     fn name(&self) -> &'static str;
-    fn switch(&self) -> &'static str;
+    fn switch(&self) -> Switch;
     /// For each winner remove of a file the loser read, true if this tier proves no conflict.
     async fn clear(&self, ctx: &TierContext<'_>, removes: &[&Remove]) -> Vec<bool>;
 }

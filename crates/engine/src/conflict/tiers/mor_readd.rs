@@ -8,6 +8,7 @@
 //! contain the removed tombstone's DV (both bitmaps are read and compared).
 //! Declines: paths not removed by the winner, a re-add whose DV is not a superset, unreadable DVs.
 
+use crate::conflict::Switch;
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::Add;
 
@@ -23,8 +24,8 @@ impl AppendTier for MergeOnReadReAdd {
         "mergeOnReadReAdd"
     }
 
-    fn switch(&self) -> Option<&'static str> {
-        Some("deleteReadRefinement")
+    fn switch(&self) -> Option<Switch> {
+        Some(Switch::DeleteReadRefinement)
     }
 
     fn predicate_independent(&self) -> bool {

@@ -5,6 +5,7 @@
 //! false (or NULL) for those values they are false for every row, and so is the whole conjunction.
 //! Declines (clears nothing) when the predicate has no partition part or evaluation fails.
 
+use crate::conflict::Switch;
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::Add;
 
@@ -19,7 +20,7 @@ impl AppendTier for PartitionFilter {
         "partitionFilter"
     }
 
-    fn switch(&self) -> Option<&'static str> {
+    fn switch(&self) -> Option<Switch> {
         None
     }
 

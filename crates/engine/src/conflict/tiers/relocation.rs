@@ -14,6 +14,7 @@
 //! any loser as long as written files stay under the delete/delete check, which is how it is used.
 //! Declines: a winner with any dataChange=true action; files the loser removed.
 
+use crate::conflict::Switch;
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::{Add, Remove};
 
@@ -33,8 +34,8 @@ impl AppendTier for RelocationAdds {
         "relocation"
     }
 
-    fn switch(&self) -> Option<&'static str> {
-        Some("relocation")
+    fn switch(&self) -> Option<Switch> {
+        Some(Switch::Relocation)
     }
 
     fn predicate_independent(&self) -> bool {
@@ -60,8 +61,8 @@ impl DeleteReadTier for RelocationRemoves {
         "relocation"
     }
 
-    fn switch(&self) -> &'static str {
-        "relocation"
+    fn switch(&self) -> Switch {
+        Switch::Relocation
     }
 
     async fn clear(&self, ctx: &TierContext<'_>, removes: &[&Remove]) -> Vec<bool> {

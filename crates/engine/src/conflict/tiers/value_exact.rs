@@ -9,6 +9,7 @@
 //! Declines: candidates larger than the byte bound in total, any read or evaluation error (unknown
 //! column, corrupt file, unreadable DV), a predicate with no condition at all.
 
+use crate::conflict::Switch;
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::Add;
 
@@ -24,8 +25,8 @@ impl AppendTier for ValueExact {
         "valueExact"
     }
 
-    fn switch(&self) -> Option<&'static str> {
-        Some("valueExact")
+    fn switch(&self) -> Option<Switch> {
+        Some(Switch::ValueExact)
     }
 
     async fn clear(
