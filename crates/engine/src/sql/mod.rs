@@ -5,6 +5,7 @@
 mod describe;
 mod dml;
 mod files_fn;
+mod flatten;
 mod merge;
 mod parser;
 mod provider;

@@ -167,6 +167,17 @@ pub fn rewrite(sql: &str, named: &[(String, String)]) -> Result<Rewritten> {
         i += 1;
     }
     let sql = out.iter().map(|t| t.to_string()).collect::<String>();
+    // Long generated OR/AND chains: shallow and IN lists before anything plans them.
+    if out.len() >= super::flatten::MIN_STATEMENT_TOKENS {
+        if let Some(flat) = super::flatten::flatten_long_chains(&sql) {
+            let tokens = tokenize(&flat)?;
+            return Ok(Rewritten {
+                sql: flat,
+                tokens,
+                refs,
+            });
+        }
+    }
     Ok(Rewritten {
         sql,
         tokens: out,

@@ -218,3 +218,45 @@ fn update_whose_predicate_names_every_column_reuses_the_matched_values() {
         vec!["1|a|11", "2|z|21", "3|c|1", "NULL|d|41"]
     );
 }
+
+/// Generated SQL: a 100,000-term OR chain and an IN list of 1,000,000 values plan and run (on a
+/// statement thread with the CLI's stack size), with the same rows as their short forms.
+#[test]
+fn huge_or_chains_and_in_lists_run() {
+    let worker = std::thread::Builder::new()
+        .stack_size(512 << 20)
+        .spawn(|| {
+            let mut s = SqlSession::new(Env::deterministic(12), ConflictConfig::default());
+            s.register("t", "memory://dml-edge-huge/t");
+            rt().block_on(async {
+                s.execute("CREATE TABLE t (id BIGINT, v BIGINT)")
+                    .await
+                    .unwrap();
+                s.execute("INSERT INTO t SELECT value, value FROM range(0, 300000)")
+                    .await
+                    .unwrap();
+                // Every third id among the first 300,000 (100,000 terms), plus one other column.
+                let terms: Vec<String> = (0..100_000).map(|i| format!("id = {}", i * 3)).collect();
+                let del = format!("DELETE FROM t WHERE {} OR v = -1", terms.join(" OR "));
+                let out = s.execute(&del).await.unwrap();
+                assert_eq!(out.commit.unwrap().affected_rows, Some(100_000));
+                let list: Vec<String> = (0..1_000_000).map(|i| (i * 3 + 1).to_string()).collect();
+                let upd = format!("UPDATE t SET v = -v WHERE id IN ({})", list.join(", "));
+                let out = s.execute(&upd).await.unwrap();
+                assert_eq!(out.commit.unwrap().affected_rows, Some(100_000));
+                let terms: Vec<String> = (0..4000).map(|_| "1".to_string()).collect();
+                let sum = format!("SELECT {} AS n", terms.join("+"));
+                assert_eq!(
+                    sorted_rows(&s.execute(&sum).await.unwrap().batches),
+                    vec!["4000"]
+                );
+                let counts = s
+                    .execute("SELECT count(*), count(*) FILTER (WHERE v < 0) FROM t")
+                    .await
+                    .unwrap();
+                assert_eq!(sorted_rows(&counts.batches), vec!["200000|100000"]);
+            });
+        })
+        .unwrap();
+    worker.join().unwrap();
+}

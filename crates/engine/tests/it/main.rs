@@ -10,4 +10,5 @@ mod malformed;
 mod pruning;
 mod scenarios;
 mod tier_soundness;
+mod vacuum_soak;
 mod write;

@@ -168,3 +168,49 @@ fn missing_table_is_not_found() {
     let e = load_and_scan(&t.path().join("empty")).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
 }
+
+#[test]
+fn empty_latest_commit_fails_the_load_with_its_version() {
+    let t = copy_table("table-with-dv-small");
+    std::fs::write(log_file(t.path(), 1), b"").unwrap();
+    let e = load_and_scan(t.path()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::CorruptTable, "{e}");
+    assert!(e.to_string().contains("commit 1"), "{e}");
+    assert!(e.to_string().contains("empty"), "{e}");
+    // Whitespace only is just as empty.
+    std::fs::write(log_file(t.path(), 1), b"\n \n").unwrap();
+    assert_eq!(
+        load_and_scan(t.path()).unwrap_err().kind(),
+        ErrorKind::CorruptTable
+    );
+}
+
+#[test]
+fn negative_sizes_and_counts_are_corrupt() {
+    for (from, to) in [
+        ("\"size\":", "\"size\":-"),
+        ("\"cardinality\":", "\"cardinality\":-"),
+        // Inside the stats string, where the quotes are escaped.
+        ("\\\"numRecords\\\":", "\\\"numRecords\\\":-"),
+        (
+            "\\\"numRecords\\\":",
+            "\\\"numRecords\\\":18446744073709551610",
+        ),
+    ] {
+        let t = copy_table("table-with-dv-small");
+        let p = log_file(t.path(), 1);
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains(from), "{from}");
+        // Replace the value's first digit run after `from` (keeps the JSON valid).
+        let damaged = if to.ends_with('-') {
+            text.replacen(from, to, 1)
+        } else {
+            let i = text.find(from).unwrap() + from.len();
+            let end = i + text[i..].find(|c: char| !c.is_ascii_digit()).unwrap();
+            format!("{}{}{}", &text[..i], &to[from.len()..], &text[end..])
+        };
+        std::fs::write(&p, damaged).unwrap();
+        let e = load_and_scan(t.path()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::CorruptTable, "{to}: {e}");
+    }
+}
