@@ -257,7 +257,25 @@ pub fn stabilize_row_tracking(
             .as_ref()
             .filter(|a| a.is_valid(i))
             .map(|a| a.value(i));
-        let id = m.or_else(|| base.map(|b| b + idx.value(i) as i64));
+        // baseRowId comes from the log: checked, never wrapped.
+        let id = match m {
+            Some(id) => Some(id),
+            None => match base {
+                Some(b) => Some(
+                    i64::try_from(idx.value(i))
+                        .ok()
+                        .and_then(|r| b.checked_add(r))
+                        .ok_or_else(|| {
+                            EngineError::corrupt(format!(
+                                "file {}: baseRowId {b} + row {} overflows",
+                                add.path,
+                                idx.value(i)
+                            ))
+                        })?,
+                ),
+                None => None,
+            },
+        };
         if id.is_none() {
             return Err(EngineError::corrupt(format!(
                 "file {} has row tracking enabled but no baseRowId",

@@ -19,6 +19,7 @@ use delta_rlc_protocol::actions::Add;
 use delta_rlc_protocol::stats::FileStats;
 
 use super::scan_exec::DeltaScanExec;
+use crate::error::EngineError;
 use crate::scan::{candidate_files, FileReadOptions};
 use crate::snapshot::Snapshot;
 use crate::table::DeltaTable;
@@ -77,7 +78,12 @@ impl TableProvider for DeltaTableProvider {
         let files =
             candidate_files(&self.snapshot, filter.as_ref()).map_err(|e| e.into_datafusion())?;
         if let Some(reads) = &self.reads {
-            if let Ok(mut r) = reads.lock() {
+            // A read that cannot be recorded must fail the statement: a dropped read would let a
+            // conflict check miss it.
+            let mut r = reads.lock().map_err(|_| {
+                EngineError::Internal("the read set's lock is poisoned".into()).into_datafusion()
+            })?;
+            {
                 match &filter {
                     None => r.read_whole_table(),
                     Some(f) => r.add_predicate(split_predicate(

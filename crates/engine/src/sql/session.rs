@@ -418,9 +418,10 @@ impl SqlSession {
             batches = describe::reorder_columns(&batches, &cols, &schema)?;
         }
         let mut txn = Transaction::new(&table, Some(snapshot), "WRITE");
-        if let Ok(r) = reads.lock() {
-            txn.read_set = r.clone();
-        }
+        txn.read_set = reads
+            .lock()
+            .map_err(|_| EngineError::Internal("the read set's lock is poisoned".into()))?
+            .clone();
         let txn = insert_txn(txn, &batches, mode).await?;
         Ok(Prepared::Write(Box::new(txn)))
     }

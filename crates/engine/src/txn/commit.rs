@@ -291,8 +291,14 @@ impl Transaction {
                                         add.path
                                     ))
                                 })?;
-                            add.base_row_id = Some(hwm + 1);
-                            hwm += n;
+                            // The high-water mark comes from the log: checked, never wrapped.
+                            let overflow = || {
+                                EngineError::corrupt(format!(
+                                    "row id high-water mark {hwm} cannot take {n} more rows"
+                                ))
+                            };
+                            add.base_row_id = Some(hwm.checked_add(1).ok_or_else(overflow)?);
+                            hwm = hwm.checked_add(n).ok_or_else(overflow)?;
                             assigned = true;
                         }
                         if add.default_row_commit_version.is_none() {

@@ -214,3 +214,20 @@ fn negative_sizes_and_counts_are_corrupt() {
         assert_eq!(e.kind(), ErrorKind::CorruptTable, "{to}: {e}");
     }
 }
+
+#[test]
+fn dv_cardinality_above_num_records_is_corrupt() {
+    let t = copy_table("table-with-dv-small");
+    rewrite_commit(t.path(), 1, "\\\"numRecords\\\":10", "\\\"numRecords\\\":1");
+    let e = load_and_scan(t.path()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::CorruptTable, "{e}");
+    let snap = rt().block_on(async {
+        let store = TableStore::open_existing(t.path().to_str().unwrap()).unwrap();
+        Snapshot::load(&store, None).await.unwrap()
+    });
+    assert_eq!(
+        snap.num_rows(),
+        None,
+        "no total from a DV larger than its file"
+    );
+}
