@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use delta_rlc_engine::conflict::ConflictConfig;
 use delta_rlc_engine::env::Env;
-use delta_rlc_engine::sql::SqlSession;
+use delta_rlc_engine::sql::{SqlSession, StreamingOutput};
 use delta_rlc_engine::{EngineError, ErrorKind};
 
 #[derive(Parser)]
@@ -25,9 +25,13 @@ struct Cli {
     /// Conflict-checker setting `key=value` (repeatable): legacy, isolation, maxAttempts, tier switches.
     #[arg(long = "conf", global = true)]
     conf: Vec<String>,
-    /// Print machine-readable JSON instead of tables.
+    /// Print machine-readable JSON instead of tables (same as --format json).
     #[arg(long, global = true)]
     json: bool,
+    /// How `sql` prints query rows: table (first 10,000 rows), json, or csv / ndjson (streamed:
+    /// every row, in bounded memory).
+    #[arg(long, global = true, value_enum)]
+    format: Option<output::Format>,
     #[command(subcommand)]
     command: Command,
 }
@@ -260,12 +264,27 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                 pb.enable_steady_tick(std::time::Duration::from_millis(120));
                 pb
             });
-            let out = session.execute(&statement).await;
-            if let Some(pb) = spinner {
-                pb.finish_and_clear();
+            let format = cli.format.unwrap_or(if cli.json {
+                output::Format::Json
+            } else {
+                output::Format::Table
+            });
+            let out = session.execute_streaming(&statement).await;
+            match out? {
+                StreamingOutput::Rows(stream) => {
+                    // The spinner stops before the first row is printed.
+                    if let Some(pb) = spinner {
+                        pb.finish_and_clear();
+                    }
+                    output::print_stream(stream, format).await?;
+                }
+                StreamingOutput::Done(out) => {
+                    if let Some(pb) = spinner {
+                        pb.finish_and_clear();
+                    }
+                    output::print_statement(&out, format == output::Format::Json)?;
+                }
             }
-            let out = out?;
-            output::print_statement(&out, cli.json)?;
         }
         Command::History { table, limit } => {
             let sql = match limit {

@@ -83,3 +83,99 @@ pub fn print_statement(out: &StatementOutput, json: bool) -> Result<(), EngineEr
     }
     Ok(())
 }
+
+/// How query rows are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// An aligned table of at most [`TABLE_ROW_LIMIT`] rows (a notice on stderr says how many
+    /// more there were).
+    Table,
+    /// `{"rows": [...]}` (and the commit, for writes).
+    Json,
+    /// CSV with a header line, streamed.
+    Csv,
+    /// One JSON object per row, streamed.
+    Ndjson,
+}
+
+/// The table format shows this many rows; the others print every row.
+pub const TABLE_ROW_LIMIT: usize = 10_000;
+
+/// Prints a query's rows as they arrive: memory holds one batch (the table format keeps its first
+/// [`TABLE_ROW_LIMIT`] rows and counts the rest).
+pub async fn print_stream(
+    mut stream: datafusion::execution::SendableRecordBatchStream,
+    format: Format,
+) -> Result<(), EngineError> {
+    use futures::StreamExt;
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    match format {
+        Format::Csv => {
+            let mut w = arrow::csv::WriterBuilder::new()
+                .with_header(true)
+                .build(&mut out);
+            let mut wrote = false;
+            while let Some(b) = stream.next().await {
+                w.write(&b?)?;
+                wrote = true;
+            }
+            if !wrote {
+                // No batch at all: still print the header.
+                w.write(&RecordBatch::new_empty(stream.schema()))?;
+            }
+        }
+        Format::Ndjson => {
+            let mut w = arrow::json::LineDelimitedWriter::new(&mut out);
+            while let Some(b) = stream.next().await {
+                w.write(&b?)?;
+            }
+            w.finish()?;
+        }
+        Format::Json => {
+            out.write_all(b"{\"rows\":").map_err(io)?;
+            {
+                // Writes `[]` when there is no row.
+                let mut w = arrow::json::ArrayWriter::new(&mut out);
+                while let Some(b) = stream.next().await {
+                    w.write(&b?)?;
+                }
+                w.finish()?;
+            }
+            out.write_all(b"}\n").map_err(io)?;
+        }
+        Format::Table => {
+            let mut kept = Vec::new();
+            let (mut shown, mut total) = (0usize, 0usize);
+            while let Some(b) = stream.next().await {
+                let b = b?;
+                total += b.num_rows();
+                if shown < TABLE_ROW_LIMIT {
+                    let take = b.num_rows().min(TABLE_ROW_LIMIT - shown);
+                    shown += take;
+                    kept.push(b.slice(0, take));
+                }
+            }
+            if kept.is_empty() {
+                kept.push(RecordBatch::new_empty(stream.schema()));
+            }
+            writeln!(
+                out,
+                "{}",
+                arrow::util::pretty::pretty_format_batches(&kept)?
+            )
+            .map_err(io)?;
+            if total > shown {
+                eprintln!(
+                    "(showing the first {shown} of {total} rows; --format csv or ndjson prints every row)"
+                );
+            }
+        }
+    }
+    out.flush().map_err(io)
+}
+
+fn io(e: std::io::Error) -> EngineError {
+    EngineError::Internal(format!("writing the output: {e}"))
+}

@@ -154,11 +154,67 @@ pub async fn insert_txn(
     batches: &[RecordBatch],
     mode: InsertMode,
 ) -> Result<Transaction> {
+    stage_insert_mode(&mut txn, &mode)?;
+    if let InsertMode::ReplaceWhere(pred) = &mode {
+        // Every new row must satisfy the predicate (Spark's replaceWhere constraint).
+        check_rows_satisfy(&txn.snapshot()?.schema, batches, pred)?;
+    }
+    let rows = write_rows(&mut txn, batches).await?;
+    txn.affected_rows = Some(rows);
+    Ok(txn)
+}
+
+/// Rows an INSERT buffers before writing them as files: its memory is bounded by this (plus the
+/// writer's buffers), not by its input.
+pub const INSERT_CHUNK_BYTES: usize = 128 << 20;
+
+/// [`insert_txn`] over a stream of batches (e.g. an `INSERT … SELECT`), written in chunks of
+/// about [`INSERT_CHUNK_BYTES`] as they arrive. `map` shapes each batch (column lists).
+pub async fn insert_txn_stream<S>(
+    mut txn: Transaction,
+    mut batches: S,
+    mode: InsertMode,
+    map: impl Fn(RecordBatch) -> Result<RecordBatch>,
+) -> Result<Transaction>
+where
+    S: futures::Stream<Item = Result<RecordBatch>> + Unpin,
+{
+    use futures::StreamExt;
+    stage_insert_mode(&mut txn, &mode)?;
+    let mut rows = 0u64;
+    let mut chunk: Vec<RecordBatch> = Vec::new();
+    let mut chunk_bytes = 0usize;
+    loop {
+        let next = batches.next().await.transpose()?;
+        if let Some(b) = next.as_ref() {
+            let b = map(b.clone())?;
+            chunk_bytes += b.get_array_memory_size();
+            chunk.push(b);
+        }
+        if chunk_bytes >= INSERT_CHUNK_BYTES || (next.is_none() && !chunk.is_empty()) {
+            if let InsertMode::ReplaceWhere(pred) = &mode {
+                check_rows_satisfy(&txn.snapshot()?.schema, &chunk, pred)?;
+            }
+            rows += write_rows(&mut txn, &chunk).await?;
+            chunk.clear();
+            chunk_bytes = 0;
+        }
+        if next.is_none() {
+            break;
+        }
+    }
+    txn.affected_rows = Some(rows);
+    Ok(txn)
+}
+
+/// Stages what the insert mode needs besides the new rows: the removes of an overwrite and the
+/// reads they imply.
+fn stage_insert_mode(txn: &mut Transaction, mode: &InsertMode) -> Result<()> {
     if txn.read_snapshot.is_some() && txn.operation != "CREATE TABLE AS SELECT" {
         txn.operation = "WRITE".into();
     }
     let now = txn.table.env.clock.now_ms();
-    match &mode {
+    match mode {
         InsertMode::Append => {
             txn.operation_parameters
                 .insert("mode".into(), json!("Append"));
@@ -178,8 +234,6 @@ pub async fn insert_txn(
             txn.operation_parameters
                 .insert("predicate".into(), json!(pred.to_string()));
             let snap = Arc::clone(txn.snapshot()?);
-            // Every new row must satisfy the predicate (Spark's replaceWhere constraint).
-            crate::ops::insert::check_rows_satisfy(&snap.schema, batches, pred)?;
             let rp = split_predicate(pred, &snap.metadata.partition_columns, pred.to_string());
             txn.read_set.add_predicate(rp);
             let only_partition = pred
@@ -198,9 +252,7 @@ pub async fn insert_txn(
             }
         }
     }
-    let rows = write_rows(&mut txn, batches).await?;
-    txn.affected_rows = Some(rows);
-    Ok(txn)
+    Ok(())
 }
 
 /// Errors unless `pred` is true for every row (NULL counts as false).

@@ -14,5 +14,5 @@ pub mod update;
 
 pub use create::{create_table_txn, CreateTableSpec};
 pub use delete::delete_txn;
-pub use insert::{insert_txn, InsertMode};
+pub use insert::{insert_txn, insert_txn_stream, InsertMode};
 pub use update::update_txn;

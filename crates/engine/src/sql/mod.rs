@@ -16,4 +16,4 @@ mod session;
 
 pub use dml::strip_qualifiers;
 pub use provider::DeltaTableProvider;
-pub use session::{Prepared, SqlSession, StatementOutput};
+pub use session::{Prepared, SqlSession, StatementOutput, StreamingOutput};

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use arrow::array::RecordBatch;
 use datafusion::common::DFSchema;
+use datafusion::execution::SendableRecordBatchStream;
 use datafusion::prelude::SessionContext;
 
 use super::describe;
@@ -15,7 +16,7 @@ use super::refs::{keyword_of, rewrite, Rewritten, TableRef};
 use crate::conflict::ConflictConfig;
 use crate::env::Env;
 use crate::error::{EngineError, Result};
-use crate::ops::{create_table_txn, insert_txn, CreateTableSpec, InsertMode};
+use crate::ops::{create_table_txn, insert_txn, insert_txn_stream, CreateTableSpec, InsertMode};
 use crate::table::DeltaTable;
 use crate::txn::{CommitResult, ReadSet, Transaction};
 
@@ -25,6 +26,13 @@ pub enum Prepared {
     /// An uncommitted write; commit it with `Transaction::commit`.
     Write(Box<Transaction>),
     Done(String),
+}
+
+/// What [`SqlSession::execute_streaming`] gives: a query's rows as a stream, or any other
+/// statement's output.
+pub enum StreamingOutput {
+    Rows(SendableRecordBatchStream),
+    Done(StatementOutput),
 }
 
 #[derive(Debug, Default)]
@@ -141,6 +149,50 @@ impl SqlSession {
         sql: &str,
         record: Option<(&str, Arc<Mutex<ReadSet>>)>,
     ) -> Result<Vec<RecordBatch>> {
+        Ok(self.dataframe(refs, sql, record).await?.collect().await?)
+    }
+
+    /// A query's rows as a stream: batches are produced as they are read (file by file), so the
+    /// caller holds one at a time.
+    async fn query_stream(
+        &self,
+        refs: &[TableRef],
+        sql: &str,
+        record: Option<(&str, Arc<Mutex<ReadSet>>)>,
+    ) -> Result<SendableRecordBatchStream> {
+        Ok(self
+            .dataframe(refs, sql, record)
+            .await?
+            .execute_stream()
+            .await?)
+    }
+
+    /// Runs `sql` with its rows streamed when it is a query (SELECT, WITH, VALUES, …, whatever
+    /// DataFusion plans), and as [`SqlSession::execute`] otherwise.
+    pub async fn execute_streaming(&self, sql: &str) -> Result<StreamingOutput> {
+        let rw = rewrite(sql, &self.named)?;
+        let first = rw.tokens.iter().find_map(keyword_of).unwrap_or_default();
+        if matches!(first.as_str(), "SELECT" | "WITH" | "VALUES" | "FROM")
+            && !rw.tokens.iter().any(|t| {
+                keyword_of(t).is_some_and(|k| {
+                    k.eq_ignore_ascii_case(super::files_fn::NAME)
+                        || k.eq_ignore_ascii_case(super::rows_fn::NAME)
+                })
+            })
+        {
+            return Ok(StreamingOutput::Rows(
+                self.query_stream(&rw.refs, &rw.sql, None).await?,
+            ));
+        }
+        Ok(StreamingOutput::Done(self.execute(sql).await?))
+    }
+
+    async fn dataframe(
+        &self,
+        refs: &[TableRef],
+        sql: &str,
+        record: Option<(&str, Arc<Mutex<ReadSet>>)>,
+    ) -> Result<datafusion::dataframe::DataFrame> {
         let ctx = self.context(refs, record).await?;
         let tokens = super::refs::tokenize(sql)?;
         for name in [super::files_fn::NAME, super::rows_fn::NAME] {
@@ -172,8 +224,7 @@ impl SqlSession {
             }
             ctx.register_udtf(name, Arc::new(super::files_fn::Preloaded { name, tables }));
         }
-        let df = ctx.sql(sql).await?;
-        Ok(df.collect().await?)
+        Ok(ctx.sql(sql).await?)
     }
 
     fn resolve_target<'a>(&self, rw: &'a Rewritten, name: &str) -> Result<&'a TableRef> {
@@ -411,18 +462,25 @@ impl SqlSession {
         }
         let query = alias_positional_columns(&c.rest_sql());
         let reads = Arc::new(Mutex::new(ReadSet::default()));
-        let mut batches = self
-            .query(&rw.refs, &query, Some((&target.location, reads.clone())))
+        // Streamed: rows are written in chunks as the query produces them.
+        let stream = self
+            .query_stream(&rw.refs, &query, Some((&target.location, reads.clone())))
             .await?;
-        if let Some(cols) = columns {
-            batches = describe::reorder_columns(&batches, &cols, &schema)?;
-        }
-        let mut txn = Transaction::new(&table, Some(snapshot), "WRITE");
-        txn.read_set = reads
+        let stream = futures::StreamExt::map(stream, |b| b.map_err(EngineError::from));
+        let txn = Transaction::new(&table, Some(snapshot), "WRITE");
+        let shape = |b: RecordBatch| match &columns {
+            Some(cols) => describe::reorder_columns(std::slice::from_ref(&b), cols, &schema)?
+                .pop()
+                .ok_or_else(|| EngineError::Internal("reordering lost a batch".into())),
+            None => Ok(b),
+        };
+        let mut txn = insert_txn_stream(txn, Box::pin(stream), mode, shape).await?;
+        // The scan registered its reads while the stream ran; they belong to the transaction.
+        let recorded = reads
             .lock()
             .map_err(|_| EngineError::Internal("the read set's lock is poisoned".into()))?
             .clone();
-        let txn = insert_txn(txn, &batches, mode).await?;
+        merge_reads(&mut txn.read_set, recorded);
         Ok(Prepared::Write(Box::new(txn)))
     }
 }
@@ -453,4 +511,18 @@ fn alias_positional_columns(query: &str) -> String {
         .first()
         .map(|s| s.to_string())
         .unwrap_or_else(|| query.to_string())
+}
+
+/// Adds the reads a streamed query recorded to those the insert mode staged (an overwrite's).
+fn merge_reads(into: &mut ReadSet, recorded: ReadSet) {
+    if recorded.whole_table {
+        into.read_whole_table();
+    }
+    for p in recorded.predicates {
+        into.add_predicate(p);
+    }
+    for (path, dv) in recorded.files {
+        into.read_file(&path, dv);
+    }
+    into.app_ids.extend(recorded.app_ids);
 }
