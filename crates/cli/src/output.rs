@@ -4,7 +4,9 @@ use arrow::array::RecordBatch;
 use delta_rlc_engine::sql::StatementOutput;
 use delta_rlc_engine::EngineError;
 
-pub fn batches_to_json(batches: &[RecordBatch]) -> Result<serde_json::Value, EngineError> {
+/// Rows as a JSON array, written by arrow's JSON writer (decimals and floats exact: never parsed
+/// back through f64).
+pub fn batches_to_json_text(batches: &[RecordBatch]) -> Result<String, EngineError> {
     let mut buf = Vec::new();
     {
         let mut w = arrow::json::ArrayWriter::new(&mut buf);
@@ -12,18 +14,16 @@ pub fn batches_to_json(batches: &[RecordBatch]) -> Result<serde_json::Value, Eng
         w.write_batches(&refs)?;
         w.finish()?;
     }
-    if buf.is_empty() {
-        return Ok(serde_json::Value::Array(vec![]));
-    }
-    serde_json::from_slice(&buf).map_err(|e| EngineError::Internal(e.to_string()))
+    let text = String::from_utf8(buf).map_err(|e| EngineError::Internal(e.to_string()))?;
+    Ok(if text.is_empty() { "[]".into() } else { text })
 }
 
 pub fn print_statement(out: &StatementOutput, json: bool) -> Result<(), EngineError> {
     if json {
         let mut obj = serde_json::Map::new();
-        if !out.batches.is_empty() || (out.commit.is_none() && out.message.is_none()) {
-            obj.insert("rows".into(), batches_to_json(&out.batches)?);
-        }
+        let rows = (!out.batches.is_empty() || (out.commit.is_none() && out.message.is_none()))
+            .then(|| batches_to_json_text(&out.batches))
+            .transpose()?;
         if let Some(c) = &out.commit {
             obj.insert("version".into(), serde_json::json!(c.version));
             obj.insert("committed".into(), serde_json::json!(c.attempts > 0));
@@ -39,7 +39,13 @@ pub fn print_statement(out: &StatementOutput, json: bool) -> Result<(), EngineEr
         if let Some(m) = &out.message {
             obj.insert("message".into(), serde_json::json!(m));
         }
-        println!("{}", serde_json::Value::Object(obj));
+        // The rows go in as arrow wrote them, spliced before the other fields.
+        let rest = serde_json::Value::Object(obj).to_string();
+        match rows {
+            Some(r) if rest == "{}" => println!("{{\"rows\":{r}}}"),
+            Some(r) => println!("{{\"rows\":{r},{}", &rest[1..]),
+            None => println!("{rest}"),
+        }
         return Ok(());
     }
     if let Some(c) = &out.commit {

@@ -76,3 +76,50 @@ fn formats_print_exactly_the_rows() {
     );
     assert!(notice.contains("first 10000 of 25000 rows"), "{notice}");
 }
+
+#[test]
+fn data_files_load_by_extension() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("new.csv"), "id,region,amount\n1,eu,10\n2,us,20\n").unwrap();
+    std::fs::write(
+        d.join("more.json"),
+        "{\"id\":3,\"region\":\"eu\",\"amount\":5}\n",
+    )
+    .unwrap();
+    cli(
+        d,
+        &[
+            "sql",
+            "CREATE TABLE './orders' (id BIGINT NOT NULL, region STRING, amount INT)",
+        ],
+    );
+    cli(
+        d,
+        &["sql", "INSERT INTO './orders' SELECT * FROM 'new.csv'"],
+    );
+    cli(
+        d,
+        &[
+            "sql",
+            "INSERT INTO './orders' SELECT id, region, amount FROM 'more.json'",
+        ],
+    );
+    let (csv, _) = cli(
+        d,
+        &[
+            "--format",
+            "csv",
+            "sql",
+            "SELECT region, sum(amount) AS total FROM './orders' GROUP BY region ORDER BY region",
+        ],
+    );
+    assert_eq!(csv, "region,total\neu,15\nus,20\n");
+    // Nothing but the table was created next to the files.
+    let mut names: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["more.json", "new.csv", "orders"]);
+}

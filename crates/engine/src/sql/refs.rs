@@ -81,6 +81,15 @@ const REF_AFTER: &[&str] = &[
     "OVERWRITE",
 ];
 
+/// A path to a data file DataFusion reads by its extension (CSV with a header, Parquet,
+/// newline-delimited JSON, Arrow IPC), rather than a Delta table directory.
+pub fn is_data_file(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    [".csv", ".parquet", ".json", ".arrow"]
+        .iter()
+        .any(|ext| lower.ends_with(ext))
+}
+
 /// Rewrites path references. `named` maps registered names (e.g. `t`) to locations.
 pub fn rewrite(sql: &str, named: &[(String, String)]) -> Result<Rewritten> {
     let tokens = tokenize(sql)?;
@@ -91,6 +100,23 @@ pub fn rewrite(sql: &str, named: &[(String, String)]) -> Result<Rewritten> {
     while let Some(t) = tokens.get(i) {
         let mut replaced: Option<String> = None;
         match t {
+            // A data file (`FROM 'new.csv'`) is read by DataFusion as a URL table, not a Delta table.
+            Token::SingleQuotedString(s)
+                if last_kw.as_deref() == Some("FROM") || last_kw.as_deref() == Some("JOIN") =>
+            {
+                if is_data_file(s) {
+                    out.push(Token::Word(Word {
+                        value: s.clone(),
+                        quote_style: Some('"'),
+                        keyword: Keyword::NoKeyword,
+                    }));
+                    i += 1;
+                    last_kw = None;
+                    continue;
+                }
+                replaced = Some(s.clone());
+                i += 1;
+            }
             Token::SingleQuotedString(s)
                 if last_kw.as_deref().is_some_and(|k| REF_AFTER.contains(&k)) =>
             {

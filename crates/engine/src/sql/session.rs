@@ -118,7 +118,8 @@ impl SqlSession {
         refs: &[TableRef],
         record_for: Option<(&str, Arc<Mutex<ReadSet>>)>,
     ) -> Result<SessionContext> {
-        let ctx = SessionContext::new();
+        // Data files named in FROM (`'new.csv'`, `'x.parquet'`) are read as URL tables.
+        let ctx = SessionContext::new().enable_url_table();
         for r in refs {
             let table = self.table(&r.location)?;
             if !table.exists().await? {
