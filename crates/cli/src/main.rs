@@ -5,6 +5,7 @@
 mod bench;
 mod demo;
 mod output;
+mod repl;
 mod scenario;
 
 use std::process::ExitCode;
@@ -12,7 +13,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use delta_rlc_engine::conflict::ConflictConfig;
 use delta_rlc_engine::env::Env;
-use delta_rlc_engine::sql::{SqlSession, StreamingOutput};
+use delta_rlc_engine::sql::SqlSession;
 use delta_rlc_engine::{EngineError, ErrorKind};
 
 #[derive(Parser)]
@@ -39,7 +40,16 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run one SQL statement. Tables are referenced by path: './data/t' or delta.`s3://bucket/t`.
-    Sql { statement: String },
+    /// With `-f FILE` (or `-f -` for standard input), every statement of a script, in order, in
+    /// one session; the first failing statement stops the script with its exit code.
+    Sql {
+        statement: Option<String>,
+        #[arg(short = 'f', long = "file", conflicts_with = "statement")]
+        file: Option<std::path::PathBuf>,
+    },
+    /// An interactive SQL shell: statements end with `;`; `.quit` or end of input leaves. Errors
+    /// are printed and the shell goes on.
+    Shell,
     /// Commit history of a table.
     History {
         table: String,
@@ -192,7 +202,7 @@ fn exit_code(e: &EngineError) -> u8 {
     }
 }
 
-fn one_line(e: &EngineError) -> String {
+pub(crate) fn one_line(e: &EngineError) -> String {
     e.to_string().replace('\n', " ")
 }
 
@@ -250,41 +260,46 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
     }
     let session = SqlSession::new(Env::default(), conflict);
     match cli.command {
-        Command::Sql { statement } => {
-            // A spinner on stderr while a long statement runs (only on a terminal).
-            let spinner = std::io::IsTerminal::is_terminal(&std::io::stderr()).then(|| {
-                let pb = indicatif::ProgressBar::new_spinner();
-                pb.set_message(
-                    statement
-                        .split_whitespace()
-                        .next()
-                        .unwrap_or("")
-                        .to_uppercase(),
-                );
-                pb.enable_steady_tick(std::time::Duration::from_millis(120));
-                pb
-            });
+        Command::Sql { statement, file } => {
             let format = cli.format.unwrap_or(if cli.json {
                 output::Format::Json
             } else {
                 output::Format::Table
             });
-            let out = session.execute_streaming(&statement).await;
-            match out? {
-                StreamingOutput::Rows(stream) => {
-                    // The spinner stops before the first row is printed.
-                    if let Some(pb) = spinner {
-                        pb.finish_and_clear();
+            let statements = match (statement, file) {
+                (Some(s), None) => vec![s],
+                (None, Some(f)) => {
+                    let text = if f.as_os_str() == "-" {
+                        std::io::read_to_string(std::io::stdin())
+                    } else {
+                        std::fs::read_to_string(&f)
                     }
-                    output::print_stream(stream, format).await?;
+                    .map_err(|e| {
+                        EngineError::invalid(format!("cannot read {}: {e}", f.display()))
+                    })?;
+                    delta_rlc_engine::sql::split_statements(&text)?
                 }
-                StreamingOutput::Done(out) => {
-                    if let Some(pb) = spinner {
-                        pb.finish_and_clear();
-                    }
-                    output::print_statement(&out, format == output::Format::Json)?;
+                _ => {
+                    return Err(EngineError::invalid(
+                        "give one statement, or a script with -f FILE",
+                    ))
                 }
+            };
+            let many = statements.len() > 1;
+            for (i, st) in statements.iter().enumerate() {
+                repl::run_statement(&session, st, format)
+                    .await
+                    .map_err(|e| {
+                        if many {
+                            repl::prefix_error(e, &format!("statement {}", i + 1))
+                        } else {
+                            e
+                        }
+                    })?;
             }
+        }
+        Command::Shell => {
+            repl::shell(&session, cli.format.unwrap_or(output::Format::Table)).await?
         }
         Command::History { table, limit } => {
             let sql = match limit {

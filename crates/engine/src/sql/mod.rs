@@ -16,4 +16,5 @@ mod session;
 
 pub use dml::strip_qualifiers;
 pub use provider::DeltaTableProvider;
+pub use refs::split_statements;
 pub use session::{Prepared, SqlSession, StatementOutput, StreamingOutput};

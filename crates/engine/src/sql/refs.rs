@@ -81,6 +81,31 @@ const REF_AFTER: &[&str] = &[
     "OVERWRITE",
 ];
 
+/// Splits a script into its statements at top-level semicolons (a `;` inside a string, quoted
+/// identifier or comment does not split). Empty statements are dropped.
+pub fn split_statements(script: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    // Whether `cur` holds more than whitespace and comments.
+    let mut has_sql = false;
+    for t in tokenize(script)? {
+        if t == Token::SemiColon {
+            if has_sql {
+                out.push(cur.trim().to_string());
+            }
+            cur.clear();
+            has_sql = false;
+        } else {
+            has_sql |= !is_ws(&t);
+            cur.push_str(&t.to_string());
+        }
+    }
+    if has_sql {
+        out.push(cur.trim().to_string());
+    }
+    Ok(out)
+}
+
 /// A path to a data file DataFusion reads by its extension (CSV with a header, Parquet,
 /// newline-delimited JSON, Arrow IPC), rather than a Delta table directory.
 pub fn is_data_file(path: &str) -> bool {

@@ -1,0 +1,75 @@
+//! `sql -f FILE` runs a script's statements in order in one session and stops at the first error
+//! with its exit code; `shell` reads statements from standard input and goes on after errors.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn run(dir: &std::path::Path, args: &[&str], stdin: &str) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_delta-rlc"))
+        .current_dir(dir)
+        .args(args)
+        .env_remove("DELTA_RLC_CONF")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn scripts_run_in_order_and_stop_at_the_first_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("load.sql"),
+        "-- create and fill\nCREATE TABLE './t' (id BIGINT, note STRING);\n\
+         INSERT INTO './t' VALUES (1, 'a;b'), (2, 'c'); -- ';' inside a string\n\
+         DELETE FROM './t' WHERE id = 2;\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(d, &["sql", "-f", "load.sql"], "");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.matches("committed version").count(), 3, "{out}");
+    let (code, out, _) = run(
+        d,
+        &["--format", "csv", "sql", "-f", "-"],
+        "SELECT * FROM './t';",
+    );
+    assert_eq!((code, out.as_str()), (0, "id,note\n1,a;b\n"));
+    let (code, out, err) = run(
+        d,
+        &["--format", "csv", "sql", "-f", "-"],
+        "SELECT 1 AS x; SELECT nope FROM './t'; INSERT INTO './t' VALUES (9, 'never');",
+    );
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(out, "x\n1\n");
+    assert!(err.starts_with("error: statement 2"), "{err}");
+    assert_eq!(err.lines().count(), 1);
+    assert!(
+        !d.join("t/_delta_log/00000000000000000003.json").exists(),
+        "statement 3 never ran"
+    );
+}
+
+#[test]
+fn the_shell_goes_on_after_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = "CREATE TABLE './t' (id BIGINT);\nINSERT INTO './t'\n  VALUES (1), (2);\nSELEC 1;\nSELECT count(*) AS n FROM './t';\n.quit\nSELECT 'not run';\n";
+    let (code, out, err) = run(dir.path(), &["--format", "csv", "shell"], input);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.ends_with("n\n2\n"), "{out}");
+    assert!(!out.contains("not run"));
+    assert_eq!(err.lines().count(), 1, "one error line: {err}");
+}
