@@ -1,7 +1,10 @@
 //! Row-level evaluation for the value-exact tiers: read a winner's file as the read snapshot's
 //! schema sees it, pick the rows of interest, and ask whether any of them satisfies a read predicate
 //! (including a MERGE source-key marker). Every failure is returned as an error so the caller can
-//! decline (keep the conflict).
+//! decline (keep the conflict). Predicates are planned with `expr_plan::plan_physical`, the planning
+//! DML uses for its own matching: a different plan of the same predicate can answer differently
+//! (found by the value-class simulator: `k IN (NULL, 0.0)` is an IN list, which misses -0.0, when
+//! planned as written, and `k = 0.0`, which matches it, once simplified).
 
 use arrow::array::{Array, BooleanArray, RecordBatch, UInt64Array};
 use datafusion::common::DFSchema;
@@ -33,7 +36,10 @@ pub fn any_row_matches(
     };
     if let Some(expr) = pred.full() {
         let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
-        let phys = SessionContext::new().create_physical_expr(expr, &df_schema)?;
+        // Planned exactly as the statement planned its own predicate (coercion, then the
+        // simplifier: it rewrites small IN lists into `=` chains, and DataFusion's `=` and IN
+        // disagree on -0.0), so the tier's answer is the statement's.
+        let phys = crate::expr_plan::plan_physical(&SessionContext::new(), &expr, &df_schema)?;
         let v = phys.evaluate(&table_part)?.into_array(n)?;
         let v = v
             .as_any()
