@@ -284,6 +284,13 @@ def main():
     lines += ["", "![commits per minute](docs/bench/commits_per_min.svg)", "", "![abort rate](docs/bench/abort_rate.svg)", "",
               "![p99 latency](docs/bench/latency_p99.svg)", ""]
     lines += goals(sw, micro, conc)
+    # Sections measured by other scripts (scripts/bench_memory.sh) survive a rerun.
+    marker = "<!-- Sections below this line are kept by scripts/bench.py across runs. -->"
+    if os.path.exists(a.out):
+        with open(a.out) as f:
+            old = f.read()
+        if marker in old:
+            lines += ["", marker + old.split(marker, 1)[1].rstrip("\n")]
     with open(a.out, "w") as f:
         f.write("\n".join(lines) + "\n")
     print(json.dumps({"single_writer": sw, "snapshot": sn, "micro": micro, "concurrency": conc}, default=str))
