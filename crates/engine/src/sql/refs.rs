@@ -115,6 +115,40 @@ pub fn is_data_file(path: &str) -> bool {
         .any(|ext| lower.ends_with(ext))
 }
 
+/// The name a path reference is planned under, as users see it in headers and errors
+/// (`sum(orders.amount)`, "Valid fields are orders.id"): the path's last segment, lowercased, when
+/// it is a plain identifier that is no SQL keyword, names no other reference and appears elsewhere
+/// in the statement only as a qualifier (`orders.id`); a column, alias or CTE of that name keeps the
+/// generated `__delta_tN`.
+fn readable_name(location: &str, tokens: &[Token], refs: &[TableRef]) -> Option<String> {
+    use datafusion::sql::sqlparser::keywords::ALL_KEYWORDS;
+    let last = location
+        .trim_end_matches('/')
+        .rsplit(['/', '\\'])
+        .next()?
+        .to_ascii_lowercase();
+    let plain = last
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && last
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !plain || last.starts_with("__delta_t") {
+        return None;
+    }
+    let upper = last.to_ascii_uppercase();
+    let clash = ALL_KEYWORDS.contains(&upper.as_str())
+        || refs.iter().any(|r| r.ident.eq_ignore_ascii_case(&last))
+        // Used as a qualifier (`orders.id`) it means this table; any other use (an alias, a CTE,
+        // a column of that name) could mean something else.
+        || tokens.iter().enumerate().any(|(i, t)| {
+            matches!(t, Token::Word(w) if w.value.eq_ignore_ascii_case(&last))
+                && tokens.get(i + 1) != Some(&Token::Period)
+        });
+    (!clash).then_some(last)
+}
+
 /// Rewrites path references. `named` maps registered names (e.g. `t`) to locations.
 pub fn rewrite(sql: &str, named: &[(String, String)]) -> Result<Rewritten> {
     let tokens = tokenize(sql)?;
@@ -197,7 +231,8 @@ pub fn rewrite(sql: &str, named: &[(String, String)]) -> Result<Rewritten> {
             let name = match existing {
                 Some(n) => n,
                 None => {
-                    let n = format!("__delta_t{}", refs.len());
+                    let n = readable_name(&location, &tokens, &refs)
+                        .unwrap_or_else(|| format!("__delta_t{}", refs.len()));
                     refs.push(TableRef {
                         ident: n.clone(),
                         location,
@@ -280,16 +315,21 @@ mod tests {
         assert_eq!(
             r.refs,
             vec![TableRef {
-                ident: "__delta_t0".into(),
+                ident: "x".into(),
                 location: "./data/x".into(),
                 version: Some(3)
             }]
         );
-        assert!(
-            r.sql.contains("FROM __delta_t0 WHERE a = 'str'"),
-            "{}",
-            r.sql
-        );
+        assert!(r.sql.contains("FROM x WHERE a = 'str'"), "{}", r.sql);
+        // The readable name yields to anything else in the statement of that name, and to
+        // keywords; a qualifier of that name means the table.
+        let r = rewrite("SELECT x FROM './data/x'", &[]).unwrap();
+        assert_eq!(r.refs[0].ident, "__delta_t0");
+        let r = rewrite("SELECT * FROM './data/order'", &[]).unwrap();
+        assert_eq!(r.refs[0].ident, "__delta_t0");
+        let r = rewrite("SELECT x.id FROM './data/x' JOIN './y/x' ON true", &[]).unwrap();
+        assert_eq!(r.refs[0].ident, "x");
+        assert_eq!(r.refs[1].ident, "__delta_t1");
         let r = rewrite("INSERT INTO delta.`s3://b/t` SELECT 1", &[]).unwrap();
         assert_eq!(r.refs[0].location, "s3://b/t");
         let r = rewrite("UPDATE t SET x = 1", &[("t".into(), "memory://m/t".into())]).unwrap();
