@@ -90,11 +90,18 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
         TableFactor::Derived {
             subquery, alias, ..
         } => {
-            let a = alias
+            let alias = alias
                 .as_ref()
-                .map(|a| a.name.value.clone())
                 .ok_or_else(|| EngineError::invalid("MERGE: a subquery source needs an alias"))?;
-            (subquery.to_string(), a)
+            // A column list on the alias (`AS s(id, v)`) names the subquery's columns, as in a
+            // SELECT's FROM: keep it by selecting through the aliased derived table.
+            let sql = if alias.columns.is_empty() {
+                subquery.to_string()
+            } else {
+                // The alias prints with its own `AS` when it was written with one.
+                format!("SELECT * FROM ({subquery}) {alias}")
+            };
+            (sql, alias.name.value.clone())
         }
         other => {
             return Err(EngineError::invalid(format!(

@@ -260,3 +260,18 @@ fn huge_or_chains_and_in_lists_run() {
         .unwrap();
     worker.join().unwrap();
 }
+
+/// `USING (VALUES …) AS s(id, v)`: the alias's column list names the source columns, as in SELECT.
+#[test]
+fn merge_source_values_with_a_column_list() {
+    let s = session("merge-values-alias");
+    run(
+        &s,
+        "MERGE INTO t USING (VALUES (1, 'x'), (9, 'new')) AS s(id, v) ON t.id = s.id \
+         WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, s.v)",
+    );
+    assert_eq!(
+        rows(&s, "SELECT id, v FROM t WHERE id IN (1, 9)"),
+        vec!["1|x", "9|new"]
+    );
+}
