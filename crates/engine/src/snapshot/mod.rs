@@ -8,6 +8,7 @@
 //! - A torn or unparsable commit fails the load with its version; it is never skipped.
 //! - The protocol is checked for readability before any file is used.
 
+pub mod as_of;
 mod checkpoint_adds;
 mod checkpoint_read;
 mod replay;

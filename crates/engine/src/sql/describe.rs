@@ -173,7 +173,11 @@ async fn history(table: &DeltaTable, latest: u64, limit: Option<usize>) -> Resul
     batch(
         vec![
             ("version", DataType::Int64),
-            ("timestamp", DataType::Int64),
+            // A timestamp, as Spark shows it (commitInfo holds epoch milliseconds).
+            (
+                "timestamp",
+                DataType::Timestamp(arrow::datatypes::TimeUnit::Millisecond, Some("UTC".into())),
+            ),
             ("operation", DataType::Utf8),
             ("operationParameters", DataType::Utf8),
             ("readVersion", DataType::Utf8),
@@ -185,7 +189,9 @@ async fn history(table: &DeltaTable, latest: u64, limit: Option<usize>) -> Resul
         ],
         vec![
             Arc::new(Int64Array::from(versions)),
-            Arc::new(Int64Array::from(timestamps)),
+            Arc::new(
+                arrow::array::TimestampMillisecondArray::from(timestamps).with_timezone("UTC"),
+            ),
             strings(op),
             strings(params),
             strings(readv),

@@ -15,6 +15,8 @@ pub struct TableRef {
     pub ident: String,
     pub location: String,
     pub version: Option<u64>,
+    /// `TIMESTAMP AS OF '…'` as written; the session resolves it to `version` before planning.
+    pub timestamp: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -200,6 +202,7 @@ pub fn rewrite(sql: &str, named: &[(String, String)]) -> Result<Rewritten> {
                             ident: w.value.clone(),
                             location: loc.clone(),
                             version: None,
+                            timestamp: None,
                         });
                     }
                     let version = version_as_of(&tokens, i + 1)?;
@@ -208,7 +211,10 @@ pub fn rewrite(sql: &str, named: &[(String, String)]) -> Result<Rewritten> {
                             .iter_mut()
                             .find(|r| r.ident.eq_ignore_ascii_case(&w.value))
                         {
-                            r.version = Some(v);
+                            match v {
+                                AsOf::Version(v) => r.version = Some(v),
+                                AsOf::Timestamp(ts) => r.timestamp = Some(ts),
+                            }
                         }
                         out.push(t.clone());
                         i = next;
@@ -220,13 +226,16 @@ pub fn rewrite(sql: &str, named: &[(String, String)]) -> Result<Rewritten> {
             _ => {}
         }
         if let Some(location) = replaced {
-            let (version, next) = match version_as_of(&tokens, i)? {
-                Some((v, n)) => (Some(v), n),
-                None => (None, i),
+            let (version, timestamp, next) = match version_as_of(&tokens, i)? {
+                Some((AsOf::Version(v), n)) => (Some(v), None, n),
+                Some((AsOf::Timestamp(ts), n)) => (None, Some(ts), n),
+                None => (None, None, i),
             };
             let existing = refs
                 .iter()
-                .find(|r| r.location == location && r.version == version)
+                .find(|r| {
+                    r.location == location && r.version == version && r.timestamp == timestamp
+                })
                 .map(|r| r.ident.clone());
             let name = match existing {
                 Some(n) => n,
@@ -237,6 +246,7 @@ pub fn rewrite(sql: &str, named: &[(String, String)]) -> Result<Rewritten> {
                         ident: n.clone(),
                         location,
                         version,
+                        timestamp,
                     });
                     n
                 }
@@ -272,9 +282,17 @@ pub fn rewrite(sql: &str, named: &[(String, String)]) -> Result<Rewritten> {
 }
 
 /// Parses `VERSION AS OF <n>` starting at `i` (whitespace allowed). Returns (n, index after).
-fn version_as_of(tokens: &[Token], mut i: usize) -> Result<Option<(u64, usize)>> {
+/// Time travel after a table reference.
+#[derive(Debug, Clone, PartialEq)]
+enum AsOf {
+    Version(u64),
+    Timestamp(String),
+}
+
+/// `VERSION AS OF n` or `TIMESTAMP AS OF '…'` at `i` (whitespace skipped): what and where the
+/// reference continues.
+fn version_as_of(tokens: &[Token], mut i: usize) -> Result<Option<(AsOf, usize)>> {
     let mut words = Vec::new();
-    let start = i;
     while words.len() < 4 {
         match tokens.get(i) {
             Some(t) if is_ws(t) => i += 1,
@@ -287,17 +305,25 @@ fn version_as_of(tokens: &[Token], mut i: usize) -> Result<Option<(u64, usize)>>
                     let v = n
                         .parse()
                         .map_err(|_| EngineError::invalid(format!("bad version {n}")))?;
-                    return Ok(Some((v, i + 1)));
+                    return Ok(Some((AsOf::Version(v), i + 1)));
+                }
+                break;
+            }
+            Some(Token::SingleQuotedString(ts)) if words.len() == 3 => {
+                if words == ["TIMESTAMP", "AS", "OF"] {
+                    return Ok(Some((AsOf::Timestamp(ts.clone()), i + 1)));
                 }
                 break;
             }
             _ => break,
         }
-        if words.first().is_some_and(|w| w != "VERSION") {
+        if words
+            .first()
+            .is_some_and(|w| w != "VERSION" && w != "TIMESTAMP")
+        {
             break;
         }
     }
-    let _ = start;
     Ok(None)
 }
 
@@ -317,7 +343,8 @@ mod tests {
             vec![TableRef {
                 ident: "x".into(),
                 location: "./data/x".into(),
-                version: Some(3)
+                version: Some(3),
+                timestamp: None,
             }]
         );
         assert!(r.sql.contains("FROM x WHERE a = 'str'"), "{}", r.sql);

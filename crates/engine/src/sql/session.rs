@@ -171,7 +171,7 @@ impl SqlSession {
     /// Runs `sql` with its rows streamed when it is a query (SELECT, WITH, VALUES, …, whatever
     /// DataFusion plans), and as [`SqlSession::execute`] otherwise.
     pub async fn execute_streaming(&self, sql: &str) -> Result<StreamingOutput> {
-        let rw = rewrite(sql, &self.named)?;
+        let rw = self.resolve_as_of(rewrite(sql, &self.named)?).await?;
         let first = rw.tokens.iter().find_map(keyword_of).unwrap_or_default();
         if matches!(first.as_str(), "SELECT" | "WITH" | "VALUES" | "FROM")
             && !rw.tokens.iter().any(|t| {
@@ -186,6 +186,25 @@ impl SqlSession {
             ));
         }
         Ok(StreamingOutput::Done(self.execute(sql).await?))
+    }
+
+    /// Resolves every `TIMESTAMP AS OF` to the version it names.
+    async fn resolve_as_of(&self, mut rw: Rewritten) -> Result<Rewritten> {
+        for r in &mut rw.refs {
+            if let Some(ts) = r.timestamp.take() {
+                let ms = crate::snapshot::as_of::parse_timestamp_ms(&ts)?;
+                let table = self.table(&r.location)?;
+                if !table.exists().await? {
+                    return Err(EngineError::NotFound(format!(
+                        "no Delta table at {}",
+                        r.location
+                    )));
+                }
+                r.version =
+                    Some(crate::snapshot::as_of::version_at_timestamp(&table.store, ms).await?);
+            }
+        }
+        Ok(rw)
     }
 
     async fn dataframe(
@@ -237,7 +256,7 @@ impl SqlSession {
 
     /// Phase one of a statement.
     pub async fn prepare(&self, sql: &str) -> Result<Prepared> {
-        let rw = rewrite(sql, &self.named)?;
+        let rw = self.resolve_as_of(rewrite(sql, &self.named)?).await?;
         let first: Vec<String> = rw.tokens.iter().filter_map(keyword_of).take(2).collect();
         let first_kw = first.first().map(String::as_str).unwrap_or("");
         let second_kw = first.get(1).map(String::as_str).unwrap_or("");

@@ -10,5 +10,6 @@ mod malformed;
 mod pruning;
 mod scenarios;
 mod tier_soundness;
+mod time_travel;
 mod vacuum_soak;
 mod write;

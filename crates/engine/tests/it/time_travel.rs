@@ -1,0 +1,66 @@
+//! `TIMESTAMP AS OF '…'` names the latest version committed at or before the timestamp.
+
+use arrow::array::{Array, Int64Array, TimestampMillisecondArray};
+use delta_rlc_engine::conflict::ConflictConfig;
+use delta_rlc_engine::env::Env;
+use delta_rlc_engine::sql::SqlSession;
+use delta_rlc_engine::ErrorKind;
+
+use crate::common::{rt, sorted_rows};
+
+fn fmt(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap()
+        .format("%Y-%m-%d %H:%M:%S%.3f")
+        .to_string()
+}
+
+#[test]
+fn timestamp_as_of_resolves_to_the_version_committed_by_then() {
+    let mut s = SqlSession::new(Env::deterministic(3), ConflictConfig::default());
+    s.register("t", "memory://time-travel/t");
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT)").await.unwrap();
+        for i in 0..3 {
+            s.execute(&format!("INSERT INTO t VALUES ({i})"))
+                .await
+                .unwrap();
+        }
+        let h = s.execute("DESCRIBE HISTORY t").await.unwrap().batches;
+        let b = &h[0];
+        let versions = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        let times = b
+            .column(1)
+            .as_any()
+            .downcast_ref::<TimestampMillisecondArray>()
+            .unwrap();
+        for r in 0..b.num_rows() {
+            let (v, ts) = (versions.value(r), times.value(r));
+            let at = |ms: i64| {
+                let sql = format!("SELECT count(*) FROM t TIMESTAMP AS OF '{}'", fmt(ms));
+                let s = &s;
+                async move { sorted_rows(&s.execute(&sql).await.unwrap().batches) }
+            };
+            // Exactly at the commit, and just after it (before the next one), it is that version.
+            assert_eq!(at(ts).await, vec![v.to_string()], "at version {v}");
+            if r > 0 {
+                assert_eq!(at(ts).await, at(times.value(r - 1) - 1).await);
+            }
+        }
+        let first = times.value(b.num_rows() - 1);
+        let e = s
+            .execute(&format!(
+                "SELECT * FROM t TIMESTAMP AS OF '{}'",
+                fmt(first - 1000)
+            ))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+        let e = s
+            .execute("SELECT * FROM t TIMESTAMP AS OF 'not a time'")
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        assert!(!times.is_null(0));
+    });
+}
