@@ -46,6 +46,9 @@ enum Command {
         statement: Option<String>,
         #[arg(short = 'f', long = "file", conflicts_with = "statement")]
         file: Option<std::path::PathBuf>,
+        /// With -f: run every statement, print each error, and exit with the first error's code.
+        #[arg(long, requires = "file")]
+        continue_on_error: bool,
     },
     /// An interactive SQL shell: statements end with `;`; `.quit` or end of input leaves. Errors
     /// are printed and the shell goes on.
@@ -260,7 +263,11 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
     }
     let session = SqlSession::new(Env::default(), conflict);
     match cli.command {
-        Command::Sql { statement, file } => {
+        Command::Sql {
+            statement,
+            file,
+            continue_on_error,
+        } => {
             let format = cli.format.unwrap_or(if cli.json {
                 output::Format::Json
             } else {
@@ -286,8 +293,9 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                 }
             };
             let many = statements.len() > 1;
+            let mut first_error: Option<u8> = None;
             for (i, st) in statements.iter().enumerate() {
-                repl::run_statement(&session, st, format)
+                let res = repl::run_statement(&session, st, format)
                     .await
                     .map_err(|e| {
                         if many {
@@ -295,7 +303,19 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                         } else {
                             e
                         }
-                    })?;
+                    });
+                match res {
+                    Ok(()) => {}
+                    Err(e) if continue_on_error => {
+                        eprintln!("error: {}", one_line(&e));
+                        first_error.get_or_insert(exit_code(&e));
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            if let Some(code) = first_error {
+                // Every error is printed; the exit code is the first one's.
+                std::process::exit(i32::from(code));
             }
         }
         Command::Shell => {

@@ -51,6 +51,13 @@ pub fn prefix_error(e: EngineError, what: &str) -> EngineError {
     }
 }
 
+const HELP: &str =
+    "Statements end with ';' and may span lines. Tables are paths: SELECT * FROM './data/t'.
+Files load by extension: INSERT INTO './t' SELECT * FROM 'new.csv' (.csv .parquet .json .arrow).
+Time travel: ... FROM './t' VERSION AS OF 3 | TIMESTAMP AS OF '2026-12-01 10:00:00'.
+Write query results: COPY (SELECT ...) TO 'out.parquet' STORED AS PARQUET.
+.help  this text      .quit  leave (or end of input)";
+
 /// The interactive shell: reads statements ending in `;` from standard input, runs each in one
 /// session, prints errors (one line) and goes on.
 pub async fn shell(session: &SqlSession, format: output::Format) -> Result<(), EngineError> {
@@ -69,6 +76,11 @@ pub async fn shell(session: &SqlSession, format: output::Format) -> Result<(), E
         if buf.trim().is_empty() && matches!(line.trim(), ".quit" | ".exit" | "quit" | "exit") {
             return Ok(());
         }
+        if buf.trim().is_empty() && line.trim() == ".help" {
+            println!("{HELP}");
+            prompt(false);
+            continue;
+        }
         buf.push_str(&line);
         buf.push('\n');
         if !line.trim_end().ends_with(';') {
@@ -78,8 +90,12 @@ pub async fn shell(session: &SqlSession, format: output::Format) -> Result<(), E
         match delta_rlc_engine::sql::split_statements(&buf) {
             Ok(statements) => {
                 for st in statements {
+                    let began = std::time::Instant::now();
                     if let Err(e) = run_statement(session, &st, format).await {
                         eprintln!("error: {}", one_line(&e));
+                    }
+                    if interactive {
+                        eprintln!("({:.3} s)", began.elapsed().as_secs_f64());
                     }
                 }
             }

@@ -73,3 +73,16 @@ fn the_shell_goes_on_after_errors() {
     assert!(!out.contains("not run"));
     assert_eq!(err.lines().count(), 1, "one error line: {err}");
 }
+
+#[test]
+fn continue_on_error_runs_every_statement_and_exits_with_the_first_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(
+        dir.path(),
+        &["--format", "csv", "sql", "-f", "-", "--continue-on-error"],
+        "SELECT 1 AS a; SELECT * FROM './missing'; SELEC 2; SELECT 3 AS c;",
+    );
+    assert_eq!(code, 4, "the first error (not found) decides: {err}");
+    assert_eq!(out, "a\n1\nc\n3\n");
+    assert_eq!(err.lines().count(), 2, "{err}");
+}
