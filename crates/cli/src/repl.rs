@@ -53,7 +53,8 @@ pub fn prefix_error(e: EngineError, what: &str) -> EngineError {
 
 const HELP: &str =
     "Statements end with ';' and may span lines. Tables are paths: SELECT * FROM './data/t'.
-Files load by extension: INSERT INTO './t' SELECT * FROM 'new.csv' (.csv .parquet .json .arrow).
+Files load by extension: INSERT INTO './t' SELECT * FROM 'new.csv' (.csv .parquet .json .ndjson),
+or with read_csv('f', header => false, delimiter => ';'), read_parquet('dir/*.parquet'), read_json('f').
 Time travel: ... FROM './t' VERSION AS OF 3 | TIMESTAMP AS OF '2026-12-01 10:00:00'.
 Write query results: COPY (SELECT ...) TO 'out.parquet' STORED AS PARQUET.
 .help  this text      .quit  leave (or end of input)";

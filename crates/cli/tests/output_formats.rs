@@ -115,11 +115,32 @@ fn data_files_load_by_extension() {
         ],
     );
     assert_eq!(csv, "region,total\neu,15\nus,20\n");
+    // The table functions: a CSV with another delimiter and no header; Parquet by glob.
+    std::fs::write(d.join("semi.txt"), "4;eu;1\n").unwrap();
+    cli(d, &["sql", "INSERT INTO './orders' SELECT * FROM read_csv('semi.txt', header => false, delimiter => ';')"]);
+    std::fs::create_dir(d.join("pq")).unwrap();
+    for f in ["a", "b"] {
+        let copy = format!("COPY (SELECT * FROM './orders') TO 'pq/{f}.parquet' STORED AS PARQUET");
+        cli(d, &["sql", &copy]);
+    }
+    let (n, _) = cli(
+        d,
+        &[
+            "--format",
+            "csv",
+            "sql",
+            "SELECT count(*) AS n FROM read_parquet('pq/*.parquet')",
+        ],
+    );
+    assert_eq!(n, "n\n8\n");
     // Nothing but the table was created next to the files.
     let mut names: Vec<String> = std::fs::read_dir(d)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, vec!["more.json", "new.csv", "orders"]);
+    assert_eq!(
+        names,
+        vec!["more.json", "new.csv", "orders", "pq", "semi.txt"]
+    );
 }

@@ -4,6 +4,7 @@
 
 mod describe;
 mod dml;
+mod file_tables;
 mod files_fn;
 mod flatten;
 mod merge;

@@ -17,6 +17,8 @@ pub struct TableRef {
     pub version: Option<u64>,
     /// `TIMESTAMP AS OF '…'` as written; the session resolves it to `version` before planning.
     pub timestamp: Option<String>,
+    /// A data file (or directory or glob) read in this format, not a Delta table.
+    pub file: Option<super::file_tables::FileSource>,
 }
 
 #[derive(Debug, Clone)]
@@ -108,13 +110,79 @@ pub fn split_statements(script: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// A path to a data file DataFusion reads by its extension (CSV with a header, Parquet,
-/// newline-delimited JSON, Arrow IPC), rather than a Delta table directory.
-pub fn is_data_file(path: &str) -> bool {
-    let lower = path.to_ascii_lowercase();
-    [".csv", ".parquet", ".json", ".arrow"]
+/// Registers a file reference and returns its identifier: the file's stem when that reads well
+/// (`'new.csv'` → `new`), else a generated one.
+fn file_ref(
+    refs: &mut Vec<TableRef>,
+    path: &str,
+    src: super::file_tables::FileSource,
+    tokens: &[Token],
+) -> String {
+    if let Some(r) = refs
         .iter()
-        .any(|ext| lower.ends_with(ext))
+        .find(|r| r.location == path && r.file.as_ref() == Some(&src))
+    {
+        return r.ident.clone();
+    }
+    let stem = path
+        .rsplit(['/', '\\'])
+        .next()
+        .and_then(|f| f.split('.').next())
+        .unwrap_or("");
+    let name =
+        readable_name(stem, tokens, refs).unwrap_or_else(|| format!("__file_t{}", refs.len()));
+    refs.push(TableRef {
+        ident: name.clone(),
+        location: path.to_string(),
+        version: None,
+        timestamp: None,
+        file: Some(src),
+    });
+    name
+}
+
+/// The arguments of `read_xxx('path', name => value, …)` starting at the `(` at `i`: the path,
+/// the named options, and the index after `)`. `None` when the call has another shape (left to
+/// DataFusion, which reports it).
+fn file_function_args(
+    tokens: &[Token],
+    mut i: usize,
+) -> Result<Option<(String, Vec<(String, String)>, usize)>> {
+    let next = |i: &mut usize| -> Option<&Token> {
+        while tokens.get(*i).is_some_and(is_ws) {
+            *i += 1;
+        }
+        let t = tokens.get(*i);
+        *i += 1;
+        t
+    };
+    if next(&mut i) != Some(&Token::LParen) {
+        return Ok(None);
+    }
+    let Some(Token::SingleQuotedString(path)) = next(&mut i).cloned() else {
+        return Ok(None);
+    };
+    let mut options = Vec::new();
+    loop {
+        match next(&mut i) {
+            Some(Token::RParen) => return Ok(Some((path, options, i))),
+            Some(Token::Comma) => {}
+            _ => return Ok(None),
+        }
+        let Some(Token::Word(k)) = next(&mut i).cloned() else {
+            return Ok(None);
+        };
+        if next(&mut i) != Some(&Token::RArrow) {
+            return Ok(None);
+        }
+        let v = match next(&mut i) {
+            Some(Token::SingleQuotedString(v)) => v.clone(),
+            Some(Token::Word(v)) => v.value.clone(),
+            Some(Token::Number(v, _)) => v.clone(),
+            _ => return Ok(None),
+        };
+        options.push((k.value, v));
+    }
 }
 
 /// The name a path reference is planned under, as users see it in headers and errors
@@ -165,18 +233,32 @@ pub fn rewrite(sql: &str, named: &[(String, String)]) -> Result<Rewritten> {
             Token::SingleQuotedString(s)
                 if last_kw.as_deref() == Some("FROM") || last_kw.as_deref() == Some("JOIN") =>
             {
-                if is_data_file(s) {
-                    out.push(Token::Word(Word {
-                        value: s.clone(),
-                        quote_style: Some('"'),
-                        keyword: Keyword::NoKeyword,
-                    }));
+                if let Some(src) = super::file_tables::FileSource::from_extension(s) {
+                    let name = file_ref(&mut refs, s, src, &tokens);
+                    out.push(ident(&name));
                     i += 1;
                     last_kw = None;
                     continue;
                 }
                 replaced = Some(s.clone());
                 i += 1;
+            }
+            Token::Word(w)
+                if w.quote_style.is_none()
+                    && matches!(tokens.get(i + 1), Some(Token::LParen))
+                    && w.value.to_ascii_lowercase().starts_with("read_") =>
+            {
+                if let Some((path, options, next)) = file_function_args(&tokens, i + 1)? {
+                    if let Some(src) =
+                        super::file_tables::FileSource::from_function(&w.value, &options)?
+                    {
+                        let name = file_ref(&mut refs, &path, src, &tokens);
+                        out.push(ident(&name));
+                        i = next;
+                        last_kw = None;
+                        continue;
+                    }
+                }
             }
             Token::SingleQuotedString(s)
                 if last_kw.as_deref().is_some_and(|k| REF_AFTER.contains(&k)) =>
@@ -203,6 +285,7 @@ pub fn rewrite(sql: &str, named: &[(String, String)]) -> Result<Rewritten> {
                             location: loc.clone(),
                             version: None,
                             timestamp: None,
+                            file: None,
                         });
                     }
                     let version = version_as_of(&tokens, i + 1)?;
@@ -247,6 +330,7 @@ pub fn rewrite(sql: &str, named: &[(String, String)]) -> Result<Rewritten> {
                         location,
                         version,
                         timestamp,
+                        file: None,
                     });
                     n
                 }
@@ -345,6 +429,7 @@ mod tests {
                 location: "./data/x".into(),
                 version: Some(3),
                 timestamp: None,
+                file: None,
             }]
         );
         assert!(r.sql.contains("FROM x WHERE a = 'str'"), "{}", r.sql);

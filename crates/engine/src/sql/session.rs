@@ -118,9 +118,14 @@ impl SqlSession {
         refs: &[TableRef],
         record_for: Option<(&str, Arc<Mutex<ReadSet>>)>,
     ) -> Result<SessionContext> {
-        // Data files named in FROM (`'new.csv'`, `'x.parquet'`) are read as URL tables.
-        let ctx = SessionContext::new().enable_url_table();
+        let ctx = SessionContext::new();
         for r in refs {
+            // Data files (`'new.csv'`, `read_parquet('dir/*.parquet')`) are listing tables.
+            if let Some(src) = &r.file {
+                let provider = super::file_tables::file_table(&ctx, &r.location, src).await?;
+                ctx.register_table(r.ident.to_ascii_lowercase(), provider)?;
+                continue;
+            }
             let table = self.table(&r.location)?;
             if !table.exists().await? {
                 return Err(EngineError::NotFound(format!(
