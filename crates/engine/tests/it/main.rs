@@ -8,6 +8,7 @@ mod faults;
 mod golden;
 mod malformed;
 mod pruning;
+mod reads_never_write;
 mod scenarios;
 mod tier_soundness;
 mod time_travel;
