@@ -86,3 +86,29 @@ fn continue_on_error_runs_every_statement_and_exits_with_the_first_code() {
     assert_eq!(out, "a\n1\nc\n3\n");
     assert_eq!(err.lines().count(), 2, "{err}");
 }
+
+#[test]
+fn views_and_external_tables_live_for_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("codes.txt"), "code;label\n1;one\n2;two\n").unwrap();
+    let script = "CREATE TABLE './t' (id BIGINT, code BIGINT);\n\
+        INSERT INTO './t' VALUES (1, 1), (2, 2), (3, 2);\n\
+        CREATE EXTERNAL TABLE codes STORED AS CSV LOCATION 'codes.txt' OPTIONS ('format.delimiter' ';');\n\
+        CREATE VIEW labelled AS SELECT t.id, c.label FROM './t' t JOIN codes c ON t.code = c.code;\n\
+        CREATE TEMP VIEW twos AS SELECT * FROM labelled WHERE label = 'two';\n\
+        SELECT count(*) AS n FROM twos x;\n";
+    let (code, out, err) = run(d, &["--format", "csv", "sql", "-f", "-"], script);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.ends_with("n\n2\n"), "{out}");
+    // A view is the session's: a new process does not know it, and nothing was written for it.
+    let (code, _, err) = run(d, &["sql", "SELECT * FROM twos"], "");
+    assert_ne!(code, 0, "{err}");
+    let (code, _, err) = run(
+        d,
+        &["sql", "-f", "-"],
+        "CREATE VIEW v AS SELECT * FROM v; SELECT * FROM v;",
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("expands more than"), "{err}");
+}

@@ -14,6 +14,7 @@ mod refs;
 mod rows_fn;
 mod scan_exec;
 mod session;
+mod session_objects;
 
 pub use dml::strip_qualifiers;
 pub use provider::DeltaTableProvider;

@@ -7,6 +7,7 @@ use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer, Word};
 
+use super::session_objects::SessionObjects;
 use crate::error::{EngineError, Result};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -219,17 +220,75 @@ fn readable_name(location: &str, tokens: &[Token], refs: &[TableRef]) -> Option<
     (!clash).then_some(last)
 }
 
+/// Session views expanded in one statement, at most (a view naming itself would never end).
+const MAX_VIEW_EXPANSIONS: usize = 64;
+
 /// Rewrites path references. `named` maps registered names (e.g. `t`) to locations.
-pub fn rewrite(sql: &str, named: &[(String, String)]) -> Result<Rewritten> {
-    let tokens = tokenize(sql)?;
+pub fn rewrite(
+    sql: &str,
+    named: &[(String, String)],
+    objects: &SessionObjects,
+) -> Result<Rewritten> {
+    let mut tokens = tokenize(sql)?;
     let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
     let mut refs: Vec<TableRef> = Vec::new();
     let mut i = 0;
     let mut last_kw: Option<String> = None;
-    while let Some(t) = tokens.get(i) {
+    let mut expansions = 0usize;
+    while let Some(t) = tokens.get(i).cloned() {
+        let t = &t;
         let mut replaced: Option<String> = None;
+        let from = matches!(last_kw.as_deref(), Some("FROM" | "JOIN"));
+        // A session view named in FROM/JOIN: its query, in parentheses under its name, is read
+        // in place (the tokens are spliced in and rewritten like the rest).
+        if let Token::Word(w) = t {
+            if let Some(q) = objects
+                .view(&w.value)
+                .filter(|_| from && w.quote_style.is_none())
+            {
+                expansions += 1;
+                if expansions > MAX_VIEW_EXPANSIONS {
+                    return Err(EngineError::invalid(format!(
+                        "view {} expands more than {MAX_VIEW_EXPANSIONS} times (does it name itself?)",
+                        w.value
+                    )));
+                }
+                let mut splice = vec![Token::LParen];
+                splice.extend(tokenize(q)?);
+                splice.push(Token::RParen);
+                // Named after the view unless the statement gives it an alias of its own.
+                let aliased = tokens.get(i + 1..).unwrap_or_default().iter().find(|t| !is_ws(t)).is_some_and(|t| {
+                    matches!(t, Token::Word(a) if a.keyword == Keyword::AS || a.keyword == Keyword::NoKeyword)
+                });
+                if !aliased {
+                    splice.extend([
+                        Token::Whitespace(datafusion::sql::sqlparser::tokenizer::Whitespace::Space),
+                        ident("AS"),
+                        Token::Whitespace(datafusion::sql::sqlparser::tokenizer::Whitespace::Space),
+                        ident(&w.value.to_ascii_lowercase()),
+                    ]);
+                }
+                tokens.splice(i..=i, splice);
+                continue;
+            }
+            if let Some((path, src)) = objects
+                .file(&w.value)
+                .filter(|_| from && w.quote_style.is_none())
+            {
+                let name = w.value.to_ascii_lowercase();
+                if !refs.iter().any(|r| r.ident == name) {
+                    refs.push(TableRef {
+                        ident: name,
+                        location: path.to_string(),
+                        version: None,
+                        timestamp: None,
+                        file: Some(src.clone()),
+                    });
+                }
+            }
+        }
         match t {
-            // A data file (`FROM 'new.csv'`) is read by DataFusion as a URL table, not a Delta table.
+            // A data file (`FROM 'new.csv'`) is read as a file, not a Delta table.
             Token::SingleQuotedString(s)
                 if last_kw.as_deref() == Some("FROM") || last_kw.as_deref() == Some("JOIN") =>
             {
@@ -420,6 +479,7 @@ mod tests {
         let r = rewrite(
             "SELECT count(*) FROM './data/x' VERSION AS OF 3 WHERE a = 'str'",
             &[],
+            &SessionObjects::default(),
         )
         .unwrap();
         assert_eq!(
@@ -435,16 +495,36 @@ mod tests {
         assert!(r.sql.contains("FROM x WHERE a = 'str'"), "{}", r.sql);
         // The readable name yields to anything else in the statement of that name, and to
         // keywords; a qualifier of that name means the table.
-        let r = rewrite("SELECT x FROM './data/x'", &[]).unwrap();
+        let r = rewrite("SELECT x FROM './data/x'", &[], &SessionObjects::default()).unwrap();
         assert_eq!(r.refs[0].ident, "__delta_t0");
-        let r = rewrite("SELECT * FROM './data/order'", &[]).unwrap();
+        let r = rewrite(
+            "SELECT * FROM './data/order'",
+            &[],
+            &SessionObjects::default(),
+        )
+        .unwrap();
         assert_eq!(r.refs[0].ident, "__delta_t0");
-        let r = rewrite("SELECT x.id FROM './data/x' JOIN './y/x' ON true", &[]).unwrap();
+        let r = rewrite(
+            "SELECT x.id FROM './data/x' JOIN './y/x' ON true",
+            &[],
+            &SessionObjects::default(),
+        )
+        .unwrap();
         assert_eq!(r.refs[0].ident, "x");
         assert_eq!(r.refs[1].ident, "__delta_t1");
-        let r = rewrite("INSERT INTO delta.`s3://b/t` SELECT 1", &[]).unwrap();
+        let r = rewrite(
+            "INSERT INTO delta.`s3://b/t` SELECT 1",
+            &[],
+            &SessionObjects::default(),
+        )
+        .unwrap();
         assert_eq!(r.refs[0].location, "s3://b/t");
-        let r = rewrite("UPDATE t SET x = 1", &[("t".into(), "memory://m/t".into())]).unwrap();
+        let r = rewrite(
+            "UPDATE t SET x = 1",
+            &[("t".into(), "memory://m/t".into())],
+            &SessionObjects::default(),
+        )
+        .unwrap();
         assert_eq!(r.refs[0].ident, "t");
         assert_eq!(r.sql, "UPDATE t SET x = 1");
     }

@@ -13,6 +13,7 @@ use super::describe;
 use super::parser::{parse_create, Cursor};
 use super::provider::DeltaTableProvider;
 use super::refs::{keyword_of, rewrite, Rewritten, TableRef};
+use super::session_objects::SessionObjects;
 use crate::conflict::ConflictConfig;
 use crate::env::Env;
 use crate::error::{EngineError, Result};
@@ -54,6 +55,8 @@ pub struct SqlSession {
     pub optimize_skip_capture: bool,
     /// Locations served by an explicit store instead of opening them.
     pub stores: Vec<(String, delta_rlc_storage::TableStore)>,
+    /// Views and external tables defined by earlier statements (shared by clones).
+    objects: Arc<Mutex<SessionObjects>>,
 }
 
 impl SqlSession {
@@ -65,6 +68,7 @@ impl SqlSession {
             optimize_target_file_size: None,
             stores: Vec::new(),
             optimize_skip_capture: false,
+            objects: Arc::default(),
         }
     }
 
@@ -176,7 +180,9 @@ impl SqlSession {
     /// Runs `sql` with its rows streamed when it is a query (SELECT, WITH, VALUES, …, whatever
     /// DataFusion plans), and as [`SqlSession::execute`] otherwise.
     pub async fn execute_streaming(&self, sql: &str) -> Result<StreamingOutput> {
-        let rw = self.resolve_as_of(rewrite(sql, &self.named)?).await?;
+        let rw = self
+            .resolve_as_of(rewrite(sql, &self.named, &self.session_objects()?)?)
+            .await?;
         let first = rw.tokens.iter().find_map(keyword_of).unwrap_or_default();
         if matches!(first.as_str(), "SELECT" | "WITH" | "VALUES" | "FROM")
             && !rw.tokens.iter().any(|t| {
@@ -191,6 +197,14 @@ impl SqlSession {
             ));
         }
         Ok(StreamingOutput::Done(self.execute(sql).await?))
+    }
+
+    fn session_objects(&self) -> Result<SessionObjects> {
+        Ok(self
+            .objects
+            .lock()
+            .map_err(|_| EngineError::Internal("session objects lock poisoned".into()))?
+            .clone())
     }
 
     /// Resolves every `TIMESTAMP AS OF` to the version it names.
@@ -261,11 +275,39 @@ impl SqlSession {
 
     /// Phase one of a statement.
     pub async fn prepare(&self, sql: &str) -> Result<Prepared> {
-        let rw = self.resolve_as_of(rewrite(sql, &self.named)?).await?;
+        let rw = self
+            .resolve_as_of(rewrite(sql, &self.named, &self.session_objects()?)?)
+            .await?;
         let first: Vec<String> = rw.tokens.iter().filter_map(keyword_of).take(2).collect();
         let first_kw = first.first().map(String::as_str).unwrap_or("");
         let second_kw = first.get(1).map(String::as_str).unwrap_or("");
+        let fourth_kw = rw
+            .tokens
+            .iter()
+            .filter_map(keyword_of)
+            .nth(3)
+            .unwrap_or_default();
+        let third_kw = rw
+            .tokens
+            .iter()
+            .filter_map(keyword_of)
+            .nth(2)
+            .unwrap_or_default();
+        let session_object = match (second_kw, third_kw.as_str()) {
+            ("VIEW" | "TEMP" | "TEMPORARY" | "EXTERNAL", _) => true,
+            ("OR", "REPLACE") => matches!(
+                fourth_kw.as_str(),
+                "VIEW" | "TEMP" | "TEMPORARY" | "EXTERNAL"
+            ),
+            _ => false,
+        };
         match (first_kw, second_kw) {
+            ("CREATE", _) if session_object => Ok(Prepared::Done(
+                self.objects
+                    .lock()
+                    .map_err(|_| EngineError::Internal("session objects lock poisoned".into()))?
+                    .define(sql)?,
+            )),
             ("CREATE", _) => self.create(&rw).await,
             ("INSERT", _) => self.insert(&rw).await,
             ("DESCRIBE", _) | ("DESC", _) | ("SHOW", "TBLPROPERTIES") => {
