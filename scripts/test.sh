@@ -9,6 +9,10 @@ start=$(date +%s)
 cargo build -p delta-rlc
 cargo test --workspace
 scripts/setup-python.sh
+# tmux drives the shell under a real terminal in tests/interop/test_shell.py.
+if ! command -v tmux > /dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  apt-get install -y -qq tmux > /dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq tmux > /dev/null; }
+fi
 export DELTA_RLC_BIN="$target/debug/delta-rlc"
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/interop --ignore=tests/interop/test_duckdb.py --ignore=tests/interop/spark
 .venv-duckdb/bin/python -m pytest -q -p no:cacheprovider tests/interop/test_duckdb.py

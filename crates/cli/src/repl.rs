@@ -59,59 +59,128 @@ Time travel: ... FROM './t' VERSION AS OF 3 | TIMESTAMP AS OF '2026-12-01 10:00:
 Write query results: COPY (SELECT ...) TO 'out.parquet' STORED AS PARQUET.
 .help  this text      .quit  leave (or end of input)";
 
-/// The interactive shell: reads statements ending in `;` from standard input, runs each in one
-/// session, prints errors (one line) and goes on.
-pub async fn shell(session: &SqlSession, format: output::Format) -> Result<(), EngineError> {
-    use std::io::{BufRead, IsTerminal, Write};
-    let interactive = std::io::stdin().is_terminal();
-    let prompt = |cont: bool| {
-        if interactive {
-            eprint!("{}", if cont { "      -> " } else { "delta-rlc> " });
-            let _ = std::io::stderr().flush();
+/// Where the shell's lines come from: a line editor with history on a terminal, plain standard
+/// input otherwise (scripts piped in, tests).
+enum LineSource {
+    Editor(Box<rustyline::DefaultEditor>),
+    Stdin(std::io::Lines<std::io::StdinLock<'static>>),
+}
+
+/// What reading a line gave.
+enum Line {
+    Text(String),
+    /// Ctrl-C: drop the statement being typed.
+    Interrupted,
+    End,
+}
+
+impl LineSource {
+    fn open() -> LineSource {
+        use std::io::{BufRead, IsTerminal};
+        if std::io::stdin().is_terminal() {
+            if let Ok(mut ed) = rustyline::DefaultEditor::new() {
+                if let Some(h) = history_file() {
+                    let _ = ed.load_history(&h);
+                }
+                return LineSource::Editor(Box::new(ed));
+            }
         }
-    };
+        LineSource::Stdin(std::io::stdin().lock().lines())
+    }
+
+    fn read(&mut self, prompt: &str) -> Result<Line, EngineError> {
+        use rustyline::error::ReadlineError;
+        match self {
+            LineSource::Editor(ed) => match ed.readline(prompt) {
+                Ok(l) => Ok(Line::Text(l)),
+                Err(ReadlineError::Interrupted) => Ok(Line::Interrupted),
+                Err(ReadlineError::Eof) => Ok(Line::End),
+                Err(e) => Err(EngineError::invalid(format!("cannot read input: {e}"))),
+            },
+            LineSource::Stdin(lines) => match lines.next() {
+                Some(Ok(l)) => Ok(Line::Text(l)),
+                Some(Err(e)) => Err(EngineError::invalid(format!("cannot read input: {e}"))),
+                None => Ok(Line::End),
+            },
+        }
+    }
+
+    /// Remembers a statement in the editor's history (and its file).
+    fn remember(&mut self, statement: &str) {
+        if let LineSource::Editor(ed) = self {
+            let _ = ed.add_history_entry(statement.trim());
+            if let Some(h) = history_file() {
+                let _ = ed.save_history(&h);
+            }
+        }
+    }
+
+    fn interactive(&self) -> bool {
+        matches!(self, LineSource::Editor(_))
+    }
+}
+
+fn history_file() -> Option<std::path::PathBuf> {
+    std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".delta_rlc_history"))
+}
+
+/// The interactive shell: reads statements ending in `;` (line editing and history on a
+/// terminal), runs each in one session, prints errors (one line) and goes on.
+pub async fn shell(session: &SqlSession, format: output::Format) -> Result<(), EngineError> {
+    let mut source = LineSource::open();
+    let interactive = source.interactive();
     let mut buf = String::new();
-    prompt(false);
-    for line in std::io::stdin().lock().lines() {
-        let line = line.map_err(|e| EngineError::invalid(format!("cannot read input: {e}")))?;
+    loop {
+        let prompt = match (interactive, buf.trim().is_empty()) {
+            (false, _) => "",
+            (true, true) => "delta-rlc> ",
+            (true, false) => "      -> ",
+        };
+        let line = match source.read(prompt)? {
+            Line::Text(l) => l,
+            Line::Interrupted => {
+                buf.clear();
+                continue;
+            }
+            Line::End => break,
+        };
         if buf.trim().is_empty() && matches!(line.trim(), ".quit" | ".exit" | "quit" | "exit") {
             return Ok(());
         }
         if buf.trim().is_empty() && line.trim() == ".help" {
             println!("{HELP}");
-            prompt(false);
             continue;
         }
         buf.push_str(&line);
         buf.push('\n');
         if !line.trim_end().ends_with(';') {
-            prompt(true);
             continue;
         }
-        match delta_rlc_engine::sql::split_statements(&buf) {
-            Ok(statements) => {
-                for st in statements {
-                    let began = std::time::Instant::now();
-                    if let Err(e) = run_statement(session, &st, format).await {
-                        eprintln!("error: {}", one_line(&e));
-                    }
-                    if interactive {
-                        eprintln!("({:.3} s)", began.elapsed().as_secs_f64());
-                    }
-                }
-            }
-            Err(e) => eprintln!("error: {}", one_line(&e)),
-        }
+        source.remember(&buf);
+        run_all(session, &buf, format, interactive).await;
         buf.clear();
-        prompt(false);
     }
     // End of input: a last statement without `;` still runs.
     if !buf.trim().is_empty() {
-        for st in delta_rlc_engine::sql::split_statements(&buf)? {
-            if let Err(e) = run_statement(session, &st, format).await {
-                eprintln!("error: {}", one_line(&e));
-            }
-        }
+        run_all(session, &buf, format, interactive).await;
     }
     Ok(())
+}
+
+/// Runs every statement of `text`, printing errors (one line each) and, on a terminal, timings.
+async fn run_all(session: &SqlSession, text: &str, format: output::Format, timed: bool) {
+    match delta_rlc_engine::sql::split_statements(text) {
+        Ok(statements) => {
+            for st in statements {
+                let began = std::time::Instant::now();
+                if let Err(e) = run_statement(session, &st, format).await {
+                    eprintln!("error: {}", one_line(&e));
+                }
+                if timed {
+                    eprintln!("({:.3} s)", began.elapsed().as_secs_f64());
+                }
+            }
+        }
+        Err(e) => eprintln!("error: {}", one_line(&e)),
+    }
 }

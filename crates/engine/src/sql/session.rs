@@ -131,11 +131,8 @@ impl SqlSession {
                 continue;
             }
             let table = self.table(&r.location)?;
-            if !table.exists().await? {
-                return Err(EngineError::NotFound(format!(
-                    "no Delta table at {}",
-                    r.location
-                )));
+            if is_local_file(&r.location) || !table.exists().await? {
+                return Err(not_a_table(&r.location));
             }
             let snapshot = table.snapshot(r.version).await?;
             let reads = match &record_for {
@@ -592,4 +589,30 @@ fn merge_reads(into: &mut ReadSet, recorded: ReadSet) {
         into.read_file(&path, dv);
     }
     into.app_ids.extend(recorded.app_ids);
+}
+
+fn local_path(location: &str) -> Option<&std::path::Path> {
+    (!location.contains("://") || location.starts_with("file://"))
+        .then(|| std::path::Path::new(location.strip_prefix("file://").unwrap_or(location)))
+}
+
+fn is_local_file(location: &str) -> bool {
+    local_path(location).is_some_and(|p| p.is_file())
+}
+
+/// Why a path named as a table is not one, as precisely as the local disk can say.
+fn not_a_table(location: &str) -> EngineError {
+    if let Some(local) = local_path(location) {
+        if local.is_file() {
+            return EngineError::invalid(format!(
+                "{location} is a file, not a Delta table: read it with read_csv, read_parquet or read_json (or name it with its .csv/.parquet/.json extension)"
+            ));
+        }
+        if local.is_dir() {
+            return EngineError::NotFound(format!(
+                "{location} is not a Delta table (no _delta_log) or a known file format"
+            ));
+        }
+    }
+    EngineError::NotFound(format!("no Delta table at {location}"))
 }
