@@ -51,6 +51,21 @@ def test_read_only_statements_leave_the_bucket_unchanged(moto):
         f"INSERT INTO delta.`{missing}` VALUES (1)",
         f"CREATE TABLE delta.`{missing}` (id BIGINT) TBLPROPERTIES ('delta.appendOnly' = 'maybe')",
     ]
+    # A data file on S3, read by path and by table function.
+    import io
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"id": [1, 2, 3]}), buf)
+    boto3.client("s3", endpoint_url=moto["AWS_ENDPOINT_URL"], aws_access_key_id="test",
+                 aws_secret_access_key="test", region_name="us-east-1").put_object(
+        Bucket=BUCKET, Key="reads-never-write/ids.parquet", Body=buf.getvalue())
+    before = objects(moto)
+    parquet = f"s3://{BUCKET}/reads-never-write/ids.parquet"
+    out = subprocess.run([BIN, "--format", "csv", "sql", f"SELECT count(*) AS n FROM read_parquet('{parquet}')"],
+                         capture_output=True, text=True, env=moto)
+    assert out.stdout == "n\n3\n", out.stderr
+    reads.append(f"SELECT * FROM '{parquet}'")
     for sql in reads:
         run(moto, sql)
         assert objects(moto) == before, sql

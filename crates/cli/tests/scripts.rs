@@ -112,3 +112,27 @@ fn views_and_external_tables_live_for_the_session() {
     assert_eq!(code, 2);
     assert!(err.contains("expands more than"), "{err}");
 }
+
+#[test]
+fn a_failing_statement_in_the_middle_commits_exactly_the_statements_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("job.sql"),
+        "CREATE TABLE './t' (id BIGINT);\nINSERT INTO './t' VALUES (1);\n\
+         INSERT INTO './t' VALUES ('not a number');\nINSERT INTO './t' VALUES (3);\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(d, &["sql", "-f", "job.sql"], "");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.starts_with("error: statement 3"), "{err}");
+    let log = d.join("t/_delta_log");
+    assert!(log.join("00000000000000000001.json").exists());
+    assert!(!log.join("00000000000000000002.json").exists());
+    let (_, out, _) = run(d, &["--format", "csv", "sql", "SELECT id FROM './t'"], "");
+    assert_eq!(out, "id\n1\n");
+    // VACUUM with nothing to delete says so.
+    let (code, out, _) = run(d, &["sql", "VACUUM './t' DRY RUN"], "");
+    assert_eq!(code, 0);
+    assert!(out.starts_with("VACUUM: nothing would be deleted"), "{out}");
+}

@@ -99,6 +99,14 @@ pub async fn file_table(
         return Err(EngineError::NotFound(format!("no file at {path}")));
     }
     let url = ListingTableUrl::parse(path)?;
+    // s3:// paths read through the same credentials and endpoint as Delta tables on S3.
+    if let Some(rest) = path.strip_prefix("s3://") {
+        let bucket = rest.split('/').next().unwrap_or_default();
+        let store = delta_rlc_storage::TableStore::open(&format!("s3://{bucket}"))?;
+        let base = url::Url::parse(&format!("s3://{bucket}"))
+            .map_err(|e| EngineError::invalid(format!("{path}: {e}")))?;
+        ctx.register_object_store(&base, store.object_store());
+    }
     let format: Arc<dyn FileFormat> = match src {
         FileSource::Parquet => Arc::new(ParquetFormat::default()),
         FileSource::Csv { header, delimiter } => Arc::new(

@@ -359,6 +359,12 @@ impl SqlSession {
                 }
                 let table = self.table(&r.location)?;
                 let res = crate::vacuum::vacuum(&table, retention, dry_run).await?;
+                if res.files.is_empty() {
+                    return Ok(Prepared::Done(format!(
+                        "VACUUM: nothing {} (every file is referenced or within the retention)",
+                        if dry_run { "would be deleted" } else { "to delete" }
+                    )));
+                }
                 Ok(Prepared::Rows(vec![describe::vacuum_batch(&res)?]))
             }
             ("DELETE", _) => Ok(Prepared::Write(Box::new(
