@@ -31,7 +31,8 @@ fn exit_codes_follow_the_readme() {
         cli(d, &[], &["sql", "INSERT INTO './t' VALUES (1, 2)"]).0,
         0
     );
-    let cases: &[(&[(&str, &str)], &[&str], i32)] = &[
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str], i32);
+    let cases: &[Case] = &[
         (&[], &["sql", "SELECT 1"], 0),
         (&[], &["sql", "SELEC 1"], 2),
         (&[], &["sql", "SELECT nope FROM './t'"], 2),

@@ -142,13 +142,13 @@ fn file_ref(
     name
 }
 
+/// A `read_xxx(…)` call's path, named options, and the token index after it.
+type FileCall = (String, Vec<(String, String)>, usize);
+
 /// The arguments of `read_xxx('path', name => value, …)` starting at the `(` at `i`: the path,
 /// the named options, and the index after `)`. `None` when the call has another shape (left to
 /// DataFusion, which reports it).
-fn file_function_args(
-    tokens: &[Token],
-    mut i: usize,
-) -> Result<Option<(String, Vec<(String, String)>, usize)>> {
+fn file_function_args(tokens: &[Token], mut i: usize) -> Result<Option<FileCall>> {
     let next = |i: &mut usize| -> Option<&Token> {
         while tokens.get(*i).is_some_and(is_ws) {
             *i += 1;
