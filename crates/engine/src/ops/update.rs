@@ -59,6 +59,9 @@ pub fn apply_assignments(
     Ok(RecordBatch::try_new(rows.schema(), cols)?)
 }
 
+/// Matched rows an UPDATE (with deletion vectors) rewrites per round; see `update_txn`.
+pub const UPDATE_CHUNK_ROWS: u64 = 1 << 20;
+
 pub async fn update_txn(
     mut txn: Transaction,
     assignments: Vec<(String, Expr)>,
@@ -103,26 +106,44 @@ pub async fn update_txn(
         _ => None,
     };
     if let Some(matches) = matched {
-        // Merge-on-read: pass one found the rows; pass two decodes all columns of only those.
+        // Merge-on-read: pass one found the rows; pass two decodes all columns of only those, in
+        // rounds of files holding up to UPDATE_CHUNK_ROWS matched rows: each round's images are
+        // read, assigned and written before the next is read, so memory follows the round, not
+        // the statement. Files and ids come in file order, as in one round.
         let opts = dml_read_options(&snapshot);
         let parallelism = txn.table.env.parallelism;
-        let images =
-            read_matched_rows(&txn.table.store, &snapshot, &opts, &matches, parallelism).await?;
-        let mut new_rows = Vec::new();
-        for (m, batches) in matches.iter().zip(images) {
-            metrics.scanned_files += 1;
-            if m.matched.is_empty() {
-                continue;
+        let mut from = 0;
+        while from < matches.len() {
+            let mut to = from;
+            let mut rows = 0u64;
+            while let Some(m) = matches.get(to) {
+                if to > from && rows + m.matched.len() > UPDATE_CHUNK_ROWS {
+                    break;
+                }
+                rows += m.matched.len();
+                to += 1;
             }
-            metrics.updated_rows += m.matched.len();
-            for batch in &batches {
-                let batch = stabilize_row_tracking(&snapshot, &m.add, batch, true)?;
-                let updated = apply_assignments(&ectx, &batch, &phys_assign)?;
-                new_rows.push(without_row_index(&updated)?);
+            let round = matches.get(from..to).unwrap_or_default();
+            let images =
+                read_matched_rows(&txn.table.store, &snapshot, &opts, round, parallelism).await?;
+            let mut new_rows = Vec::new();
+            for (m, batches) in round.iter().zip(images) {
+                metrics.scanned_files += 1;
+                if m.matched.is_empty() {
+                    continue;
+                }
+                metrics.updated_rows += m.matched.len();
+                for batch in &batches {
+                    let batch = stabilize_row_tracking(&snapshot, &m.add, batch, true)?;
+                    let updated = apply_assignments(&ectx, &batch, &phys_assign)?;
+                    new_rows.push(without_row_index(&updated)?);
+                }
             }
+            write_new_rows(&mut txn, &snapshot, &new_rows, &mut metrics).await?;
+            from = to;
         }
         stage_dv_removals(&mut txn, &snapshot, &matches, &mut metrics).await?;
-        return finish(txn, &snapshot, new_rows, metrics, start).await;
+        return finish(txn, &snapshot, Vec::new(), metrics, start).await;
     }
     let scans = scan_candidates(&mut txn, &snapshot, predicate.as_ref()).await?;
     metrics.scanned_files = scans.len() as u64;

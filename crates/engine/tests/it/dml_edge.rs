@@ -275,3 +275,40 @@ fn merge_source_values_with_a_column_list() {
         vec!["1|x", "9|new"]
     );
 }
+
+/// An UPDATE matching more rows than one round holds (`UPDATE_CHUNK_ROWS`) rewrites them in
+/// several rounds: every row once, the same result as one round.
+#[test]
+fn update_in_rounds_rewrites_every_row_once() {
+    let mut s = SqlSession::new(Env::deterministic(13), ConflictConfig::default());
+    s.register("t", "memory://dml-edge-rounds/t");
+    let per_file = 400_000u64;
+    assert!(3 * per_file > delta_rlc_engine::ops::update::UPDATE_CHUNK_ROWS);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT, v BIGINT)").await.unwrap();
+        for f in 0..3 {
+            s.execute(&format!(
+                "INSERT INTO t SELECT value, 0 FROM range({}, {})",
+                f * per_file,
+                (f + 1) * per_file
+            ))
+            .await
+            .unwrap();
+        }
+        let out = s
+            .execute("UPDATE t SET v = id % 7 WHERE id % 2 = 0 OR id >= 100")
+            .await
+            .unwrap();
+        let expected = (0..3 * per_file).filter(|i| i % 2 == 0 || *i >= 100).count() as u64;
+        assert_eq!(out.commit.unwrap().affected_rows, Some(expected));
+        let check = s
+            .execute("SELECT count(*), count(DISTINCT id), sum(v), sum(CASE WHEN (id % 2 = 0 OR id >= 100) THEN id % 7 ELSE 0 END) FROM t")
+            .await
+            .unwrap();
+        let row = sorted_rows(&check.batches);
+        let parts: Vec<&str> = row[0].split('|').collect();
+        assert_eq!(parts[0], (3 * per_file).to_string());
+        assert_eq!(parts[1], (3 * per_file).to_string(), "no row twice");
+        assert_eq!(parts[2], parts[3], "every matched row updated, no other");
+    });
+}
