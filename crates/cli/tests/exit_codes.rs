@@ -2,21 +2,10 @@
 //! 5 unsupported), one row per case; every error is one line on stderr, and bad input leaves
 //! nothing on disk.
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
-fn cli(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_delta-rlc"));
-    c.current_dir(dir).args(args).env_remove("DELTA_RLC_CONF");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+fn cli(dir: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
+    common::run(dir, env, args, "")
 }
 
 #[test]

@@ -1,25 +1,9 @@
 //! `--format`: csv and ndjson print every row (streamed), json is `{"rows": [...]}`, the table
 //! format shows at most 10,000 rows and says so on stderr.
 
-use std::process::Command;
+mod common;
 
-fn cli(dir: &std::path::Path, args: &[&str]) -> (String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_delta-rlc"))
-        .current_dir(dir)
-        .args(args)
-        .env_remove("DELTA_RLC_CONF")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::ok as cli;
 
 #[test]
 fn formats_print_exactly_the_rows() {

@@ -1,31 +1,10 @@
 //! `sql -f FILE` runs a script's statements in order in one session and stops at the first error
 //! with its exit code; `shell` reads statements from standard input and goes on after errors.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod common;
 
 fn run(dir: &std::path::Path, args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_delta-rlc"))
-        .current_dir(dir)
-        .args(args)
-        .env_remove("DELTA_RLC_CONF")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::run(dir, &[], args, stdin)
 }
 
 #[test]
