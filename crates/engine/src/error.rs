@@ -57,7 +57,7 @@ pub enum EngineError {
     #[error("commit outcome unknown: {0}")]
     CommitUnknown(String),
     #[error("{0}")]
-    Conflict(Box<crate::conflict::ConflictError>),
+    Conflict(Box<crate::conflict_error::ConflictError>),
     /// The transaction stayed open past the limit VACUUM's safety floor relies on; run it again.
     #[error("transaction expired: {0}")]
     TransactionExpired(String),

@@ -28,3 +28,19 @@ pub fn plan_physical(
     let simplified = simplifier.simplify(coerced)?;
     Ok(ctx.create_physical_expr(simplified, schema)?)
 }
+
+/// Expressions are evaluated against unqualified table batches: drop table qualifiers.
+pub fn strip_qualifiers(e: datafusion::logical_expr::Expr) -> datafusion::logical_expr::Expr {
+    use datafusion::common::tree_node::{Transformed, TreeNode};
+    use datafusion::logical_expr::Expr;
+    e.transform(|e| {
+        Ok(match e {
+            Expr::Column(c) if c.relation.is_some() => Transformed::yes(Expr::Column(
+                datafusion::common::Column::new_unqualified(c.name),
+            )),
+            other => Transformed::no(other),
+        })
+    })
+    .map(|t| t.data)
+    .unwrap_or_else(|e| datafusion::logical_expr::lit(format!("{e}")))
+}

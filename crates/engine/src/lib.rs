@@ -2,12 +2,17 @@
 
 pub mod arrow_conv;
 pub mod conflict;
+pub mod conflict_config;
+pub mod conflict_error;
 pub mod dv_io;
 pub mod env;
 pub mod error;
+pub mod events;
 pub mod expr_plan;
 pub mod key_equality;
 pub mod ops;
+pub mod read_set;
+pub mod row_tracking;
 pub mod scan;
 pub mod scenario;
 pub mod snapshot;

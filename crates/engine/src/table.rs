@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use delta_rlc_storage::TableStore;
 
-use crate::conflict::ConflictConfig;
+use crate::conflict_config::ConflictConfig;
 use crate::env::Env;
 use crate::error::Result;
 use crate::snapshot::Snapshot;
@@ -17,22 +17,26 @@ pub struct DeltaTable {
 }
 
 impl DeltaTable {
-    /// Opens (without requiring that a table exists yet) a location.
+    /// Opens (without requiring that a table exists yet) a location, with the default conflict
+    /// settings. Nothing is read from the process environment except the object store's standard
+    /// credential variables; callers that honour `DELTA_RLC_CONF` (the CLI) apply
+    /// [`ConflictConfig::from_env`] themselves.
     pub fn open(location: &str) -> Result<DeltaTable> {
-        Ok(DeltaTable {
-            store: TableStore::open(location)?,
-            env: Env::default(),
-            conflict: ConflictConfig::from_env()?,
-        })
+        Ok(DeltaTable::on_store(TableStore::open(location)?))
     }
 
     /// Opens a location that must hold a table.
     pub fn open_existing(location: &str) -> Result<DeltaTable> {
-        Ok(DeltaTable {
-            store: TableStore::open_existing(location)?,
+        Ok(DeltaTable::on_store(TableStore::open_existing(location)?))
+    }
+
+    /// A table on an already opened store (e.g. one opened with storage options).
+    pub fn on_store(store: TableStore) -> DeltaTable {
+        DeltaTable {
+            store,
             env: Env::default(),
-            conflict: ConflictConfig::from_env()?,
-        })
+            conflict: ConflictConfig::default(),
+        }
     }
 
     pub fn with_env(mut self, env: Env) -> Self {

@@ -1,13 +1,14 @@
 //! [`TableStore`]: one table root on an object store, with the put-if-absent commit primitive.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 use futures::TryStreamExt;
-use object_store::aws::{AmazonS3Builder, S3ConditionalPut};
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey, S3ConditionalPut};
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::path::{Path, PathPart};
@@ -105,6 +106,17 @@ impl TableStore {
     /// endpoint from the standard AWS environment variables) or `memory://name/prefix` (process-wide
     /// in-memory stores, shared by name).
     pub fn open(location: &str) -> Result<TableStore> {
+        TableStore::open_with_options(location, &BTreeMap::new())
+    }
+
+    /// [`TableStore::open`] with object-store options (`AWS_ACCESS_KEY_ID`, `aws_endpoint_url`,
+    /// `aws_region`, `aws_allow_http`, … — the keys object_store's S3 builder understands, in
+    /// either case). Options override the standard environment variables; an unknown key is an
+    /// error. Local and in-memory locations take no options and ignore them.
+    pub fn open_with_options(
+        location: &str,
+        options: &BTreeMap<String, String>,
+    ) -> Result<TableStore> {
         let location = location.trim();
         if location.is_empty() {
             return Err(invalid("empty table location"));
@@ -120,10 +132,19 @@ impl TableStore {
             let mut builder = AmazonS3Builder::from_env()
                 .with_bucket_name(bucket)
                 .with_conditional_put(S3ConditionalPut::ETagMatch);
-            if std::env::var("AWS_ENDPOINT_URL")
+            let mut endpoint = std::env::var("AWS_ENDPOINT_URL")
                 .or_else(|_| std::env::var("AWS_ENDPOINT"))
-                .is_ok_and(|e| e.starts_with("http://"))
-            {
+                .ok();
+            for (k, v) in options {
+                let key = k.to_ascii_lowercase();
+                let parsed = AmazonS3ConfigKey::from_str(&key)
+                    .map_err(|_| invalid(format!("unknown storage option {k:?}")))?;
+                if matches!(parsed, AmazonS3ConfigKey::Endpoint) {
+                    endpoint = Some(v.clone());
+                }
+                builder = builder.with_config(parsed, v);
+            }
+            if endpoint.is_some_and(|e| e.starts_with("http://")) {
                 builder = builder.with_allow_http(true);
             }
             let store = builder

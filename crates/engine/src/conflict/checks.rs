@@ -1,20 +1,20 @@
 //! The per-winner checks, in OSS order, with the reconcilers and tier chains in between.
 
-use crate::conflict::Switch;
+use crate::conflict_config::Switch;
 use std::collections::BTreeSet;
 
 use delta_rlc_protocol::actions::{Action, Add, Metadata, Protocol, Remove};
 use delta_rlc_storage::TableStore;
 
-use super::config::{ConflictConfig, IsolationLevel};
-use super::error::{ConflictError, ConflictKind};
 use super::reconcile::{reconcilers, ReconcileContext};
 use super::summary::WinningCommit;
 use super::tiers::{append_tiers, delete_read_tiers, TierContext};
 use super::Event;
+use crate::conflict_config::{ConflictConfig, IsolationLevel};
+use crate::conflict_error::{ConflictError, ConflictKind};
 use crate::error::{EngineError, Result};
+use crate::read_set::{ReadPredicate, ReadSet};
 use crate::snapshot::Snapshot;
-use crate::txn::read_set::{ReadPredicate, ReadSet};
 
 /// Fixed facts about the losing transaction for the whole commit loop.
 pub struct CheckInput<'a> {

@@ -16,9 +16,9 @@ use roaring::RoaringTreemap;
 use crate::arrow_conv::table_arrow_schema;
 use crate::dv_io::load_file_dv;
 use crate::error::{EngineError, Result};
+use crate::read_set::ReadPredicate;
 use crate::scan::{read_file, FileReadOptions, ROW_INDEX_COLUMN};
 use crate::snapshot::Snapshot;
-use crate::txn::read_set::ReadPredicate;
 
 /// Does any row of `batch` selected by `selected` (None = all) satisfy `pred`?
 pub fn any_row_matches(

@@ -80,7 +80,7 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
         }
     }
     if let Some(level) = config.get("delta.isolationLevel") {
-        crate::conflict::IsolationLevel::parse(level)?;
+        crate::conflict_config::IsolationLevel::parse(level)?;
     }
     // (property, smallest valid value): Delta Spark's ranges (-1 = index every column).
     for (k, min) in [

@@ -11,9 +11,10 @@ use super::dml::{
     eval_mask, match_candidates, stage_dv_removals, stage_row_removal, DmlMetrics, ExprContext,
 };
 use crate::error::Result;
+use crate::read_set::split_predicate;
 use crate::scan::candidate_files;
 use crate::snapshot::Snapshot;
-use crate::txn::{split_predicate, Transaction};
+use crate::txn::Transaction;
 
 fn logical_rows(add: &delta_rlc_protocol::actions::Add) -> u64 {
     let n = add

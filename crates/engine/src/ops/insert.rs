@@ -15,7 +15,8 @@ use serde_json::json;
 
 use crate::arrow_conv::table_arrow_schema;
 use crate::error::{EngineError, Result};
-use crate::txn::{split_predicate, Transaction};
+use crate::read_set::split_predicate;
+use crate::txn::Transaction;
 use crate::write::{FileWriter, StatsConfig, DEFAULT_TARGET_FILE_SIZE};
 
 #[derive(Debug, Clone)]

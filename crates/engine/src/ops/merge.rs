@@ -22,11 +22,11 @@ use datafusion::prelude::SessionContext;
 use serde_json::json;
 
 use super::dml::{
-    register_candidates, scan_candidates, stabilize_row_tracking, stage_row_removal,
-    write_new_rows, DmlMetrics, FileScan,
+    register_candidates, scan_candidates, stage_row_removal, write_new_rows, DmlMetrics, FileScan,
 };
 use super::merge_probe::{scan_key_matches, KeyProbe};
 use crate::error::{EngineError, Result};
+use crate::row_tracking::{row_tracking_columns, stabilize_row_tracking};
 use crate::scan::{RowMatcher, ROW_INDEX_COLUMN};
 use crate::snapshot::Snapshot;
 use crate::txn::Transaction;
@@ -143,7 +143,7 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
         && txn
             .table
             .conflict
-            .enabled(crate::conflict::Switch::MergeNotMatchedBySource)
+            .enabled(crate::conflict_config::Switch::MergeNotMatchedBySource)
     {
         let mut conds = Vec::new();
         for c in spec
@@ -168,7 +168,7 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
                     "MERGE: a NOT MATCHED BY SOURCE condition may only reference the target",
                 ));
             }
-            conds.push(crate::sql::strip_qualifiers(e));
+            conds.push(crate::expr_plan::strip_qualifiers(e));
         }
         (!conds.is_empty()).then_some(conds)
     } else {
@@ -177,7 +177,7 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
     let key_read_allowed = txn
         .table
         .conflict
-        .enabled(crate::conflict::Switch::MergeSourceKey)
+        .enabled(crate::conflict_config::Switch::MergeSourceKey)
         && (!needs_target_only || nmbs_conditions.is_some());
     let (on_keys, on_target_only) =
         super::merge_keys::analyze_on(&on_expr, &spec.target_alias, &spec.source_alias);
@@ -248,16 +248,19 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
             txn.read_set.predicates.pop();
             let parts = &snapshot.metadata.partition_columns;
             if let Some(p) = &r.predicate {
-                let mut kp = crate::txn::split_predicate(p, parts, p.to_string());
+                let mut kp = crate::read_set::split_predicate(p, parts, p.to_string());
                 kp.exact_keys = r.keys.clone();
                 txn.read_set.add_predicate(kp);
             }
-            txn.read_set
-                .add_predicate(crate::txn::split_predicate(&nmbs, parts, nmbs.to_string()));
+            txn.read_set.add_predicate(crate::read_set::split_predicate(
+                &nmbs,
+                parts,
+                nmbs.to_string(),
+            ));
             if let Some(e) = &r.event {
                 txn.events.push(e.clone());
             }
-            txn.events.push(crate::conflict::Event::new(
+            txn.events.push(crate::events::Event::new(
                 "delta.dml.merge.notMatchedBySourceReadPredicate",
                 json!({"numClauses": conds.len(), "predicate": nmbs.to_string()}),
             ));
@@ -278,7 +281,7 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
                 .iter()
                 .map(|f| f.as_ref().clone())
                 .collect();
-            if let Some((id, ver)) = super::dml::row_tracking_columns(&snapshot) {
+            if let Some((id, ver)) = row_tracking_columns(&snapshot) {
                 fields.push(Field::new(id, DataType::Int64, true));
                 fields.push(Field::new(ver, DataType::Int64, true));
             }
@@ -439,7 +442,7 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
 
     // New rows from UPDATE and INSERT clauses.
     let mut new_rows: Vec<RecordBatch> = Vec::new();
-    let extra_cols: Vec<(usize, Field)> = super::dml::row_tracking_columns(&snapshot)
+    let extra_cols: Vec<(usize, Field)> = row_tracking_columns(&snapshot)
         .map(|(id, ver)| {
             [id, ver]
                 .into_iter()

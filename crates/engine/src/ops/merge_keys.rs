@@ -28,10 +28,10 @@ use datafusion::logical_expr::utils::split_conjunction;
 use datafusion::logical_expr::{col, lit, BinaryExpr, Expr, Operator};
 use serde_json::json;
 
-use crate::conflict::Event;
 use crate::error::{EngineError, Result};
+use crate::events::Event;
 use crate::key_equality::KeyEquality;
-use crate::txn::read_set::SourceKeys;
+use crate::read_set::SourceKeys;
 
 /// What a MERGE reads from its target.
 pub struct TargetRead {
@@ -89,7 +89,7 @@ pub fn analyze_on(on: &Expr, target: &str, source: &str) -> (Vec<(String, String
             }
         }
         if refs_only(c, target) {
-            target_only.push(crate::sql::strip_qualifiers(c.clone()));
+            target_only.push(crate::expr_plan::strip_qualifiers(c.clone()));
         }
     }
     (keys, target_only)

@@ -24,8 +24,8 @@ use delta_rlc_protocol::actions::Add;
 use serde_json::json;
 
 use super::dml::{dml_read_options, FileScan};
-use crate::conflict::Event;
 use crate::error::{EngineError, Result};
+use crate::events::Event;
 use crate::key_equality::KeyEquality;
 use crate::scan::{match_files, read_matched_rows, RowMatcher, RowVerdict};
 use crate::snapshot::Snapshot;

@@ -18,12 +18,14 @@ use datafusion::logical_expr::Expr;
 use delta_rlc_protocol::actions::{Add, PartitionValues};
 use serde_json::json;
 
-use super::dml::{row_tracking_columns, stabilize_row_tracking, without_row_index};
+use super::dml::without_row_index;
 use crate::dv_io::load_file_dv;
 use crate::error::{EngineError, Result};
+use crate::read_set::split_predicate;
+use crate::row_tracking::{row_tracking_columns, stabilize_row_tracking};
 use crate::scan::{candidate_files, read_file, FileReadOptions};
 use crate::snapshot::Snapshot;
-use crate::txn::{split_predicate, Transaction};
+use crate::txn::Transaction;
 use crate::write::{encode_log_path, FileWriter, StatsConfig, DEFAULT_TARGET_FILE_SIZE};
 
 #[derive(Debug, Clone, Default)]
@@ -170,7 +172,7 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
             &snapshot.metadata.partition_columns,
             p.to_string(),
         )),
-        None => txn.read_set.add_predicate(crate::txn::ReadPredicate {
+        None => txn.read_set.add_predicate(crate::read_set::ReadPredicate {
             partition: None,
             data: None,
             text: "true".into(),

@@ -10,11 +10,11 @@ use datafusion::logical_expr::Expr;
 use serde_json::json;
 
 use super::dml::{
-    dml_read_options, eval_mask, match_candidates, scan_candidates, stabilize_row_tracking,
-    stage_dv_removals, stage_row_removal, without_row_index, write_new_rows, DmlMetrics,
-    ExprContext,
+    dml_read_options, eval_mask, match_candidates, scan_candidates, stage_dv_removals,
+    stage_row_removal, without_row_index, write_new_rows, DmlMetrics, ExprContext,
 };
 use crate::error::{EngineError, Result};
+use crate::row_tracking::stabilize_row_tracking;
 use crate::scan::read_matched_rows;
 use crate::snapshot::Snapshot;
 use crate::txn::Transaction;

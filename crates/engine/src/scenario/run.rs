@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::format::{expect_key_offset, line_of, parse, OUTCOMES};
-use crate::conflict::{ConflictConfig, Event};
+use crate::conflict_config::ConflictConfig;
 use crate::env::Env;
 use crate::error::{EngineError, Result};
+use crate::events::Event;
 use crate::sql::{Prepared, SqlSession};
 use crate::txn::Transaction;
 

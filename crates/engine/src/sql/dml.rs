@@ -13,6 +13,7 @@ use crate::table::DeltaTable;
 use crate::txn::Transaction;
 
 use super::refs::TableRef;
+use crate::expr_plan::strip_qualifiers;
 
 pub fn parse_one(sql: &str) -> Result<Statement> {
     let mut stmts = Parser::parse_sql(&GenericDialect {}, sql)
@@ -161,22 +162,6 @@ pub async fn prepare_update(
         .map(strip_qualifiers);
     let txn = Transaction::new(&table, Some(snapshot), "UPDATE");
     update_txn(txn, assignments, predicate).await
-}
-
-/// Expressions are evaluated against unqualified table batches: drop table qualifiers.
-pub fn strip_qualifiers(e: datafusion::logical_expr::Expr) -> datafusion::logical_expr::Expr {
-    use datafusion::common::tree_node::{Transformed, TreeNode};
-    use datafusion::logical_expr::Expr;
-    e.transform(|e| {
-        Ok(match e {
-            Expr::Column(c) if c.relation.is_some() => Transformed::yes(Expr::Column(
-                datafusion::common::Column::new_unqualified(c.name),
-            )),
-            other => Transformed::no(other),
-        })
-    })
-    .map(|t| t.data)
-    .unwrap_or_else(|e| datafusion::logical_expr::lit(format!("{e}")))
 }
 
 /// `OPTIMIZE t [WHERE partition-predicate] [ZORDER BY (c, …)]`

@@ -16,7 +16,7 @@ mod scan_exec;
 mod session;
 mod session_objects;
 
-pub use dml::strip_qualifiers;
+pub use crate::expr_plan::strip_qualifiers;
 pub use provider::DeltaTableProvider;
 pub use refs::split_statements;
 pub use session::{Prepared, SqlSession, StatementOutput, StreamingOutput};

@@ -20,10 +20,10 @@ use delta_rlc_protocol::stats::FileStats;
 
 use super::scan_exec::DeltaScanExec;
 use crate::error::EngineError;
+use crate::read_set::{split_predicate, ReadSet};
 use crate::scan::{candidate_files, FileReadOptions};
 use crate::snapshot::Snapshot;
 use crate::table::DeltaTable;
-use crate::txn::{split_predicate, ReadSet};
 
 #[derive(Debug)]
 pub struct DeltaTableProvider {

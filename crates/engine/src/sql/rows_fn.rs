@@ -12,7 +12,8 @@ use arrow::datatypes::{DataType, Field, Schema};
 
 use crate::arrow_conv::table_arrow_schema;
 use crate::error::{EngineError, Result};
-use crate::ops::dml::{dml_read_options, row_tracking_columns, stabilize_row_tracking};
+use crate::ops::dml::dml_read_options;
+use crate::row_tracking::{row_tracking_columns, stabilize_row_tracking};
 use crate::scan::read_file;
 use crate::snapshot::Snapshot;
 use crate::table::DeltaTable;

@@ -14,12 +14,13 @@ use super::parser::{parse_create, Cursor};
 use super::provider::DeltaTableProvider;
 use super::refs::{keyword_of, rewrite, Rewritten, TableRef};
 use super::session_objects::SessionObjects;
-use crate::conflict::ConflictConfig;
+use crate::conflict_config::ConflictConfig;
 use crate::env::Env;
 use crate::error::{EngineError, Result};
 use crate::ops::{create_table_txn, insert_txn, insert_txn_stream, CreateTableSpec, InsertMode};
+use crate::read_set::ReadSet;
 use crate::table::DeltaTable;
-use crate::txn::{CommitResult, ReadSet, Transaction};
+use crate::txn::{CommitResult, Transaction};
 
 /// Result of the first phase of a statement.
 pub enum Prepared {

@@ -2,7 +2,6 @@
 //! commit function (`commit.rs`).
 
 mod commit;
-pub mod read_set;
 
 use std::sync::Arc;
 
@@ -10,10 +9,10 @@ use delta_rlc_protocol::actions::{Action, Add, Remove};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
+use crate::read_set::ReadSet;
 pub use commit::CommitResult;
-pub use read_set::{split_predicate, ReadPredicate, ReadSet};
 
-use crate::conflict::IsolationLevel;
+use crate::conflict_config::IsolationLevel;
 use crate::error::{EngineError, Result};
 use crate::snapshot::Snapshot;
 use crate::table::DeltaTable;
@@ -33,7 +32,7 @@ pub struct Transaction {
     /// Number of rows affected, reported to the caller.
     pub affected_rows: Option<u64>,
     /// Events fired while planning (e.g. the MERGE source-key read predicate).
-    pub events: Vec<crate::conflict::Event>,
+    pub events: Vec<crate::events::Event>,
     /// When the transaction began (the environment's clock), before it wrote any file. Its commit
     /// is refused once [`crate::vacuum::MAX_TRANSACTION_MS`] has passed since (VACUUM's floor).
     pub started_ms: i64,

@@ -6,6 +6,7 @@ mod dml_edge;
 mod dml_model;
 mod faults;
 mod golden;
+mod layers;
 mod malformed;
 mod pruning;
 mod reads_never_write;

@@ -10,9 +10,9 @@ use delta_rlc_engine::arrow_conv::table_arrow_schema;
 use delta_rlc_engine::conflict::tiers::{append_tiers, TierContext};
 use delta_rlc_engine::conflict::{ConflictConfig, WinningCommit};
 use delta_rlc_engine::env::Env;
+use delta_rlc_engine::read_set::{split_predicate, ReadSet};
 use delta_rlc_engine::scan::{read_file, FileReadOptions};
 use delta_rlc_engine::sql::SqlSession;
-use delta_rlc_engine::txn::{split_predicate, ReadSet};
 use delta_rlc_engine::DeltaTable;
 use proptest::prelude::*;
 

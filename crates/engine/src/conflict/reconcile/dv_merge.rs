@@ -17,7 +17,7 @@
 //! Event: `delta.rowLevelConcurrency.deletionVectorsMerged` (winningCommitVersion, resolvedPaths,
 //! winningOperation).
 
-use crate::conflict::Switch;
+use crate::conflict_config::Switch;
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
@@ -27,9 +27,9 @@ use serde_json::json;
 
 use super::{settle, ReconcileContext, Reconciled, Reconciler};
 use crate::conflict::checks::LoserState;
-use crate::conflict::Event;
 use crate::dv_io::{load_dv, load_file_dv, write_dv};
 use crate::error::{EngineError, Result};
+use crate::events::Event;
 
 pub struct DvMerge;
 

@@ -9,16 +9,16 @@ mod optimize_forward;
 mod optimize_reverse;
 mod rowid_remap;
 
-use crate::conflict::Switch;
+use crate::conflict_config::Switch;
 use std::collections::BTreeSet;
 
 use async_trait::async_trait;
 use delta_rlc_storage::TableStore;
 
 use super::checks::LoserState;
-use super::config::ConflictConfig;
 use super::summary::WinningCommit;
 use super::Event;
+use crate::conflict_config::ConflictConfig;
 use crate::env::Env;
 use crate::snapshot::Snapshot;
 

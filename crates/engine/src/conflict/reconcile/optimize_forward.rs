@@ -13,7 +13,7 @@
 //! range (`liveRank ≥ liveCount`, or past the output's numRecords); any DV read/write error.
 //! Event: `delta.optimize.conflictReconciliation.remapped`.
 
-use crate::conflict::Switch;
+use crate::conflict_config::Switch;
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
@@ -25,9 +25,9 @@ use serde_json::json;
 use super::compaction::{parse, read_time_dv, remap};
 use super::{extend_dv, settle, ReconcileContext, Reconciled, Reconciler};
 use crate::conflict::checks::LoserState;
-use crate::conflict::Event;
 use crate::dv_io::{load_dv, load_file_dv};
 use crate::error::Result;
+use crate::events::Event;
 
 pub struct OptimizeForward;
 

@@ -15,7 +15,7 @@
 //! already saw; `dv_l0 ⊄ dv_l1` or `dv_l0 ⊄ dv_o`; positions out of range; any DV error.
 //! Event: `delta.optimize.conflictReconciliation.reverseRemapped`.
 
-use crate::conflict::Switch;
+use crate::conflict_config::Switch;
 use std::collections::{BTreeMap, BTreeSet};
 
 use async_trait::async_trait;
@@ -27,9 +27,9 @@ use serde_json::json;
 use super::compaction::{parse, read_time_dv, remap, Composition};
 use super::{extend_dv, settle, ReconcileContext, Reconciled, Reconciler};
 use crate::conflict::checks::LoserState;
-use crate::conflict::Event;
 use crate::dv_io::{load_dv, load_file_dv};
 use crate::error::Result;
+use crate::events::Event;
 
 pub struct OptimizeReverse;
 

@@ -16,7 +16,7 @@
 //! new deletion the rewrite already dropped; a bare full-file removal of a source (H1); any error.
 //! Events: `delta.rowTracking.conflictReconciliation.remapped` / `.reverseRemapped`.
 
-use crate::conflict::Switch;
+use crate::conflict_config::Switch;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use arrow::array::{Array, Int64Array, UInt64Array};
@@ -28,10 +28,10 @@ use serde_json::json;
 
 use super::{extend_dv, settle, ReconcileContext, Reconciled, Reconciler};
 use crate::conflict::checks::LoserState;
-use crate::conflict::Event;
 use crate::dv_io::{load_dv, load_file_dv};
 use crate::error::{EngineError, Result};
-use crate::ops::dml::{row_tracking_columns, stabilize_row_tracking};
+use crate::events::Event;
+use crate::row_tracking::{row_tracking_columns, stabilize_row_tracking};
 use crate::scan::{read_file, FileReadOptions, ROW_INDEX_COLUMN};
 use crate::snapshot::Snapshot;
 

@@ -8,12 +8,12 @@
 //! Declines: no eligible predicate (reads everything), any planning or evaluation error.
 //! Event: `delta.conflictDetection.dataSkipping.filesSkipped` (candidateFiles, skippedFiles, tier).
 
-use crate::conflict::Switch;
+use crate::conflict_config::Switch;
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::Add;
 
 use super::{eligible_filter, AppendTier, TierContext};
-use crate::txn::read_set::ReadPredicate;
+use crate::read_set::ReadPredicate;
 
 pub struct DataSkipping;
 

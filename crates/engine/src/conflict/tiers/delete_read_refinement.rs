@@ -10,7 +10,7 @@
 //! Declines: whole-table readers, any read without a predicate, a removed file of a partitioned table
 //! without partition values, any read/DV/evaluation error.
 
-use crate::conflict::Switch;
+use crate::conflict_config::Switch;
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::{Add, Remove};
 

@@ -18,7 +18,7 @@ mod partition_filter;
 mod relocation;
 mod value_exact;
 
-use crate::conflict::Switch;
+use crate::conflict_config::Switch;
 use std::sync::OnceLock;
 
 use async_trait::async_trait;
@@ -26,11 +26,11 @@ use datafusion::logical_expr::Expr;
 use delta_rlc_protocol::actions::{Action, Add, Remove};
 use delta_rlc_storage::TableStore;
 
-use super::config::ConflictConfig;
 use super::summary::WinningCommit;
+use crate::conflict_config::ConflictConfig;
+use crate::read_set::{ReadPredicate, ReadSet};
 use crate::scan::{prune_files, prune_with_stats, FileStatsPruning, StatsSubset};
 use crate::snapshot::Snapshot;
-use crate::txn::read_set::{ReadPredicate, ReadSet};
 
 pub use eligible::eligible_filter;
 

@@ -8,13 +8,13 @@
 //! contain the removed tombstone's DV (both bitmaps are read and compared).
 //! Declines: paths not removed by the winner, a re-add whose DV is not a superset, unreadable DVs.
 
-use crate::conflict::Switch;
+use crate::conflict_config::Switch;
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::Add;
 
 use super::{AppendTier, TierContext};
 use crate::dv_io::{load_dv, load_file_dv};
-use crate::txn::read_set::ReadPredicate;
+use crate::read_set::ReadPredicate;
 
 pub struct MergeOnReadReAdd;
 

@@ -5,12 +5,12 @@
 //! false (or NULL) for those values they are false for every row, and so is the whole conjunction.
 //! Declines (clears nothing) when the predicate has no partition part or evaluation fails.
 
-use crate::conflict::Switch;
+use crate::conflict_config::Switch;
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::Add;
 
 use super::{AppendTier, TierContext};
-use crate::txn::read_set::ReadPredicate;
+use crate::read_set::ReadPredicate;
 
 pub struct PartitionFilter;
 

@@ -14,12 +14,12 @@
 //! any loser as long as written files stay under the delete/delete check, which is how it is used.
 //! Declines: a winner with any dataChange=true action; files the loser removed.
 
-use crate::conflict::Switch;
+use crate::conflict_config::Switch;
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::{Add, Remove};
 
 use super::{AppendTier, DeleteReadTier, TierContext};
-use crate::txn::read_set::ReadPredicate;
+use crate::read_set::ReadPredicate;
 
 fn winner_is_pure_relocation(ctx: &TierContext<'_>) -> bool {
     ctx.winner.adds.iter().all(|a| !a.data_change)

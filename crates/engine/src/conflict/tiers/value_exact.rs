@@ -9,13 +9,13 @@
 //! Declines: candidates larger than the byte bound in total, any read or evaluation error (unknown
 //! column, corrupt file, unreadable DV), a predicate with no condition at all.
 
-use crate::conflict::Switch;
+use crate::conflict_config::Switch;
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::Add;
 
 use super::{AppendTier, TierContext};
 use crate::conflict::rows::{any_row_matches, live_rows};
-use crate::txn::read_set::ReadPredicate;
+use crate::read_set::ReadPredicate;
 
 pub struct ValueExact;
 
