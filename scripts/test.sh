@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 # The same target directory as the README's first command (`cargo run`), so nothing builds twice.
 target="${CARGO_TARGET_DIR:-$PWD/target}"
 start=$(date +%s)
-cargo build -p delta-rlc
+cargo build -p delta-rlc-cli
 cargo test --workspace
 scripts/setup-python.sh
 # tmux drives the shell under a real terminal in tests/interop/test_shell.py.

@@ -42,30 +42,123 @@ pub enum ClauseKind {
     NotMatchedBySource,
 }
 
+/// What a clause does. Expressions reference columns qualified by the target and source aliases
+/// (as [`MergeExprParser`] plans them).
 #[derive(Debug, Clone)]
 pub enum ClauseAction {
-    /// (column, SQL expression); `None` = `UPDATE SET *`.
-    Update(Option<Vec<(String, String)>>),
+    /// (column, value); `None` = `UPDATE SET *`.
+    Update(Option<Vec<(String, Expr)>>),
     Delete,
-    /// (columns, SQL expressions); `None` = `INSERT *`.
-    Insert(Option<(Vec<String>, Vec<String>)>),
+    /// (columns, values); `None` = `INSERT *`. No columns = every table column in order.
+    Insert(Option<(Vec<String>, Vec<Expr>)>),
 }
 
 #[derive(Debug, Clone)]
 pub struct MergeClause {
     pub kind: ClauseKind,
-    pub condition: Option<String>,
+    pub condition: Option<Expr>,
     pub action: ClauseAction,
 }
 
+/// A planned MERGE: the source rows and the ON condition and clauses as expressions over the
+/// target (qualified by `target_alias`) and the source (by `source_alias`).
 #[derive(Debug, Clone)]
 pub struct MergeSpec {
     pub target_alias: String,
     pub source_alias: String,
     pub source_batches: Vec<RecordBatch>,
     pub source_schema: Arc<Schema>,
-    pub on: String,
+    pub on: Expr,
     pub clauses: Vec<MergeClause>,
+}
+
+/// Plans MERGE expressions written as SQL against the target's columns (qualified by its alias)
+/// and the source's (by its alias), once, before the MERGE runs.
+pub struct MergeExprParser {
+    schema: DFSchema,
+    ctx: SessionContext,
+}
+
+impl MergeExprParser {
+    pub fn new(
+        snapshot: &Snapshot,
+        target_alias: &str,
+        source_schema: &Schema,
+        source_alias: &str,
+    ) -> Result<Self> {
+        let table_schema = crate::arrow_conv::table_arrow_schema(&snapshot.schema);
+        let target =
+            DFSchema::try_from_qualified_schema(target_alias.to_ascii_lowercase().as_str(), &table_schema)?;
+        let source =
+            DFSchema::try_from_qualified_schema(source_alias.to_ascii_lowercase().as_str(), source_schema)?;
+        Ok(MergeExprParser {
+            schema: target.join(&source)?,
+            ctx: SessionContext::new(),
+        })
+    }
+
+    /// `what` names the part of the statement in the error ("ON", "condition", …).
+    pub fn parse(&self, what: &str, sql: &str) -> Result<Expr> {
+        self.ctx
+            .parse_sql_expr(sql, &self.schema)
+            .map_err(|e| EngineError::invalid(format!("MERGE {what}: {e}")))
+    }
+}
+
+/// Column qualifiers that name an alias in another case are the alias (tables are registered
+/// under lower-case names).
+fn normalize_qualifiers(e: Expr, aliases: &[&str]) -> Result<Expr> {
+    use datafusion::common::tree_node::{Transformed, TreeNode};
+    use datafusion::common::{Column, TableReference};
+    Ok(e.transform(|e| {
+        Ok(match e {
+            Expr::Column(c) => match c.relation.as_ref().and_then(|r| {
+                aliases
+                    .iter()
+                    .find(|a| r.table().eq_ignore_ascii_case(a) && r.table() != **a)
+            }) {
+                Some(a) => Transformed::yes(Expr::Column(Column::new(
+                    Some(TableReference::bare(a.to_string())),
+                    c.name,
+                ))),
+                None => Transformed::no(Expr::Column(c)),
+            },
+            other => Transformed::no(other),
+        })
+    })?
+    .data)
+}
+
+impl MergeSpec {
+    /// The same MERGE with every column qualifier spelled as the lower-case alias.
+    fn normalized(mut self) -> Result<Self> {
+        let (t, s) = (
+            self.target_alias.to_ascii_lowercase(),
+            self.source_alias.to_ascii_lowercase(),
+        );
+        let aliases = [t.as_str(), s.as_str()];
+        let norm = |e: Expr| normalize_qualifiers(e, &aliases);
+        self.on = norm(self.on)?;
+        for c in &mut self.clauses {
+            c.condition = c.condition.take().map(norm).transpose()?;
+            match &mut c.action {
+                ClauseAction::Update(Some(a)) => {
+                    for (_, e) in a.iter_mut() {
+                        *e = norm(e.clone())?;
+                    }
+                }
+                ClauseAction::Insert(Some((_, v))) => {
+                    for e in v.iter_mut() {
+                        *e = norm(e.clone())?;
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.target_alias = t;
+        self.source_alias = s;
+        Ok(self)
+    }
 }
 
 fn with_flag(batch: &RecordBatch, flag: &str) -> Result<RecordBatch> {
@@ -94,6 +187,14 @@ fn with_file_idx(batch: &RecordBatch, idx: u64) -> Result<RecordBatch> {
     Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
 }
 
+/// `source_alias.name` (UPDATE SET * / INSERT *).
+fn source_column(source_alias: &str, name: &str) -> Expr {
+    Expr::Column(datafusion::common::Column::new(
+        Some(datafusion::common::TableReference::bare(source_alias.to_string())),
+        name,
+    ))
+}
+
 fn mask_of(v: &ArrayRef) -> Result<BooleanArray> {
     let b = v
         .as_any()
@@ -112,11 +213,12 @@ fn column_index(schema: &DFSchema, qualifier: &str, name: &str) -> Option<usize>
 }
 
 pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transaction> {
+    let spec = spec.normalized()?;
     let snapshot: Arc<Snapshot> = Arc::clone(txn.snapshot()?);
     let start = txn.table.env.clock.now_ms();
     txn.operation = "MERGE".into();
     txn.operation_parameters
-        .insert("predicate".into(), json!(spec.on));
+        .insert("predicate".into(), json!(spec.on.to_string()));
     let has = |k: ClauseKind| spec.clauses.iter().any(|c| c.kind == k);
     let needs_target_only = has(ClauseKind::NotMatchedBySource);
     let needs_source_only = has(ClauseKind::NotMatched);
@@ -125,18 +227,11 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
 
     // Target: every candidate file, live rows with row index. NOT MATCHED BY SOURCE reads everything.
     // What the MERGE reads from the target: the source-key predicate when possible.
-    let target_df = DFSchema::try_from_qualified_schema(
-        spec.target_alias.to_ascii_lowercase().as_str(),
-        table_schema.as_ref(),
-    )?;
     let source_df = DFSchema::try_from_qualified_schema(
         spec.source_alias.to_ascii_lowercase().as_str(),
         spec.source_schema.as_ref(),
     )?;
-    let on_schema = target_df.join(&source_df)?;
-    let on_expr = SessionContext::new()
-        .parse_sql_expr(&spec.on, &on_schema)
-        .map_err(|e| EngineError::invalid(format!("MERGE ON: {e}")))?;
+    let on_expr = spec.on.clone();
     // Case 6: with NOT MATCHED BY SOURCE clauses, the MERGE also reads the target rows their
     // conditions can touch; an unconditional one reads everything.
     let nmbs_conditions: Option<Vec<Expr>> = if needs_target_only
@@ -151,13 +246,10 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
             .iter()
             .filter(|c| c.kind == ClauseKind::NotMatchedBySource)
         {
-            let Some(text) = &c.condition else {
+            let Some(e) = c.condition.clone() else {
                 conds.clear();
                 break;
             };
-            let e = SessionContext::new()
-                .parse_sql_expr(text, &on_schema)
-                .map_err(|e| EngineError::invalid(format!("MERGE: {e}")))?;
             let target_only = e.column_refs().iter().all(|col| {
                 col.relation
                     .as_ref()
@@ -320,10 +412,7 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
     )?;
     let t_df = ctx.table(spec.target_alias.to_ascii_lowercase()).await?;
     let s_df = ctx.table(spec.source_alias.to_ascii_lowercase()).await?;
-    let joined_schema = t_df.schema().join(s_df.schema())?;
-    let on = ctx
-        .parse_sql_expr(&spec.on, &joined_schema)
-        .map_err(|e| EngineError::invalid(format!("MERGE ON: {e}")))?;
+    let on = spec.on.clone();
     let join_type = match (needs_target_only, needs_source_only) {
         (true, true) => JoinType::Full,
         (true, false) => JoinType::Left,
@@ -353,11 +442,9 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
             .collect()
     };
     let (tp, sp) = (present(t_present), present(s_present));
-    let physical = |sql: &str| -> Result<Arc<dyn PhysicalExpr>> {
-        let e: Expr = ctx
-            .parse_sql_expr(sql, &df_schema)
-            .map_err(|e| EngineError::invalid(format!("MERGE: {e}")))?;
-        Ok(ctx.create_physical_expr(e, &df_schema)?)
+    let physical = |e: &Expr| -> Result<Arc<dyn PhysicalExpr>> {
+        ctx.create_physical_expr(e.clone(), &df_schema)
+            .map_err(|e| EngineError::invalid(format!("MERGE: {e}")))
     };
     let eval =
         |p: &Arc<dyn PhysicalExpr>| -> Result<ArrayRef> { Ok(p.evaluate(&joined)?.into_array(n)?) };
@@ -462,7 +549,7 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
         match &clause.action {
             ClauseAction::Delete => continue,
             ClauseAction::Update(assign) => {
-                let map: HashMap<String, String> = match assign {
+                let map: HashMap<String, Expr> = match assign {
                     Some(a) => a
                         .iter()
                         .map(|(c, e)| (c.to_ascii_lowercase(), e.clone()))
@@ -473,7 +560,7 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
                         .map(|f| {
                             (
                                 f.name().to_ascii_lowercase(),
-                                format!("{}.\"{}\"", spec.source_alias, f.name()),
+                                source_column(&spec.source_alias, f.name()),
                             )
                         })
                         .collect(),
@@ -494,7 +581,7 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
                 }
             }
             ClauseAction::Insert(values) => {
-                let map: HashMap<String, String> = match values {
+                let map: HashMap<String, Expr> = match values {
                     Some((c, v)) => {
                         if c.is_empty() {
                             table_schema
@@ -516,7 +603,7 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
                         .map(|f| {
                             (
                                 f.name().to_ascii_lowercase(),
-                                format!("{}.\"{}\"", spec.source_alias, f.name()),
+                                source_column(&spec.source_alias, f.name()),
                             )
                         })
                         .collect(),

@@ -361,9 +361,16 @@ pub async fn read_matched_rows(
     matches: &[FileMatch],
     parallelism: usize,
 ) -> Result<Vec<Vec<RecordBatch>>> {
-    let tasks = matches.iter().map(|m| {
-        let (store, snapshot, opts) = (store.clone(), Arc::clone(snapshot), opts.clone());
-        let (add, rows, known) = (m.add.clone(), m.matched.clone(), m.values.clone());
+    // Owned inputs: a closure over `&FileMatch` would make every caller's future non-`Send`
+    // for a library awaiting it on a multi-threaded runtime (a higher-ranked lifetime rustc
+    // cannot prove general enough).
+    let inputs: Vec<_> = matches
+        .iter()
+        .map(|m| (m.add.clone(), m.matched.clone(), m.values.clone()))
+        .collect();
+    let (store, snapshot, opts) = (store.clone(), Arc::clone(snapshot), opts.clone());
+    let tasks = inputs.into_iter().map(move |(add, rows, known)| {
+        let (store, snapshot, opts) = (store.clone(), Arc::clone(&snapshot), opts.clone());
         tokio::spawn(async move {
             if rows.is_empty() {
                 return Ok(Vec::new());

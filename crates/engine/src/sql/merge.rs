@@ -10,7 +10,9 @@ use super::dml::{last_ident, parse_one, table_name};
 use super::refs::{keyword_of, Rewritten};
 use super::SqlSession;
 use crate::error::{EngineError, Result};
-use crate::ops::merge::{merge_txn, ClauseAction, ClauseKind, MergeClause, MergeSpec};
+use crate::ops::merge::{
+    merge_txn, ClauseAction, ClauseKind, MergeClause, MergeExprParser, MergeSpec,
+};
 use crate::txn::Transaction;
 
 const STAR: &str = "__delta_rlc_star";
@@ -124,6 +126,9 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
     let df = ctx.sql(&source_sql).await?;
     let source_schema = std::sync::Arc::new(df.schema().as_arrow().clone());
     let source_batches = df.collect().await?;
+    let target_alias = target_alias.unwrap_or(target_name);
+    let snapshot = table.snapshot(None).await?;
+    let exprs = MergeExprParser::new(&snapshot, &target_alias, &source_schema, &source_alias)?;
     let mut clauses = Vec::new();
     for c in &m.clauses {
         let kind = match c.clause_kind {
@@ -147,13 +152,14 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
                         star = true;
                     } else if assigns
                         .iter()
-                        .any(|(c, _): &(String, String)| c.eq_ignore_ascii_case(&col))
+                        .any(|(c, _): &(String, _)| c.eq_ignore_ascii_case(&col))
                     {
                         return Err(EngineError::invalid(format!(
                             "MERGE: column {col} is assigned more than once in one UPDATE SET"
                         )));
                     } else {
-                        assigns.push((col, a.value.to_string()));
+                        let value = exprs.parse("UPDATE SET", &a.value.to_string())?;
+                        assigns.push((col, value));
                     }
                 }
                 ClauseAction::Update(if star { None } else { Some(assigns) })
@@ -174,7 +180,11 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
                             "MERGE INSERT: column and value counts differ",
                         ));
                     }
-                    ClauseAction::Insert(Some((cols, row.iter().map(|e| e.to_string()).collect())))
+                    let values = row
+                        .iter()
+                        .map(|e| exprs.parse("INSERT", &e.to_string()))
+                        .collect::<Result<Vec<_>>>()?;
+                    ClauseAction::Insert(Some((cols, values)))
                 }
             }
         };
@@ -183,21 +193,25 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
         }
         clauses.push(MergeClause {
             kind,
-            condition: c.predicate.as_ref().map(|p| p.to_string()),
+            condition: c
+                .predicate
+                .as_ref()
+                .map(|p| exprs.parse("condition", &p.to_string()))
+                .transpose()?,
             action,
         });
     }
     if clauses.is_empty() {
         return Err(EngineError::invalid("MERGE needs at least one WHEN clause"));
     }
-    let snapshot = table.snapshot(None).await?;
+    let on = exprs.parse("ON", &m.on.to_string())?;
     let txn = Transaction::new(&table, Some(snapshot), "MERGE");
     let spec = MergeSpec {
-        target_alias: target_alias.unwrap_or(target_name),
+        target_alias,
         source_alias,
         source_batches,
         source_schema,
-        on: m.on.to_string(),
+        on,
         clauses,
     };
     merge_txn(txn, spec).await

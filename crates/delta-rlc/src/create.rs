@@ -1,0 +1,134 @@
+//! [`CreateBuilder`]: a new table from columns or an Arrow schema.
+
+use std::collections::BTreeMap;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+
+use arrow::datatypes::{DataType, Field, Schema};
+use delta_rlc_engine::arrow_conv::arrow_to_delta_type;
+use delta_rlc_engine::ops::{create_table_txn, CreateTableSpec};
+use delta_rlc_protocol::schema::{StructField, StructType};
+
+use crate::error::{Error, Result};
+use crate::options::TableOptions;
+use crate::table::Table;
+
+/// Creates a table (version 0); fails if one exists. Awaiting it returns the [`Table`].
+///
+/// ```
+/// # async fn demo(dir: &str) -> delta_rlc::Result<()> {
+/// use delta_rlc::arrow::datatypes::DataType;
+/// use delta_rlc::Table;
+///
+/// let table = Table::create(dir)
+///     .column("day", DataType::Date32, false)
+///     .column("id", DataType::Int64, false)
+///     .column("amount", DataType::Float64, true)
+///     .partition_by(["day"])
+///     .property("delta.enableDeletionVectors", "true")
+///     .await?;
+/// let snap = table.snapshot(delta_rlc::At::Latest).await?;
+/// assert_eq!(snap.partition_columns(), ["day"]);
+/// # Ok(()) }
+/// # let dir = tempfile::tempdir().unwrap();
+/// # tokio::runtime::Runtime::new().unwrap().block_on(demo(dir.path().to_str().unwrap())).unwrap();
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until it is awaited"]
+pub struct CreateBuilder {
+    location: String,
+    options: TableOptions,
+    fields: Vec<Field>,
+    partition_by: Vec<String>,
+    properties: BTreeMap<String, String>,
+    name: Option<String>,
+}
+
+impl CreateBuilder {
+    pub(crate) fn new(location: &str) -> Self {
+        CreateBuilder {
+            location: location.to_string(),
+            options: TableOptions::default(),
+            fields: Vec::new(),
+            partition_by: Vec::new(),
+            properties: BTreeMap::new(),
+            name: None,
+        }
+    }
+
+    /// Adds a column.
+    pub fn column(mut self, name: &str, data_type: DataType, nullable: bool) -> Self {
+        self.fields.push(Field::new(name, data_type, nullable));
+        self
+    }
+
+    /// Adds every column of an Arrow schema (e.g. the schema of the batches you will write).
+    pub fn columns_from(mut self, schema: &Schema) -> Self {
+        self.fields
+            .extend(schema.fields().iter().map(|f| f.as_ref().clone()));
+        self
+    }
+
+    /// Partition columns, in order.
+    pub fn partition_by<I, S>(mut self, columns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.partition_by = columns.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// A table property (`delta.enableDeletionVectors`, `delta.enableRowTracking`, …).
+    pub fn property(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.properties.insert(key.into(), value.into());
+        self
+    }
+
+    /// The table's name in its metadata.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Object-store options and conflict settings for the returned table.
+    pub fn options(mut self, options: TableOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    async fn run(self) -> Result<Table> {
+        if self.fields.is_empty() {
+            return Err(Error::invalid("CREATE: a table needs at least one column"));
+        }
+        let mut fields = Vec::with_capacity(self.fields.len());
+        for f in &self.fields {
+            let data_type = arrow_to_delta_type(f.data_type())?;
+            fields.push(StructField {
+                name: f.name().clone(),
+                data_type,
+                nullable: f.is_nullable(),
+                metadata: Default::default(),
+            });
+        }
+        let table = Table::at(&self.location, &self.options)?;
+        let spec = CreateTableSpec {
+            schema: StructType { fields },
+            partition_by: self.partition_by,
+            cluster_by: Vec::new(),
+            properties: self.properties,
+            name: self.name,
+        };
+        create_table_txn(&table.inner, &spec).await?.commit().await?;
+        Ok(table)
+    }
+}
+
+impl IntoFuture for CreateBuilder {
+    type Output = Result<Table>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
+    }
+}

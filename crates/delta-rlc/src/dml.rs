@@ -1,0 +1,146 @@
+//! [`DeleteBuilder`] and [`UpdateBuilder`]: row-level changes, written as deletion vectors when
+//! the table has them enabled (else by rewriting the files that hold matching rows).
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+
+use delta_rlc_engine::ops::dml::ExprContext;
+use delta_rlc_engine::ops::{delete_txn, update_txn};
+use delta_rlc_engine::Transaction;
+
+use crate::error::{Error, Result};
+use crate::outcome::CommitOutcome;
+use crate::table::Table;
+use crate::Expression;
+
+/// Deletes rows. Without a filter, every row.
+///
+/// ```
+/// # async fn demo(table: delta_rlc::Table) -> delta_rlc::Result<()> {
+/// use delta_rlc::{col, lit, ErrorKind};
+///
+/// match table.delete().filter(col("id").lt(lit(100i64))).await {
+///     Ok(done) => println!("deleted {:?} rows in version {:?}", done.metrics.rows_affected, done.version),
+///     // Only a true conflict aborts: a concurrent writer changed rows this DELETE read.
+///     Err(e) if matches!(e.kind(), ErrorKind::Conflict(_)) => println!("retry: {e}"),
+///     Err(e) => return Err(e),
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until it is awaited"]
+pub struct DeleteBuilder {
+    table: Table,
+    filter: Option<Expression>,
+}
+
+impl DeleteBuilder {
+    pub(crate) fn new(table: Table) -> Self {
+        DeleteBuilder {
+            table,
+            filter: None,
+        }
+    }
+
+    /// Deletes only rows for which `predicate` is true.
+    pub fn filter(mut self, predicate: impl Into<Expression>) -> Self {
+        self.filter = Some(predicate.into());
+        self
+    }
+
+    async fn run(self) -> Result<CommitOutcome> {
+        let inner = &self.table.inner;
+        let snapshot = inner.snapshot(None).await?;
+        let ectx = ExprContext::new(&snapshot, None)?;
+        let predicate = self.filter.map(|f| f.over_table(&ectx)).transpose()?;
+        let txn = Transaction::new(inner, Some(snapshot), "DELETE");
+        crate::commit(delete_txn(txn, predicate).await?).await
+    }
+}
+
+impl IntoFuture for DeleteBuilder {
+    type Output = Result<CommitOutcome>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
+    }
+}
+
+/// Updates rows: each `.set(column, value)` is evaluated on the row's old values.
+///
+/// ```
+/// # async fn demo(table: delta_rlc::Table) -> delta_rlc::Result<()> {
+/// use delta_rlc::{col, lit};
+///
+/// let done = table
+///     .update()
+///     .set("v", "upper(v)")
+///     .set("id", col("id") + lit(1000i64))
+///     .filter("id BETWEEN 10 AND 20")
+///     .await?;
+/// println!("updated {:?} rows", done.metrics.rows_affected);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until it is awaited"]
+pub struct UpdateBuilder {
+    table: Table,
+    assignments: Vec<(String, Expression)>,
+    filter: Option<Expression>,
+}
+
+impl UpdateBuilder {
+    pub(crate) fn new(table: Table) -> Self {
+        UpdateBuilder {
+            table,
+            assignments: Vec::new(),
+            filter: None,
+        }
+    }
+
+    /// Sets `column` to `value`.
+    pub fn set(mut self, column: impl Into<String>, value: impl Into<Expression>) -> Self {
+        self.assignments.push((column.into(), value.into()));
+        self
+    }
+
+    /// Updates only rows for which `predicate` is true.
+    pub fn filter(mut self, predicate: impl Into<Expression>) -> Self {
+        self.filter = Some(predicate.into());
+        self
+    }
+
+    async fn run(self) -> Result<CommitOutcome> {
+        if self.assignments.is_empty() {
+            return Err(Error::invalid("UPDATE: no column is set"));
+        }
+        let inner = &self.table.inner;
+        let snapshot = inner.snapshot(None).await?;
+        let ectx = ExprContext::new(&snapshot, None)?;
+        let mut assignments: Vec<(String, _)> = Vec::with_capacity(self.assignments.len());
+        for (column, value) in &self.assignments {
+            if assignments
+                .iter()
+                .any(|(c, _)| c.eq_ignore_ascii_case(column))
+            {
+                return Err(Error::invalid(format!(
+                    "UPDATE: column {column} is assigned more than once"
+                )));
+            }
+            assignments.push((column.clone(), value.over_table(&ectx)?));
+        }
+        let predicate = self.filter.map(|f| f.over_table(&ectx)).transpose()?;
+        let txn = Transaction::new(inner, Some(snapshot), "UPDATE");
+        crate::commit(update_txn(txn, assignments, predicate).await?).await
+    }
+}
+
+impl IntoFuture for UpdateBuilder {
+    type Output = Result<CommitOutcome>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
+    }
+}

@@ -1,0 +1,84 @@
+//! # delta-rlc
+//!
+//! Delta Lake tables with **row-level concurrency**: many writers — appends, DELETE, UPDATE,
+//! MERGE, OPTIMIZE — commit to one table at once, and a commit aborts only when a concurrent
+//! commit truly touched the rows it read or changed. Tables stay readable by Spark, delta-rs,
+//! polars and DuckDB.
+//!
+//! Every operation starts from a [`Table`] and is a builder you `.await`; writes return a
+//! [`CommitOutcome`] (the version, the attempts, what was reconciled, the metrics). Errors are
+//! one [`Error`] whose [`ErrorKind`] says whether a retry can help.
+//!
+//! ```
+//! # async fn demo(dir: &str) -> delta_rlc::Result<()> {
+//! use std::sync::Arc;
+//! use delta_rlc::arrow::array::{Int64Array, RecordBatch, StringArray};
+//! use delta_rlc::arrow::datatypes::{DataType, Field, Schema};
+//! use delta_rlc::{col, lit, Table};
+//!
+//! let schema = Arc::new(Schema::new(vec![
+//!     Field::new("id", DataType::Int64, false),
+//!     Field::new("v", DataType::Utf8, true),
+//! ]));
+//! let table = Table::create(dir).columns_from(&schema).await?;
+//! let batch = RecordBatch::try_new(
+//!     schema,
+//!     vec![
+//!         Arc::new(Int64Array::from(vec![1, 2, 3])),
+//!         Arc::new(StringArray::from(vec!["a", "b", "c"])),
+//!     ],
+//! )?;
+//! let appended = table.write([batch]).await?;
+//! assert_eq!(appended.version, Some(1));
+//!
+//! let deleted = table.delete().filter(col("id").eq(lit(2i64))).await?;
+//! assert_eq!(deleted.metrics.rows_affected, Some(1));
+//!
+//! let rows = table.scan().filter("v <> 'a'").collect().await?;
+//! assert_eq!(rows.iter().map(|b| b.num_rows()).sum::<usize>(), 1);
+//! # Ok(()) }
+//! # let dir = tempfile::tempdir().unwrap();
+//! # tokio::runtime::Runtime::new().unwrap().block_on(demo(dir.path().to_str().unwrap())).unwrap();
+//! ```
+//!
+//! Expressions are DataFusion [`Expr`]s ([`col`], [`lit`]) or SQL text; the Arrow and DataFusion
+//! versions the API takes are re-exported ([`arrow`], [`datafusion`]), so no version pin is
+//! needed.
+
+#![warn(missing_docs)]
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod create;
+mod dml;
+mod error;
+mod expression;
+mod maintenance;
+mod merge;
+mod options;
+mod outcome;
+mod scan;
+mod table;
+mod write;
+
+pub use arrow;
+pub use datafusion;
+pub use datafusion::prelude::{col, lit, Expr};
+
+pub use create::CreateBuilder;
+pub use dml::{DeleteBuilder, UpdateBuilder};
+pub use error::{ConflictInfo, ConflictKind, Error, ErrorKind, Result};
+pub use expression::Expression;
+pub use maintenance::{OptimizeBuilder, VacuumBuilder};
+pub use merge::{DeleteClause, InsertClause, MergeBuilder, MergeSource, UpdateClause};
+pub use options::{ConflictSettings, Isolation, TableOptions};
+pub use outcome::{CommitOutcome, Metrics, ReconcileEvent, SqlOutcome, VacuumOutcome};
+pub use scan::{RecordBatchStream, ScanBuilder};
+pub use table::{At, Table, TableSnapshot};
+pub use write::{WriteBuilder, WriteMode};
+
+/// Commits a planned engine transaction and reports it.
+async fn commit(txn: delta_rlc_engine::Transaction) -> Result<CommitOutcome> {
+    let metrics = txn.operation_metrics.clone();
+    let result = txn.commit().await?;
+    Ok(CommitOutcome::new(result, &metrics))
+}

@@ -1,0 +1,165 @@
+//! [`OptimizeBuilder`] (compaction, Z-order) and [`VacuumBuilder`] (deleting unreferenced files).
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::time::Duration;
+
+use delta_rlc_engine::ops::dml::ExprContext;
+use delta_rlc_engine::ops::optimize::{optimize_txn, OptimizeSpec};
+use delta_rlc_engine::Transaction;
+
+use crate::error::{Error, Result};
+use crate::outcome::{CommitOutcome, VacuumOutcome};
+use crate::table::Table;
+use crate::Expression;
+
+/// Compacts small files into files of the target size; with `.zorder(..)`, rewrites them in
+/// Z-order of those columns. Concurrent writers keep committing: their deletes and updates of
+/// compacted rows are carried over instead of aborting either side.
+///
+/// ```
+/// # async fn demo(table: delta_rlc::Table) -> delta_rlc::Result<()> {
+/// let done = table.optimize().zorder(["id"]).await?;
+/// println!("{:?} files added", done.metrics.get("numAddedFiles"));
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until it is awaited"]
+pub struct OptimizeBuilder {
+    table: Table,
+    filter: Option<Expression>,
+    zorder_by: Vec<String>,
+    target_size: Option<u64>,
+}
+
+impl OptimizeBuilder {
+    pub(crate) fn new(table: Table) -> Self {
+        OptimizeBuilder {
+            table,
+            filter: None,
+            zorder_by: Vec::new(),
+            target_size: None,
+        }
+    }
+
+    /// Only the partitions this predicate (over partition columns) selects.
+    pub fn filter(mut self, partition_predicate: impl Into<Expression>) -> Self {
+        self.filter = Some(partition_predicate.into());
+        self
+    }
+
+    /// Z-orders the rewritten files by these columns.
+    pub fn zorder<I, S>(mut self, columns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.zorder_by = columns.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Target file size in bytes (default: the table's, else 128 MiB).
+    pub fn target_size(mut self, bytes: u64) -> Self {
+        self.target_size = Some(bytes);
+        self
+    }
+
+    async fn run(self) -> Result<CommitOutcome> {
+        let inner = &self.table.inner;
+        let snapshot = inner.snapshot(None).await?;
+        let ectx = ExprContext::new(&snapshot, None)?;
+        let spec = OptimizeSpec {
+            predicate: self.filter.map(|f| f.over_table(&ectx)).transpose()?,
+            zorder_by: self.zorder_by,
+            target_file_size: self.target_size,
+            min_file_count: None,
+            skip_capture: false,
+        };
+        let txn = Transaction::new(inner, Some(snapshot), "OPTIMIZE");
+        crate::commit(optimize_txn(txn, spec).await?).await
+    }
+}
+
+impl IntoFuture for OptimizeBuilder {
+    type Output = Result<CommitOutcome>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
+    }
+}
+
+/// Deletes data files and deletion vectors that no version within the retention period
+/// references. A retention below the table's `delta.deletedFileRetentionDuration` (7 days by
+/// default) is refused unless `.enforce_retention_duration(false)`; even then files younger than
+/// the longest a transaction may stay open are kept, so concurrent writers never lose files.
+///
+/// ```
+/// # async fn demo(table: delta_rlc::Table) -> delta_rlc::Result<()> {
+/// let would = table.vacuum().dry_run(true).await?;
+/// println!("{} files would be deleted", would.files.len());
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until it is awaited"]
+pub struct VacuumBuilder {
+    table: Table,
+    retention: Option<Duration>,
+    dry_run: bool,
+    enforce_retention_duration: bool,
+}
+
+impl VacuumBuilder {
+    pub(crate) fn new(table: Table) -> Self {
+        VacuumBuilder {
+            table,
+            retention: None,
+            dry_run: false,
+            enforce_retention_duration: true,
+        }
+    }
+
+    /// Keep files removed less than this long ago (default: the table's retention).
+    pub fn retention(mut self, retention: Duration) -> Self {
+        self.retention = Some(retention);
+        self
+    }
+
+    /// List what would be deleted without deleting it.
+    pub fn dry_run(mut self, dry_run: bool) -> Self {
+        self.dry_run = dry_run;
+        self
+    }
+
+    /// Refuse a retention below the table's (default true).
+    pub fn enforce_retention_duration(mut self, enforce: bool) -> Self {
+        self.enforce_retention_duration = enforce;
+        self
+    }
+
+    async fn run(self) -> Result<VacuumOutcome> {
+        let mut inner = self.table.inner.clone();
+        inner.conflict.retention_duration_check = self.enforce_retention_duration;
+        let retention_ms = self
+            .retention
+            .map(|d| {
+                i64::try_from(d.as_millis())
+                    .map_err(|_| Error::invalid("VACUUM: retention too large"))
+            })
+            .transpose()?;
+        let r = delta_rlc_engine::vacuum::vacuum(&inner, retention_ms, self.dry_run).await?;
+        Ok(VacuumOutcome {
+            files: r.files,
+            dry_run: r.dry_run,
+        })
+    }
+}
+
+impl IntoFuture for VacuumBuilder {
+    type Output = Result<VacuumOutcome>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
+    }
+}

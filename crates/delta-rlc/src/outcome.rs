@@ -1,0 +1,126 @@
+//! What an operation reports when it finishes: the commit (version, attempts, the reconcile events
+//! that let it commit beside concurrent writers) and its metrics.
+
+use std::collections::BTreeMap;
+
+use arrow::record_batch::RecordBatch;
+use delta_rlc_engine::events::Event;
+use delta_rlc_engine::sql::StatementOutput;
+use delta_rlc_engine::txn::CommitResult;
+use serde_json::{Map, Value};
+
+/// The result of a committed (or no-op) operation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommitOutcome {
+    /// The version this operation committed; `None` when it changed nothing and committed
+    /// nothing.
+    pub version: Option<u64>,
+    /// How many times the commit was attempted (1 without concurrent writers; each lost race
+    /// that was reconciled adds one).
+    pub attempts: u32,
+    /// What the conflict checker reconciled instead of aborting (and planner events).
+    pub events: Vec<ReconcileEvent>,
+    /// The operation's metrics (rows, files, bytes, time).
+    pub metrics: Metrics,
+}
+
+impl CommitOutcome {
+    pub(crate) fn new(result: CommitResult, metrics: &Map<String, Value>) -> Self {
+        let committed = result.attempts > 0;
+        CommitOutcome {
+            version: if committed { result.version } else { None },
+            attempts: result.attempts,
+            events: result.events.iter().map(ReconcileEvent::from_engine).collect(),
+            metrics: Metrics::new(result.affected_rows, metrics),
+        }
+    }
+}
+
+/// Counters an operation recorded (the commit's `operationMetrics`), plus the rows it affected.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Metrics {
+    /// Rows inserted, updated or deleted (for MERGE, their sum).
+    pub rows_affected: Option<u64>,
+    values: BTreeMap<String, String>,
+}
+
+impl Metrics {
+    fn new(rows_affected: Option<u64>, map: &Map<String, Value>) -> Self {
+        Metrics {
+            rows_affected,
+            values: map
+                .iter()
+                .map(|(k, v)| {
+                    let text = match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    (k.clone(), text)
+                })
+                .collect(),
+        }
+    }
+
+    /// A counter by its Delta name (`numDeletedRows`, `numAddedFiles`, `numOutputRows`, …).
+    pub fn get(&self, name: &str) -> Option<i64> {
+        self.values.get(name).and_then(|v| v.parse().ok())
+    }
+
+    /// Every recorded metric, by name (values as Delta writes them).
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.values.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+/// One thing the engine did to commit beside a concurrent writer instead of aborting (e.g.
+/// `delta.rlc.reconcile.dvMerge`), or a planner event (e.g. the MERGE source-key read).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReconcileEvent {
+    /// The event's name.
+    pub name: String,
+    /// Its fields, each as JSON text.
+    pub fields: BTreeMap<String, String>,
+}
+
+impl ReconcileEvent {
+    fn from_engine(e: &Event) -> Self {
+        ReconcileEvent {
+            name: e.name.clone(),
+            fields: e
+                .fields
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_string()))
+                .collect(),
+        }
+    }
+}
+
+/// What [`crate::Table::sql`] returns.
+#[derive(Debug, Clone)]
+pub struct SqlOutcome {
+    /// Rows, for statements that return rows.
+    pub batches: Vec<RecordBatch>,
+    /// The commit, for statements that write.
+    pub commit: Option<CommitOutcome>,
+    /// A message, for statements that report one (e.g. a no-op VACUUM).
+    pub message: Option<String>,
+}
+
+impl SqlOutcome {
+    pub(crate) fn from_engine(out: StatementOutput) -> Self {
+        SqlOutcome {
+            batches: out.batches,
+            commit: out.commit.map(|c| CommitOutcome::new(c, &Map::new())),
+            message: out.message,
+        }
+    }
+}
+
+/// What VACUUM deleted (or, in a dry run, would delete).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VacuumOutcome {
+    /// Paths relative to the table root.
+    pub files: Vec<String>,
+    /// True when nothing was deleted because it was a dry run.
+    pub dry_run: bool,
+}

@@ -1,0 +1,145 @@
+//! [`ScanBuilder`]: rows of one version as a stream of Arrow batches, read file by file.
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+use datafusion::physical_plan::SendableRecordBatchStream;
+use datafusion::prelude::SessionContext;
+use delta_rlc_engine::ops::dml::ExprContext;
+use delta_rlc_engine::sql::DeltaTableProvider;
+use futures::{Stream, StreamExt, TryStreamExt};
+
+use crate::error::{Error, Result};
+use crate::table::Table;
+use crate::Expression;
+
+/// Reads rows. Awaiting it gives a [`RecordBatchStream`]; [`ScanBuilder::collect`] gathers it.
+/// The filter prunes files by partition values and statistics and then applies to every row.
+///
+/// ```
+/// # async fn demo(table: delta_rlc::Table) -> delta_rlc::Result<()> {
+/// use delta_rlc::{col, lit};
+/// use futures::TryStreamExt;
+///
+/// let mut stream = table
+///     .scan()
+///     .filter(col("id").gt(lit(100i64)))
+///     .columns(["id", "v"])
+///     .await?;
+/// while let Some(batch) = stream.try_next().await? {
+///     println!("{} rows", batch.num_rows());
+/// }
+/// let old = table.scan().version(0).collect().await?; // time travel
+/// # let _ = old; Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until it is awaited"]
+pub struct ScanBuilder {
+    table: Table,
+    version: Option<u64>,
+    filter: Option<Expression>,
+    columns: Option<Vec<String>>,
+}
+
+impl ScanBuilder {
+    pub(crate) fn new(table: Table) -> Self {
+        ScanBuilder {
+            table,
+            version: None,
+            filter: None,
+            columns: None,
+        }
+    }
+
+    /// Keeps only rows for which `predicate` is true.
+    pub fn filter(mut self, predicate: impl Into<Expression>) -> Self {
+        self.filter = Some(predicate.into());
+        self
+    }
+
+    /// Returns only these columns, in this order.
+    pub fn columns<I, S>(mut self, columns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.columns = Some(columns.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Reads this version instead of the latest.
+    pub fn version(mut self, version: u64) -> Self {
+        self.version = Some(version);
+        self
+    }
+
+    /// Reads every matching row into memory.
+    pub async fn collect(self) -> Result<Vec<RecordBatch>> {
+        self.await?.try_collect().await
+    }
+
+    async fn run(self) -> Result<RecordBatchStream> {
+        let inner = &self.table.inner;
+        let snapshot = inner.snapshot(self.version).await?;
+        let provider = DeltaTableProvider::new(inner.clone(), Arc::clone(&snapshot), None);
+        let ctx = SessionContext::new();
+        let mut df = ctx.read_table(Arc::new(provider))?;
+        if let Some(f) = &self.filter {
+            let ectx = ExprContext::new(&snapshot, None)?;
+            df = df.filter(f.over_table(&ectx)?)?;
+        }
+        if let Some(cols) = &self.columns {
+            let names: Vec<&str> = cols.iter().map(String::as_str).collect();
+            df = df.select_columns(&names)?;
+        }
+        let schema = Arc::new(df.schema().as_arrow().clone());
+        Ok(RecordBatchStream {
+            schema,
+            inner: df.execute_stream().await?,
+        })
+    }
+}
+
+impl IntoFuture for ScanBuilder {
+    type Output = Result<RecordBatchStream>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
+    }
+}
+
+/// A stream of Arrow record batches with this crate's errors.
+pub struct RecordBatchStream {
+    schema: SchemaRef,
+    inner: SendableRecordBatchStream,
+}
+
+impl RecordBatchStream {
+    /// The schema of every batch.
+    pub fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+}
+
+impl std::fmt::Debug for RecordBatchStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordBatchStream")
+            .field("schema", &self.schema)
+            .finish()
+    }
+}
+
+impl Stream for RecordBatchStream {
+    type Item = Result<RecordBatch>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.inner
+            .poll_next_unpin(cx)
+            .map(|next| next.map(|r| r.map_err(Error::from)))
+    }
+}

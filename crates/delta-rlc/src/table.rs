@@ -1,0 +1,234 @@
+//! [`Table`]: one Delta table location, and the builders every operation starts from.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow::datatypes::SchemaRef;
+use arrow::record_batch::RecordBatch;
+use delta_rlc_engine::arrow_conv::table_arrow_schema;
+use delta_rlc_engine::snapshot::as_of::version_at_timestamp;
+use delta_rlc_engine::sql::SqlSession;
+use delta_rlc_engine::{DeltaTable, Snapshot};
+use delta_rlc_storage::TableStore;
+
+use crate::create::CreateBuilder;
+use crate::dml::{DeleteBuilder, UpdateBuilder};
+use crate::error::{Error, Result};
+use crate::maintenance::{OptimizeBuilder, VacuumBuilder};
+use crate::merge::{MergeBuilder, MergeSource};
+use crate::options::TableOptions;
+use crate::outcome::SqlOutcome;
+use crate::scan::ScanBuilder;
+use crate::write::WriteBuilder;
+use crate::Expression;
+
+/// A Delta table at a location (a local path, `file://`, `s3://bucket/prefix`, `memory://name`).
+///
+/// Cheap to clone; every operation reads the latest committed state when it starts (or the
+/// version you ask for) and commits through the row-level conflict checker.
+///
+/// ```
+/// # async fn demo(dir: &str) -> delta_rlc::Result<()> {
+/// use delta_rlc::arrow::datatypes::DataType;
+/// use delta_rlc::{col, lit, Table};
+///
+/// let table = Table::create(dir)
+///     .column("id", DataType::Int64, false)
+///     .column("v", DataType::Utf8, true)
+///     .await?;
+/// assert_eq!(table.version().await?, 0);
+/// let deleted = table.delete().filter(col("id").lt(lit(10))).await?;
+/// assert_eq!(deleted.version, None); // an empty table: nothing to delete, nothing committed
+/// # Ok(()) }
+/// # let dir = tempfile::tempdir().unwrap();
+/// # tokio::runtime::Runtime::new().unwrap().block_on(demo(dir.path().to_str().unwrap())).unwrap();
+/// ```
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub(crate) inner: DeltaTable,
+}
+
+/// Which state of the table to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    /// The latest committed version.
+    Latest,
+    /// A version number.
+    Version(u64),
+    /// The latest version committed at or before this instant (milliseconds since the epoch).
+    TimestampMs(i64),
+}
+
+impl From<u64> for At {
+    fn from(v: u64) -> Self {
+        At::Version(v)
+    }
+}
+
+impl Table {
+    /// Opens an existing table with default options.
+    pub async fn open(location: &str) -> Result<Table> {
+        Table::open_with(location, TableOptions::default()).await
+    }
+
+    /// Opens an existing table with object-store options and conflict settings.
+    pub async fn open_with(location: &str, options: TableOptions) -> Result<Table> {
+        let table = Table::at(location, &options)?;
+        if !table.inner.exists().await? {
+            return Err(Error::from(delta_rlc_engine::EngineError::NotFound(
+                format!("no Delta table at {location}"),
+            )));
+        }
+        Ok(table)
+    }
+
+    /// The handle without checking that a table exists (creation).
+    pub(crate) fn at(location: &str, options: &TableOptions) -> Result<Table> {
+        if options.conflict.max_commit_attempts == 0 {
+            return Err(Error::invalid("max_commit_attempts must be at least 1"));
+        }
+        let store = TableStore::open_with_options(location, &options.storage_options)
+            .map_err(delta_rlc_engine::EngineError::from)?;
+        Ok(Table {
+            inner: DeltaTable::on_store(store).with_conflict_config(options.conflict.to_engine()),
+        })
+    }
+
+    /// Starts creating a table at `location` (the builder is awaited to create it).
+    pub fn create(location: &str) -> CreateBuilder {
+        CreateBuilder::new(location)
+    }
+
+    /// The table's root URI.
+    pub fn uri(&self) -> &str {
+        self.inner.store.root_uri()
+    }
+
+    /// The latest committed version.
+    pub async fn version(&self) -> Result<u64> {
+        Ok(self.inner.snapshot(None).await?.version)
+    }
+
+    /// The table as of a version or timestamp ([`At::Latest`] for the newest).
+    pub async fn snapshot(&self, at: impl Into<At>) -> Result<TableSnapshot> {
+        let version = match at.into() {
+            At::Latest => None,
+            At::Version(v) => Some(v),
+            At::TimestampMs(ms) => Some(version_at_timestamp(&self.inner.store, ms).await?),
+        };
+        Ok(TableSnapshot {
+            table: self.clone(),
+            snapshot: self.inner.snapshot(version).await?,
+        })
+    }
+
+    /// Reads rows: `.filter(..)`, `.columns(..)`, `.version(..)`, then `.await` for a stream of
+    /// Arrow batches (or [`ScanBuilder::collect`]).
+    pub fn scan(&self) -> ScanBuilder {
+        ScanBuilder::new(self.clone())
+    }
+
+    /// Writes Arrow batches (append by default; see [`crate::WriteMode`]).
+    pub fn write(&self, batches: impl IntoIterator<Item = RecordBatch>) -> WriteBuilder {
+        WriteBuilder::new(self.clone(), batches.into_iter().collect())
+    }
+
+    /// Deletes the rows matching `.filter(..)` (every row without a filter).
+    pub fn delete(&self) -> DeleteBuilder {
+        DeleteBuilder::new(self.clone())
+    }
+
+    /// Updates rows: `.set(column, value)` and an optional `.filter(..)`.
+    pub fn update(&self) -> UpdateBuilder {
+        UpdateBuilder::new(self.clone())
+    }
+
+    /// Merges `source` into the table on the condition `on` (columns qualified by the target and
+    /// source aliases, `target` and `source` unless set).
+    pub fn merge(&self, source: impl Into<MergeSource>, on: impl Into<Expression>) -> MergeBuilder {
+        MergeBuilder::new(self.clone(), source.into(), on.into())
+    }
+
+    /// Compacts small files (optionally Z-ordered).
+    pub fn optimize(&self) -> OptimizeBuilder {
+        OptimizeBuilder::new(self.clone())
+    }
+
+    /// Deletes files no version within the retention period references.
+    pub fn vacuum(&self) -> VacuumBuilder {
+        VacuumBuilder::new(self.clone())
+    }
+
+    /// Runs one SQL statement with this table registered as `t` (other tables by path):
+    /// `SELECT count(*) FROM t`, `DESCRIBE HISTORY t`, `ALTER …`, `INSERT INTO t SELECT …`.
+    pub async fn sql(&self, sql: &str) -> Result<SqlOutcome> {
+        let mut session = SqlSession::new(self.inner.env.clone(), self.inner.conflict.clone());
+        let uri = self.uri().to_string();
+        session.use_store(&uri, self.inner.store.clone());
+        session.register("t", &uri);
+        let out = session.execute(sql).await?;
+        Ok(SqlOutcome::from_engine(out))
+    }
+}
+
+/// One version of a table: its schema, properties and files; it can be scanned.
+#[derive(Debug, Clone)]
+pub struct TableSnapshot {
+    table: Table,
+    snapshot: Arc<Snapshot>,
+}
+
+impl TableSnapshot {
+    /// The version.
+    pub fn version(&self) -> u64 {
+        self.snapshot.version
+    }
+
+    /// The commit timestamp (milliseconds since the epoch).
+    pub fn timestamp_ms(&self) -> i64 {
+        self.snapshot.timestamp_ms
+    }
+
+    /// The table schema as Arrow.
+    pub fn schema(&self) -> SchemaRef {
+        table_arrow_schema(&self.snapshot.schema)
+    }
+
+    /// Partition columns, in order.
+    pub fn partition_columns(&self) -> &[String] {
+        self.snapshot.partition_columns()
+    }
+
+    /// Table properties (`delta.enableDeletionVectors`, …).
+    pub fn properties(&self) -> BTreeMap<String, String> {
+        self.snapshot
+            .metadata
+            .configuration
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    }
+
+    /// Paths of the live data files, relative to the table root.
+    pub fn files(&self) -> Vec<String> {
+        self.snapshot.files.iter().map(|f| f.path.clone()).collect()
+    }
+
+    /// Live rows, when every file records its row count.
+    pub fn num_rows(&self) -> Option<i64> {
+        self.snapshot.num_rows()
+    }
+
+    /// The protocol's (minReaderVersion, minWriterVersion).
+    pub fn protocol_versions(&self) -> (i32, i32) {
+        (
+            self.snapshot.protocol.min_reader_version,
+            self.snapshot.protocol.min_writer_version,
+        )
+    }
+
+    /// Scans this version.
+    pub fn scan(&self) -> ScanBuilder {
+        ScanBuilder::new(self.table.clone()).version(self.snapshot.version)
+    }
+}
