@@ -12,7 +12,11 @@ use delta_rlc::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use delta_rlc::arrow::util::pretty::pretty_format_batches;
 use delta_rlc::{col, lit, CommitOutcome, ErrorKind, Table};
 
-fn batch(schema: &SchemaRef, ids: std::ops::Range<i64>, tag: &str) -> delta_rlc::Result<RecordBatch> {
+fn batch(
+    schema: &SchemaRef,
+    ids: std::ops::Range<i64>,
+    tag: &str,
+) -> delta_rlc::Result<RecordBatch> {
     let v: Vec<String> = ids.clone().map(|i| format!("{tag}-{i}")).collect();
     Ok(RecordBatch::try_new(
         Arc::clone(schema),
@@ -58,7 +62,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .columns_from(&schema)
         .property("delta.enableDeletionVectors", "true")
         .await?;
-    report("append", &Ok(table.write([batch(&schema, 0..1000, "a")?]).await?));
+    report(
+        "append",
+        &Ok(table.write([batch(&schema, 0..1000, "a")?]).await?),
+    );
 
     // Two writers at once on the same file: a DELETE of ids below 100 and a MERGE that updates
     // ids 500..599 and inserts 1000..1099. They touch different rows, so both commit.
@@ -70,7 +77,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .merge(source, "target.id = source.id")
         .when_matched_update(|u| u.set("v", "source.v"))
         .when_not_matched_insert(|i| i.all());
-    let (deleted, merged) = (tokio::spawn(delete.into_future()), tokio::spawn(merge.into_future()));
+    let (deleted, merged) = (
+        tokio::spawn(delete.into_future()),
+        tokio::spawn(merge.into_future()),
+    );
     let (deleted, merged) = (deleted.await?, merged.await?);
     report("delete", &deleted);
     report("merge", &merged);
@@ -78,12 +88,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Two updates of the same row at once: a true conflict; one of them is told so.
     let first = table.update().set("v", "'first'").filter("id = 700");
     let second = table.update().set("v", "'second'").filter("id = 700");
-    let (a, b) = (tokio::spawn(first.into_future()), tokio::spawn(second.into_future()));
+    let (a, b) = (
+        tokio::spawn(first.into_future()),
+        tokio::spawn(second.into_future()),
+    );
     let (a, b) = (a.await?, b.await?);
     report("update 1", &a);
     report("update 2", &b);
 
-    let rows = table.scan().filter("id % 100 = 0").columns(["id", "v"]).collect().await?;
+    let rows = table
+        .scan()
+        .filter("id % 100 = 0")
+        .columns(["id", "v"])
+        .collect()
+        .await?;
     println!("{}", pretty_format_batches(&rows)?);
     let snap = table.snapshot(delta_rlc::At::Latest).await?;
     println!(

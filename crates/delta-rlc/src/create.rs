@@ -119,7 +119,10 @@ impl CreateBuilder {
             properties: self.properties,
             name: self.name,
         };
-        create_table_txn(&table.inner, &spec).await?.commit().await?;
+        create_table_txn(&table.inner, &spec)
+            .await?
+            .commit()
+            .await?;
         Ok(table)
     }
 }

@@ -115,7 +115,9 @@ impl ConflictKind {
 }
 
 /// The library's error. `Display` is one line; [`std::error::Error::source`] gives the cause.
-pub struct Error {
+pub struct Error(Box<Inner>);
+
+struct Inner {
     kind: ErrorKind,
     message: String,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
@@ -124,12 +126,12 @@ pub struct Error {
 impl Error {
     /// What kind of failure this is.
     pub fn kind(&self) -> &ErrorKind {
-        &self.kind
+        &self.0.kind
     }
 
     /// The conflict details, when this is a conflict.
     pub fn conflict(&self) -> Option<&ConflictInfo> {
-        match &self.kind {
+        match &self.0.kind {
             ErrorKind::Conflict(c) => Some(c),
             _ => None,
         }
@@ -138,7 +140,7 @@ impl Error {
     /// True when running the same operation again may succeed (conflicts, transient I/O, an
     /// unknown commit outcome after reading the table).
     pub fn is_retryable(&self) -> bool {
-        match &self.kind {
+        match &self.0.kind {
             ErrorKind::Conflict(c) => c.retryable,
             ErrorKind::Io { retryable } => *retryable,
             ErrorKind::CommitUnknown => true,
@@ -148,15 +150,15 @@ impl Error {
 
     /// The one-line message (the same as `Display`).
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     pub(crate) fn invalid(message: impl Into<String>) -> Self {
-        Error {
+        Error(Box::new(Inner {
             kind: ErrorKind::InvalidInput,
             message: message.into(),
             source: None,
-        }
+        }))
     }
 }
 
@@ -204,11 +206,11 @@ impl From<EngineError> for Error {
                 EngineKind::Internal => ErrorKind::Internal,
             },
         };
-        Error {
+        Error(Box::new(Inner {
             kind,
             message: e.to_string(),
             source: Some(Box::new(e)),
-        }
+        }))
     }
 }
 
@@ -222,32 +224,33 @@ impl From<arrow::error::ArrowError> for Error {
     /// Arrow errors reach the caller from computing over the caller's own batches (casts, schema
     /// mismatches): bad input.
     fn from(e: arrow::error::ArrowError) -> Self {
-        Error {
+        Error(Box::new(Inner {
             kind: ErrorKind::InvalidInput,
             message: e.to_string(),
             source: Some(Box::new(e)),
-        }
+        }))
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.0.message)
     }
 }
 
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Error")
-            .field("kind", &self.kind)
-            .field("message", &self.message)
+            .field("kind", &self.0.kind)
+            .field("message", &self.0.message)
             .finish()
     }
 }
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
+        self.0
+            .source
             .as_deref()
             .map(|e| e as &(dyn std::error::Error + 'static))
     }

@@ -20,7 +20,7 @@ use crate::Expression;
 /// ```
 /// # async fn demo(table: delta_rlc::Table) -> delta_rlc::Result<()> {
 /// let done = table.optimize().zorder(["id"]).await?;
-/// println!("{:?} files added", done.metrics.get("numAddedFiles"));
+/// println!("{:?} files added", done.metrics.get("numFilesAdded"));
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]

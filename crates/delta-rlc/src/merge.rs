@@ -46,7 +46,9 @@ impl MergeSource {
                 let schema = schema
                     .or_else(|| batches.first().map(|b| b.schema()))
                     .ok_or_else(|| {
-                        Error::invalid("MERGE: an empty source needs a schema (MergeSource::batches)")
+                        Error::invalid(
+                            "MERGE: an empty source needs a schema (MergeSource::batches)",
+                        )
                     })?;
                 Ok((schema, batches))
             }
@@ -207,21 +209,26 @@ impl MergeBuilder {
 
     /// `WHEN MATCHED [AND …] THEN UPDATE SET …`
     pub fn when_matched_update(mut self, f: impl FnOnce(UpdateClause) -> UpdateClause) -> Self {
-        self.clauses
-            .push(Pending::Update(ClauseKind::Matched, f(UpdateClause::default())));
+        self.clauses.push(Pending::Update(
+            ClauseKind::Matched,
+            f(UpdateClause::default()),
+        ));
         self
     }
 
     /// `WHEN MATCHED [AND …] THEN DELETE`
     pub fn when_matched_delete(mut self, f: impl FnOnce(DeleteClause) -> DeleteClause) -> Self {
-        self.clauses
-            .push(Pending::Delete(ClauseKind::Matched, f(DeleteClause::default())));
+        self.clauses.push(Pending::Delete(
+            ClauseKind::Matched,
+            f(DeleteClause::default()),
+        ));
         self
     }
 
     /// `WHEN NOT MATCHED [AND …] THEN INSERT …`
     pub fn when_not_matched_insert(mut self, f: impl FnOnce(InsertClause) -> InsertClause) -> Self {
-        self.clauses.push(Pending::Insert(f(InsertClause::default())));
+        self.clauses
+            .push(Pending::Insert(f(InsertClause::default())));
         self
     }
 
@@ -276,7 +283,9 @@ impl MergeBuilder {
                 Pending::Update(kind, u) => {
                     let action = match (u.all, u.set.is_empty()) {
                         (true, true) => ClauseAction::Update(None),
-                        (false, false) => ClauseAction::Update(Some(plan_pairs("UPDATE SET", &u.set)?)),
+                        (false, false) => {
+                            ClauseAction::Update(Some(plan_pairs("UPDATE SET", &u.set)?))
+                        }
                         (true, false) => {
                             return Err(Error::invalid(
                                 "MERGE UPDATE: use either .all() or .set(..), not both",

@@ -87,3 +87,24 @@ impl ConflictSettings {
         c
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_map_to_the_engine() {
+        let c = ConflictSettings {
+            legacy: true,
+            isolation: Some(Isolation::Serializable),
+            max_commit_attempts: 7,
+            retention_duration_check: false,
+        }
+        .to_engine();
+        assert!(c.legacy && !c.retention_duration_check);
+        assert_eq!(c.max_attempts, 7);
+        assert_eq!(c.isolation, Some(IsolationLevel::Serializable));
+        let d = ConflictSettings::default().to_engine();
+        assert!(!d.legacy && d.isolation.is_none() && d.retention_duration_check);
+    }
+}

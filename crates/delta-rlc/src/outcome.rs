@@ -30,7 +30,11 @@ impl CommitOutcome {
         CommitOutcome {
             version: if committed { result.version } else { None },
             attempts: result.attempts,
-            events: result.events.iter().map(ReconcileEvent::from_engine).collect(),
+            events: result
+                .events
+                .iter()
+                .map(ReconcileEvent::from_engine)
+                .collect(),
             metrics: Metrics::new(result.affected_rows, metrics),
         }
     }

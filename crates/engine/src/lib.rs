@@ -1,5 +1,10 @@
 //! delta-rlc engine: snapshots, scans, writes, transactions and the conflict checker.
 
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
 pub mod arrow_conv;
 pub mod conflict;
 pub mod conflict_config;

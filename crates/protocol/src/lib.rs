@@ -4,6 +4,10 @@
 //! property-tested in isolation.
 #![deny(unsafe_code)]
 #![deny(clippy::indexing_slicing)]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 pub mod actions;
 pub mod dv;

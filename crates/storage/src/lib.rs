@@ -9,6 +9,11 @@
 //! `delta_rlc_protocol::table_path` (the engine resolves log paths before calling in). The store
 //! re-checks segments so that nothing outside the root is ever read, written or deleted.
 
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
 pub mod fault;
 mod local;
 mod store;

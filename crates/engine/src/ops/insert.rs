@@ -155,7 +155,7 @@ pub async fn insert_txn(
     batches: &[RecordBatch],
     mode: InsertMode,
 ) -> Result<Transaction> {
-    stage_insert_mode(&mut txn, &mode)?;
+    txn = stage_insert_mode(txn, &mode).await?;
     if let InsertMode::ReplaceWhere(pred) = &mode {
         // Every new row must satisfy the predicate (Spark's replaceWhere constraint).
         check_rows_satisfy(&txn.snapshot()?.schema, batches, pred)?;
@@ -181,7 +181,7 @@ where
     S: futures::Stream<Item = Result<RecordBatch>> + Unpin,
 {
     use futures::StreamExt;
-    stage_insert_mode(&mut txn, &mode)?;
+    txn = stage_insert_mode(txn, &mode).await?;
     let mut rows = 0u64;
     let mut chunk: Vec<RecordBatch> = Vec::new();
     let mut chunk_bytes = 0usize;
@@ -210,7 +210,11 @@ where
 
 /// Stages what the insert mode needs besides the new rows: the removes of an overwrite and the
 /// reads they imply.
-fn stage_insert_mode(txn: &mut Transaction, mode: &InsertMode) -> Result<()> {
+/// Stages what the mode removes before the new rows: nothing (append), every file (overwrite), or
+/// the rows a replaceWhere predicate selects — whole files when it references only partition
+/// columns, else exactly the matching rows, as a DELETE removes them (deletion vectors or
+/// rewrites), so rows outside the predicate survive.
+async fn stage_insert_mode(mut txn: Transaction, mode: &InsertMode) -> Result<Transaction> {
     if txn.read_snapshot.is_some() && txn.operation != "CREATE TABLE AS SELECT" {
         txn.operation = "WRITE".into();
     }
@@ -242,9 +246,12 @@ fn stage_insert_mode(txn: &mut Transaction, mode: &InsertMode) -> Result<()> {
                 .iter()
                 .all(|c| snap.metadata.partition_columns.contains(&c.name));
             if !only_partition {
-                return Err(EngineError::Unsupported(
-                    "REPLACE WHERE on data columns needs DELETE support; use a partition-column predicate".into(),
-                ));
+                let operation = std::mem::take(&mut txn.operation);
+                let parameters = std::mem::take(&mut txn.operation_parameters);
+                txn = super::delete::delete_txn(txn, Some(pred.clone())).await?;
+                txn.operation = operation;
+                txn.operation_parameters = parameters;
+                return Ok(txn);
             }
             for f in crate::scan::candidate_files(&snap, Some(pred))? {
                 txn.read_set
@@ -253,7 +260,7 @@ fn stage_insert_mode(txn: &mut Transaction, mode: &InsertMode) -> Result<()> {
             }
         }
     }
-    Ok(())
+    Ok(txn)
 }
 
 /// Errors unless `pred` is true for every row (NULL counts as false).

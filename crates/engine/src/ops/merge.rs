@@ -87,10 +87,14 @@ impl MergeExprParser {
         source_alias: &str,
     ) -> Result<Self> {
         let table_schema = crate::arrow_conv::table_arrow_schema(&snapshot.schema);
-        let target =
-            DFSchema::try_from_qualified_schema(target_alias.to_ascii_lowercase().as_str(), &table_schema)?;
-        let source =
-            DFSchema::try_from_qualified_schema(source_alias.to_ascii_lowercase().as_str(), source_schema)?;
+        let target = DFSchema::try_from_qualified_schema(
+            target_alias.to_ascii_lowercase().as_str(),
+            &table_schema,
+        )?;
+        let source = DFSchema::try_from_qualified_schema(
+            source_alias.to_ascii_lowercase().as_str(),
+            source_schema,
+        )?;
         Ok(MergeExprParser {
             schema: target.join(&source)?,
             ctx: SessionContext::new(),
@@ -190,7 +194,9 @@ fn with_file_idx(batch: &RecordBatch, idx: u64) -> Result<RecordBatch> {
 /// `source_alias.name` (UPDATE SET * / INSERT *).
 fn source_column(source_alias: &str, name: &str) -> Expr {
     Expr::Column(datafusion::common::Column::new(
-        Some(datafusion::common::TableReference::bare(source_alias.to_string())),
+        Some(datafusion::common::TableReference::bare(
+            source_alias.to_string(),
+        )),
         name,
     ))
 }
@@ -456,8 +462,8 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
             Some(c) => Some(mask_of(&eval(&physical(c)?)?)?),
             None => None,
         };
-        for r in 0..n {
-            if assigned[r].is_some() {
+        for (r, slot) in assigned.iter_mut().enumerate() {
+            if slot.is_some() {
                 continue;
             }
             let kind_ok = match clause.kind {
@@ -466,7 +472,7 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
                 ClauseKind::NotMatchedBySource => tp.value(r) && !sp.value(r),
             };
             if kind_ok && cond.as_ref().is_none_or(|c| c.value(r)) {
-                assigned[r] = Some(ci);
+                *slot = Some(ci);
             }
         }
     }
@@ -502,9 +508,11 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
     let mut seen: HashSet<(u64, u64)> = HashSet::new();
     let mut removed: BTreeMap<u64, HashSet<u64>> = BTreeMap::new();
     let mut metrics = DmlMetrics::default();
-    for r in 0..n {
-        let Some(ci) = assigned[r] else { continue };
-        let clause = &spec.clauses[ci];
+    for (r, slot) in assigned.iter().enumerate() {
+        let Some(ci) = *slot else { continue };
+        let Some(clause) = spec.clauses.get(ci) else {
+            continue;
+        };
         if clause.kind == ClauseKind::NotMatched {
             continue;
         }

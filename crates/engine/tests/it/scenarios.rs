@@ -7,38 +7,38 @@ use delta_rlc_engine::scenario::run_scenario;
 
 use crate::common::rt;
 
-fn scenario_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            scenario_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "toml") {
-            out.push(p);
-        }
-    }
-}
+/// One generated test per scenario file (see `build.rs`): `scenario_file::<dir>_<name>`.
+mod scenario_file {
+    use super::*;
 
-#[test]
-fn all_scenario_files_pass() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/scenarios");
-    let mut files = Vec::new();
-    scenario_files(&root, &mut files);
-    files.sort();
-    assert!(files.len() >= 11, "scenario files missing: {files:?}");
-    let tmp = tempfile::tempdir().unwrap();
-    let mut failures = Vec::new();
-    rt().block_on(async {
-        for (i, f) in files.iter().enumerate() {
-            let src = std::fs::read_to_string(f).unwrap();
-            let loc = tmp.path().join(format!("s{i}"));
-            match run_scenario(&f.display().to_string(), &src, loc.to_str().unwrap(), &[]).await {
-                Ok(r) if r.passed() => {}
-                Ok(r) => failures.push(r.to_text()),
-                Err(e) => failures.push(format!("{}: {e}", f.display())),
-            }
+    fn run_scenario_file(path: &str) {
+        let src = std::fs::read_to_string(path).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let loc = tmp.path().join("t");
+        let report = rt()
+            .block_on(run_scenario(path, &src, loc.to_str().unwrap(), &[]))
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert!(report.passed(), "{}", report.to_text());
+    }
+
+    include!(concat!(env!("OUT_DIR"), "/scenario_tests.rs"));
+
+    #[test]
+    fn every_scenario_file_has_a_test() {
+        fn count(dir: &Path) -> usize {
+            std::fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .map(|p| match p.is_dir() {
+                    true => count(&p),
+                    false => usize::from(p.extension().is_some_and(|x| x == "toml")),
+                })
+                .sum()
         }
-    });
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/scenarios");
+        assert!(SCENARIO_FILE_COUNT >= 11);
+        assert_eq!(SCENARIO_FILE_COUNT, count(&root));
+    }
 }
 
 const GOOD: &str = r#"name = "x"

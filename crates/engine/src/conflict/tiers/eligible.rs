@@ -48,7 +48,7 @@ pub fn eligible_filter(e: &Expr) -> Option<Expr> {
     let w = widen(e);
     let simplified = simplify_true(w);
     match simplified {
-        Expr::Literal(v, _) if v == datafusion::common::ScalarValue::Boolean(Some(true)) => None,
+        Expr::Literal(datafusion::common::ScalarValue::Boolean(Some(true)), _) => None,
         other => Some(other),
     }
 }

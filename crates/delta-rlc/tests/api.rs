@@ -1,0 +1,376 @@
+//! The library API end to end: every builder's outcome (rows, versions, metrics), the error kinds a
+//! caller branches on, and commits beside a concurrent writer (reconciled, and the true-conflict
+//! twin that must abort).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use delta_rlc::arrow::array::{Array, Int64Array, RecordBatch, StringArray};
+use delta_rlc::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use delta_rlc::{col, lit, At, ConflictKind, ErrorKind, Table, TableOptions, WriteMode};
+
+fn schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("v", DataType::Utf8, true),
+    ]))
+}
+
+fn batch(ids: &[i64], v: &str) -> RecordBatch {
+    let vals: Vec<String> = ids.iter().map(|i| format!("{v}{i}")).collect();
+    RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from(ids.to_vec())),
+            Arc::new(StringArray::from(vals)),
+        ],
+    )
+    .unwrap()
+}
+
+/// (id, v) of every row, sorted by id.
+async fn rows(table: &Table) -> Vec<(i64, Option<String>)> {
+    let mut out = Vec::new();
+    for b in table.scan().collect().await.unwrap() {
+        let ids = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        let vs = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+        for i in 0..b.num_rows() {
+            out.push((
+                ids.value(i),
+                vs.is_valid(i).then(|| vs.value(i).to_string()),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+async fn new_table(dir: &tempfile::TempDir, dvs: bool) -> Table {
+    let loc = dir.path().join("t").display().to_string();
+    Table::create(&loc)
+        .columns_from(&schema())
+        .property("delta.enableDeletionVectors", dvs.to_string())
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_scan_delete_update_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir, true).await;
+    let w = table.write([batch(&[1, 2, 3, 4], "a")]).await.unwrap();
+    assert_eq!(
+        (w.version, w.attempts, w.metrics.rows_affected),
+        (Some(1), 1, Some(4))
+    );
+
+    let d = table
+        .delete()
+        .filter(col("id").eq(lit(2i64)))
+        .await
+        .unwrap();
+    assert_eq!((d.version, d.metrics.rows_affected), (Some(2), Some(1)));
+    assert_eq!(d.metrics.get("numDeletedRows"), Some(1));
+    let u = table
+        .update()
+        .set("v", "upper(v)")
+        .filter("id >= 3")
+        .await
+        .unwrap();
+    assert_eq!((u.version, u.metrics.rows_affected), (Some(3), Some(2)));
+    assert_eq!(
+        rows(&table).await,
+        vec![
+            (1, Some("a1".into())),
+            (3, Some("A3".into())),
+            (4, Some("A4".into()))
+        ]
+    );
+    // A DELETE that matches nothing commits nothing.
+    let none = table.delete().filter("id > 100").await.unwrap();
+    assert_eq!((none.version, none.metrics.rows_affected), (None, Some(0)));
+    assert_eq!(table.version().await.unwrap(), 3);
+
+    // Filter and projection; time travel by version.
+    let picked = table
+        .scan()
+        .filter(col("id").gt(lit(1i64)))
+        .columns(["v"])
+        .collect()
+        .await
+        .unwrap();
+    let n: usize = picked.iter().map(|b| b.num_rows()).sum();
+    assert_eq!((n, picked[0].num_columns()), (2, 1));
+    let v1 = table.snapshot(At::Version(1)).await.unwrap();
+    assert_eq!((v1.version(), v1.num_rows()), (1, Some(4)));
+    let old: usize = v1
+        .scan()
+        .collect()
+        .await
+        .unwrap()
+        .iter()
+        .map(|b| b.num_rows())
+        .sum();
+    assert_eq!(old, 4);
+    let latest = table.snapshot(At::Latest).await.unwrap();
+    assert_eq!(latest.schema().fields().len(), 2);
+    assert_eq!(
+        latest
+            .properties()
+            .get("delta.enableDeletionVectors")
+            .map(String::as_str),
+        Some("true")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overwrite_replace_where_and_sql() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir, false).await;
+    table.write([batch(&[1, 2, 3], "a")]).await.unwrap();
+    table
+        .write([batch(&[2], "b")])
+        .mode(WriteMode::ReplaceWhere("id = 2".into()))
+        .await
+        .unwrap();
+    assert_eq!(
+        rows(&table).await,
+        vec![
+            (1, Some("a1".into())),
+            (2, Some("b2".into())),
+            (3, Some("a3".into()))
+        ]
+    );
+    // replaceWhere refuses rows outside its predicate, and commits nothing.
+    let bad = table
+        .write([batch(&[9], "c")])
+        .mode(WriteMode::ReplaceWhere("id = 2".into()))
+        .await
+        .unwrap_err();
+    assert_eq!(bad.kind(), &ErrorKind::InvalidInput, "{bad}");
+    assert_eq!(table.version().await.unwrap(), 2);
+
+    table
+        .write([batch(&[7], "o")])
+        .mode(WriteMode::Overwrite)
+        .await
+        .unwrap();
+    assert_eq!(rows(&table).await, vec![(7, Some("o7".into()))]);
+
+    let out = table.sql("SELECT count(*) AS n FROM t").await.unwrap();
+    let n = out.batches[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap();
+    assert_eq!(n.value(0), 1);
+    let ins = table.sql("INSERT INTO t VALUES (8, 'x')").await.unwrap();
+    assert_eq!(ins.commit.and_then(|c| c.version), Some(4));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn merge_upserts_and_deletes_by_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir, true).await;
+    table.write([batch(&[1, 2, 3, 4], "a")]).await.unwrap();
+    let m = table
+        .merge(
+            batch(&[2, 3, 9], "s"),
+            col("target.id").eq(col("source.id")),
+        )
+        .when_matched_delete(|d| d.when("source.id = 3"))
+        .when_matched_update(|u| u.set("v", "source.v"))
+        .when_not_matched_insert(|i| i.all())
+        .when_not_matched_by_source_delete(|d| d.when("target.id = 4"))
+        .await
+        .unwrap();
+    assert_eq!(m.version, Some(2));
+    // 1 updated + 1 deleted by source match + 1 inserted + 1 deleted by source.
+    assert_eq!(m.metrics.rows_affected, Some(4));
+    assert_eq!(
+        rows(&table).await,
+        vec![
+            (1, Some("a1".into())),
+            (2, Some("s2".into())),
+            (9, Some("s9".into()))
+        ]
+    );
+    // Aliases of the caller's choosing, in any case.
+    table
+        .merge(batch(&[1], "z"), "T.id = S.id")
+        .target_alias("t")
+        .source_alias("s")
+        .when_matched_update(|u| u.all())
+        .await
+        .unwrap();
+    assert_eq!(rows(&table).await[0], (1, Some("z1".into())));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn optimize_and_vacuum() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir, false).await;
+    for i in 0..3 {
+        table.write([batch(&[i], "a")]).await.unwrap();
+    }
+    let o = table.optimize().zorder(["id"]).await.unwrap();
+    assert_eq!(o.metrics.get("numFilesRemoved"), Some(3));
+    assert_eq!(o.metrics.get("numFilesAdded"), Some(1));
+    assert_eq!(table.snapshot(At::Latest).await.unwrap().files().len(), 1);
+    // The compacted files are younger than the retention: nothing to delete.
+    let dry = table.vacuum().dry_run(true).await.unwrap();
+    assert!(dry.files.is_empty() && dry.dry_run);
+    // A retention below the table's is refused unless asked for, and the floor still holds.
+    let refused = table.vacuum().retention(Duration::ZERO).await.unwrap_err();
+    assert_eq!(refused.kind(), &ErrorKind::InvalidInput, "{refused}");
+    let floor = table
+        .vacuum()
+        .retention(Duration::ZERO)
+        .enforce_retention_duration(false)
+        .await
+        .unwrap();
+    assert!(floor.files.is_empty(), "{:?}", floor.files);
+    assert_eq!(rows(&table).await.len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_have_kinds_messages_and_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope").display().to_string();
+    let e = Table::open(&missing).await.unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::NotFound, "{e}");
+    assert!(!e.is_retryable());
+    assert!(std::error::Error::source(&e).is_some());
+    assert!(
+        !dir.path().join("nope").exists(),
+        "opening created a directory"
+    );
+
+    let table = new_table(&dir, true).await;
+    table.write([batch(&[1], "a")]).await.unwrap();
+    let e = table.delete().filter("nosuch = 1").await.unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::InvalidInput, "{e}");
+    let e = table.update().await.unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::InvalidInput);
+    let e = table
+        .update()
+        .set("v", "'x'")
+        .set("V", "'y'")
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("more than once"), "{e}");
+    // A value that does not fit its column is bad input, not a corrupt table.
+    let wide = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Utf8, false),
+            Field::new("v", DataType::Utf8, true),
+        ])),
+        vec![
+            Arc::new(StringArray::from(vec!["not a number"])),
+            Arc::new(StringArray::from(vec!["x"])),
+        ],
+    )
+    .unwrap();
+    let e = table.write([wide.clone()]).await.unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::InvalidInput, "{e}");
+    let e = table
+        .merge(wide, "target.id = source.id")
+        .when_not_matched_insert(|i| i.all())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::InvalidInput, "{e}");
+    let e = table
+        .merge(batch(&[1], "s"), "target.id = source.id")
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::InvalidInput, "{e}");
+    assert_eq!(
+        table.version().await.unwrap(),
+        1,
+        "a failed statement committed"
+    );
+
+    let e = Table::open_with(
+        "s3://bucket/t",
+        TableOptions::default().storage_option("AWS_NO_SUCH_OPTION", "1"),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::InvalidInput, "{e}");
+    assert!(e.to_string().contains("AWS_NO_SUCH_OPTION"), "{e}");
+    let exists = Table::create(table.uri())
+        .column("x", DataType::Int64, true)
+        .await;
+    assert_eq!(exists.unwrap_err().kind(), &ErrorKind::InvalidInput);
+}
+
+/// A transaction planned by the engine on the same table before a facade commit, committed after
+/// it: the facade commit is the concurrent winner.
+async fn race(
+    table: &Table,
+    loser_filter: &str,
+) -> (delta_rlc::CommitOutcome, Result<u32, delta_rlc::Error>) {
+    use delta_rlc_engine::ops::dml::ExprContext;
+    let inner = delta_rlc_engine::DeltaTable::open(table.uri()).unwrap();
+    let snap = inner.snapshot(None).await.unwrap();
+    let pred = ExprContext::new(&snap, None)
+        .unwrap()
+        .parse(loser_filter)
+        .unwrap();
+    let loser = delta_rlc_engine::ops::update_txn(
+        delta_rlc_engine::Transaction::new(&inner, Some(snap), "UPDATE"),
+        vec![("v".into(), lit("loser"))],
+        Some(pred),
+    )
+    .await
+    .unwrap();
+    let winner = table
+        .update()
+        .set("v", "'winner'")
+        .filter("id = 2")
+        .await
+        .unwrap();
+    let loser = loser
+        .commit()
+        .await
+        .map(|c| c.attempts)
+        .map_err(delta_rlc::Error::from);
+    (winner, loser)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disjoint_concurrent_updates_both_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir, true).await;
+    table.write([batch(&[1, 2, 3], "a")]).await.unwrap();
+    let (winner, loser) = race(&table, "id = 3").await;
+    assert_eq!(winner.version, Some(2));
+    assert_eq!(loser.unwrap(), 2, "the loser commits on its second attempt");
+    assert_eq!(
+        rows(&table).await,
+        vec![
+            (1, Some("a1".into())),
+            (2, Some("winner".into())),
+            (3, Some("loser".into()))
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_true_conflict_is_a_typed_retryable_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir, true).await;
+    table.write([batch(&[1, 2, 3], "a")]).await.unwrap();
+    let (winner, loser) = race(&table, "id = 2").await;
+    let e = loser.unwrap_err();
+    let info = e
+        .conflict()
+        .cloned()
+        .unwrap_or_else(|| panic!("not a conflict: {e:?}"));
+    assert_eq!(info.winning_version, winner.version);
+    assert_eq!(info.winning_operation.as_deref(), Some("UPDATE"));
+    assert_eq!(info.kind, ConflictKind::ConcurrentAppend);
+    assert!(info.tier.is_some() && e.is_retryable(), "{e}");
+    assert_eq!(table.version().await.unwrap(), 2, "the loser committed");
+    assert_eq!(rows(&table).await[1], (2, Some("winner".into())));
+}
