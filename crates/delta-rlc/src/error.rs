@@ -41,6 +41,7 @@ pub enum ErrorKind {
 
 /// Why a commit was refused: the winning commit and what could not be proven disjoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ConflictInfo {
     /// The OSS Delta conflict class.
     pub kind: ConflictKind,
@@ -54,6 +55,8 @@ pub struct ConflictInfo {
     pub predicate: Option<String>,
     /// The last reconcile tier that tried to prove disjointness and could not.
     pub tier: Option<String>,
+    /// Reconcilers that failed on the winning commit (`name: reason`); a failure is a decline.
+    pub reconcile_failures: Vec<String>,
     /// True when running the operation again may succeed (always, for conflicts).
     pub retryable: bool,
 }
@@ -170,6 +173,7 @@ fn conflict_info(c: &ConflictError) -> ConflictInfo {
         files: c.files.clone(),
         predicate: c.predicate.clone(),
         tier: c.tier.clone(),
+        reconcile_failures: c.reconcile_failures.clone(),
         retryable: true,
     }
 }
@@ -185,6 +189,7 @@ impl From<EngineError> for Error {
                 files: Vec::new(),
                 predicate: None,
                 tier: None,
+                reconcile_failures: Vec::new(),
                 retryable: true,
             }),
             other => match other.kind() {
@@ -195,6 +200,7 @@ impl From<EngineError> for Error {
                     files: Vec::new(),
                     predicate: None,
                     tier: None,
+                    reconcile_failures: Vec::new(),
                     retryable: true,
                 }),
                 EngineKind::CommitUnknown => ErrorKind::CommitUnknown,

@@ -40,6 +40,8 @@ pub struct ConflictError {
     pub predicate: Option<String>,
     /// The last tier that tried to prove disjointness and could not.
     pub tier: Option<String>,
+    /// Reconcilers that failed on this winner (`name: reason`); a failure is a decline.
+    pub reconcile_failures: Vec<String>,
 }
 
 impl fmt::Display for ConflictError {
@@ -63,6 +65,13 @@ impl fmt::Display for ConflictError {
         }
         if let Some(t) = &self.tier {
             write!(f, "; not proven disjoint by {t}")?;
+        }
+        if !self.reconcile_failures.is_empty() {
+            write!(
+                f,
+                "; reconcile failed: {}",
+                self.reconcile_failures.join("; ")
+            )?;
         }
         Ok(())
     }

@@ -402,6 +402,14 @@ fn de_string_vec<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, 
 }
 
 impl Add {
+    /// `numRecords` from the file's statistics: physical rows, DV not applied. `None` without
+    /// stats, with unparseable stats, or when the writer did not record it.
+    pub fn num_records(&self) -> Option<i64> {
+        crate::stats::FileStats::parse(self.stats.as_deref()?)
+            .ok()?
+            .num_records
+    }
+
     /// Logical file identity: (path, DV unique id).
     pub fn file_key(&self) -> (String, Option<String>) {
         (

@@ -128,7 +128,14 @@ const KEYS: &[KeyColumn] = &[
             ("CAST(-1 AS BIGINT)", Some("-1")),
             ("CAST(NULL AS BIGINT)", None),
         ],
-        source_casts: &["{}", "CAST({} AS INT)", "CAST({} AS SMALLINT)"],
+        // STRING: a key pair without a shared equality (the key set is declined; the MERGE must
+        // then read every row its ON can match).
+        source_casts: &[
+            "{}",
+            "CAST({} AS INT)",
+            "CAST({} AS SMALLINT)",
+            "CAST({} AS STRING)",
+        ],
     },
 ];
 
@@ -143,7 +150,7 @@ const PREDICATES: &[&str] = &[
 ];
 
 /// The value classes the generator draws from (for reports and docs).
-pub const VALUE_CLASSES: &str = "DOUBLE and FLOAT (0.0, -0.0, NaN, +inf, -inf, NULL), STRING ('', prefixes, composed and decomposed accents, NULL), DECIMAL(10,2) against DECIMAL(12,4) sources, DATE, TIMESTAMP against nanosecond sources, BIGINT against INT/SMALLINT sources, multi-column keys of 1-3 of these";
+pub const VALUE_CLASSES: &str = "DOUBLE and FLOAT (0.0, -0.0, NaN, +inf, -inf, NULL), STRING ('', prefixes, composed and decomposed accents, NULL), DECIMAL(10,2) against DECIMAL(12,4) sources, DATE, TIMESTAMP against nanosecond sources, BIGINT against INT/SMALLINT/STRING sources (a declined key set), multi-column keys of 1-3 of these";
 
 #[derive(Debug, Clone)]
 pub struct ValueSimConfig {
@@ -194,11 +201,16 @@ fn row(rng: &mut Rng, v: i64) -> String {
 }
 
 fn predicate(rng: &mut Rng) -> String {
+    qualified_predicate(rng, "")
+}
+
+/// A predicate over one column, its name prefixed with `qualifier` (`t.` in MERGE clauses).
+fn qualified_predicate(rng: &mut Rng, qualifier: &str) -> String {
     let Some(k) = pick(rng, KEYS) else {
         return "true".into();
     };
     let p = pick(rng, PREDICATES).copied().unwrap_or("{c} IS NULL");
-    p.replace("{c}", k.name)
+    p.replace("{c}", &format!("{qualifier}{}", k.name))
         .replace("{v}", lit(rng, k))
         .replace("{w}", lit(rng, k))
 }
@@ -238,8 +250,20 @@ fn merge(rng: &mut Rng, op_id: i64) -> String {
     let names: Vec<&str> = cols.iter().map(|k| k.name).collect();
     let on: Vec<String> = names.iter().map(|n| format!("t.{n} = s.{n}")).collect();
     let insert_vals: Vec<String> = names.iter().map(|n| format!("s.{n}")).collect();
+    // Sometimes a NOT MATCHED BY SOURCE clause over target columns (Case 6).
+    let nmbs = match rng.below(4) {
+        0 => format!(
+            " WHEN NOT MATCHED BY SOURCE AND {} THEN DELETE",
+            qualified_predicate(rng, "t.")
+        ),
+        1 => format!(
+            " WHEN NOT MATCHED BY SOURCE AND {} THEN UPDATE SET v = t.v + 1",
+            qualified_predicate(rng, "t.")
+        ),
+        _ => String::new(),
+    };
     format!(
-        "MERGE INTO t USING (SELECT * FROM (VALUES {}) AS x({}, v)) s ON {} WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT ({}, v) VALUES ({}, s.v)",
+        "MERGE INTO t USING (SELECT * FROM (VALUES {}) AS x({}, v)) s ON {} WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT ({}, v) VALUES ({}, s.v){nmbs}",
         rows.join(", "),
         names.join(", "),
         on.join(" AND "),

@@ -58,6 +58,7 @@ fn conflict(
         files,
         predicate,
         tier: tier.map(str::to_string),
+        reconcile_failures: Vec::new(),
     }))
 }
 
@@ -192,8 +193,11 @@ pub async fn check_winner(
     let mut out = CheckOutcome::default();
     check_whole_commit(input, state, w, &mut out)?;
 
-    // Reconcilers: each either rewrites the loser (returning the paths it settled) or declines.
+    // Reconcilers: each proposes a rewrite of the loser (with the paths it settles) or declines;
+    // the checker applies a rewrite whole. A failed reconciler is a decline, logged and named in
+    // the abort message should the checks below abort.
     let mut resolved: BTreeSet<String> = BTreeSet::new();
+    let mut failures: Vec<String> = Vec::new();
     for r in reconcilers() {
         if !input.config.enabled(r.switch()) {
             continue;
@@ -206,18 +210,43 @@ pub async fn check_winner(
             winner: w,
             resolved: &resolved,
         };
-        if let Some(rec) = r.reconcile(&ctx, state).await {
-            resolved.extend(rec.resolved_paths);
-            out.events.extend(rec.events);
+        match r.reconcile(&ctx, state).await {
+            Ok(Some(rewrite)) => {
+                let (settled, event) = super::reconcile::apply(state, rewrite);
+                resolved.extend(settled);
+                out.events.push(event);
+            }
+            Ok(None) => {
+                tracing::trace!(reconciler = r.name(), winner = w.version, "declined");
+            }
+            Err(e) => {
+                tracing::debug!(reconciler = r.name(), winner = w.version, reason = %e, "failed; declined");
+                failures.push(format!(
+                    "{}: {}",
+                    r.name(),
+                    crate::error::one_line(&e.to_string())
+                ));
+            }
         }
     }
+    let annotate = |e: EngineError| match e {
+        EngineError::Conflict(mut c) if !failures.is_empty() => {
+            c.reconcile_failures = failures.clone();
+            EngineError::Conflict(c)
+        }
+        other => other,
+    };
 
     let ours_metadata = state
         .staged
         .iter()
         .any(|a| matches!(a, Action::Metadata(_)));
-    check_appends(input, state, w, ours_metadata, &resolved, &mut out).await?;
-    check_delete_read(input, state, w, &resolved, &mut out).await?;
+    check_appends(input, state, w, ours_metadata, &resolved, &mut out)
+        .await
+        .map_err(annotate)?;
+    check_delete_read(input, state, w, &resolved, &mut out)
+        .await
+        .map_err(annotate)?;
 
     let ours: BTreeSet<&str> = state
         .staged
@@ -232,13 +261,13 @@ pub async fn check_winner(
         .map(|r| r.path.clone())
         .collect();
     if !both.is_empty() {
-        return Err(conflict(
+        return Err(annotate(conflict(
             ConflictKind::ConcurrentDeleteDelete,
             w,
             both,
             None,
             None,
-        ));
+        )));
     }
     Ok(out)
 }
@@ -367,11 +396,11 @@ async fn check_delete_read(
         // Whole-table readers are never refined, except by reconcilers (resolved paths) and by the
         // relocation tier (dataChange=false moves no rows).
         let ctx = tier_context(input, state, w);
-        let relocation = delete_read_tiers()
-            .into_iter()
-            .find(|t| t.switch() == Switch::Relocation);
         let mut open = removes.clone();
-        if let Some(t) = relocation.filter(|t| input.config.enabled(t.switch())) {
+        for t in delete_read_tiers()
+            .into_iter()
+            .filter(|t| t.refines_whole_table_reads() && input.config.enabled(t.switch()))
+        {
             let cleared = t.clear(&ctx, &open).await;
             open = keep_uncleared(open, &cleared);
         }

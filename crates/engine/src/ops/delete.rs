@@ -17,12 +17,7 @@ use crate::snapshot::Snapshot;
 use crate::txn::Transaction;
 
 fn logical_rows(add: &delta_rlc_protocol::actions::Add) -> u64 {
-    let n = add
-        .stats
-        .as_deref()
-        .and_then(|s| delta_rlc_protocol::stats::FileStats::parse(s).ok())
-        .and_then(|s| s.num_records)
-        .unwrap_or(0);
+    let n = add.num_records().unwrap_or(0);
     let d = add
         .deletion_vector
         .as_ref()

@@ -22,7 +22,7 @@ use serde_json::{json, Map, Value};
 use crate::arrow_conv::table_arrow_schema;
 use crate::dv_io::{load_file_dv, write_dv, write_dvs};
 use crate::error::{EngineError, Result};
-use crate::read_set::split_predicate;
+use crate::read_set::{split_predicate, ReadPredicate};
 use crate::row_tracking::{row_tracking_columns, stabilize_row_tracking};
 use crate::scan::{
     candidate_files, match_files, FileMatch, FileReadOptions, RowMatcher, ROW_INDEX_COLUMN,
@@ -166,9 +166,20 @@ pub async fn scan_candidates_projected(
     predicate: Option<&Expr>,
     projection: Option<Vec<String>>,
 ) -> Result<Vec<FileScan>> {
+    let files = register_candidates(txn, snapshot, predicate)?;
+    scan_files(txn, snapshot, files, projection).await
+}
+
+/// Reads `files` (registered by the caller) for a DML: live rows with their row indexes.
+pub async fn scan_files(
+    txn: &Transaction,
+    snapshot: &Arc<Snapshot>,
+    files: Vec<Add>,
+    projection: Option<Vec<String>>,
+) -> Result<Vec<FileScan>> {
     let opts = dml_read_options(snapshot);
     let mut out = Vec::new();
-    for add in register_candidates(txn, snapshot, predicate)? {
+    for add in files {
         if let Some(scan) = scan_file(
             &txn.table.store,
             snapshot,
@@ -191,15 +202,43 @@ pub fn register_candidates(
     snapshot: &Snapshot,
     predicate: Option<&Expr>,
 ) -> Result<Vec<Add>> {
-    match predicate {
-        None => txn.read_set.read_whole_table(),
-        Some(p) => txn.read_set.add_predicate(split_predicate(
+    let reads = match predicate {
+        None => Reads::WholeTable,
+        Some(p) => Reads::Predicates(vec![split_predicate(
             p,
             &snapshot.metadata.partition_columns,
             p.to_string(),
-        )),
+        )]),
+    };
+    register_reads(txn, snapshot, predicate, reads)
+}
+
+/// What a DML registers as read.
+pub enum Reads {
+    /// Every row (no tier refines it).
+    WholeTable,
+    /// The rows any of these predicates can match (OR-ed).
+    Predicates(Vec<ReadPredicate>),
+}
+
+/// Registers `reads` and every candidate file of `scan_filter` (with its DV at read time), and
+/// returns those files. Invariant: the reads cover every row the DML's outcome depends on; the
+/// scan filter only prunes files and may be broader.
+pub fn register_reads(
+    txn: &mut Transaction,
+    snapshot: &Snapshot,
+    scan_filter: Option<&Expr>,
+    reads: Reads,
+) -> Result<Vec<Add>> {
+    match reads {
+        Reads::WholeTable => txn.read_set.read_whole_table(),
+        Reads::Predicates(ps) => {
+            for p in ps {
+                txn.read_set.add_predicate(p);
+            }
+        }
     }
-    let files: Vec<Add> = candidate_files(snapshot, predicate)?
+    let files: Vec<Add> = candidate_files(snapshot, scan_filter)?
         .into_iter()
         .cloned()
         .collect();

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, RecordBatch};
-use arrow::compute::{cast_with_options, CastOptions};
+
 use arrow::datatypes::SchemaRef;
 use datafusion::logical_expr::Expr;
 use delta_rlc_protocol::actions::{Action, Metadata};
@@ -28,10 +28,6 @@ pub enum InsertMode {
 
 /// Casts `batches` to the table schema by column position.
 pub fn conform_batches(batches: &[RecordBatch], schema: &SchemaRef) -> Result<Vec<RecordBatch>> {
-    let opts = CastOptions {
-        safe: false,
-        ..Default::default()
-    };
     let mut out = Vec::with_capacity(batches.len());
     for b in batches {
         if b.num_columns() != schema.fields().len() {
@@ -49,25 +45,7 @@ pub fn conform_batches(batches: &[RecordBatch], schema: &SchemaRef) -> Result<Ve
         }
         let mut cols = Vec::with_capacity(b.num_columns());
         for (col, field) in b.columns().iter().zip(schema.fields()) {
-            let c = if col.data_type() == field.data_type() {
-                col.clone()
-            } else {
-                cast_with_options(col, field.data_type(), &opts).map_err(|e| {
-                    EngineError::invalid(format!(
-                        "column {}: cannot cast {} to {}: {e}",
-                        field.name(),
-                        col.data_type(),
-                        field.data_type()
-                    ))
-                })?
-            };
-            if !field.is_nullable() && c.null_count() > 0 {
-                return Err(EngineError::invalid(format!(
-                    "NOT NULL constraint violated for column {}",
-                    field.name()
-                )));
-            }
-            cols.push(c);
+            cols.push(super::conform::conform_column(col.clone(), field)?);
         }
         out.push(RecordBatch::try_new(schema.clone(), cols)?);
     }

@@ -33,25 +33,7 @@ pub fn apply_assignments(
             .evaluate(&table_part)?
             .into_array(table_part.num_rows())?;
         let target = ectx.arrow_schema.field(*idx);
-        let v = if v.data_type() == target.data_type() {
-            v
-        } else {
-            arrow::compute::cast_with_options(
-                &v,
-                target.data_type(),
-                &arrow::compute::CastOptions {
-                    safe: false,
-                    ..Default::default()
-                },
-            )
-            .map_err(|e| EngineError::invalid(format!("column {}: {e}", target.name())))?
-        };
-        if !target.is_nullable() && v.null_count() > 0 {
-            return Err(EngineError::invalid(format!(
-                "NOT NULL constraint violated for column {}",
-                target.name()
-            )));
-        }
+        let v = super::conform::conform_column(v, target)?;
         if let Some(c) = cols.get_mut(*idx) {
             *c = v;
         }

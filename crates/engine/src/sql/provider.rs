@@ -16,7 +16,6 @@ use datafusion::error::Result as DfResult;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
 use datafusion::physical_plan::ExecutionPlan;
 use delta_rlc_protocol::actions::Add;
-use delta_rlc_protocol::stats::FileStats;
 
 use super::scan_exec::DeltaScanExec;
 use crate::error::EngineError;
@@ -148,7 +147,7 @@ impl TableProvider for DeltaTableProvider {
 /// Live rows of a file according to the log: `numRecords` (always exact, even when the bounds are
 /// wide) minus the DV's cardinality. `None` without stats, or when they do not add up.
 fn live_rows_from_log(add: &Add) -> Option<usize> {
-    let n = FileStats::parse(add.stats.as_deref()?).ok()?.num_records?;
+    let n = add.num_records()?;
     let deleted = add.deletion_vector.as_ref().map_or(0, |d| d.cardinality);
     usize::try_from(n.checked_sub(deleted)?).ok()
 }

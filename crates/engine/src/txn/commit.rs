@@ -14,7 +14,6 @@ use delta_rlc_protocol::actions::{
     parse_commit, serialize_commit, Action, CommitInfo, DomainMetadata,
 };
 use delta_rlc_protocol::log_path::{commit_file_name, parse_log_file_name, LogFileKind, LOG_DIR};
-use delta_rlc_protocol::stats::FileStats;
 use delta_rlc_protocol::table_path::TableRoot;
 use delta_rlc_storage::{PutOutcome, StorageErrorKind};
 use serde_json::{json, Value};
@@ -133,6 +132,7 @@ impl Transaction {
                     files: vec![],
                     predicate: Some("multiple writers are creating this table".into()),
                     tier: None,
+                    reconcile_failures: Vec::new(),
                 })));
             };
             let latest = self.latest_version(version).await?;
@@ -177,6 +177,7 @@ impl Transaction {
             files: vec![],
             predicate: Some(format!("gave up after {attempt} attempts")),
             tier: None,
+            reconcile_failures: Vec::new(),
         })))
     }
 
@@ -280,17 +281,12 @@ impl Transaction {
                     add.path = encode_log_path(&add.path);
                     if row_tracking {
                         if add.base_row_id.is_none() {
-                            let n = add
-                                .stats
-                                .as_deref()
-                                .and_then(|s| FileStats::parse(s).ok())
-                                .and_then(|s| s.num_records)
-                                .ok_or_else(|| {
-                                    EngineError::Internal(format!(
-                                        "row id assignment needs numRecords for {}",
-                                        add.path
-                                    ))
-                                })?;
+                            let n = add.num_records().ok_or_else(|| {
+                                EngineError::Internal(format!(
+                                    "row id assignment needs numRecords for {}",
+                                    add.path
+                                ))
+                            })?;
                             // The high-water mark comes from the log: checked, never wrapped.
                             let overflow = || {
                                 EngineError::corrupt(format!(

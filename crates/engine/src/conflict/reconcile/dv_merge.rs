@@ -25,7 +25,7 @@ use delta_rlc_protocol::actions::{Action, Add, Remove};
 use delta_rlc_protocol::stats::FileStats;
 use serde_json::json;
 
-use super::{settle, ReconcileContext, Reconciled, Reconciler};
+use super::{ReconcileContext, Reconciler, Rewrite};
 use crate::conflict::checks::LoserState;
 use crate::dv_io::{load_dv, load_file_dv, write_dv};
 use crate::error::{EngineError, Result};
@@ -79,10 +79,7 @@ async fn merge(
             return Ok(None);
         };
         let num_records = cur_add
-            .stats
-            .as_deref()
-            .and_then(|s| FileStats::parse(s).ok())
-            .and_then(|s| s.num_records)
+            .num_records()
             .ok_or_else(|| EngineError::corrupt(format!("{p}: DV file without numRecords")))?;
         let dv_win = load_file_dv(ctx.store, &ctx.snapshot.root, win_add).await?;
         let dv_cur = load_file_dv(ctx.store, &ctx.snapshot.root, cur_add).await?;
@@ -148,16 +145,19 @@ impl Reconciler for DvMerge {
     async fn reconcile(
         &self,
         ctx: &ReconcileContext<'_>,
-        state: &mut LoserState,
-    ) -> Option<Reconciled> {
-        let (staged, paths) = match merge(ctx, state).await {
-            Ok(Some(x)) => x,
-            Ok(None) | Err(_) => return None,
+        state: &LoserState,
+    ) -> Result<Option<Rewrite>> {
+        let Some((staged, paths)) = merge(ctx, state).await? else {
+            return Ok(None);
         };
         let event = Event::new(
             "delta.rowLevelConcurrency.deletionVectorsMerged",
             json!({"winningCommitVersion": ctx.winner.version, "resolvedPaths": paths, "winningOperation": ctx.winner.operation()}),
         );
-        Some(settle(state, staged, paths, event))
+        Ok(Some(Rewrite {
+            staged,
+            settled: paths,
+            event,
+        }))
     }
 }

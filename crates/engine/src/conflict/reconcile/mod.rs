@@ -1,7 +1,8 @@
-//! Reconcilers: each looks at (loser state, winning commit) and either rewrites the loser's staged
-//! actions — returning the paths it settled, which the file-level checks then skip — or declines.
-//! Declining is always safe: the standard checks then abort. A reconciler that fails midway
-//! declines; it never half-applies (it builds the new state aside and swaps it in at the end).
+//! Reconcilers: each looks at (loser state, winning commit) and either proposes a [`Rewrite`] of the
+//! loser's staged actions — with the paths it settles, which the file-level checks then skip — or
+//! declines (`Ok(None)`), or fails (`Err`, which the checker treats as a decline and reports).
+//! Declining is always safe: the standard checks then abort. A reconciler only reads the loser's
+//! state; the checker applies a rewrite whole ([`apply`]), so nothing can be half-applied.
 
 mod compaction;
 mod dv_merge;
@@ -32,25 +33,22 @@ pub struct ReconcileContext<'a> {
     pub resolved: &'a BTreeSet<String>,
 }
 
-pub struct Reconciled {
-    pub resolved_paths: Vec<String>,
-    pub events: Vec<Event>,
+/// A reconciler's proposal: the loser's new staged actions, the winner paths it settles, and the
+/// event that reports it.
+pub struct Rewrite {
+    pub staged: Vec<delta_rlc_protocol::actions::Action>,
+    pub settled: Vec<String>,
+    pub event: Event,
 }
 
-/// Swaps in a reconciler's rewrite: the new staged actions, the settled paths dropped from the
-/// read files (they no longer stand for what the loser read), and the event.
-pub(super) fn settle(
-    state: &mut LoserState,
-    staged: Vec<delta_rlc_protocol::actions::Action>,
-    settled: Vec<String>,
-    event: Event,
-) -> Reconciled {
-    state.staged = staged;
+/// Applies a rewrite to the loser: the new staged actions, and the settled paths dropped from the
+/// read files (they no longer stand for what the loser read). Returns the settled paths and the
+/// event.
+pub(super) fn apply(state: &mut LoserState, rewrite: Rewrite) -> (Vec<String>, Event) {
+    state.staged = rewrite.staged;
+    let settled = rewrite.settled;
     state.read_set.files.retain(|(p, _)| !settled.contains(p));
-    Reconciled {
-        resolved_paths: settled,
-        events: vec![event],
-    }
+    (settled, rewrite.event)
 }
 
 /// `out` with its DV extended by `extra` (a new DV file) and its stats made wide.
@@ -77,12 +75,13 @@ pub(super) async fn extend_dv(
 pub trait Reconciler: Send + Sync {
     fn name(&self) -> &'static str;
     fn switch(&self) -> Switch;
-    /// Rewrites `state` and returns what it settled, or returns None and leaves `state` untouched.
+    /// A rewrite of `state` that settles some of the winner's paths, `Ok(None)` when it does not
+    /// apply or cannot prove its case, `Err` when it failed (treated as a decline).
     async fn reconcile(
         &self,
         ctx: &ReconcileContext<'_>,
-        state: &mut LoserState,
-    ) -> Option<Reconciled>;
+        state: &LoserState,
+    ) -> crate::error::Result<Option<Rewrite>>;
 }
 
 /// Reconcilers in order.

@@ -18,12 +18,11 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::{Action, Add};
-use delta_rlc_protocol::stats::FileStats;
 use roaring::RoaringTreemap;
 use serde_json::json;
 
 use super::compaction::{parse, read_time_dv, remap};
-use super::{extend_dv, settle, ReconcileContext, Reconciled, Reconciler};
+use super::{extend_dv, ReconcileContext, Reconciler, Rewrite};
 use crate::conflict::checks::LoserState;
 use crate::dv_io::{load_dv, load_file_dv};
 use crate::error::Result;
@@ -32,11 +31,7 @@ use crate::events::Event;
 pub struct OptimizeForward;
 
 fn num_records(a: &Add) -> Option<u64> {
-    a.stats
-        .as_deref()
-        .and_then(|s| FileStats::parse(s).ok())
-        .and_then(|s| s.num_records)
-        .and_then(|n| u64::try_from(n).ok())
+    a.num_records().and_then(|n| u64::try_from(n).ok())
 }
 
 async fn plan(
@@ -172,16 +167,19 @@ impl Reconciler for OptimizeForward {
     async fn reconcile(
         &self,
         ctx: &ReconcileContext<'_>,
-        state: &mut LoserState,
-    ) -> Option<Reconciled> {
-        let (staged, sources, outputs) = match plan(ctx, state).await {
-            Ok(Some(x)) => x,
-            _ => return None,
+        state: &LoserState,
+    ) -> Result<Option<Rewrite>> {
+        let Some((staged, sources, outputs)) = plan(ctx, state).await? else {
+            return Ok(None);
         };
         let event = Event::new(
             "delta.optimize.conflictReconciliation.remapped",
             json!({"winningCommitVersion": ctx.winner.version, "resolvedSources": sources, "outputsRemapped": outputs, "winningOperation": ctx.winner.operation()}),
         );
-        Some(settle(state, staged, sources, event))
+        Ok(Some(Rewrite {
+            staged,
+            settled: sources,
+            event,
+        }))
     }
 }

@@ -20,12 +20,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::{Action, Add};
-use delta_rlc_protocol::stats::FileStats;
 use roaring::RoaringTreemap;
 use serde_json::json;
 
 use super::compaction::{parse, read_time_dv, remap, Composition};
-use super::{extend_dv, settle, ReconcileContext, Reconciled, Reconciler};
+use super::{extend_dv, ReconcileContext, Reconciler, Rewrite};
 use crate::conflict::checks::LoserState;
 use crate::dv_io::{load_dv, load_file_dv};
 use crate::error::Result;
@@ -34,10 +33,7 @@ use crate::events::Event;
 pub struct OptimizeReverse;
 
 fn n_records(a: &Add) -> Option<i64> {
-    a.stats
-        .as_deref()
-        .and_then(|s| FileStats::parse(s).ok())
-        .and_then(|s| s.num_records)
+    a.num_records()
 }
 
 async fn plan(
@@ -174,11 +170,10 @@ impl Reconciler for OptimizeReverse {
     async fn reconcile(
         &self,
         ctx: &ReconcileContext<'_>,
-        state: &mut LoserState,
-    ) -> Option<Reconciled> {
-        let (staged, sources, outputs) = match plan(ctx, state).await {
-            Ok(Some(x)) => x,
-            _ => return None,
+        state: &LoserState,
+    ) -> Result<Option<Rewrite>> {
+        let Some((staged, sources, outputs)) = plan(ctx, state).await? else {
+            return Ok(None);
         };
         let event = Event::new(
             "delta.optimize.conflictReconciliation.reverseRemapped",
@@ -186,6 +181,10 @@ impl Reconciler for OptimizeReverse {
         );
         let mut resolved = sources;
         resolved.extend(outputs);
-        Some(settle(state, staged, resolved, event))
+        Ok(Some(Rewrite {
+            staged,
+            settled: resolved,
+            event,
+        }))
     }
 }

@@ -26,7 +26,7 @@ use delta_rlc_protocol::actions::{Action, Add, Remove};
 use roaring::RoaringTreemap;
 use serde_json::json;
 
-use super::{extend_dv, settle, ReconcileContext, Reconciled, Reconciler};
+use super::{extend_dv, ReconcileContext, Reconciler, Rewrite};
 use crate::conflict::checks::LoserState;
 use crate::dv_io::{load_dv, load_file_dv};
 use crate::error::{EngineError, Result};
@@ -241,17 +241,20 @@ impl Reconciler for RowIdForward {
     async fn reconcile(
         &self,
         ctx: &ReconcileContext<'_>,
-        state: &mut LoserState,
-    ) -> Option<Reconciled> {
-        let (staged, sources) = match forward(ctx, state).await {
-            Ok(Some(x)) => x,
-            _ => return None,
+        state: &LoserState,
+    ) -> Result<Option<Rewrite>> {
+        let Some((staged, sources)) = forward(ctx, state).await? else {
+            return Ok(None);
         };
         let event = Event::new(
             "delta.rowTracking.conflictReconciliation.remapped",
             json!({"winningCommitVersion": ctx.winner.version, "resolvedSources": sources, "winningOperation": ctx.winner.operation()}),
         );
-        Some(settle(state, staged, sources, event))
+        Ok(Some(Rewrite {
+            staged,
+            settled: sources,
+            event,
+        }))
     }
 }
 
@@ -347,16 +350,19 @@ impl Reconciler for RowIdReverse {
     async fn reconcile(
         &self,
         ctx: &ReconcileContext<'_>,
-        state: &mut LoserState,
-    ) -> Option<Reconciled> {
-        let (staged, settled) = match reverse(ctx, state).await {
-            Ok(Some(x)) => x,
-            _ => return None,
+        state: &LoserState,
+    ) -> Result<Option<Rewrite>> {
+        let Some((staged, settled)) = reverse(ctx, state).await? else {
+            return Ok(None);
         };
         let event = Event::new(
             "delta.rowTracking.conflictReconciliation.reverseRemapped",
             json!({"winningCommitVersion": ctx.winner.version, "settledPaths": settled.len(), "winningOperation": ctx.winner.operation()}),
         );
-        Some(settle(state, staged, settled, event))
+        Ok(Some(Rewrite {
+            staged,
+            settled,
+            event,
+        }))
     }
 }

@@ -121,6 +121,11 @@ pub trait DeleteReadTier: Send + Sync {
     fn switch(&self) -> Switch;
     /// For each winner remove of a file the loser read, true if this tier proves no conflict.
     async fn clear(&self, ctx: &TierContext<'_>, removes: &[&Remove]) -> Vec<bool>;
+    /// True if the tier's proof holds for a whole-table read too (it does not depend on what the
+    /// loser's predicates are), so the checker may run it for whole-table readers.
+    fn refines_whole_table_reads(&self) -> bool {
+        false
+    }
 }
 
 /// The append-check tiers in order (cheapest first).

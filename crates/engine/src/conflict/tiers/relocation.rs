@@ -61,6 +61,11 @@ impl DeleteReadTier for RelocationRemoves {
         "relocation"
     }
 
+    /// A pure relocation moves no rows, whatever the loser read.
+    fn refines_whole_table_reads(&self) -> bool {
+        true
+    }
+
     fn switch(&self) -> Switch {
         Switch::Relocation
     }

@@ -1,0 +1,170 @@
+//! What a MERGE reads from the target, registered in the transaction, and the scan of those
+//! rows. The registered reads cover every target row the MERGE's outcome depends on: the rows
+//! whose keys can match a source row (with the exact key set when the key equality allows) and,
+//! with NOT MATCHED BY SOURCE clauses, the rows their conditions select (Case 6); otherwise the
+//! whole table.
+
+use std::sync::Arc;
+
+use datafusion::common::DFSchema;
+use datafusion::logical_expr::Expr;
+use serde_json::json;
+
+use super::{ClauseKind, MergeSpec};
+use crate::error::{EngineError, Result};
+use crate::ops::dml::{register_reads, scan_candidates, scan_files, FileScan, Reads};
+use crate::ops::merge_probe::{scan_key_matches, KeyProbe};
+use crate::read_set::split_predicate;
+use crate::scan::RowMatcher;
+use crate::snapshot::Snapshot;
+use crate::txn::Transaction;
+
+/// Registers the MERGE's reads in `txn` and returns the target rows it joins (live rows with
+/// their row indexes).
+pub(super) async fn plan_and_scan(
+    txn: &mut Transaction,
+    spec: &MergeSpec,
+    snapshot: &Arc<Snapshot>,
+) -> Result<Vec<FileScan>> {
+    let has = |k: ClauseKind| spec.clauses.iter().any(|c| c.kind == k);
+    let needs_target_only = has(ClauseKind::NotMatchedBySource);
+    let table_schema = crate::arrow_conv::table_arrow_schema(&snapshot.schema);
+    // Target: every candidate file, live rows with row index. NOT MATCHED BY SOURCE reads everything.
+    // What the MERGE reads from the target: the source-key predicate when possible.
+    let source_df = DFSchema::try_from_qualified_schema(
+        spec.source_alias.to_ascii_lowercase().as_str(),
+        spec.source_schema.as_ref(),
+    )?;
+    let on_expr = spec.on.clone();
+    // Case 6: with NOT MATCHED BY SOURCE clauses, the MERGE also reads the target rows their
+    // conditions can touch; an unconditional one reads everything.
+    let nmbs_conditions: Option<Vec<Expr>> = if needs_target_only
+        && txn
+            .table
+            .conflict
+            .enabled(crate::conflict_config::Switch::MergeNotMatchedBySource)
+    {
+        let mut conds = Vec::new();
+        for c in spec
+            .clauses
+            .iter()
+            .filter(|c| c.kind == ClauseKind::NotMatchedBySource)
+        {
+            let Some(e) = c.condition.clone() else {
+                conds.clear();
+                break;
+            };
+            let target_only = e.column_refs().iter().all(|col| {
+                col.relation
+                    .as_ref()
+                    .is_none_or(|r| r.table().eq_ignore_ascii_case(&spec.target_alias))
+            });
+            if !target_only {
+                return Err(EngineError::invalid(
+                    "MERGE: a NOT MATCHED BY SOURCE condition may only reference the target",
+                ));
+            }
+            conds.push(crate::expr_plan::strip_qualifiers(e));
+        }
+        (!conds.is_empty()).then_some(conds)
+    } else {
+        None
+    };
+    let key_read_allowed = txn
+        .table
+        .conflict
+        .enabled(crate::conflict_config::Switch::MergeSourceKey)
+        && (!needs_target_only || nmbs_conditions.is_some());
+    let (on_keys, on_target_only) =
+        crate::ops::merge_keys::analyze_on(&on_expr, &spec.target_alias, &spec.source_alias);
+    let read = if !key_read_allowed {
+        None
+    } else {
+        let (keys, target_only) = (&on_keys, on_target_only);
+        if keys.is_empty() {
+            None
+        } else {
+            Some(crate::ops::merge_keys::target_read(
+                keys,
+                target_only,
+                table_schema.as_ref(),
+                &spec.source_batches,
+                &source_df,
+                &spec.source_alias.to_ascii_lowercase(),
+                txn.table.conflict.in_set_threshold,
+            )?)
+        }
+    };
+    // The source-key read: its predicate with the exact key set attached.
+    let parts = &snapshot.metadata.partition_columns;
+    let key_read = |p: &Expr| {
+        let mut kp = split_predicate(p, parts, p.to_string());
+        kp.exact_keys = read.as_ref().and_then(|r| r.keys.clone());
+        kp
+    };
+    let scans: Vec<FileScan> = match (&read, &nmbs_conditions) {
+        (Some(r), None) => {
+            // No NOT MATCHED BY SOURCE clause: only target rows whose keys occur in the source can
+            // join. With DVs, read just those (a key-probe pass, then their full rows).
+            let source_alias = spec.source_alias.to_ascii_lowercase();
+            let probe = match snapshot.deletion_vectors_enabled() && !needs_target_only {
+                true => KeyProbe::build(
+                    &on_keys,
+                    table_schema.as_ref(),
+                    &spec.source_batches,
+                    &source_df,
+                    &source_alias,
+                )?,
+                false => None,
+            };
+            let matcher = probe.and_then(|p| {
+                let columns = p.columns.clone();
+                RowMatcher::with_verdict(Arc::clone(snapshot), columns, Arc::new(p))
+            });
+            let reads = match &r.predicate {
+                Some(p) => Reads::Predicates(vec![key_read(p)]),
+                None => Reads::WholeTable,
+            };
+            let files = register_reads(txn, snapshot, r.predicate.as_ref(), reads)?;
+            let s = match matcher {
+                Some(m) => scan_key_matches(txn, snapshot, m, files).await?,
+                None => scan_files(txn, snapshot, files, None).await?,
+            };
+            if let Some(e) = &r.event {
+                txn.events.push(e.clone());
+            }
+            s
+        }
+        (Some(r), Some(conds)) => {
+            // Two reads, OR-ed: the source-key read and the NMBS conditions.
+            let nmbs = conds
+                .iter()
+                .cloned()
+                .reduce(|a, b| a.or(b))
+                .ok_or_else(|| EngineError::Internal("no NMBS condition".into()))?;
+            // Without a key pre-filter (a declined key set, no target-only ON conjunct) the
+            // matched rows can be any row: the key read is `true`, never dropped.
+            let key_pred = r
+                .predicate
+                .clone()
+                .unwrap_or_else(|| datafusion::logical_expr::lit(true));
+            let scan_pred = key_pred.clone().or(nmbs.clone());
+            let reads = Reads::Predicates(vec![
+                key_read(&key_pred),
+                split_predicate(&nmbs, parts, nmbs.to_string()),
+            ]);
+            let files = register_reads(txn, snapshot, Some(&scan_pred), reads)?;
+            let s = scan_files(txn, snapshot, files, None).await?;
+            if let Some(e) = &r.event {
+                txn.events.push(e.clone());
+            }
+            txn.events.push(crate::events::Event::new(
+                "delta.dml.merge.notMatchedBySourceReadPredicate",
+                json!({"numClauses": conds.len(), "predicate": nmbs.to_string()}),
+            ));
+            s
+        }
+        _ => scan_candidates(txn, snapshot, None).await?,
+    };
+    Ok(scans)
+}
