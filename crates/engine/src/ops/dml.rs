@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, BooleanArray, RecordBatch, UInt64Array};
+use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, UInt64Array};
 use arrow::compute::{concat_batches, filter_record_batch};
 use arrow::datatypes::{DataType, Field, SchemaRef};
 use datafusion::common::DFSchema;
@@ -138,7 +138,11 @@ impl ExprContext {
 
 /// Evaluates a boolean expression; NULL counts as false.
 pub fn eval_mask(phys: &Arc<dyn PhysicalExpr>, batch: &RecordBatch) -> Result<BooleanArray> {
-    let v = phys.evaluate(batch)?.into_array(batch.num_rows())?;
+    bool_mask(&phys.evaluate(batch)?.into_array(batch.num_rows())?)
+}
+
+/// A condition's value as a mask: NULL counts as false.
+pub fn bool_mask(v: &ArrayRef) -> Result<BooleanArray> {
     let b = v
         .as_any()
         .downcast_ref::<BooleanArray>()

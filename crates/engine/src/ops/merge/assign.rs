@@ -4,24 +4,13 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use arrow::array::{Array, ArrayRef, BooleanArray, UInt64Array};
+use arrow::array::{Array, UInt64Array};
 
 use super::join::{Joined, FILE_IDX};
 use super::{ClauseAction, ClauseKind, MergeClause, MergeSpec};
 use crate::error::{EngineError, Result};
-use crate::ops::dml::DmlMetrics;
+use crate::ops::dml::{bool_mask, DmlMetrics};
 use crate::scan::ROW_INDEX_COLUMN;
-
-/// A condition's value as a mask: NULL counts as false.
-fn mask_of(v: &ArrayRef) -> Result<BooleanArray> {
-    let b = v
-        .as_any()
-        .downcast_ref::<BooleanArray>()
-        .ok_or_else(|| EngineError::invalid("a MERGE condition is not boolean"))?;
-    Ok((0..b.len())
-        .map(|i| Some(b.is_valid(i) && b.value(i)))
-        .collect())
-}
 
 /// For each joined row, the index of the clause that decides it (None: no clause applies).
 pub(super) fn assign_clauses(spec: &MergeSpec, joined: &Joined) -> Result<Vec<Option<usize>>> {
@@ -29,7 +18,7 @@ pub(super) fn assign_clauses(spec: &MergeSpec, joined: &Joined) -> Result<Vec<Op
     let mut assigned: Vec<Option<usize>> = vec![None; joined.rows()];
     for (ci, clause) in spec.clauses.iter().enumerate() {
         let cond = match &clause.condition {
-            Some(c) => Some(mask_of(&joined.eval(c, &joined.batch)?)?),
+            Some(c) => Some(bool_mask(&joined.eval(c, &joined.batch)?)?),
             None => None,
         };
         for (r, slot) in assigned.iter_mut().enumerate() {

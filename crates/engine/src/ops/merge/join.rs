@@ -23,30 +23,31 @@ pub(super) const FILE_IDX: &str = "__delta_rlc_file_idx";
 const T_PRESENT: &str = "__delta_rlc_t_present";
 const S_PRESENT: &str = "__delta_rlc_s_present";
 
-fn with_flag(batch: &RecordBatch, flag: &str) -> Result<RecordBatch> {
+/// `batch` with one more column.
+fn with_column(batch: &RecordBatch, field: Field, column: ArrayRef) -> Result<RecordBatch> {
     let mut fields: Vec<Field> = batch
         .schema()
         .fields()
         .iter()
         .map(|f| f.as_ref().clone())
         .collect();
-    fields.push(Field::new(flag, DataType::Boolean, true));
+    fields.push(field);
     let mut cols = batch.columns().to_vec();
-    cols.push(Arc::new(BooleanArray::from(vec![true; batch.num_rows()])));
+    cols.push(column);
     Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
 }
 
+/// `batch` with a presence flag (true on every row; the join leaves it NULL where the side has
+/// no row).
+fn with_flag(batch: &RecordBatch, flag: &str) -> Result<RecordBatch> {
+    let flags = Arc::new(BooleanArray::from(vec![true; batch.num_rows()]));
+    with_column(batch, Field::new(flag, DataType::Boolean, true), flags)
+}
+
+/// `batch` with the index of the scanned file its rows come from.
 fn with_file_idx(batch: &RecordBatch, idx: u64) -> Result<RecordBatch> {
-    let mut fields: Vec<Field> = batch
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| f.as_ref().clone())
-        .collect();
-    fields.push(Field::new(FILE_IDX, DataType::UInt64, false));
-    let mut cols = batch.columns().to_vec();
-    cols.push(Arc::new(UInt64Array::from(vec![idx; batch.num_rows()])));
-    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+    let idxs = Arc::new(UInt64Array::from(vec![idx; batch.num_rows()]));
+    with_column(batch, Field::new(FILE_IDX, DataType::UInt64, false), idxs)
 }
 
 fn column_index(schema: &DFSchema, qualifier: &str, name: &str) -> Option<usize> {
