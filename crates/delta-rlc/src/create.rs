@@ -5,12 +5,14 @@ use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 
 use arrow::datatypes::{DataType, Field, Schema};
+use arrow::record_batch::RecordBatch;
 use delta_rlc_engine::arrow_conv::arrow_to_delta_type;
-use delta_rlc_engine::ops::{create_table_txn, CreateTableSpec};
+use delta_rlc_engine::arrow_conv::table_arrow_schema;
+use delta_rlc_engine::ops::{create_table_txn, insert_txn, CreateTableSpec, InsertMode};
 use delta_rlc_protocol::schema::{StructField, StructType};
 
 use crate::error::{Error, Result};
-use crate::options::TableOptions;
+use crate::options::{CommitOptions, TableOptions};
 use crate::table::Table;
 
 /// Creates a table (version 0); fails if one exists. Awaiting it returns the [`Table`].
@@ -42,6 +44,9 @@ pub struct CreateBuilder {
     partition_by: Vec<String>,
     properties: BTreeMap<String, String>,
     name: Option<String>,
+    description: Option<String>,
+    data: Vec<RecordBatch>,
+    commit: CommitOptions,
 }
 
 impl CreateBuilder {
@@ -53,6 +58,9 @@ impl CreateBuilder {
             partition_by: Vec::new(),
             properties: BTreeMap::new(),
             name: None,
+            description: None,
+            data: Vec::new(),
+            commit: CommitOptions::default(),
         }
     }
 
@@ -91,6 +99,25 @@ impl CreateBuilder {
         self
     }
 
+    /// Rows the table starts with, written in the same commit as the table (version 0), their
+    /// columns matched to the table's by name.
+    pub fn data(mut self, batches: impl IntoIterator<Item = RecordBatch>) -> Self {
+        self.data = batches.into_iter().collect();
+        self
+    }
+
+    /// Commit metadata for the creating commit.
+    pub fn commit_options(mut self, options: CommitOptions) -> Self {
+        self.commit = options;
+        self
+    }
+
+    /// The table's description in its metadata.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
     /// Object-store options and conflict settings for the returned table.
     pub fn options(mut self, options: TableOptions) -> Self {
         self.options = options;
@@ -118,11 +145,19 @@ impl CreateBuilder {
             cluster_by: Vec::new(),
             properties: self.properties,
             name: self.name,
+            description: self.description,
         };
-        create_table_txn(&table.inner, &spec)
-            .await?
-            .commit()
-            .await?;
+        let mut txn = create_table_txn(&table.inner, &spec).await?;
+        if !self.data.is_empty() {
+            let schema = table_arrow_schema(&spec.schema);
+            let batches = self
+                .data
+                .iter()
+                .map(|b| crate::write::by_name(b, &schema))
+                .collect::<Result<Vec<_>>>()?;
+            txn = insert_txn(txn, &batches, InsertMode::Append).await?;
+        }
+        crate::commit(txn, &self.commit).await?;
         Ok(table)
     }
 }

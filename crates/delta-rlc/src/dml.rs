@@ -9,6 +9,7 @@ use delta_rlc_engine::ops::{delete_txn, update_txn};
 use delta_rlc_engine::Transaction;
 
 use crate::error::{Error, Result};
+use crate::options::CommitOptions;
 use crate::outcome::CommitOutcome;
 use crate::table::Table;
 use crate::Expression;
@@ -32,6 +33,7 @@ use crate::Expression;
 pub struct DeleteBuilder {
     table: Table,
     filter: Option<Expression>,
+    commit: CommitOptions,
 }
 
 impl DeleteBuilder {
@@ -39,7 +41,14 @@ impl DeleteBuilder {
         DeleteBuilder {
             table,
             filter: None,
+            commit: CommitOptions::default(),
         }
+    }
+
+    /// Commit metadata and the attempt bound for this commit.
+    pub fn commit_options(mut self, options: CommitOptions) -> Self {
+        self.commit = options;
+        self
     }
 
     /// Deletes only rows for which `predicate` is true.
@@ -50,11 +59,11 @@ impl DeleteBuilder {
 
     async fn run(self) -> Result<CommitOutcome> {
         let inner = &self.table.inner;
-        let snapshot = inner.snapshot(None).await?;
+        let snapshot = inner.snapshot(self.table.read_version).await?;
         let ectx = ExprContext::new(&snapshot, None)?;
         let predicate = self.filter.map(|f| f.over_table(&ectx)).transpose()?;
         let txn = Transaction::new(inner, Some(snapshot), "DELETE");
-        crate::commit(delete_txn(txn, predicate).await?).await
+        crate::commit(delete_txn(txn, predicate).await?, &self.commit).await
     }
 }
 
@@ -88,6 +97,7 @@ pub struct UpdateBuilder {
     table: Table,
     assignments: Vec<(String, Expression)>,
     filter: Option<Expression>,
+    commit: CommitOptions,
 }
 
 impl UpdateBuilder {
@@ -96,7 +106,14 @@ impl UpdateBuilder {
             table,
             assignments: Vec::new(),
             filter: None,
+            commit: CommitOptions::default(),
         }
+    }
+
+    /// Commit metadata and the attempt bound for this commit.
+    pub fn commit_options(mut self, options: CommitOptions) -> Self {
+        self.commit = options;
+        self
     }
 
     /// Sets `column` to `value`.
@@ -116,7 +133,7 @@ impl UpdateBuilder {
             return Err(Error::invalid("UPDATE: no column is set"));
         }
         let inner = &self.table.inner;
-        let snapshot = inner.snapshot(None).await?;
+        let snapshot = inner.snapshot(self.table.read_version).await?;
         let ectx = ExprContext::new(&snapshot, None)?;
         let mut assignments: Vec<(String, _)> = Vec::with_capacity(self.assignments.len());
         for (column, value) in &self.assignments {
@@ -132,7 +149,7 @@ impl UpdateBuilder {
         }
         let predicate = self.filter.map(|f| f.over_table(&ectx)).transpose()?;
         let txn = Transaction::new(inner, Some(snapshot), "UPDATE");
-        crate::commit(update_txn(txn, assignments, predicate).await?).await
+        crate::commit(update_txn(txn, assignments, predicate).await?, &self.commit).await
     }
 }
 

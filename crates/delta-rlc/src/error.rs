@@ -17,6 +17,8 @@ pub enum ErrorKind {
     /// The input is wrong: SQL, an expression, a column, a value that does not fit its column, an
     /// option. Retrying the same call fails the same way.
     InvalidInput,
+    /// The data's columns do not match the table's (a missing or extra column).
+    SchemaMismatch,
     /// The table (or version, or file) does not exist.
     NotFound,
     /// A concurrent commit truly conflicts with this one (no reconcile tier could prove the two
@@ -157,8 +159,12 @@ impl Error {
     }
 
     pub(crate) fn invalid(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InvalidInput, message)
+    }
+
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error(Box::new(Inner {
-            kind: ErrorKind::InvalidInput,
+            kind,
             message: message.into(),
             source: None,
         }))

@@ -70,14 +70,26 @@ pub use error::{ConflictInfo, ConflictKind, Error, ErrorKind, Result};
 pub use expression::Expression;
 pub use maintenance::{OptimizeBuilder, VacuumBuilder};
 pub use merge::{DeleteClause, InsertClause, MergeBuilder, MergeSource, UpdateClause};
-pub use options::{ConflictSettings, Isolation, TableOptions};
+pub use options::{CommitOptions, ConflictSettings, Isolation, TableOptions};
 pub use outcome::{CommitOutcome, Metrics, ReconcileEvent, SqlOutcome, VacuumOutcome};
 pub use scan::{RecordBatchStream, ScanBuilder};
-pub use table::{At, Table, TableSnapshot};
+pub use table::{sql, At, ProtocolInfo, Table, TableMetadata, TableSnapshot};
 pub use write::{WriteBuilder, WriteMode};
 
-/// Commits a planned engine transaction and reports it.
-async fn commit(txn: delta_rlc_engine::Transaction) -> Result<CommitOutcome> {
+/// Commits a planned engine transaction with `options` and reports it.
+async fn commit(
+    mut txn: delta_rlc_engine::Transaction,
+    options: &CommitOptions,
+) -> Result<CommitOutcome> {
+    for (k, v) in &options.metadata {
+        txn.set_app_metadata(k, serde_json::Value::String(v.clone()))?;
+    }
+    if let Some(n) = options.max_commit_attempts {
+        if n == 0 {
+            return Err(Error::invalid("max_commit_attempts must be at least 1"));
+        }
+        txn.table.conflict.max_attempts = n;
+    }
     let metrics = txn.operation_metrics.clone();
     let result = txn.commit().await?;
     Ok(CommitOutcome::new(result, &metrics))

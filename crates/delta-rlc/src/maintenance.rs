@@ -9,6 +9,7 @@ use delta_rlc_engine::ops::optimize::{optimize_txn, OptimizeSpec};
 use delta_rlc_engine::Transaction;
 
 use crate::error::{Error, Result};
+use crate::options::CommitOptions;
 use crate::outcome::{CommitOutcome, VacuumOutcome};
 use crate::table::Table;
 use crate::Expression;
@@ -30,6 +31,7 @@ pub struct OptimizeBuilder {
     filter: Option<Expression>,
     zorder_by: Vec<String>,
     target_size: Option<u64>,
+    commit: CommitOptions,
 }
 
 impl OptimizeBuilder {
@@ -39,7 +41,14 @@ impl OptimizeBuilder {
             filter: None,
             zorder_by: Vec::new(),
             target_size: None,
+            commit: CommitOptions::default(),
         }
+    }
+
+    /// Commit metadata and the attempt bound for this commit.
+    pub fn commit_options(mut self, options: CommitOptions) -> Self {
+        self.commit = options;
+        self
     }
 
     /// Only the partitions this predicate (over partition columns) selects.
@@ -66,7 +75,7 @@ impl OptimizeBuilder {
 
     async fn run(self) -> Result<CommitOutcome> {
         let inner = &self.table.inner;
-        let snapshot = inner.snapshot(None).await?;
+        let snapshot = inner.snapshot(self.table.read_version).await?;
         let ectx = ExprContext::new(&snapshot, None)?;
         let spec = OptimizeSpec {
             predicate: self.filter.map(|f| f.over_table(&ectx)).transpose()?,
@@ -76,7 +85,7 @@ impl OptimizeBuilder {
             skip_capture: false,
         };
         let txn = Transaction::new(inner, Some(snapshot), "OPTIMIZE");
-        crate::commit(optimize_txn(txn, spec).await?).await
+        crate::commit(optimize_txn(txn, spec).await?, &self.commit).await
     }
 }
 

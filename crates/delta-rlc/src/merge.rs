@@ -14,6 +14,7 @@ use delta_rlc_engine::ops::merge::{
 use delta_rlc_engine::Transaction;
 
 use crate::error::{Error, Result};
+use crate::options::CommitOptions;
 use crate::outcome::CommitOutcome;
 use crate::table::Table;
 use crate::Expression;
@@ -181,6 +182,7 @@ pub struct MergeBuilder {
     source_alias: String,
     target_alias: String,
     clauses: Vec<Pending>,
+    commit: CommitOptions,
 }
 
 impl MergeBuilder {
@@ -192,7 +194,14 @@ impl MergeBuilder {
             source_alias: "source".into(),
             target_alias: "target".into(),
             clauses: Vec::new(),
+            commit: CommitOptions::default(),
         }
+    }
+
+    /// Commit metadata and the attempt bound for this commit.
+    pub fn commit_options(mut self, options: CommitOptions) -> Self {
+        self.commit = options;
+        self
     }
 
     /// The name the source's columns are qualified with (default `source`).
@@ -263,7 +272,7 @@ impl MergeBuilder {
         }
         let (source_schema, source_batches) = self.source.collect().await?;
         let inner = &self.table.inner;
-        let snapshot = inner.snapshot(None).await?;
+        let snapshot = inner.snapshot(self.table.read_version).await?;
         let parser = MergeExprParser::new(
             &snapshot,
             &self.target_alias,
@@ -340,7 +349,7 @@ impl MergeBuilder {
             clauses,
         };
         let txn = Transaction::new(inner, Some(snapshot), "MERGE");
-        crate::commit(merge_txn(txn, spec).await?).await
+        crate::commit(merge_txn(txn, spec).await?, &self.commit).await
     }
 }
 

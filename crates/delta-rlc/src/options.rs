@@ -30,6 +30,24 @@ impl TableOptions {
     }
 }
 
+/// Options of one commit (deltalake's `CommitProperties`).
+#[derive(Debug, Clone, Default)]
+pub struct CommitOptions {
+    /// Fields added to the commit's `commitInfo` (e.g. a job or run id). A name `commitInfo`
+    /// uses itself (`operation`, `timestamp`, …) is refused.
+    pub metadata: BTreeMap<String, String>,
+    /// This commit's bound on attempts (lost races), instead of the table's setting.
+    pub max_commit_attempts: Option<u32>,
+}
+
+impl CommitOptions {
+    /// Adds one `commitInfo` field.
+    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+}
+
 /// The isolation level commits are checked under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

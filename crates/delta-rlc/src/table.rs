@@ -46,6 +46,8 @@ use crate::Expression;
 #[derive(Debug, Clone)]
 pub struct Table {
     pub(crate) inner: DeltaTable,
+    /// The version writes read (None: the latest when each operation starts).
+    pub(crate) read_version: Option<u64>,
 }
 
 /// Which state of the table to read.
@@ -91,12 +93,23 @@ impl Table {
             .map_err(delta_rlc_engine::EngineError::from)?;
         Ok(Table {
             inner: DeltaTable::on_store(store).with_conflict_config(options.conflict.to_engine()),
+            read_version: None,
         })
     }
 
     /// Starts creating a table at `location` (the builder is awaited to create it).
     pub fn create(location: &str) -> CreateBuilder {
         CreateBuilder::new(location)
+    }
+
+    /// A handle whose operations read `version` — as a deltalake `DeltaTable` loaded at a
+    /// version does — and commit on top of every later version through the conflict checker:
+    /// they commit unless a later commit truly conflicts with what they read and changed.
+    pub fn at_version(&self, version: u64) -> Table {
+        Table {
+            inner: self.inner.clone(),
+            read_version: Some(version),
+        }
     }
 
     /// The table's root URI.
@@ -125,7 +138,11 @@ impl Table {
     /// Reads rows: `.filter(..)`, `.columns(..)`, `.version(..)`, then `.await` for a stream of
     /// Arrow batches (or [`ScanBuilder::collect`]).
     pub fn scan(&self) -> ScanBuilder {
-        ScanBuilder::new(self.clone())
+        let b = ScanBuilder::new(self.clone());
+        match self.read_version {
+            Some(v) => b.version(v),
+            None => b,
+        }
     }
 
     /// Writes Arrow batches (append by default; see [`crate::WriteMode`]).
@@ -169,6 +186,49 @@ impl Table {
         let out = session.execute(sql).await?;
         Ok(SqlOutcome::from_engine(out))
     }
+}
+
+/// Runs one SQL statement that names its tables by path (`SELECT * FROM './t'`,
+/// `delta.\`s3://b/t\``, `CREATE TABLE '/data/t' (…)`), opening them with `options`.
+pub async fn sql(statement: &str, options: &TableOptions) -> Result<SqlOutcome> {
+    let mut session = SqlSession::new(
+        delta_rlc_engine::env::Env::default(),
+        options.conflict.to_engine(),
+    );
+    session.storage_options = options.storage_options.clone();
+    Ok(SqlOutcome::from_engine(session.execute(statement).await?))
+}
+
+/// A table's metadata: identity, name, description, partitioning, properties.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TableMetadata {
+    /// The table id (a UUID, fixed at creation).
+    pub id: String,
+    /// The table's name, if it has one.
+    pub name: Option<String>,
+    /// The table's description, if it has one.
+    pub description: Option<String>,
+    /// Partition columns, in order.
+    pub partition_columns: Vec<String>,
+    /// When the table was created (milliseconds since the epoch), if recorded.
+    pub created_time: Option<i64>,
+    /// Table properties.
+    pub configuration: BTreeMap<String, String>,
+}
+
+/// The reader and writer versions and features a table requires.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ProtocolInfo {
+    /// minReaderVersion.
+    pub min_reader_version: i32,
+    /// minWriterVersion.
+    pub min_writer_version: i32,
+    /// Reader features (reader version 3).
+    pub reader_features: Option<Vec<String>>,
+    /// Writer features (writer version 7).
+    pub writer_features: Option<Vec<String>>,
 }
 
 /// One version of a table: its schema, properties and files; it can be scanned.
@@ -219,12 +279,28 @@ impl TableSnapshot {
         self.snapshot.num_rows()
     }
 
-    /// The protocol's (minReaderVersion, minWriterVersion).
-    pub fn protocol_versions(&self) -> (i32, i32) {
-        (
-            self.snapshot.protocol.min_reader_version,
-            self.snapshot.protocol.min_writer_version,
-        )
+    /// The table's metadata action.
+    pub fn metadata(&self) -> TableMetadata {
+        let m = &self.snapshot.metadata;
+        TableMetadata {
+            id: m.id.clone(),
+            name: m.name.clone(),
+            description: m.description.clone(),
+            partition_columns: m.partition_columns.clone(),
+            created_time: m.created_time,
+            configuration: self.properties(),
+        }
+    }
+
+    /// The table's protocol action.
+    pub fn protocol(&self) -> ProtocolInfo {
+        let p = &self.snapshot.protocol;
+        ProtocolInfo {
+            min_reader_version: p.min_reader_version,
+            min_writer_version: p.min_writer_version,
+            reader_features: p.reader_features.clone(),
+            writer_features: p.writer_features.clone(),
+        }
     }
 
     /// Scans this version.

@@ -4,12 +4,15 @@
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 
+use arrow::datatypes::Schema;
 use arrow::record_batch::RecordBatch;
+use delta_rlc_engine::arrow_conv::table_arrow_schema;
 use delta_rlc_engine::ops::dml::ExprContext;
 use delta_rlc_engine::ops::{insert_txn, InsertMode};
 use delta_rlc_engine::Transaction;
 
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
+use crate::options::CommitOptions;
 use crate::outcome::CommitOutcome;
 use crate::table::Table;
 use crate::Expression;
@@ -26,8 +29,9 @@ pub enum WriteMode {
     ReplaceWhere(Expression),
 }
 
-/// Writes batches; their columns are matched to the table's by position and cast to its types
-/// (a value that does not fit, or a NULL in a NOT NULL column, is an error and nothing commits).
+/// Writes batches; their columns are matched to the table's by name (any order; a missing or
+/// extra column is [`ErrorKind::SchemaMismatch`]) and cast to its types (a value that does not
+/// fit, or a NULL in a NOT NULL column, is an error and nothing commits).
 ///
 /// ```
 /// # async fn demo(table: delta_rlc::Table, batch: delta_rlc::arrow::array::RecordBatch) -> delta_rlc::Result<()> {
@@ -47,6 +51,7 @@ pub struct WriteBuilder {
     table: Table,
     batches: Vec<RecordBatch>,
     mode: WriteMode,
+    commit: CommitOptions,
 }
 
 impl WriteBuilder {
@@ -55,7 +60,14 @@ impl WriteBuilder {
             table,
             batches,
             mode: WriteMode::Append,
+            commit: CommitOptions::default(),
         }
+    }
+
+    /// Commit metadata and the attempt bound for this commit.
+    pub fn commit_options(mut self, options: CommitOptions) -> Self {
+        self.commit = options;
+        self
     }
 
     /// Append (default), overwrite, or replace where.
@@ -66,7 +78,13 @@ impl WriteBuilder {
 
     async fn run(self) -> Result<CommitOutcome> {
         let inner = &self.table.inner;
-        let snapshot = inner.snapshot(None).await?;
+        let snapshot = inner.snapshot(self.table.read_version).await?;
+        let table_schema = table_arrow_schema(&snapshot.schema);
+        let batches = self
+            .batches
+            .iter()
+            .map(|b| by_name(b, &table_schema))
+            .collect::<Result<Vec<_>>>()?;
         let mode = match &self.mode {
             WriteMode::Append => InsertMode::Append,
             WriteMode::Overwrite => InsertMode::Overwrite,
@@ -75,8 +93,35 @@ impl WriteBuilder {
             }
         };
         let txn = Transaction::new(inner, Some(snapshot), "WRITE");
-        crate::commit(insert_txn(txn, &self.batches, mode).await?).await
+        crate::commit(insert_txn(txn, &batches, mode).await?, &self.commit).await
     }
+}
+
+/// `batch`'s columns in the table's order, matched by name (case-insensitively); types are cast
+/// when the rows are written. A missing or an extra column is a schema mismatch.
+pub(crate) fn by_name(batch: &RecordBatch, table: &Schema) -> Result<RecordBatch> {
+    let names = |s: &Schema| -> Vec<String> {
+        s.fields()
+            .iter()
+            .map(|f| f.name().to_ascii_lowercase())
+            .collect()
+    };
+    let (ours, theirs) = (names(table), names(batch.schema().as_ref()));
+    let missing: Vec<&String> = ours.iter().filter(|n| !theirs.contains(n)).collect();
+    let extra: Vec<&String> = theirs.iter().filter(|n| !ours.contains(n)).collect();
+    if !missing.is_empty() || !extra.is_empty() || ours.len() != theirs.len() {
+        return Err(Error::new(
+            ErrorKind::SchemaMismatch,
+            format!(
+                "schema mismatch: the data lacks columns {missing:?} and has columns {extra:?} the table does not (table: {ours:?})"
+            ),
+        ));
+    }
+    let order: Vec<usize> = ours
+        .iter()
+        .filter_map(|n| theirs.iter().position(|t| t == n))
+        .collect();
+    Ok(batch.project(&order)?)
 }
 
 impl IntoFuture for WriteBuilder {

@@ -304,37 +304,25 @@ async fn errors_have_kinds_messages_and_sources() {
     assert_eq!(exists.unwrap_err().kind(), &ErrorKind::InvalidInput);
 }
 
-/// A transaction planned by the engine on the same table before a facade commit, committed after
-/// it: the facade commit is the concurrent winner.
+/// A writer that read the current version (`at_version`) commits after a concurrent UPDATE of
+/// row 2 (the winner): it is reconciled or refused, as the conflict checker decides.
 async fn race(
     table: &Table,
     loser_filter: &str,
 ) -> (delta_rlc::CommitOutcome, Result<u32, delta_rlc::Error>) {
-    use delta_rlc_engine::ops::dml::ExprContext;
-    let inner = delta_rlc_engine::DeltaTable::open(table.uri()).unwrap();
-    let snap = inner.snapshot(None).await.unwrap();
-    let pred = ExprContext::new(&snap, None)
-        .unwrap()
-        .parse(loser_filter)
-        .unwrap();
-    let loser = delta_rlc_engine::ops::update_txn(
-        delta_rlc_engine::Transaction::new(&inner, Some(snap), "UPDATE"),
-        vec![("v".into(), lit("loser"))],
-        Some(pred),
-    )
-    .await
-    .unwrap();
+    let stale = table.at_version(table.version().await.unwrap());
     let winner = table
         .update()
         .set("v", "'winner'")
         .filter("id = 2")
         .await
         .unwrap();
-    let loser = loser
-        .commit()
+    let loser = stale
+        .update()
+        .set("v", lit("loser"))
+        .filter(loser_filter)
         .await
-        .map(|c| c.attempts)
-        .map_err(delta_rlc::Error::from);
+        .map(|c| c.attempts);
     (winner, loser)
 }
 

@@ -17,6 +17,7 @@ pub struct CreateTableSpec {
     pub cluster_by: Vec<String>,
     pub properties: BTreeMap<String, String>,
     pub name: Option<String>,
+    pub description: Option<String>,
 }
 
 const KNOWN_PROPERTIES: &[&str] = &[
@@ -188,7 +189,7 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
     let metadata = Metadata {
         id: table.env.ids.uuid().to_string(),
         name: spec.name.clone(),
-        description: None,
+        description: spec.description.clone(),
         format: Format::default(),
         schema_string: spec.schema.to_schema_string(),
         partition_columns: spec.partition_by.clone(),

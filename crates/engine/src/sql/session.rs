@@ -56,6 +56,8 @@ pub struct SqlSession {
     pub optimize_skip_capture: bool,
     /// Locations served by an explicit store instead of opening them.
     pub stores: Vec<(String, delta_rlc_storage::TableStore)>,
+    /// Object-store options for every table the session opens (`AWS_ENDPOINT_URL`, …).
+    pub storage_options: std::collections::BTreeMap<String, String>,
     /// Views and external tables defined by earlier statements (shared by clones).
     objects: Arc<Mutex<SessionObjects>>,
 }
@@ -69,6 +71,7 @@ impl SqlSession {
             optimize_target_file_size: None,
             stores: Vec::new(),
             optimize_skip_capture: false,
+            storage_options: Default::default(),
             objects: Arc::default(),
         }
     }
@@ -85,7 +88,9 @@ impl SqlSession {
                 conflict: self.conflict.clone(),
             });
         }
-        Ok(DeltaTable::open(location)?
+        let store =
+            delta_rlc_storage::TableStore::open_with_options(location, &self.storage_options)?;
+        Ok(DeltaTable::on_store(store)
             .with_env(self.env.clone())
             .with_conflict_config(self.conflict.clone()))
     }
@@ -450,6 +455,7 @@ impl SqlSession {
             cluster_by: st.cluster_by.clone(),
             properties: st.properties.clone(),
             name: None,
+            description: None,
         };
         let mut txn = create_table_txn(&table, &spec).await?;
         if let Some(batches) = rows {

@@ -255,6 +255,7 @@ impl Transaction {
             operation_metrics: Some(self.operation_metrics.clone()),
             engine_info: Some(ENGINE_INFO.to_string()),
             txn_id: Some(self.txn_id.to_string()),
+            extra: self.app_metadata.clone(),
             ..Default::default()
         };
         if self.in_commit_timestamps_enabled() {

@@ -36,6 +36,9 @@ pub struct Transaction {
     /// When the transaction began (the environment's clock), before it wrote any file. Its commit
     /// is refused once [`crate::vacuum::MAX_TRANSACTION_MS`] has passed since (VACUUM's floor).
     pub started_ms: i64,
+    /// Caller-supplied fields for the commitInfo (deltalake's `custom_metadata`); names of
+    /// commitInfo's own fields are refused by [`Transaction::set_app_metadata`].
+    pub app_metadata: Map<String, Value>,
 }
 
 impl Transaction {
@@ -52,7 +55,32 @@ impl Transaction {
             affected_rows: None,
             events: Vec::new(),
             started_ms: table.env.clock.now_ms(),
+            app_metadata: Map::new(),
         }
+    }
+
+    /// Adds caller fields to the commitInfo; a name commitInfo uses itself is an error.
+    pub fn set_app_metadata(&mut self, key: &str, value: Value) -> Result<()> {
+        const RESERVED: &[&str] = &[
+            "timestamp",
+            "inCommitTimestamp",
+            "operation",
+            "operationParameters",
+            "readVersion",
+            "isolationLevel",
+            "isBlindAppend",
+            "operationMetrics",
+            "engineInfo",
+            "txnId",
+            "tags",
+        ];
+        if RESERVED.contains(&key) {
+            return Err(EngineError::invalid(format!(
+                "commit metadata key {key:?} is a commitInfo field"
+            )));
+        }
+        self.app_metadata.insert(key.to_string(), value);
+        Ok(())
     }
 
     pub fn snapshot(&self) -> Result<&Arc<Snapshot>> {

@@ -1,0 +1,86 @@
+"""``write_deltalake`` with deltalake's signature."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Union
+
+import pyarrow as pa
+
+from delta_rlc import _internal
+from delta_rlc.table import CommitProperties, ConflictConfig, DeltaTable, _commit, _source_stream, _unsupported
+
+
+def _schema_of(data: Any) -> pa.Schema:
+    schema = getattr(data, "schema", None)
+    if isinstance(schema, pa.Schema):
+        return schema
+    return pa.RecordBatchReader.from_stream(data).schema  # PyCapsule sources
+
+
+def write_deltalake(
+    table_or_uri: Union[str, Any, DeltaTable],
+    data: Any,
+    *,
+    partition_by: Optional[Union[List[str], str]] = None,
+    mode: str = "error",
+    name: Optional[str] = None,
+    description: Optional[str] = None,
+    configuration: Optional[Dict[str, Optional[str]]] = None,
+    schema_mode: Optional[str] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+    predicate: Optional[str] = None,
+    target_file_size: Optional[int] = None,
+    writer_properties: Any = None,
+    post_commithook_properties: Any = None,
+    commit_properties: Optional[CommitProperties] = None,
+    conflict: Optional[ConflictConfig] = None,
+) -> Dict[str, Any]:
+    """Writes Arrow data (pyarrow, polars, pandas, DuckDB results, anything with
+    ``__arrow_c_stream__``) to a Delta table, creating it if it does not exist.
+
+    ``mode``: ``"error"`` (fail if the table exists), ``"append"``, ``"overwrite"`` (with
+    ``predicate``: replace only the rows it matches) or ``"ignore"`` (do nothing if it exists).
+    Columns are matched by name. Returns the commit's metrics (``version``,
+    ``num_commit_attempts``, ``reconcile_events``, …).
+    """
+    _unsupported(writer_properties=writer_properties, post_commithook_properties=post_commithook_properties, target_file_size=target_file_size)
+    if mode not in ("error", "append", "overwrite", "ignore"):
+        raise ValueError(f"mode must be 'error', 'append', 'overwrite' or 'ignore', got {mode!r}")
+    if schema_mode is not None:
+        raise _internal.UnsupportedError(f"schema_mode={schema_mode!r} (schema evolution) is not supported yet")
+    if predicate is not None and mode != "overwrite":
+        raise ValueError("predicate (replaceWhere) needs mode='overwrite'")
+    if isinstance(partition_by, str):
+        partition_by = [partition_by]
+    cfg = conflict or ConflictConfig()
+    data = _source_stream(data)
+    if isinstance(table_or_uri, DeltaTable):
+        table: Optional[DeltaTable] = table_or_uri
+    else:
+        uri = str(table_or_uri)
+        table = DeltaTable(uri, storage_options=storage_options, conflict=cfg) if DeltaTable.is_deltatable(uri, storage_options) else None
+        if table is None:
+            data = pa.RecordBatchReader.from_stream(data)
+            raw = _internal.RawTable.create(
+                uri,
+                data.schema,
+                list(partition_by or []),
+                {k: v for k, v in (configuration or {}).items() if v is not None},
+                name,
+                description,
+                storage_options,
+                cfg._to_dict(),
+                data,
+                _commit(commit_properties),
+            )
+            # The table and its first rows are one commit (version 0), as deltalake writes them.
+            table = DeltaTable._wrap(raw, storage_options, cfg)
+            return {"version": table.version(), "num_commit_attempts": 1}
+    if mode == "error":
+        raise _internal.DeltaError(f"a table already exists at {table.table_uri} (mode='error')")
+    if mode == "ignore":
+        return {"version": None, "num_commit_attempts": 0}
+    if partition_by and list(partition_by) != table.partition_columns():
+        raise ValueError(f"partition_by {partition_by} differs from the table's {table.partition_columns()}")
+    out = table._table.write(data, mode, predicate, _commit(commit_properties), table._version if isinstance(table_or_uri, DeltaTable) else None)
+    return table._moved(out)

@@ -1,0 +1,722 @@
+//! `delta_rlc._internal`: the Python binding of the `delta-rlc` library. The Python package
+//! (`python/delta_rlc/`) gives it deltalake's shapes; this module converts Arrow data through the
+//! C stream interface (zero-copy), runs every operation on a shared tokio runtime with the GIL
+//! released (checking for Ctrl-C every 100 ms), and turns errors into typed exceptions.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use arrow::datatypes::SchemaRef;
+use arrow::error::ArrowError;
+use arrow::ffi_stream::ArrowArrayStreamReader;
+use arrow::record_batch::{RecordBatch, RecordBatchReader};
+use arrow_pyarrow::{FromPyArrow, IntoPyArrow, ToPyArrow};
+use delta_rlc::{
+    At, CommitOptions, CommitOutcome, ConflictSettings, DeleteClause, ErrorKind, InsertClause,
+    Isolation, MergeSource, RecordBatchStream, Table, TableOptions, UpdateClause, WriteMode,
+};
+use futures::StreamExt;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+create_exception!(
+    _internal,
+    DeltaError,
+    PyException,
+    "Base of every delta_rlc error."
+);
+create_exception!(
+    _internal,
+    CommitFailedError,
+    DeltaError,
+    "A concurrent commit truly conflicts; nothing was committed. Fields: conflict_type, winning_version, winning_operation, files, read_predicate, tier, retryable."
+);
+create_exception!(_internal, ConcurrentAppendError, CommitFailedError);
+create_exception!(_internal, ConcurrentDeleteReadError, CommitFailedError);
+create_exception!(_internal, ConcurrentDeleteDeleteError, CommitFailedError);
+create_exception!(_internal, MetadataChangedError, CommitFailedError);
+create_exception!(_internal, ProtocolChangedError, CommitFailedError);
+create_exception!(_internal, ConcurrentTransactionError, CommitFailedError);
+create_exception!(_internal, TableNotFoundError, DeltaError);
+create_exception!(_internal, SchemaMismatchError, DeltaError);
+create_exception!(_internal, DeltaProtocolError, DeltaError);
+create_exception!(_internal, UnsupportedError, DeltaError);
+create_exception!(
+    _internal,
+    CommitUnknownError,
+    DeltaError,
+    "The store did not say whether the commit landed; read the table before retrying."
+);
+
+/// `InvalidInputError(DeltaError, ValueError)`: bad input is both (deltalake callers catch
+/// `DeltaError`, Python callers `ValueError`); made at import, as exceptions with two bases are.
+static INVALID_INPUT: OnceLock<Py<pyo3::types::PyType>> = OnceLock::new();
+
+fn invalid_input_type(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    let attrs = PyDict::new(py);
+    attrs.set_item("__module__", "delta_rlc.exceptions")?;
+    attrs.set_item(
+        "__doc__",
+        "The input is wrong (SQL, an expression, a column, a value that does not fit, an option).",
+    )?;
+    let bases = (py.get_type::<DeltaError>(), py.get_type::<PyValueError>());
+    py.import("builtins")?
+        .getattr("type")?
+        .call1(("InvalidInputError", bases, attrs))
+}
+
+fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
+    static RT: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map_err(|e| DeltaError::new_err(format!("cannot start the runtime: {e}")))
+}
+
+/// A delta_rlc error as the Python exception of its kind, with the conflict's fields.
+fn to_py_err(py: Python<'_>, e: delta_rlc::Error) -> PyErr {
+    let msg = e.to_string();
+    let err = match e.kind() {
+        ErrorKind::Conflict(info) => {
+            let err = match info.kind.name() {
+                "ConcurrentAppend" => ConcurrentAppendError::new_err(msg),
+                "ConcurrentDeleteRead" => ConcurrentDeleteReadError::new_err(msg),
+                "ConcurrentDeleteDelete" => ConcurrentDeleteDeleteError::new_err(msg),
+                "MetadataChanged" => MetadataChangedError::new_err(msg),
+                "ProtocolChanged" => ProtocolChangedError::new_err(msg),
+                "ConcurrentTransaction" => ConcurrentTransactionError::new_err(msg),
+                _ => CommitFailedError::new_err(msg),
+            };
+            let v = err.value(py);
+            let _ = v.setattr("conflict_type", info.kind.name());
+            let _ = v.setattr("winning_version", info.winning_version);
+            let _ = v.setattr("winning_operation", info.winning_operation.clone());
+            let _ = v.setattr("files", info.files.clone());
+            let _ = v.setattr("read_predicate", info.predicate.clone());
+            let _ = v.setattr("tier", info.tier.clone());
+            let _ = v.setattr("reconcile_failures", info.reconcile_failures.clone());
+            let _ = v.setattr("retryable", info.retryable);
+            return err;
+        }
+        ErrorKind::NotFound => TableNotFoundError::new_err(msg),
+        ErrorKind::SchemaMismatch => SchemaMismatchError::new_err(msg),
+        ErrorKind::Corrupt => DeltaProtocolError::new_err(msg),
+        ErrorKind::Unsupported => UnsupportedError::new_err(msg),
+        ErrorKind::CommitUnknown => CommitUnknownError::new_err(msg),
+        ErrorKind::InvalidInput => match INVALID_INPUT.get() {
+            Some(t) => PyErr::from_type(t.bind(py).clone(), msg),
+            None => PyValueError::new_err(msg),
+        },
+        _ => DeltaError::new_err(msg),
+    };
+    let _ = err.value(py).setattr("retryable", e.is_retryable());
+    err
+}
+
+/// Runs `fut` to completion with the GIL released; Ctrl-C (or any pending signal handler that
+/// raises) cancels it. A write cancelled while committing may or may not have committed; nothing
+/// half-written is ever visible.
+fn run<T, F>(py: Python<'_>, fut: F) -> PyResult<T>
+where
+    T: Send + 'static,
+    F: Future<Output = delta_rlc::Result<T>> + Send + 'static,
+{
+    let rt = runtime()?;
+    let mut handle = rt.spawn(fut);
+    loop {
+        let polled = py.detach(|| {
+            rt.block_on(async {
+                tokio::time::timeout(Duration::from_millis(100), &mut handle).await
+            })
+        });
+        match polled {
+            Ok(Ok(result)) => return result.map_err(|e| to_py_err(py, e)),
+            Ok(Err(join)) => return Err(DeltaError::new_err(format!("operation failed: {join}"))),
+            Err(_) => {
+                if let Err(interrupt) = py.check_signals() {
+                    handle.abort();
+                    return Err(interrupt);
+                }
+            }
+        }
+    }
+}
+
+/// A scan stream read synchronously, batch by batch (for pyarrow's RecordBatchReader).
+struct BlockingReader {
+    schema: SchemaRef,
+    stream: RecordBatchStream,
+}
+
+impl Iterator for BlockingReader {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let rt = runtime().ok()?;
+        rt.block_on(self.stream.next())
+            .map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+    }
+}
+
+impl RecordBatchReader for BlockingReader {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+}
+
+/// Every batch of an Arrow stream from Python (anything with `__arrow_c_stream__`).
+fn read_all(data: &Bound<'_, PyAny>) -> PyResult<(SchemaRef, Vec<RecordBatch>)> {
+    let reader = ArrowArrayStreamReader::from_pyarrow_bound(data)?;
+    let schema = reader.schema();
+    let batches = reader
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| PyValueError::new_err(format!("reading the input data: {e}")))?;
+    Ok((schema, batches))
+}
+
+fn conflict_settings(conflict: Option<&Bound<'_, PyDict>>) -> PyResult<ConflictSettings> {
+    let mut s = ConflictSettings::default();
+    let Some(d) = conflict else {
+        return Ok(s);
+    };
+    if let Some(v) = d.get_item("legacy")? {
+        s.legacy = v.extract()?;
+    }
+    if let Some(v) = d.get_item("isolation")? {
+        if !v.is_none() {
+            let name: String = v.extract()?;
+            s.isolation = Some(match name.to_ascii_lowercase().as_str() {
+                "serializable" => Isolation::Serializable,
+                "writeserializable" | "write_serializable" => Isolation::WriteSerializable,
+                "snapshotisolation" | "snapshot_isolation" | "snapshot" => {
+                    Isolation::SnapshotIsolation
+                }
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "unknown isolation level {other:?} (Serializable, WriteSerializable, SnapshotIsolation)"
+                    )))
+                }
+            });
+        }
+    }
+    if let Some(v) = d.get_item("max_commit_attempts")? {
+        if !v.is_none() {
+            s.max_commit_attempts = v.extract()?;
+        }
+    }
+    Ok(s)
+}
+
+fn table_options(
+    storage_options: Option<HashMap<String, String>>,
+    conflict: Option<&Bound<'_, PyDict>>,
+) -> PyResult<TableOptions> {
+    Ok(TableOptions {
+        storage_options: storage_options.unwrap_or_default().into_iter().collect(),
+        conflict: conflict_settings(conflict)?,
+    })
+}
+
+fn commit_options(commit: Option<&Bound<'_, PyDict>>) -> PyResult<CommitOptions> {
+    let mut o = CommitOptions::default();
+    let Some(d) = commit else {
+        return Ok(o);
+    };
+    if let Some(v) = d.get_item("custom_metadata")? {
+        if !v.is_none() {
+            let m: HashMap<String, String> = v.extract()?;
+            o.metadata = m.into_iter().collect();
+        }
+    }
+    if let Some(v) = d.get_item("max_commit_retries")? {
+        if !v.is_none() {
+            let retries: u32 = v.extract()?;
+            o.max_commit_attempts = Some(retries.saturating_add(1));
+        }
+    }
+    Ok(o)
+}
+
+/// A commit outcome as deltalake-style metrics: Spark's names and their snake_case forms, the
+/// version, the attempts and the reconcile events.
+fn outcome_dict<'py>(py: Python<'py>, c: &CommitOutcome) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, value) in c.metrics.iter() {
+        let v: Py<PyAny> = match value.parse::<i64>() {
+            Ok(n) => n.into_pyobject(py)?.into_any().unbind(),
+            Err(_) => value.into_pyobject(py)?.into_any().unbind(),
+        };
+        d.set_item(snake(name), v.clone_ref(py))?;
+        d.set_item(name, v)?;
+    }
+    d.set_item("version", c.version)?;
+    d.set_item("num_commit_attempts", c.attempts)?;
+    d.set_item("rows_affected", c.metrics.rows_affected)?;
+    let events: Vec<String> = c.events.iter().map(|e| e.name.clone()).collect();
+    d.set_item("reconcile_events", events)?;
+    Ok(d)
+}
+
+/// `numDeletedRows` → `num_deleted_rows`.
+fn snake(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for ch in name.chars() {
+        if ch.is_ascii_uppercase() {
+            out.push('_');
+            out.push(ch.to_ascii_lowercase());
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+/// One Delta table (the Python `DeltaTable` wraps it).
+#[pyclass(module = "delta_rlc._internal", frozen)]
+struct RawTable {
+    table: Table,
+}
+
+impl RawTable {
+    /// The handle writes go through: reading `read_version` when given (the Python table's
+    /// pinned version), else the latest.
+    fn at(&self, read_version: Option<u64>) -> Table {
+        match read_version {
+            Some(v) => self.table.at_version(v),
+            None => self.table.clone(),
+        }
+    }
+}
+
+#[pymethods]
+impl RawTable {
+    /// Opens an existing table.
+    #[staticmethod]
+    #[pyo3(signature = (uri, storage_options=None, conflict=None))]
+    fn open(
+        py: Python<'_>,
+        uri: String,
+        storage_options: Option<HashMap<String, String>>,
+        conflict: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<RawTable> {
+        let options = table_options(storage_options, conflict)?;
+        let table = run(py, async move { Table::open_with(&uri, options).await })?;
+        Ok(RawTable { table })
+    }
+
+    /// Creates a table from an Arrow schema.
+    #[staticmethod]
+    #[pyo3(signature = (uri, schema, partition_by, configuration, name=None, description=None, storage_options=None, conflict=None, data=None, commit=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn create(
+        py: Python<'_>,
+        uri: String,
+        schema: &Bound<'_, PyAny>,
+        partition_by: Vec<String>,
+        configuration: HashMap<String, String>,
+        name: Option<String>,
+        description: Option<String>,
+        storage_options: Option<HashMap<String, String>>,
+        conflict: Option<&Bound<'_, PyDict>>,
+        data: Option<&Bound<'_, PyAny>>,
+        commit: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<RawTable> {
+        let schema = arrow::datatypes::Schema::from_pyarrow_bound(schema)?;
+        let rows = match data {
+            Some(d) => read_all(d)?.1,
+            None => Vec::new(),
+        };
+        let options = table_options(storage_options, conflict)?;
+        let mut b = Table::create(&uri)
+            .columns_from(&schema)
+            .partition_by(partition_by)
+            .options(options);
+        for (k, v) in configuration {
+            b = b.property(k, v);
+        }
+        if let Some(n) = name {
+            b = b.name(n);
+        }
+        if let Some(d) = description {
+            b = b.description(d);
+        }
+        if !rows.is_empty() {
+            b = b.data(rows);
+        }
+        b = b.commit_options(commit_options(commit)?);
+        let table = run(py, async move { b.await })?;
+        Ok(RawTable { table })
+    }
+
+    fn uri(&self) -> String {
+        self.table.uri().to_string()
+    }
+
+    /// The latest committed version.
+    fn latest_version(&self, py: Python<'_>) -> PyResult<u64> {
+        let t = self.table.clone();
+        run(py, async move { t.version().await })
+    }
+
+    /// The latest version committed at or before `timestamp_ms`.
+    fn version_at(&self, py: Python<'_>, timestamp_ms: i64) -> PyResult<u64> {
+        let t = self.table.clone();
+        run(py, async move {
+            Ok(t.snapshot(At::TimestampMs(timestamp_ms)).await?.version())
+        })
+    }
+
+    /// Schema, metadata, protocol and files of one version.
+    fn snapshot<'py>(&self, py: Python<'py>, version: u64) -> PyResult<Bound<'py, PyDict>> {
+        let t = self.table.clone();
+        let s = run(py, async move { t.snapshot(At::Version(version)).await })?;
+        let d = PyDict::new(py);
+        d.set_item("version", s.version())?;
+        d.set_item("timestamp_ms", s.timestamp_ms())?;
+        d.set_item("schema", s.schema().as_ref().to_pyarrow(py)?)?;
+        let m = s.metadata();
+        d.set_item("id", m.id)?;
+        d.set_item("name", m.name)?;
+        d.set_item("description", m.description)?;
+        d.set_item("partition_columns", m.partition_columns)?;
+        d.set_item("created_time", m.created_time)?;
+        d.set_item("configuration", m.configuration)?;
+        let p = s.protocol();
+        d.set_item("min_reader_version", p.min_reader_version)?;
+        d.set_item("min_writer_version", p.min_writer_version)?;
+        d.set_item("reader_features", p.reader_features)?;
+        d.set_item("writer_features", p.writer_features)?;
+        d.set_item("files", s.files())?;
+        d.set_item("num_rows", s.num_rows())?;
+        Ok(d)
+    }
+
+    /// Rows of one version as a pyarrow RecordBatchReader (streamed file by file).
+    #[pyo3(signature = (version, columns=None, predicate=None))]
+    fn scan<'py>(
+        &self,
+        py: Python<'py>,
+        version: u64,
+        columns: Option<Vec<String>>,
+        predicate: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut b = self.table.scan().version(version);
+        if let Some(c) = columns {
+            b = b.columns(c);
+        }
+        if let Some(p) = predicate {
+            b = b.filter(p);
+        }
+        let stream = run(py, async move { b.await })?;
+        let reader: Box<dyn RecordBatchReader + Send> = Box::new(BlockingReader {
+            schema: stream.schema(),
+            stream,
+        });
+        reader.into_pyarrow(py)
+    }
+
+    /// Appends, overwrites or replaces rows (`mode`: append | overwrite; `predicate`: replace
+    /// where).
+    #[pyo3(signature = (data, mode, predicate=None, commit=None, read_version=None))]
+    fn write<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+        mode: &str,
+        predicate: Option<String>,
+        commit: Option<&Bound<'py, PyDict>>,
+        read_version: Option<u64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let table = self.at(read_version);
+        let (_, batches) = read_all(data)?;
+        let mode = match (mode, predicate) {
+            ("overwrite", Some(p)) => WriteMode::ReplaceWhere(p.into()),
+            ("overwrite", None) => WriteMode::Overwrite,
+            ("append", None) => WriteMode::Append,
+            ("append", Some(_)) => {
+                return Err(PyValueError::new_err(
+                    "predicate (replaceWhere) needs mode='overwrite'",
+                ))
+            }
+            (other, _) => return Err(PyValueError::new_err(format!("unknown mode {other:?}"))),
+        };
+        let b = table
+            .write(batches)
+            .mode(mode)
+            .commit_options(commit_options(commit)?);
+        let c = run(py, async move { b.await })?;
+        outcome_dict(py, &c)
+    }
+
+    #[pyo3(signature = (predicate=None, commit=None, read_version=None))]
+    fn delete<'py>(
+        &self,
+        py: Python<'py>,
+        predicate: Option<String>,
+        commit: Option<&Bound<'py, PyDict>>,
+        read_version: Option<u64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let table = self.at(read_version);
+        let mut b = table.delete().commit_options(commit_options(commit)?);
+        if let Some(p) = predicate {
+            b = b.filter(p);
+        }
+        let c = run(py, async move { b.await })?;
+        outcome_dict(py, &c)
+    }
+
+    #[pyo3(signature = (updates, predicate=None, commit=None, read_version=None))]
+    fn update<'py>(
+        &self,
+        py: Python<'py>,
+        updates: Vec<(String, String)>,
+        predicate: Option<String>,
+        commit: Option<&Bound<'py, PyDict>>,
+        read_version: Option<u64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let table = self.at(read_version);
+        let mut b = table.update().commit_options(commit_options(commit)?);
+        for (col, expr) in updates {
+            b = b.set(col, expr);
+        }
+        if let Some(p) = predicate {
+            b = b.filter(p);
+        }
+        let c = run(py, async move { b.await })?;
+        outcome_dict(py, &c)
+    }
+
+    /// MERGE. `clauses`: (kind, condition, assignments) with kind one of matched_update,
+    /// matched_delete, not_matched_insert, not_matched_by_source_update,
+    /// not_matched_by_source_delete; assignments None = all columns (`*`).
+    #[pyo3(signature = (source, predicate, source_alias, target_alias, clauses, commit=None, read_version=None))]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn merge<'py>(
+        &self,
+        py: Python<'py>,
+        source: &Bound<'py, PyAny>,
+        predicate: String,
+        source_alias: String,
+        target_alias: String,
+        clauses: Vec<(String, Option<String>, Option<Vec<(String, String)>>)>,
+        commit: Option<&Bound<'py, PyDict>>,
+        read_version: Option<u64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let table = self.at(read_version);
+        let (schema, batches) = read_all(source)?;
+        let mut b = table
+            .merge(MergeSource::batches(schema, batches), predicate)
+            .source_alias(source_alias)
+            .target_alias(target_alias)
+            .commit_options(commit_options(commit)?);
+        for (kind, condition, assignments) in clauses {
+            let update = || {
+                let mut u = UpdateClause::default();
+                match &assignments {
+                    Some(a) => {
+                        for (c, e) in a {
+                            u = u.set(c.clone(), e.clone());
+                        }
+                    }
+                    None => u = u.all(),
+                }
+                if let Some(c) = &condition {
+                    u = u.when(c.clone());
+                }
+                u
+            };
+            let delete = || match &condition {
+                Some(c) => DeleteClause::default().when(c.clone()),
+                None => DeleteClause::default(),
+            };
+            b = match kind.as_str() {
+                "matched_update" => {
+                    let u = update();
+                    b.when_matched_update(move |_| u)
+                }
+                "matched_delete" => {
+                    let d = delete();
+                    b.when_matched_delete(move |_| d)
+                }
+                "not_matched_by_source_update" => {
+                    let u = update();
+                    b.when_not_matched_by_source_update(move |_| u)
+                }
+                "not_matched_by_source_delete" => {
+                    let d = delete();
+                    b.when_not_matched_by_source_delete(move |_| d)
+                }
+                "not_matched_insert" => {
+                    let mut i = InsertClause::default();
+                    match &assignments {
+                        Some(a) => {
+                            for (c, e) in a {
+                                i = i.value(c.clone(), e.clone());
+                            }
+                        }
+                        None => i = i.all(),
+                    }
+                    if let Some(c) = &condition {
+                        i = i.when(c.clone());
+                    }
+                    b.when_not_matched_insert(move |_| i)
+                }
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "unknown merge clause {other:?}"
+                    )))
+                }
+            };
+        }
+        let c = run(py, async move { b.await })?;
+        outcome_dict(py, &c)
+    }
+
+    #[pyo3(signature = (zorder, target_size=None, partition_filter=None, commit=None, read_version=None))]
+    fn optimize<'py>(
+        &self,
+        py: Python<'py>,
+        zorder: Vec<String>,
+        target_size: Option<u64>,
+        partition_filter: Option<String>,
+        commit: Option<&Bound<'py, PyDict>>,
+        read_version: Option<u64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let table = self.at(read_version);
+        let mut b = table
+            .optimize()
+            .zorder(zorder)
+            .commit_options(commit_options(commit)?);
+        if let Some(s) = target_size {
+            b = b.target_size(s);
+        }
+        if let Some(f) = partition_filter {
+            b = b.filter(f);
+        }
+        let c = run(py, async move { b.await })?;
+        outcome_dict(py, &c)
+    }
+
+    #[pyo3(signature = (retention_hours, dry_run, enforce_retention_duration))]
+    fn vacuum(
+        &self,
+        py: Python<'_>,
+        retention_hours: Option<f64>,
+        dry_run: bool,
+        enforce_retention_duration: bool,
+    ) -> PyResult<Vec<String>> {
+        let mut b = self
+            .table
+            .vacuum()
+            .dry_run(dry_run)
+            .enforce_retention_duration(enforce_retention_duration);
+        if let Some(h) = retention_hours {
+            if !(h.is_finite() && h >= 0.0) {
+                return Err(PyValueError::new_err("retention_hours must be >= 0"));
+            }
+            b = b.retention(Duration::from_secs_f64(h * 3600.0));
+        }
+        let out = run(py, async move { b.await })?;
+        let root = self.table.uri().trim_end_matches('/').to_string();
+        Ok(out.files.iter().map(|f| format!("{root}/{f}")).collect())
+    }
+
+    /// One SQL statement with this table registered as `t`: (rows reader or None, commit dict or
+    /// None, message or None).
+    fn sql<'py>(&self, py: Python<'py>, statement: String) -> PyResult<Bound<'py, PyAny>> {
+        let t = self.table.clone();
+        let out = run(py, async move { t.sql(&statement).await })?;
+        sql_result(py, out.batches, out.commit.as_ref(), out.message)
+    }
+}
+
+fn sql_result<'py>(
+    py: Python<'py>,
+    batches: Vec<RecordBatch>,
+    commit: Option<&CommitOutcome>,
+    message: Option<String>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let rows: Py<PyAny> = match batches.first() {
+        Some(first) => {
+            let schema = first.schema();
+            let reader: Box<dyn RecordBatchReader + Send> = Box::new(
+                arrow::record_batch::RecordBatchIterator::new(batches.into_iter().map(Ok), schema),
+            );
+            reader.into_pyarrow(py)?.unbind()
+        }
+        None => py.None(),
+    };
+    let commit: Py<PyAny> = match commit {
+        Some(c) => outcome_dict(py, c)?.into_any().unbind(),
+        None => py.None(),
+    };
+    Ok((rows, commit, message).into_pyobject(py)?.into_any())
+}
+
+/// One SQL statement over tables named by path: (rows reader or None, commit dict or None,
+/// message or None).
+#[pyfunction]
+#[pyo3(signature = (statement, storage_options=None, conflict=None))]
+fn sql<'py>(
+    py: Python<'py>,
+    statement: String,
+    storage_options: Option<HashMap<String, String>>,
+    conflict: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let options = table_options(storage_options, conflict)?;
+    let out = run(
+        py,
+        async move { delta_rlc::sql(&statement, &options).await },
+    )?;
+    sql_result(py, out.batches, out.commit.as_ref(), out.message)
+}
+
+#[pymodule]
+fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<RawTable>()?;
+    m.add_function(wrap_pyfunction!(sql, m)?)?;
+    m.add("DeltaError", py.get_type::<DeltaError>())?;
+    m.add("CommitFailedError", py.get_type::<CommitFailedError>())?;
+    m.add(
+        "ConcurrentAppendError",
+        py.get_type::<ConcurrentAppendError>(),
+    )?;
+    m.add(
+        "ConcurrentDeleteReadError",
+        py.get_type::<ConcurrentDeleteReadError>(),
+    )?;
+    m.add(
+        "ConcurrentDeleteDeleteError",
+        py.get_type::<ConcurrentDeleteDeleteError>(),
+    )?;
+    m.add(
+        "MetadataChangedError",
+        py.get_type::<MetadataChangedError>(),
+    )?;
+    m.add(
+        "ProtocolChangedError",
+        py.get_type::<ProtocolChangedError>(),
+    )?;
+    m.add(
+        "ConcurrentTransactionError",
+        py.get_type::<ConcurrentTransactionError>(),
+    )?;
+    m.add("TableNotFoundError", py.get_type::<TableNotFoundError>())?;
+    m.add("SchemaMismatchError", py.get_type::<SchemaMismatchError>())?;
+    m.add("DeltaProtocolError", py.get_type::<DeltaProtocolError>())?;
+    m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
+    m.add("CommitUnknownError", py.get_type::<CommitUnknownError>())?;
+    let invalid = invalid_input_type(py)?;
+    m.add("InvalidInputError", &invalid)?;
+    let _ = INVALID_INPUT.set(invalid.extract::<Py<pyo3::types::PyType>>()?);
+    Ok(())
+}

@@ -1,0 +1,235 @@
+"""The deltalake-shaped API end to end: writes from pyarrow, pandas and polars; every DML builder
+against a Python model; exceptions with their fields; deltalake reads what delta_rlc wrote."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+
+import deltalake
+import pyarrow as pa
+import pytest
+
+import delta_rlc
+from delta_rlc import (
+    CommitFailedError,
+    CommitProperties,
+    ConcurrentAppendError,
+    DeltaError,
+    DeltaTable,
+    SchemaMismatchError,
+    TableNotFoundError,
+    UnsupportedError,
+    write_deltalake,
+)
+
+
+def deltalake_read(uri) -> pa.Table:
+    """deltalake's own reader (its DataFusion QueryBuilder reads deletion vectors)."""
+    dt_ = deltalake.DeltaTable(uri)
+    return pa.table(deltalake.QueryBuilder().register("t", dt_).execute("SELECT * FROM t"))
+
+
+def rows(table_like, sort_by="id"):
+    t = table_like if isinstance(table_like, pa.Table) else table_like.to_pyarrow_table()
+    return sorted(t.to_pylist(), key=lambda r: r[sort_by])
+
+
+def all_types_table() -> pa.Table:
+    return pa.table(
+        {
+            "id": pa.array([1, 2, 3], pa.int64()),
+            "i8": pa.array([1, None, -3], pa.int8()),
+            "i16": pa.array([1, 2, None], pa.int16()),
+            "i32": pa.array([None, 2, 3], pa.int32()),
+            "f32": pa.array([1.5, None, -0.0], pa.float32()),
+            "f64": pa.array([float("nan"), 2.25, None], pa.float64()),
+            "b": pa.array([True, None, False]),
+            "s": pa.array(["a", None, "é"]),
+            "bin": pa.array([b"\x00\x01", None, b""], pa.binary()),
+            "d": pa.array([dt.date(2026, 12, 1), None, dt.date(1969, 12, 31)], pa.date32()),
+            "ts": pa.array([dt.datetime(2026, 12, 1, 12, 0, 0, 1), None, dt.datetime(1970, 1, 1)], pa.timestamp("us", tz="UTC")),
+            "dec": pa.array([decimal.Decimal("1.25"), None, decimal.Decimal("-0.50")], pa.decimal128(10, 2)),
+            "arr": pa.array([[1, 2], None, []], pa.list_(pa.int64())),
+            "st": pa.array([{"x": 1, "y": "a"}, None, {"x": None, "y": "c"}], pa.struct([("x", pa.int64()), ("y", pa.string())])),
+        }
+    )
+
+
+def same_values(a, b):
+    """Row lists equal, with NaN equal to NaN."""
+    assert len(a) == len(b)
+    for ra, rb in zip(a, b):
+        assert ra.keys() == rb.keys()
+        for k in ra:
+            va, vb = ra[k], rb[k]
+            if isinstance(va, float) and isinstance(vb, float) and va != va:
+                assert vb != vb, k
+            else:
+                assert va == vb, (k, va, vb)
+
+
+def test_round_trip_every_type_and_deltalake_reads_it(tmp_path):
+    uri = str(tmp_path / "t")
+    data = all_types_table()
+    out = write_deltalake(uri, data)
+    assert out["version"] == 0 and out["num_commit_attempts"] == 1
+    dt_ = DeltaTable(uri)
+    assert dt_.version() == 0
+    assert dt_.schema().to_pyarrow().names == data.schema.names
+    same_values(rows(dt_), rows(data))
+    # deltalake reads the same rows.
+    same_values(rows(deltalake_read(uri)), rows(data))
+    # __arrow_c_stream__: pyarrow reads the table object directly.
+    assert pa.table(dt_).num_rows == 3
+
+
+def test_pandas_polars_and_reader_inputs(tmp_path):
+    import pandas as pd
+    import polars as pl
+
+    uri = str(tmp_path / "t")
+    write_deltalake(uri, pd.DataFrame({"id": [1, 2], "v": ["a", "b"]}))
+    write_deltalake(uri, pl.DataFrame({"id": [3], "v": ["c"]}), mode="append")
+    reader = pa.RecordBatchReader.from_batches(pa.schema([("id", pa.int64()), ("v", pa.string())]), [pa.record_batch([[4], ["d"]], names=["id", "v"])])
+    write_deltalake(uri, reader, mode="append")
+    # Columns are matched by name, in any order.
+    write_deltalake(uri, pa.table({"v": ["e"], "id": [5]}), mode="append")
+    t = DeltaTable(uri)
+    assert [r["id"] for r in rows(t)] == [1, 2, 3, 4, 5]
+    assert t.to_pandas().shape == (5, 2)
+    assert t.to_polars().height == 5
+    assert t.version() == 3
+
+
+def test_modes_partitions_and_replace_where(tmp_path):
+    uri = str(tmp_path / "t")
+    data = pa.table({"id": [1, 2, 3, 4], "p": ["a", "a", "b", "b"], "v": [10, 20, 30, 40]})
+    write_deltalake(uri, data, partition_by=["p"], name="events", description="test table", configuration={"delta.enableDeletionVectors": "true"})
+    t = DeltaTable(uri)
+    m = t.metadata()
+    assert (m.partition_columns, m.name, m.description) == (["p"], "events", "test table")
+    assert m.configuration["delta.enableDeletionVectors"] == "true"
+    assert t.protocol().min_reader_version >= 1
+    with pytest.raises(DeltaError):
+        write_deltalake(uri, data)  # mode="error"
+    assert write_deltalake(uri, data, mode="ignore")["version"] is None
+    # replaceWhere on a data column: only the matching rows are replaced.
+    write_deltalake(uri, pa.table({"id": [2], "p": ["a"], "v": [99]}), mode="overwrite", predicate="id = 2")
+    assert [(r["id"], r["v"]) for r in rows(DeltaTable(uri))] == [(1, 10), (2, 99), (3, 30), (4, 40)]
+    with pytest.raises(SchemaMismatchError):
+        write_deltalake(uri, pa.table({"id": [9], "p": ["a"], "v": [1], "extra": [1]}), mode="append")
+    with pytest.raises(UnsupportedError):
+        write_deltalake(uri, data, mode="append", schema_mode="merge")
+    write_deltalake(uri, pa.table({"id": [7], "p": ["c"], "v": [70]}), mode="overwrite")
+    assert rows(DeltaTable(uri)) == [{"id": 7, "p": "c", "v": 70}]
+    assert DeltaTable(uri).files() and all(f.startswith("p=c/") for f in DeltaTable(uri).files())
+    # Filters and time travel.
+    old = DeltaTable(uri, version=0)
+    assert [r["id"] for r in rows(old.to_pyarrow_table(filters=[("p", "=", "b")]))] == [3, 4]
+    assert [r["id"] for r in rows(old.to_pyarrow_table(filters=[[("id", "=", 1)], [("id", "in", [4])]]))] == [1, 4]
+    hist = DeltaTable(uri).history()
+    assert [h["version"] for h in hist] == [2, 1, 0] and hist[0]["operation"] == "WRITE"
+
+
+def test_dml_builders_against_a_model(tmp_path):
+    uri = str(tmp_path / "t")
+    model = {i: {"id": i, "v": i * 10, "s": f"s{i}"} for i in range(20)}
+    write_deltalake(uri, pa.Table.from_pylist(list(model.values())), configuration={"delta.enableDeletionVectors": "true"})
+    t = DeltaTable(uri)
+
+    out = t.delete("id < 3")
+    for i in range(3):
+        del model[i]
+    assert out["num_deleted_rows"] == 3 and out["numDeletedRows"] == 3 and t.version() == 1
+
+    out = t.update(updates={"v": "v + 1"}, predicate="id >= 15")
+    for i in range(15, 20):
+        model[i]["v"] += 1
+    assert out["num_updated_rows"] == 5
+
+    out = t.update(new_values={"s": "it's"}, predicate="id = 5")
+    model[5]["s"] = "it's"
+
+    src = pa.table({"id": [4, 6, 100, 101], "v": [-4, -6, -100, -101], "s": ["u4", "d6", "n100", "n101"]})
+    out = (
+        t.merge(src, "target.id = source.id", source_alias="source", target_alias="target")
+        .when_matched_delete(predicate="source.s LIKE 'd%'")
+        .when_matched_update({"v": "source.v"})
+        .when_not_matched_insert_all(predicate="source.id = 100")
+        .when_not_matched_by_source_update({"s": "'untouched'"}, predicate="target.id = 19")
+        .when_not_matched_by_source_delete(predicate="target.id = 18")
+        .execute()
+    )
+    model[4]["v"] = -4
+    del model[6]
+    model[100] = {"id": 100, "v": -100, "s": "n100"}
+    model[19]["s"] = "untouched"
+    del model[18]
+    assert out["num_commit_attempts"] == 1
+    assert rows(t) == sorted(model.values(), key=lambda r: r["id"])
+
+    t.optimize.compact()
+    t.optimize.z_order(["v"])
+    assert rows(t) == sorted(model.values(), key=lambda r: r["id"])
+    assert rows(deltalake_read(uri)) == sorted(model.values(), key=lambda r: r["id"])
+    assert t.vacuum(dry_run=True) == []
+    assert t.version() == DeltaTable(uri).version()
+
+
+def test_conflicts_are_typed_and_disjoint_writes_reconcile(tmp_path):
+    uri = str(tmp_path / "t")
+    write_deltalake(uri, pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}), configuration={"delta.enableDeletionVectors": "true"})
+    first, second = DeltaTable(uri), DeltaTable(uri)
+    first.update(updates={"v": "'first'"}, predicate="id = 2")
+    # Disjoint rows: the stale object commits on top, reconciled.
+    out = second.update(updates={"v": "'second'"}, predicate="id = 3")
+    assert out["num_commit_attempts"] == 2 and out["version"] == 2
+    # The twin: the same row from a stale object is a true conflict.
+    stale = DeltaTable(uri, version=0)
+    with pytest.raises(CommitFailedError) as e:
+        stale.update(updates={"v": "'stale'"}, predicate="id = 2")
+    assert isinstance(e.value, ConcurrentAppendError)
+    assert e.value.conflict_type == "ConcurrentAppend"
+    assert e.value.winning_version == 1 and e.value.winning_operation == "UPDATE"
+    assert e.value.retryable is True and e.value.tier
+    assert [r["v"] for r in rows(DeltaTable(uri))] == ["a", "first", "second"]
+    # legacy=True aborts even the disjoint case, as open-source Delta does.
+    legacy = DeltaTable(uri, version=2, legacy=True)
+    DeltaTable(uri).update(updates={"v": "'x'"}, predicate="id = 1")
+    with pytest.raises(CommitFailedError):
+        legacy.update(updates={"v": "'y'"}, predicate="id = 3")
+
+
+def test_errors_and_commit_properties(tmp_path):
+    with pytest.raises(TableNotFoundError):
+        DeltaTable(str(tmp_path / "missing"))
+    assert not (tmp_path / "missing").exists()
+    uri = str(tmp_path / "t")
+    write_deltalake(uri, pa.table({"id": [1]}), commit_properties=CommitProperties(custom_metadata={"job": "nightly"}))
+    t = DeltaTable(uri)
+    with pytest.raises(ValueError):
+        t.delete("nosuch = 1")
+    with pytest.raises(UnsupportedError):
+        t.delete("id = 1", writer_properties=object())
+    import json
+    import os
+
+    log = open(os.path.join(uri, "_delta_log", "00000000000000000000.json")).read()
+    info = next(json.loads(l)["commitInfo"] for l in log.splitlines() if "commitInfo" in l)
+    assert info["job"] == "nightly"
+
+
+def test_sql_and_cli(tmp_path):
+    uri = str(tmp_path / "t")
+    assert delta_rlc.sql(f"CREATE TABLE '{uri}' (id BIGINT, v STRING)")["version"] == 0
+    delta_rlc.sql(f"INSERT INTO '{uri}' VALUES (1, 'a'), (2, 'b')")
+    assert delta_rlc.sql(f"SELECT count(*) AS n FROM '{uri}'").read_all().to_pylist() == [{"n": 2}]
+    assert DeltaTable(uri).sql("SELECT max(id) AS m FROM t").to_pylist() == [{"m": 2}]
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "delta_rlc", "sql", f"SELECT id FROM '{uri}' ORDER BY id"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.split() == ['"id"', "1", "2"], r
+    r = subprocess.run([sys.executable, "-m", "delta_rlc", "sql", "SELEC 1"], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.startswith("error:")
