@@ -13,22 +13,8 @@ from __future__ import annotations
 from typing import Any, Dict, Optional
 
 from delta_rlc import _internal
-from delta_rlc.exceptions import (
-    CommitFailedError,
-    CommitUnknownError,
-    ConcurrentAppendError,
-    ConcurrentDeleteDeleteError,
-    ConcurrentDeleteReadError,
-    ConcurrentTransactionError,
-    DeltaError,
-    DeltaProtocolError,
-    InvalidInputError,
-    MetadataChangedError,
-    ProtocolChangedError,
-    SchemaMismatchError,
-    TableNotFoundError,
-    UnsupportedError,
-)
+from delta_rlc.exceptions import *  # noqa: F401,F403 (the exception classes)
+from delta_rlc.exceptions import __all__ as _exceptions
 from delta_rlc.table import (
     CommitProperties,
     ConflictConfig,
@@ -56,29 +42,15 @@ def sql(statement: str, storage_options: Optional[Dict[str, str]] = None, confli
     return message
 
 
-__all__ = [
-    "CommitFailedError",
+__all__ = _exceptions + [
     "CommitProperties",
-    "CommitUnknownError",
-    "ConcurrentAppendError",
-    "ConcurrentDeleteDeleteError",
-    "ConcurrentDeleteReadError",
-    "ConcurrentTransactionError",
     "ConflictConfig",
-    "DeltaError",
-    "DeltaProtocolError",
     "DeltaTable",
-    "InvalidInputError",
     "Metadata",
-    "MetadataChangedError",
-    "ProtocolChangedError",
     "ProtocolVersions",
     "Schema",
-    "SchemaMismatchError",
     "TableMerger",
-    "TableNotFoundError",
     "TableOptimizer",
-    "UnsupportedError",
     "sql",
     "write_deltalake",
 ]

@@ -24,29 +24,53 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 create_exception!(
-    _internal,
+    delta_rlc.exceptions,
     DeltaError,
     PyException,
     "Base of every delta_rlc error."
 );
 create_exception!(
-    _internal,
+    delta_rlc.exceptions,
     CommitFailedError,
     DeltaError,
     "A concurrent commit truly conflicts; nothing was committed. Fields: conflict_type, winning_version, winning_operation, files, read_predicate, tier, retryable."
 );
-create_exception!(_internal, ConcurrentAppendError, CommitFailedError);
-create_exception!(_internal, ConcurrentDeleteReadError, CommitFailedError);
-create_exception!(_internal, ConcurrentDeleteDeleteError, CommitFailedError);
-create_exception!(_internal, MetadataChangedError, CommitFailedError);
-create_exception!(_internal, ProtocolChangedError, CommitFailedError);
-create_exception!(_internal, ConcurrentTransactionError, CommitFailedError);
-create_exception!(_internal, TableNotFoundError, DeltaError);
-create_exception!(_internal, SchemaMismatchError, DeltaError);
-create_exception!(_internal, DeltaProtocolError, DeltaError);
-create_exception!(_internal, UnsupportedError, DeltaError);
 create_exception!(
-    _internal,
+    delta_rlc.exceptions,
+    ConcurrentAppendError,
+    CommitFailedError
+);
+create_exception!(
+    delta_rlc.exceptions,
+    ConcurrentDeleteReadError,
+    CommitFailedError
+);
+create_exception!(
+    delta_rlc.exceptions,
+    ConcurrentDeleteDeleteError,
+    CommitFailedError
+);
+create_exception!(
+    delta_rlc.exceptions,
+    MetadataChangedError,
+    CommitFailedError
+);
+create_exception!(
+    delta_rlc.exceptions,
+    ProtocolChangedError,
+    CommitFailedError
+);
+create_exception!(
+    delta_rlc.exceptions,
+    ConcurrentTransactionError,
+    CommitFailedError
+);
+create_exception!(delta_rlc.exceptions, TableNotFoundError, DeltaError);
+create_exception!(delta_rlc.exceptions, SchemaMismatchError, DeltaError);
+create_exception!(delta_rlc.exceptions, DeltaProtocolError, DeltaError);
+create_exception!(delta_rlc.exceptions, UnsupportedError, DeltaError);
+create_exception!(
+    delta_rlc.exceptions,
     CommitUnknownError,
     DeltaError,
     "The store did not say whether the commit landed; read the table before retrying."
