@@ -12,6 +12,13 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
+try:
+    from importlib.metadata import version as _version
+
+    __version__ = _version("delta-rlc")
+except Exception:  # running from a source tree that was never installed
+    __version__ = "0.1.0"
+
 from delta_rlc import _internal
 from delta_rlc.exceptions import *  # noqa: F401,F403 (the exception classes)
 from delta_rlc.exceptions import __all__ as _exceptions
