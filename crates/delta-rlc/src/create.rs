@@ -1,8 +1,6 @@
 //! [`CreateBuilder`]: a new table from columns or an Arrow schema.
 
 use std::collections::BTreeMap;
-use std::future::{Future, IntoFuture};
-use std::pin::Pin;
 
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
@@ -162,11 +160,4 @@ impl CreateBuilder {
     }
 }
 
-impl IntoFuture for CreateBuilder {
-    type Output = Result<Table>;
-    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
-    }
-}
+awaitable!(CreateBuilder => Table);

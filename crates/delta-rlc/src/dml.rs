@@ -1,9 +1,6 @@
 //! [`DeleteBuilder`] and [`UpdateBuilder`]: row-level changes, written as deletion vectors when
 //! the table has them enabled (else by rewriting the files that hold matching rows).
 
-use std::future::{Future, IntoFuture};
-use std::pin::Pin;
-
 use delta_rlc_engine::ops::dml::ExprContext;
 use delta_rlc_engine::ops::{delete_txn, update_txn};
 use delta_rlc_engine::Transaction;
@@ -67,14 +64,7 @@ impl DeleteBuilder {
     }
 }
 
-impl IntoFuture for DeleteBuilder {
-    type Output = Result<CommitOutcome>;
-    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
-    }
-}
+awaitable!(DeleteBuilder => CommitOutcome);
 
 /// Updates rows: each `.set(column, value)` is evaluated on the row's old values.
 ///
@@ -153,11 +143,4 @@ impl UpdateBuilder {
     }
 }
 
-impl IntoFuture for UpdateBuilder {
-    type Output = Result<CommitOutcome>;
-    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
-    }
-}
+awaitable!(UpdateBuilder => CommitOutcome);

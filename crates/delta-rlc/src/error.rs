@@ -171,6 +171,22 @@ impl Error {
     }
 }
 
+impl ConflictInfo {
+    /// A conflict whose winner is not known.
+    fn without_winner(kind: ConflictKind) -> Self {
+        ConflictInfo {
+            kind,
+            winning_version: None,
+            winning_operation: None,
+            files: Vec::new(),
+            predicate: None,
+            tier: None,
+            reconcile_failures: Vec::new(),
+            retryable: true,
+        }
+    }
+}
+
 fn conflict_info(c: &ConflictError) -> ConflictInfo {
     ConflictInfo {
         kind: ConflictKind::from_engine(c.kind),
@@ -188,27 +204,14 @@ impl From<EngineError> for Error {
     fn from(e: EngineError) -> Self {
         let kind = match &e {
             EngineError::Conflict(c) => ErrorKind::Conflict(conflict_info(c)),
-            EngineError::TransactionExpired(_) => ErrorKind::Conflict(ConflictInfo {
-                kind: ConflictKind::TransactionExpired,
-                winning_version: None,
-                winning_operation: None,
-                files: Vec::new(),
-                predicate: None,
-                tier: None,
-                reconcile_failures: Vec::new(),
-                retryable: true,
-            }),
+            EngineError::TransactionExpired(_) => ErrorKind::Conflict(
+                ConflictInfo::without_winner(ConflictKind::TransactionExpired),
+            ),
             other => match other.kind() {
-                EngineKind::Conflict => ErrorKind::Conflict(ConflictInfo {
-                    kind: ConflictKind::ConcurrentAppend,
-                    winning_version: None,
-                    winning_operation: None,
-                    files: Vec::new(),
-                    predicate: None,
-                    tier: None,
-                    reconcile_failures: Vec::new(),
-                    retryable: true,
-                }),
+                // A conflict that reached us wrapped (e.g. through DataFusion) without its details.
+                EngineKind::Conflict => ErrorKind::Conflict(ConflictInfo::without_winner(
+                    ConflictKind::ConcurrentAppend,
+                )),
                 EngineKind::CommitUnknown => ErrorKind::CommitUnknown,
                 EngineKind::Unavailable => ErrorKind::Io { retryable: true },
                 EngineKind::InvalidArgument => ErrorKind::InvalidInput,

@@ -48,6 +48,21 @@
 #![warn(missing_docs)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+/// `builder.await` runs the builder (every builder is awaited the same way).
+macro_rules! awaitable {
+    ($builder:ty => $output:ty) => {
+        impl std::future::IntoFuture for $builder {
+            type Output = $crate::Result<$output>;
+            type IntoFuture =
+                std::pin::Pin<Box<dyn std::future::Future<Output = Self::Output> + Send>>;
+
+            fn into_future(self) -> Self::IntoFuture {
+                Box::pin(self.run())
+            }
+        }
+    };
+}
+
 mod create;
 mod dml;
 mod error;

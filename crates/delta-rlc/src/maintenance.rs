@@ -1,7 +1,5 @@
 //! [`OptimizeBuilder`] (compaction, Z-order) and [`VacuumBuilder`] (deleting unreferenced files).
 
-use std::future::{Future, IntoFuture};
-use std::pin::Pin;
 use std::time::Duration;
 
 use delta_rlc_engine::ops::dml::ExprContext;
@@ -89,14 +87,7 @@ impl OptimizeBuilder {
     }
 }
 
-impl IntoFuture for OptimizeBuilder {
-    type Output = Result<CommitOutcome>;
-    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
-    }
-}
+awaitable!(OptimizeBuilder => CommitOutcome);
 
 /// Deletes data files and deletion vectors that no version within the retention period
 /// references. A retention below the table's `delta.deletedFileRetentionDuration` (7 days by
@@ -164,11 +155,4 @@ impl VacuumBuilder {
     }
 }
 
-impl IntoFuture for VacuumBuilder {
-    type Output = Result<VacuumOutcome>;
-    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
-    }
-}
+awaitable!(VacuumBuilder => VacuumOutcome);

@@ -1,8 +1,6 @@
 //! [`MergeBuilder`]: upserts and deletes driven by a source, in the shape of
 //! `MERGE INTO target USING source ON … WHEN MATCHED … WHEN NOT MATCHED …`.
 
-use std::future::{Future, IntoFuture};
-use std::pin::Pin;
 use std::sync::Arc;
 
 use arrow::datatypes::SchemaRef;
@@ -353,11 +351,4 @@ impl MergeBuilder {
     }
 }
 
-impl IntoFuture for MergeBuilder {
-    type Output = Result<CommitOutcome>;
-    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
-    }
-}
+awaitable!(MergeBuilder => CommitOutcome);

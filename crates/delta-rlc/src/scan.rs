@@ -1,6 +1,5 @@
 //! [`ScanBuilder`]: rows of one version as a stream of Arrow batches, read file by file.
 
-use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -104,14 +103,7 @@ impl ScanBuilder {
     }
 }
 
-impl IntoFuture for ScanBuilder {
-    type Output = Result<RecordBatchStream>;
-    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
-    }
-}
+awaitable!(ScanBuilder => RecordBatchStream);
 
 /// A stream of Arrow record batches with this crate's errors.
 pub struct RecordBatchStream {

@@ -1,9 +1,6 @@
 //! [`WriteBuilder`]: Arrow batches into the table — append, overwrite, or replace the rows a
 //! predicate selects.
 
-use std::future::{Future, IntoFuture};
-use std::pin::Pin;
-
 use arrow::datatypes::Schema;
 use arrow::record_batch::RecordBatch;
 use delta_rlc_engine::arrow_conv::table_arrow_schema;
@@ -124,11 +121,4 @@ pub(crate) fn by_name(batch: &RecordBatch, table: &Schema) -> Result<RecordBatch
     Ok(batch.project(&order)?)
 }
 
-impl IntoFuture for WriteBuilder {
-    type Output = Result<CommitOutcome>;
-    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.run())
-    }
-}
+awaitable!(WriteBuilder => CommitOutcome);
