@@ -92,6 +92,9 @@ pub struct Env {
     /// reads the clock and its results are consumed in a fixed order, so it does not affect
     /// determinism.
     pub parallelism: usize,
+    /// Bytes a statement's joins and sorts may hold before they spill to disk (a MERGE's join);
+    /// `None` = no limit.
+    pub memory_limit: Option<usize>,
 }
 
 impl Default for Env {
@@ -102,6 +105,7 @@ impl Default for Env {
             parallelism: std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(1),
+            memory_limit: None,
         }
     }
 }
@@ -113,6 +117,7 @@ impl Env {
             ids: Arc::new(SeededIds::new(seed)),
             // More than one, so deterministic tests exercise the parallel paths too.
             parallelism: 2,
+            memory_limit: None,
         }
     }
 }

@@ -16,19 +16,17 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
-use arrow::compute::concat_batches;
 use arrow::datatypes::{DataType, Int32Type, Int64Type, Schema};
 use datafusion::common::{DFSchema, HashSet, TableReference};
 
 use delta_rlc_protocol::actions::Add;
 use serde_json::json;
 
-use super::dml::{dml_read_options, FileScan};
+use super::merge::target::{FileState, TargetFile};
 use crate::error::{EngineError, Result};
 use crate::events::Event;
 use crate::key_equality::KeyEquality;
-use crate::scan::{match_files, read_matched_rows, RowMatcher, RowVerdict};
-use crate::snapshot::Snapshot;
+use crate::scan::{match_files, RowMatcher, RowVerdict};
 use crate::txn::Transaction;
 
 /// The source's key tuples, ready to test target rows against.
@@ -187,40 +185,39 @@ impl KeyProbe {
     }
 }
 
-/// The matching pass and the full-row pass of a merge-on-read MERGE over candidate `files` (already
-/// registered as read): the live rows `matcher` (a [`KeyProbe`]) selects, with every column, the
-/// row-tracking columns and the row index, as one [`FileScan`] per file with such rows. Each scan
-/// carries its file's live row count, so removing its rows never mistakes them for the whole file.
-pub async fn scan_key_matches(
+/// The matching pass of a merge-on-read MERGE over candidate `files` (already registered as
+/// read): for each file with live rows `matcher` (a [`KeyProbe`]) selects, those rows, its DV at
+/// read time and its live row count — so removing its rows never mistakes them for the whole
+/// file. The MERGE's target stream then reads every column of only those rows.
+pub(crate) async fn match_key_rows(
     txn: &mut Transaction,
-    snapshot: &Arc<Snapshot>,
     matcher: RowMatcher,
     files: Vec<Add>,
-) -> Result<Vec<FileScan>> {
+) -> Result<Vec<TargetFile>> {
     let parallelism = txn.table.env.parallelism;
-    let store = &txn.table.store;
     let candidates = files.len();
-    let matches = match_files(store, Arc::new(matcher), files, parallelism).await?;
-    let opts = dml_read_options(snapshot);
-    let images = read_matched_rows(store, snapshot, &opts, &matches, parallelism).await?;
-    let mut scans = Vec::new();
-    for (m, batches) in matches.into_iter().zip(images) {
-        let Some(schema) = batches.first().map(|b| b.schema()) else {
-            continue;
-        };
-        scans.push(FileScan {
-            rows: concat_batches(&schema, &batches)?,
+    let matches = match_files(&txn.table.store, Arc::new(matcher), files, parallelism).await?;
+    let targets: Vec<TargetFile> = matches
+        .into_iter()
+        .filter(|m| !m.matched.is_empty())
+        .map(|m| TargetFile {
+            known_state: Some(FileState {
+                old_dv: m.old_dv,
+                live_rows: m.live_rows,
+            }),
+            only_rows: Some(m.matched),
             add: m.add,
-            old_dv: m.old_dv,
-            live_rows: m.live_rows,
-        });
-    }
-    let rows_read: usize = scans.iter().map(|s| s.rows.num_rows()).sum();
+        })
+        .collect();
+    let rows_read: u64 = targets
+        .iter()
+        .filter_map(|t| t.only_rows.as_ref().map(|r| r.len()))
+        .sum();
     txn.events.push(Event::new(
         "delta.dml.merge.keyProbeRead",
-        json!({"numCandidateFiles": candidates, "numFilesWithKeys": scans.len(), "numTargetRowsRead": rows_read}),
+        json!({"numCandidateFiles": candidates, "numFilesWithKeys": targets.len(), "numTargetRowsRead": rows_read}),
     ));
-    Ok(scans)
+    Ok(targets)
 }
 
 impl RowVerdict for KeyProbe {

@@ -2,11 +2,13 @@
 //! target rows the deciding UPDATE and DELETE clauses remove. A target row matched by two source
 //! rows is an error, as in Spark, unless the only MATCHED clause is an unconditional DELETE.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use arrow::array::{Array, UInt64Array};
+use roaring::RoaringTreemap;
 
-use super::join::{Joined, FILE_IDX};
+use super::join::Joined;
+use super::target::FILE_IDX;
 use super::{ClauseAction, ClauseKind, MergeClause, MergeSpec};
 use crate::error::{EngineError, Result};
 use crate::ops::dml::{bool_mask, DmlMetrics};
@@ -52,50 +54,68 @@ fn u64_column(joined: &Joined, qualifier: &str, name: &str) -> Result<UInt64Arra
         .ok_or_else(|| EngineError::Internal(format!("MERGE: {name} missing")))
 }
 
-/// The target rows UPDATE and DELETE clauses remove: file index → physical row indexes. Counts
-/// updated and deleted rows in `metrics`.
-pub(super) fn removed_target_rows(
-    spec: &MergeSpec,
-    joined: &Joined,
-    assigned: &[Option<usize>],
-    metrics: &mut DmlMetrics,
-) -> Result<BTreeMap<u64, HashSet<u64>>> {
-    let files = u64_column(joined, &spec.target_alias, FILE_IDX)?;
-    let row_indexes = u64_column(joined, &spec.target_alias, ROW_INDEX_COLUMN)?;
-    let only_unconditional_delete = {
+/// The target rows UPDATE and DELETE clauses remove, gathered batch by batch: file index →
+/// physical row indexes.
+pub(super) struct Removals {
+    pub by_file: BTreeMap<u64, RoaringTreemap>,
+    /// The only MATCHED clause is an unconditional DELETE: several source rows may delete one
+    /// target row (counted once).
+    only_unconditional_delete: bool,
+}
+
+impl Removals {
+    pub fn new(spec: &MergeSpec) -> Self {
         let m: Vec<&MergeClause> = spec
             .clauses
             .iter()
             .filter(|c| c.kind == ClauseKind::Matched)
             .collect();
-        matches!(m.as_slice(), [c] if c.condition.is_none() && matches!(c.action, ClauseAction::Delete))
-    };
-    let mut seen: HashSet<(u64, u64)> = HashSet::new();
-    let mut removed: BTreeMap<u64, HashSet<u64>> = BTreeMap::new();
-    for (r, slot) in assigned.iter().enumerate() {
-        let Some(clause) = slot.and_then(|ci| spec.clauses.get(ci)) else {
-            continue;
-        };
-        if clause.kind == ClauseKind::NotMatched {
-            continue;
+        let only_unconditional_delete = matches!(m.as_slice(), [c] if c.condition.is_none() && matches!(c.action, ClauseAction::Delete));
+        Removals {
+            by_file: BTreeMap::new(),
+            only_unconditional_delete,
         }
-        if let Some(k) = joined.target_row(&files, &row_indexes, r) {
-            if clause.kind == ClauseKind::Matched && !seen.insert(k) && !only_unconditional_delete {
-                return Err(EngineError::invalid(
-                    "MERGE: multiple source rows matched the same target row; make the ON condition or the source unique",
-                ));
+    }
+
+    /// Adds the target rows the deciding clauses of `joined` remove. Counts updated and deleted
+    /// rows in `metrics`. A target row decided by a MATCHED clause a second time (matched by a
+    /// second source row, in this batch or an earlier one) is an error.
+    pub fn add(
+        &mut self,
+        spec: &MergeSpec,
+        joined: &Joined,
+        assigned: &[Option<usize>],
+        metrics: &mut DmlMetrics,
+    ) -> Result<()> {
+        let files = u64_column(joined, &spec.target_alias, FILE_IDX)?;
+        let row_indexes = u64_column(joined, &spec.target_alias, ROW_INDEX_COLUMN)?;
+        for (r, slot) in assigned.iter().enumerate() {
+            let Some(clause) = slot.and_then(|ci| spec.clauses.get(ci)) else {
+                continue;
+            };
+            if clause.kind == ClauseKind::NotMatched {
+                continue;
             }
-            removed.entry(k.0).or_default().insert(k.1);
+            let Some((file, row)) = joined.target_row(&files, &row_indexes, r) else {
+                continue;
+            };
+            // A target row is either matched (once per matching source row) or not matched by
+            // source (once): a second insertion is a second match.
+            let first = self.by_file.entry(file).or_default().insert(row);
+            if !first {
+                if clause.kind == ClauseKind::Matched && !self.only_unconditional_delete {
+                    return Err(EngineError::invalid(
+                        "MERGE: multiple source rows matched the same target row; make the ON condition or the source unique",
+                    ));
+                }
+                continue;
+            }
             match clause.action {
                 ClauseAction::Delete => metrics.deleted_rows += 1,
                 ClauseAction::Update(_) => metrics.updated_rows += 1,
                 ClauseAction::Insert(_) => {}
             }
         }
+        Ok(())
     }
-    if only_unconditional_delete {
-        // Several source rows may delete one target row; count target rows.
-        metrics.deleted_rows = removed.values().map(|s| s.len() as u64).sum::<u64>();
-    }
-    Ok(removed)
 }

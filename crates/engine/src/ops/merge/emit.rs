@@ -1,8 +1,8 @@
 //! The rows a MERGE writes (UPDATE images and INSERTs, evaluated only over the rows their clause
-//! decides) and the staged actions: matched target rows removed from their files (deletion
-//! vectors, removal or rewrite), new rows written.
+//! decides) and the staged removals: matched target rows removed from their files (deletion
+//! vectors, removal or rewrite).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::array::{new_null_array, ArrayRef, BooleanArray, RecordBatch};
@@ -10,11 +10,15 @@ use arrow::compute::filter_record_batch;
 use arrow::datatypes::{DataType, Field, Schema};
 use datafusion::logical_expr::Expr;
 
+use super::assign::Removals;
 use super::join::Joined;
+use super::target::{FileState, FileStates, TargetPlan};
 use super::{ClauseAction, MergeSpec};
 use crate::error::{EngineError, Result};
 use crate::ops::conform::conform_column;
-use crate::ops::dml::{stage_row_removal, write_new_rows, DmlMetrics, FileScan};
+use crate::ops::dml::{
+    dml_read_options, scan_file, stage_deleted_rows, stage_row_removal, DmlMetrics,
+};
 use crate::row_tracking::row_tracking_columns;
 use crate::snapshot::Snapshot;
 use crate::txn::Transaction;
@@ -154,24 +158,55 @@ pub(super) fn new_rows(
     Ok(out)
 }
 
-/// Stages the MERGE's actions: each file's removed rows, then the new rows.
-pub(super) async fn stage(
+/// Stages the removal of each file's matched rows (after the join has run): a new DV, the whole
+/// file, or — DVs off — the file rewritten without them (read again, one file at a time; the same
+/// immutable file and DV the join read).
+pub(super) async fn stage_removals(
     txn: &mut Transaction,
     snapshot: &Arc<Snapshot>,
-    scans: &[FileScan],
-    removed: &BTreeMap<u64, HashSet<u64>>,
-    new_rows: &[RecordBatch],
+    plan: &TargetPlan,
+    states: &FileStates,
+    removals: &Removals,
     metrics: &mut DmlMetrics,
 ) -> Result<()> {
-    for (fi, rows) in removed {
-        let Some(scan) = usize::try_from(*fi).ok().and_then(|i| scans.get(i)) else {
+    let states: Vec<Option<FileState>> = states
+        .lock()
+        .map_err(|_| EngineError::Internal("MERGE file states poisoned".into()))?
+        .clone();
+    for (fi, rows) in &removals.by_file {
+        let i = usize::try_from(*fi)
+            .map_err(|_| EngineError::Internal("MERGE file index out of range".into()))?;
+        let (Some(file), Some(Some(state))) = (plan.files.get(i), states.get(i)) else {
+            return Err(EngineError::Internal(format!(
+                "MERGE removed rows of target file {i}, which was not read"
+            )));
+        };
+        let staged = stage_deleted_rows(
+            txn,
+            snapshot,
+            &file.add,
+            &state.old_dv,
+            rows,
+            state.live_rows,
+            metrics,
+        )
+        .await?;
+        if staged {
             continue;
+        }
+        let opts = dml_read_options(snapshot);
+        let Some(scan) = scan_file(&txn.table.store, snapshot, &file.add, &opts, None).await?
+        else {
+            return Err(EngineError::Internal(format!(
+                "{} has no live rows on a second read",
+                file.add.path
+            )));
         };
         let idx = scan.row_indexes()?;
         let mask: BooleanArray = (0..idx.len())
-            .map(|i| Some(rows.contains(&idx.value(i))))
+            .map(|i| Some(rows.contains(idx.value(i))))
             .collect();
-        stage_row_removal(txn, snapshot, scan, &mask, metrics).await?;
+        stage_row_removal(txn, snapshot, &scan, &mask, metrics).await?;
     }
-    write_new_rows(txn, snapshot, new_rows, metrics).await
+    Ok(())
 }

@@ -1,26 +1,23 @@
 //! The target rows joined to the source: inner, left, right or full, by which clause kinds the
 //! MERGE has. Each side carries a presence flag (NULL on the side a row lacks) and the target
-//! carries each row's file and physical row index.
+//! carries each row's file and physical row index. The source is held (the build side); the target
+//! streams through the join, and the joined rows come out batch by batch.
 
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, UInt64Array};
-use arrow::compute::concat_batches;
 use arrow::datatypes::{DataType, Field, Schema};
+use datafusion::catalog::streaming::StreamingTable;
 use datafusion::common::{DFSchema, JoinType};
 use datafusion::datasource::MemTable;
 use datafusion::logical_expr::Expr;
 use datafusion::prelude::SessionContext;
 
+use super::target::{target_schema, TargetStream, T_PRESENT};
 use super::{ClauseKind, MergeSpec};
 use crate::error::{EngineError, Result};
-use crate::ops::dml::FileScan;
-use crate::row_tracking::{row_tracking_columns, stabilize_row_tracking};
-use crate::scan::ROW_INDEX_COLUMN;
 use crate::snapshot::Snapshot;
 
-pub(super) const FILE_IDX: &str = "__delta_rlc_file_idx";
-const T_PRESENT: &str = "__delta_rlc_t_present";
 const S_PRESENT: &str = "__delta_rlc_s_present";
 
 /// `batch` with one more column.
@@ -44,12 +41,6 @@ fn with_flag(batch: &RecordBatch, flag: &str) -> Result<RecordBatch> {
     with_column(batch, Field::new(flag, DataType::Boolean, true), flags)
 }
 
-/// `batch` with the index of the scanned file its rows come from.
-fn with_file_idx(batch: &RecordBatch, idx: u64) -> Result<RecordBatch> {
-    let idxs = Arc::new(UInt64Array::from(vec![idx; batch.num_rows()]));
-    with_column(batch, Field::new(FILE_IDX, DataType::UInt64, false), idxs)
-}
-
 fn column_index(schema: &DFSchema, qualifier: &str, name: &str) -> Option<usize> {
     schema.iter().position(|(q, f)| {
         q.is_some_and(|q| q.table().eq_ignore_ascii_case(qualifier))
@@ -57,12 +48,12 @@ fn column_index(schema: &DFSchema, qualifier: &str, name: &str) -> Option<usize>
     })
 }
 
-/// The joined rows, their schema (columns qualified by the aliases) and the context that plans
-/// expressions over them.
+/// A batch of joined rows, their schema (columns qualified by the aliases) and the context that
+/// plans expressions over them.
 pub(super) struct Joined {
     pub batch: RecordBatch,
-    pub schema: DFSchema,
-    ctx: SessionContext,
+    pub schema: Arc<DFSchema>,
+    ctx: Arc<SessionContext>,
     /// Per row: a target row is present / a source row is present.
     pub target_present: BooleanArray,
     pub source_present: BooleanArray,
@@ -97,38 +88,73 @@ impl Joined {
     }
 }
 
+/// The joined rows as a stream of batches, with their schema and the context that plans
+/// expressions over them.
+pub(super) struct JoinedStream {
+    pub stream: datafusion::physical_plan::SendableRecordBatchStream,
+    schema: Arc<DFSchema>,
+    ctx: Arc<SessionContext>,
+    t_present: usize,
+    s_present: usize,
+}
+
+impl JoinedStream {
+    /// One batch of the join as [`Joined`] rows.
+    pub fn joined(&self, batch: RecordBatch) -> Joined {
+        let n = batch.num_rows();
+        let present = |i: usize| -> BooleanArray {
+            let c = batch
+                .columns()
+                .get(i)
+                .and_then(|c| c.as_any().downcast_ref::<BooleanArray>().cloned());
+            (0..n)
+                .map(|r| Some(c.as_ref().is_some_and(|c| c.is_valid(r) && c.value(r))))
+                .collect()
+        };
+        let (target_present, source_present) = (present(self.t_present), present(self.s_present));
+        Joined {
+            batch,
+            schema: Arc::clone(&self.schema),
+            ctx: Arc::clone(&self.ctx),
+            target_present,
+            source_present,
+        }
+    }
+}
+
+/// How the join runs: a hash join with the source as its build side (the target streams through
+/// it), or — when the source is large for the memory limit — a sort-merge join whose sorts spill.
+fn join_context(env: &crate::env::Env, source_bytes: usize) -> Result<SessionContext> {
+    use datafusion::execution::memory_pool::FairSpillPool;
+    use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+    use datafusion::prelude::SessionConfig;
+    // One partition: the join's output order (and so the new files' row order) is deterministic.
+    let mut config = SessionConfig::new().with_target_partitions(1);
+    let mut runtime = RuntimeEnvBuilder::new();
+    if let Some(limit) = env.memory_limit {
+        // A hash join holds the source and its hash table (about three times the source) and
+        // cannot spill; beyond a third of the limit, sort-merge.
+        if source_bytes.saturating_mul(3) > limit {
+            config.options_mut().optimizer.prefer_hash_join = false;
+        }
+        runtime = runtime.with_memory_pool(Arc::new(FairSpillPool::new(limit)));
+    }
+    Ok(SessionContext::new_with_config_rt(
+        config,
+        runtime.build_arc()?,
+    ))
+}
+
 pub(super) async fn join(
     spec: &MergeSpec,
-    snapshot: &Snapshot,
-    scans: &[FileScan],
-) -> Result<Joined> {
+    snapshot: &Arc<Snapshot>,
+    target: TargetStream,
+    env: &crate::env::Env,
+) -> Result<JoinedStream> {
     let has = |k: ClauseKind| spec.clauses.iter().any(|c| c.kind == k);
     let needs_target_only = has(ClauseKind::NotMatchedBySource);
     let needs_source_only = has(ClauseKind::NotMatched);
-    let table_schema = crate::arrow_conv::table_arrow_schema(&snapshot.schema);
-    let mut target_batches = Vec::new();
-    for (i, s) in scans.iter().enumerate() {
-        let rows = stabilize_row_tracking(snapshot, &s.add, &s.rows, true)?;
-        target_batches.push(with_flag(&with_file_idx(&rows, i as u64)?, T_PRESENT)?);
-    }
-    let target_schema = match target_batches.first() {
-        Some(b) => b.schema(),
-        None => {
-            let mut fields: Vec<Field> = table_schema
-                .fields()
-                .iter()
-                .map(|f| f.as_ref().clone())
-                .collect();
-            if let Some((id, ver)) = row_tracking_columns(snapshot) {
-                fields.push(Field::new(id, DataType::Int64, true));
-                fields.push(Field::new(ver, DataType::Int64, true));
-            }
-            fields.push(Field::new(ROW_INDEX_COLUMN, DataType::UInt64, false));
-            fields.push(Field::new(FILE_IDX, DataType::UInt64, false));
-            fields.push(Field::new(T_PRESENT, DataType::Boolean, true));
-            Arc::new(Schema::new(fields))
-        }
-    };
+    let target_schema = target_schema(snapshot);
     let source_batches: Vec<RecordBatch> = spec
         .source_batches
         .iter()
@@ -147,10 +173,17 @@ pub(super) async fn join(
             Arc::new(Schema::new(fields))
         }
     };
-    let ctx = SessionContext::new();
+    let source_bytes: usize = source_batches
+        .iter()
+        .map(|b| b.get_array_memory_size())
+        .sum();
+    let ctx = join_context(env, source_bytes)?;
     ctx.register_table(
         spec.target_alias.to_ascii_lowercase(),
-        Arc::new(MemTable::try_new(target_schema, vec![target_batches])?),
+        Arc::new(StreamingTable::try_new(
+            target_schema,
+            vec![Arc::new(target)],
+        )?),
     )?;
     ctx.register_table(
         spec.source_alias.to_ascii_lowercase(),
@@ -158,41 +191,26 @@ pub(super) async fn join(
     )?;
     let t_df = ctx.table(spec.target_alias.to_ascii_lowercase()).await?;
     let s_df = ctx.table(spec.source_alias.to_ascii_lowercase()).await?;
-    let on = spec.on.clone();
+    // The source is the join's left (build) side; the target streams as its right side.
     let join_type = match (needs_target_only, needs_source_only) {
         (true, true) => JoinType::Full,
-        (true, false) => JoinType::Left,
-        (false, true) => JoinType::Right,
+        (true, false) => JoinType::Right,
+        (false, true) => JoinType::Left,
         (false, false) => JoinType::Inner,
     };
-    let df = t_df.join_on(s_df, join_type, [on])?;
-    let df_schema = df.schema().clone();
-    let batches = df.collect().await?;
-    let out_schema = Arc::new(df_schema.as_arrow().clone());
-    let joined = concat_batches(&out_schema, &batches)?;
-    let n = joined.num_rows();
-
+    let df = s_df.join_on(t_df, join_type, [spec.on.clone()])?;
+    let df_schema = Arc::new(df.schema().clone());
+    let stream = df.execute_stream().await?;
     let idx_of = |q: &str, name: &str| column_index(&df_schema, q, name);
     let t_present = idx_of(&spec.target_alias, T_PRESENT)
         .ok_or_else(|| EngineError::Internal("target flag missing".into()))?;
     let s_present = idx_of(&spec.source_alias, S_PRESENT)
         .ok_or_else(|| EngineError::Internal("source flag missing".into()))?;
-    let present = |i: usize| -> BooleanArray {
-        let c = joined
-            .column(i)
-            .as_any()
-            .downcast_ref::<BooleanArray>()
-            .cloned();
-        (0..n)
-            .map(|r| Some(c.as_ref().is_some_and(|c| c.is_valid(r) && c.value(r))))
-            .collect()
-    };
-    let (target_present, source_present) = (present(t_present), present(s_present));
-    Ok(Joined {
-        batch: joined,
+    Ok(JoinedStream {
+        stream,
         schema: df_schema,
-        ctx,
-        target_present,
-        source_present,
+        ctx: Arc::new(ctx),
+        t_present,
+        s_present,
     })
 }

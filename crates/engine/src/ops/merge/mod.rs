@@ -8,14 +8,18 @@
 //! removal or rewrite) and UPDATE / INSERT write new rows. A target row matched by more than one
 //! source row is an error (as in Spark) unless the only matched clause is an unconditional DELETE.
 //!
-//! In four steps, one module each: `reads` (what the MERGE reads, registered, and the target
-//! scan), `join` (target ⋈ source), `assign` (the deciding clause of each joined row and the
-//! target rows it removes), `emit` (the new rows and the staged actions).
+//! In steps, one module each: `reads` (what the MERGE reads, registered, and which target rows it
+//! scans), `target` (those rows as a stream, file by file), `join` (source ⋈ target, streamed),
+//! `assign` (the deciding clause of each joined row and the target rows it removes), `emit` (the
+//! new rows and the staged removals). Memory: the source and the join's state (hash table, or
+//! spilling sorts under a memory limit), the target files in flight, the removed-row sets and one
+//! chunk of new rows — never the joined rows or the whole target.
 
 mod assign;
 mod emit;
 mod join;
 mod reads;
+pub(crate) mod target;
 
 use std::sync::Arc;
 
@@ -26,10 +30,11 @@ use datafusion::logical_expr::Expr;
 use datafusion::prelude::SessionContext;
 use serde_json::json;
 
-use super::dml::DmlMetrics;
+use super::dml::{write_new_rows, DmlMetrics};
 use crate::error::{EngineError, Result};
 use crate::snapshot::Snapshot;
 use crate::txn::Transaction;
+use target::TargetStream;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClauseKind {
@@ -161,28 +166,58 @@ impl MergeSpec {
     }
 }
 
+/// New rows a MERGE buffers before writing them as files: its memory is bounded by this (plus the
+/// join's state and the writer's buffers), not by the rows it writes.
+pub const MERGE_CHUNK_BYTES: usize = 128 << 20;
+
 pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transaction> {
+    use futures::StreamExt;
     let spec = spec.normalized()?;
     let snapshot: Arc<Snapshot> = Arc::clone(txn.snapshot()?);
     let start = txn.table.env.clock.now_ms();
     txn.operation = "MERGE".into();
     txn.operation_parameters
         .insert("predicate".into(), json!(spec.on.to_string()));
-    let scans = reads::plan_and_scan(&mut txn, &spec, &snapshot).await?;
-    let joined = join::join(&spec, &snapshot, &scans).await?;
-    let assigned = assign::assign_clauses(&spec, &joined)?;
+    let plan = reads::plan_target(&mut txn, &spec, &snapshot).await?;
+    let states = plan.states();
+    let target = TargetStream {
+        snapshot: Arc::clone(&snapshot),
+        store: txn.table.store.clone(),
+        files: Arc::new(plan.files.clone()),
+        states: Arc::clone(&states),
+        parallelism: txn.table.env.parallelism,
+        schema: target::target_schema(&snapshot),
+    };
+    let env = txn.table.env.clone();
+    let mut joined = join::join(&spec, &snapshot, target, &env).await?;
     let mut metrics = DmlMetrics::default();
-    let removed = assign::removed_target_rows(&spec, &joined, &assigned, &mut metrics)?;
-    let new_rows = emit::new_rows(&spec, &snapshot, &joined, &assigned, &mut metrics)?;
-    emit::stage(
-        &mut txn,
-        &snapshot,
-        &scans,
-        &removed,
-        &new_rows,
-        &mut metrics,
-    )
-    .await?;
+    let mut removals = assign::Removals::new(&spec);
+    let mut pending: Vec<RecordBatch> = Vec::new();
+    let mut pending_bytes = 0usize;
+    // Batch by batch: each joined batch's clauses decided, its removals noted (row sets), its new
+    // rows buffered and written in chunks, so no step holds the joined rows.
+    loop {
+        let next = joined.stream.next().await.transpose()?;
+        let done = next.is_none();
+        if let Some(batch) = next {
+            let rows = joined.joined(batch);
+            let assigned = assign::assign_clauses(&spec, &rows)?;
+            removals.add(&spec, &rows, &assigned, &mut metrics)?;
+            for b in emit::new_rows(&spec, &snapshot, &rows, &assigned, &mut metrics)? {
+                pending_bytes += b.get_array_memory_size();
+                pending.push(b);
+            }
+        }
+        if done || pending_bytes >= MERGE_CHUNK_BYTES {
+            write_new_rows(&mut txn, &snapshot, &pending, &mut metrics).await?;
+            pending.clear();
+            pending_bytes = 0;
+        }
+        if done {
+            break;
+        }
+    }
+    emit::stage_removals(&mut txn, &snapshot, &plan, &states, &removals, &mut metrics).await?;
     txn.affected_rows = Some(metrics.updated_rows + metrics.deleted_rows + metrics.inserted_rows);
     let elapsed = txn.table.env.clock.now_ms() - start;
     txn.operation_metrics = metrics.into_map(elapsed);

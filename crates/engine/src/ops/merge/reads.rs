@@ -2,7 +2,8 @@
 //! rows. The registered reads cover every target row the MERGE's outcome depends on: the rows
 //! whose keys can match a source row (with the exact key set when the key equality allows) and,
 //! with NOT MATCHED BY SOURCE clauses, the rows their conditions select (Case 6); otherwise the
-//! whole table.
+//! whole table. The scan itself is the target stream (`target.rs`); this step only decides which
+//! files it reads and how (with a key probe: a first pass over the key columns picks the rows).
 
 use std::sync::Arc;
 
@@ -10,22 +11,22 @@ use datafusion::common::DFSchema;
 use datafusion::logical_expr::Expr;
 use serde_json::json;
 
+use super::target::{TargetFile, TargetPlan};
 use super::{ClauseKind, MergeSpec};
 use crate::error::{EngineError, Result};
-use crate::ops::dml::{register_reads, scan_candidates, scan_files, FileScan, Reads};
-use crate::ops::merge_probe::{scan_key_matches, KeyProbe};
+use crate::ops::dml::{register_candidates, register_reads, Reads};
+use crate::ops::merge_probe::{match_key_rows, KeyProbe};
 use crate::read_set::split_predicate;
 use crate::scan::RowMatcher;
 use crate::snapshot::Snapshot;
 use crate::txn::Transaction;
 
-/// Registers the MERGE's reads in `txn` and returns the target rows it joins (live rows with
-/// their row indexes).
-pub(super) async fn plan_and_scan(
+/// Registers the MERGE's reads in `txn` and returns the target files it joins and how each is read.
+pub(super) async fn plan_target(
     txn: &mut Transaction,
     spec: &MergeSpec,
     snapshot: &Arc<Snapshot>,
-) -> Result<Vec<FileScan>> {
+) -> Result<TargetPlan> {
     let has = |k: ClauseKind| spec.clauses.iter().any(|c| c.kind == k);
     let needs_target_only = has(ClauseKind::NotMatchedBySource);
     let table_schema = crate::arrow_conv::table_arrow_schema(&snapshot.schema);
@@ -102,7 +103,17 @@ pub(super) async fn plan_and_scan(
         kp.exact_keys = read.as_ref().and_then(|r| r.keys.clone());
         kp
     };
-    let scans: Vec<FileScan> = match (&read, &nmbs_conditions) {
+    let whole = |files: Vec<delta_rlc_protocol::actions::Add>| -> Vec<TargetFile> {
+        files
+            .into_iter()
+            .map(|add| TargetFile {
+                add,
+                only_rows: None,
+                known_state: None,
+            })
+            .collect()
+    };
+    let files: Vec<TargetFile> = match (&read, &nmbs_conditions) {
         (Some(r), None) => {
             // No NOT MATCHED BY SOURCE clause: only target rows whose keys occur in the source can
             // join. With DVs, read just those (a key-probe pass, then their full rows).
@@ -127,8 +138,8 @@ pub(super) async fn plan_and_scan(
             };
             let files = register_reads(txn, snapshot, r.predicate.as_ref(), reads)?;
             let s = match matcher {
-                Some(m) => scan_key_matches(txn, snapshot, m, files).await?,
-                None => scan_files(txn, snapshot, files, None).await?,
+                Some(m) => match_key_rows(txn, m, files).await?,
+                None => whole(files),
             };
             if let Some(e) = &r.event {
                 txn.events.push(e.clone());
@@ -153,8 +164,7 @@ pub(super) async fn plan_and_scan(
                 key_read(&key_pred),
                 split_predicate(&nmbs, parts, nmbs.to_string()),
             ]);
-            let files = register_reads(txn, snapshot, Some(&scan_pred), reads)?;
-            let s = scan_files(txn, snapshot, files, None).await?;
+            let s = whole(register_reads(txn, snapshot, Some(&scan_pred), reads)?);
             if let Some(e) = &r.event {
                 txn.events.push(e.clone());
             }
@@ -164,7 +174,7 @@ pub(super) async fn plan_and_scan(
             ));
             s
         }
-        _ => scan_candidates(txn, snapshot, None).await?,
+        _ => whole(register_candidates(txn, snapshot, None)?),
     };
-    Ok(scans)
+    Ok(TargetPlan { files })
 }
