@@ -7,7 +7,7 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use datafusion::dataframe::DataFrame;
 use delta_rlc_engine::ops::merge::{
-    merge_txn, ClauseAction, ClauseKind, MergeClause, MergeExprParser, MergeSpec,
+    merge_txn, ClauseAction, ClauseKind, MergeClause, MergeExprParser, MergeSpec, SourceRows,
 };
 use delta_rlc_engine::Transaction;
 
@@ -39,7 +39,9 @@ impl MergeSource {
         })
     }
 
-    async fn collect(self) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    /// The source rows, materialized once (a DataFrame runs once; past `memory_budget` bytes
+    /// its rows spill to a temporary file).
+    async fn materialize(self, memory_budget: usize) -> Result<SourceRows> {
         match self.0 {
             Source::Batches { schema, batches } => {
                 let schema = schema
@@ -49,11 +51,16 @@ impl MergeSource {
                             "MERGE: an empty source needs a schema (MergeSource::batches)",
                         )
                     })?;
-                Ok((schema, batches))
+                Ok(SourceRows::from_batches(schema, batches))
             }
             Source::DataFrame(df) => {
+                use futures::StreamExt;
                 let schema = Arc::new(df.schema().as_arrow().clone());
-                Ok((schema, df.collect().await?))
+                let stream = df
+                    .execute_stream()
+                    .await?
+                    .map(|b| b.map_err(delta_rlc_engine::EngineError::from));
+                Ok(SourceRows::from_stream(schema, stream, memory_budget).await?)
             }
         }
     }
@@ -268,8 +275,10 @@ impl MergeBuilder {
         if self.clauses.is_empty() {
             return Err(Error::invalid("MERGE needs at least one WHEN clause"));
         }
-        let (source_schema, source_batches) = self.source.collect().await?;
         let inner = &self.table.inner;
+        let budget = delta_rlc_engine::ops::merge::source::memory_budget(&inner.env);
+        let source = self.source.materialize(budget).await?;
+        let source_schema = Arc::clone(source.schema());
         let snapshot = inner.snapshot(self.table.read_version).await?;
         let parser = MergeExprParser::new(
             &snapshot,
@@ -341,8 +350,7 @@ impl MergeBuilder {
         let spec = MergeSpec {
             target_alias: self.target_alias.clone(),
             source_alias: self.source_alias.clone(),
-            source_batches,
-            source_schema,
+            source,
             on: plan("ON", &self.on)?,
             clauses,
         };

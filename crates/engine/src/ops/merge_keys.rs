@@ -20,11 +20,13 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, RecordBatch};
+use arrow::array::ArrayRef;
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, Schema};
 use datafusion::common::{DFSchema, ScalarValue};
+use datafusion::functions_aggregate::min_max::{MaxAccumulator, MinAccumulator};
 use datafusion::logical_expr::utils::split_conjunction;
+use datafusion::logical_expr::Accumulator;
 use datafusion::logical_expr::{col, lit, BinaryExpr, Expr, Operator};
 use serde_json::json;
 
@@ -95,15 +97,22 @@ pub fn analyze_on(on: &Expr, target: &str, source: &str) -> (Vec<(String, String
     (keys, target_only)
 }
 
-/// Builds the target read for the given key pairs over the source batches.
+/// Estimated memory of one distinct key tuple in a set besides its encoding: the boxed slice's
+/// pointer and length, its allocation's header and rounding, the hash table's slack.
+pub const KEY_OVERHEAD_BYTES: usize = 48;
+
+/// Builds the target read for the given key pairs over the source rows. The exact key set is
+/// declined (a coarser read registered) when holding it would take more than `max_key_bytes`.
+#[allow(clippy::too_many_arguments)] // each input is one fact of the read; a struct would only rename them
 pub fn target_read(
     keys: &[(String, String)],
     target_only: Vec<Expr>,
     target_schema: &Schema,
-    source_batches: &[RecordBatch],
+    source: &crate::ops::merge::SourceRows,
     source_df: &DFSchema,
     source_alias: &str,
     in_set_threshold: usize,
+    max_key_bytes: usize,
 ) -> Result<TargetRead> {
     let extra = target_only.into_iter().reduce(|a, b| a.and(b));
     if keys.is_empty() {
@@ -145,8 +154,17 @@ pub fn target_read(
         return Ok(decline("key types without a shared equality"));
     };
     let mut tuples: HashSet<Box<[u8]>> = HashSet::new();
-    let mut columns_min_max: Vec<(Option<ScalarValue>, Option<ScalarValue>)> =
-        vec![(None, None); keys.len()];
+    let mut key_bytes = 0usize;
+    // A type without a min/max accumulator gets no range (no pre-filter on that column).
+    let mut columns_min_max: Vec<Option<(MinAccumulator, MaxAccumulator)>> = target_types
+        .iter()
+        .map(|t| {
+            Some((
+                MinAccumulator::try_new(t).ok()?,
+                MaxAccumulator::try_new(t).ok()?,
+            ))
+        })
+        .collect();
     let mut in_lists: Vec<HashSet<ScalarValue>> = vec![HashSet::new(); keys.len()];
     let mut cast_incomplete = vec![false; keys.len()];
     // Float keys get no pre-filter: `=`/BETWEEN on floats order -0.0 below 0.0 (IEEE total
@@ -155,7 +173,8 @@ pub fn target_read(
         .iter()
         .map(|t| !matches!(t, DataType::Float16 | DataType::Float32 | DataType::Float64))
         .collect();
-    for b in source_batches {
+    for b in source.batches()? {
+        let b = b?;
         let mut cols: Vec<ArrayRef> = Vec::with_capacity(keys.len());
         for name in &source_names {
             // By name in the batch's own schema, as the join resolves ON.
@@ -180,45 +199,53 @@ pub fn target_read(
         }
         for (r, t) in encoded.into_iter().enumerate() {
             let Some(t) = t else { continue };
+            let size = t.len() + KEY_OVERHEAD_BYTES;
             if !tuples.insert(t) {
                 continue;
             }
-            for (k, c) in cast_cols.iter().enumerate() {
-                let Some(c) = c else {
-                    continue;
-                };
-                let v = ScalarValue::try_from_array(c, r)?;
-                if v.is_null() {
-                    continue;
-                }
-                let (lo, hi) = &mut columns_min_max[k];
-                if lo
-                    .as_ref()
-                    .is_none_or(|l| v.partial_cmp(l) == Some(std::cmp::Ordering::Less))
-                {
-                    *lo = Some(v.clone());
-                }
-                if hi
-                    .as_ref()
-                    .is_none_or(|h| v.partial_cmp(h) == Some(std::cmp::Ordering::Greater))
-                {
-                    *hi = Some(v.clone());
-                }
-                if in_lists[k].len() <= in_set_threshold {
-                    in_lists[k].insert(v);
+            key_bytes += size;
+            if key_bytes > max_key_bytes {
+                // A coarser read (the ON's target-only part) is safe; holding the keys is not.
+                return Ok(decline("source keys exceed the memory budget"));
+            }
+            // The IN lists matter only while the distinct tuples stay within the threshold.
+            if tuples.len() <= in_set_threshold {
+                for (k, c) in cast_cols.iter().enumerate() {
+                    let Some(c) = c else {
+                        continue;
+                    };
+                    let v = ScalarValue::try_from_array(c, r)?;
+                    if !v.is_null() {
+                        in_lists[k].insert(v);
+                    }
                 }
             }
+        }
+        // Ranges per batch, over every non-NULL value (a row whose tuple has a NULL elsewhere
+        // only widens the range: a broader pre-filter, still a superset of the read).
+        for (k, c) in cast_cols.iter().enumerate() {
+            let Some(c) = c else {
+                continue;
+            };
+            let Some(Some((lo, hi))) = columns_min_max.get_mut(k) else {
+                continue;
+            };
+            lo.update_batch(std::slice::from_ref(c))?;
+            hi.update_batch(std::slice::from_ref(c))?;
         }
     }
     let n = tuples.len();
     let in_set = n <= in_set_threshold;
     let mut pre: Option<Expr> = if n == 0 { Some(lit(false)) } else { None };
     if n > 0 {
-        for (k, (t, _)) in keys.iter().enumerate() {
-            let (lo, hi) = &columns_min_max[k];
-            let (Some(lo), Some(hi)) = (lo, hi) else {
+        for (k, ((t, _), range)) in keys.iter().zip(columns_min_max.iter_mut()).enumerate() {
+            let Some((lo, hi)) = range else {
                 continue;
             };
+            let (lo, hi) = (lo.evaluate()?, hi.evaluate()?);
+            if lo.is_null() || hi.is_null() {
+                continue;
+            }
             // A pre-filter needs every distinct tuple's value in this column (a cast that failed
             // for some row would leave it out of the range).
             if cast_incomplete[k] {

@@ -26,6 +26,10 @@ use super::merge::target::{FileState, TargetFile};
 use crate::error::{EngineError, Result};
 use crate::events::Event;
 use crate::key_equality::KeyEquality;
+use crate::ops::merge_keys::KEY_OVERHEAD_BYTES;
+
+/// Estimated memory per key of the integer fast path's set (value, control byte, slack).
+const INT_KEY_BYTES: usize = 16;
 use crate::scan::{match_files, RowMatcher, RowVerdict};
 use crate::txn::Transaction;
 
@@ -47,14 +51,16 @@ enum ProbeKeys {
 }
 
 impl KeyProbe {
-    /// The probe for ON key pairs `keys` (target column, source column) over the source batches, or
-    /// `None` when a key pair's types have no shared equality.
+    /// The probe for ON key pairs `keys` (target column, source column) over the source rows, or
+    /// `None` when a key pair's types have no shared equality or holding the keys would take more
+    /// than `max_key_bytes` (then the MERGE reads its candidate files in full, streamed).
     pub fn build(
         keys: &[(String, String)],
         target_schema: &Schema,
-        source_batches: &[RecordBatch],
+        source: &crate::ops::merge::SourceRows,
         source_df: &DFSchema,
         source_alias: &str,
+        max_key_bytes: usize,
     ) -> Result<Option<KeyProbe>> {
         if keys.is_empty() {
             return Ok(None);
@@ -110,12 +116,15 @@ impl KeyProbe {
         if let [(t, s)] = types.as_slice() {
             if int(t) && int(s) {
                 let mut set = HashSet::new();
-                for b in source_batches {
-                    let Some(cols) = source_columns(b) else {
+                for b in source.batches()? {
+                    let Some(cols) = source_columns(&b?) else {
                         return Ok(None);
                     };
                     for c in cols {
                         insert_ints(&mut set, &c)?;
+                    }
+                    if set.len().saturating_mul(INT_KEY_BYTES) > max_key_bytes {
+                        return Ok(None);
                     }
                 }
                 return Ok(Some(KeyProbe {
@@ -125,14 +134,23 @@ impl KeyProbe {
             }
         }
         let mut set = HashSet::new();
-        for b in source_batches {
-            let Some(cols) = source_columns(b) else {
+        let mut key_bytes = 0usize;
+        for b in source.batches()? {
+            let Some(cols) = source_columns(&b?) else {
                 return Ok(None);
             };
             let Ok(encoded) = equality.encode(&cols) else {
                 return Ok(None);
             };
-            set.extend(encoded.into_iter().flatten());
+            for t in encoded.into_iter().flatten() {
+                let size = t.len() + KEY_OVERHEAD_BYTES;
+                if set.insert(t) {
+                    key_bytes += size;
+                }
+            }
+            if key_bytes > max_key_bytes {
+                return Ok(None);
+            }
         }
         Ok(Some(KeyProbe {
             columns,
@@ -267,13 +285,18 @@ fn probe_ints(set: &HashSet<i64>, c: &ArrayRef) -> Result<BooleanArray> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::merge::SourceRows;
     use arrow::array::{Float64Array, Int32Array, Int64Array, StringArray};
     use arrow::datatypes::Field;
 
-    fn source(cols: Vec<(&str, ArrayRef)>) -> (Vec<RecordBatch>, DFSchema) {
+    fn source(cols: Vec<(&str, ArrayRef)>) -> (SourceRows, DFSchema) {
         let b = RecordBatch::try_from_iter(cols).unwrap();
         let df = DFSchema::try_from_qualified_schema("s", b.schema().as_ref()).unwrap();
-        (vec![b], df)
+        (rows_of(&[b]), df)
+    }
+
+    fn rows_of(batches: &[RecordBatch]) -> SourceRows {
+        SourceRows::from_batches(batches[0].schema(), batches.to_vec())
     }
 
     #[test]
@@ -312,10 +335,20 @@ mod tests {
             ],
         )
         .unwrap();
-        let one = KeyProbe::build(&[("id".into(), "k".into())], &target, &src, &df, "s")
-            .unwrap()
-            .unwrap();
+        let one = KeyProbe::build(
+            &[("id".into(), "k".into())],
+            &target,
+            &src,
+            &df,
+            "s",
+            usize::MAX,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(one.len(), 2);
+        // Keys past the memory budget: no probe (the MERGE reads its candidates in full).
+        let over = KeyProbe::build(&[("id".into(), "k".into())], &target, &src, &df, "s", 8);
+        assert!(over.unwrap().is_none());
         let got: Vec<bool> = one
             .contains(&t)
             .unwrap()
@@ -329,6 +362,7 @@ mod tests {
             &src,
             &df,
             "s",
+            usize::MAX,
         )
         .unwrap()
         .unwrap();
@@ -357,7 +391,7 @@ mod tests {
             ("i32", Arc::new(Int32Array::from(vec![1, 7]))),
         ]);
         let build = |t: &str, s: &str| {
-            KeyProbe::build(&[(t.into(), s.into())], &target, &src, &df, "s").unwrap()
+            KeyProbe::build(&[(t.into(), s.into())], &target, &src, &df, "s", usize::MAX).unwrap()
         };
         let t = RecordBatch::try_new(
             Arc::new(target.clone()),
@@ -398,9 +432,16 @@ mod tests {
         ])
         .unwrap();
         let keys = [("id".to_string(), "k".to_string())];
-        let probe = KeyProbe::build(&keys, &target, std::slice::from_ref(&rows), &df, "s")
-            .unwrap()
-            .unwrap();
+        let probe = KeyProbe::build(
+            &keys,
+            &target,
+            &rows_of(std::slice::from_ref(&rows)),
+            &df,
+            "s",
+            usize::MAX,
+        )
+        .unwrap()
+        .unwrap();
         let t = RecordBatch::try_from_iter(vec![(
             "id",
             Arc::new(Int64Array::from(vec![1, 2, 100])) as ArrayRef,
@@ -415,24 +456,30 @@ mod tests {
         assert_eq!(got, vec![true, true, false]);
         // A batch without the key column, or with it twice, or typed otherwise: no probe.
         let missing = rows.project(&[0]).unwrap();
-        assert!(KeyProbe::build(&keys, &target, &[missing], &df, "s")
-            .unwrap()
-            .is_none());
+        assert!(
+            KeyProbe::build(&keys, &target, &rows_of(&[missing]), &df, "s", usize::MAX)
+                .unwrap()
+                .is_none()
+        );
         let twice = RecordBatch::try_from_iter(vec![
             ("k", Arc::new(Int64Array::from(vec![1])) as ArrayRef),
             ("k", Arc::new(Int64Array::from(vec![2]))),
         ])
         .unwrap();
-        assert!(KeyProbe::build(&keys, &target, &[twice], &df, "s")
-            .unwrap()
-            .is_none());
+        assert!(
+            KeyProbe::build(&keys, &target, &rows_of(&[twice]), &df, "s", usize::MAX)
+                .unwrap()
+                .is_none()
+        );
         let typed = RecordBatch::try_from_iter(vec![(
             "k",
             Arc::new(Int32Array::from(vec![1])) as ArrayRef,
         )])
         .unwrap();
-        assert!(KeyProbe::build(&keys, &target, &[typed], &df, "s")
-            .unwrap()
-            .is_none());
+        assert!(
+            KeyProbe::build(&keys, &target, &rows_of(&[typed]), &df, "s", usize::MAX)
+                .unwrap()
+                .is_none()
+        );
     }
 }

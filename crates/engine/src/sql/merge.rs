@@ -10,8 +10,11 @@ use super::dml::{last_ident, parse_one, table_name};
 use super::refs::{keyword_of, Rewritten};
 use super::SqlSession;
 use crate::error::{EngineError, Result};
+use futures::StreamExt;
+use std::sync::Arc;
+
 use crate::ops::merge::{
-    merge_txn, ClauseAction, ClauseKind, MergeClause, MergeExprParser, MergeSpec,
+    merge_txn, ClauseAction, ClauseKind, MergeClause, MergeExprParser, MergeSpec, SourceRows,
 };
 use crate::txn::Transaction;
 
@@ -124,8 +127,13 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
     };
     let ctx = session.context_for(&source_refs).await?;
     let df = ctx.sql(&source_sql).await?;
-    let source_schema = std::sync::Arc::new(df.schema().as_arrow().clone());
-    let source_batches = df.collect().await?;
+    let source_schema = Arc::new(df.schema().as_arrow().clone());
+    let stream = df
+        .execute_stream()
+        .await?
+        .map(|b| b.map_err(crate::error::EngineError::from));
+    let budget = crate::ops::merge::source::memory_budget(&table.env);
+    let source = SourceRows::from_stream(Arc::clone(&source_schema), stream, budget).await?;
     let target_alias = target_alias.unwrap_or(target_name);
     let snapshot = table.snapshot(None).await?;
     let exprs = MergeExprParser::new(&snapshot, &target_alias, &source_schema, &source_alias)?;
@@ -209,8 +217,7 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
     let spec = MergeSpec {
         target_alias,
         source_alias,
-        source_batches,
-        source_schema,
+        source,
         on,
         clauses,
     };

@@ -8,6 +8,7 @@ mod faults;
 mod golden;
 mod layers;
 mod malformed;
+mod merge_memory;
 mod pruning;
 mod reads_never_write;
 mod scenarios;

@@ -10,11 +10,13 @@ use delta_rlc_engine::arrow_conv::table_arrow_schema;
 use delta_rlc_engine::conflict::tiers::{append_tiers, TierContext};
 use delta_rlc_engine::conflict::{ConflictConfig, WinningCommit};
 use delta_rlc_engine::env::Env;
+use delta_rlc_engine::ops::merge::SourceRows;
 use delta_rlc_engine::read_set::{split_predicate, ReadSet};
 use delta_rlc_engine::scan::{read_file, FileReadOptions};
 use delta_rlc_engine::sql::SqlSession;
 use delta_rlc_engine::DeltaTable;
 use proptest::prelude::*;
+use std::sync::Arc;
 
 use crate::common::rt;
 
@@ -166,7 +168,7 @@ proptest! {
             let schema = table_arrow_schema(&snap.schema);
             let src_dfs = DFSchema::try_from_qualified_schema("s", src_schema.as_arrow()).unwrap();
             let read = delta_rlc_engine::ops::merge_keys::target_read(
-                &keys, Vec::new(), schema.as_ref(), &src_batches, &src_dfs, "s", 10_000,
+                &keys, Vec::new(), schema.as_ref(), &SourceRows::from_batches(Arc::new(src_schema.as_arrow().clone()), src_batches), &src_dfs, "s", 10_000, usize::MAX,
             ).unwrap();
             let expr = read.predicate.clone().unwrap_or(datafusion::logical_expr::lit(true));
             let mut rp = split_predicate(&expr, &[], "source keys".into());

@@ -6,39 +6,64 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, UInt64Array};
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::streaming::StreamingTable;
 use datafusion::common::{DFSchema, JoinType};
 use datafusion::datasource::MemTable;
+use datafusion::execution::TaskContext;
 use datafusion::logical_expr::Expr;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::streaming::PartitionStream;
+use datafusion::physical_plan::SendableRecordBatchStream;
 use datafusion::prelude::SessionContext;
 
 use super::target::{target_schema, TargetStream, T_PRESENT};
-use super::{ClauseKind, MergeSpec};
+use super::{ClauseKind, MergeSpec, SourceRows};
 use crate::error::{EngineError, Result};
 use crate::snapshot::Snapshot;
 
 const S_PRESENT: &str = "__delta_rlc_s_present";
 
-/// `batch` with one more column.
-fn with_column(batch: &RecordBatch, field: Field, column: ArrayRef) -> Result<RecordBatch> {
-    let mut fields: Vec<Field> = batch
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| f.as_ref().clone())
-        .collect();
-    fields.push(field);
+/// A source batch in `schema`: its columns plus the presence flag (true on every row; the join
+/// leaves it NULL where the source has no row).
+fn with_flag(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
     let mut cols = batch.columns().to_vec();
-    cols.push(column);
-    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+    cols.push(Arc::new(BooleanArray::from(vec![true; batch.num_rows()])));
+    Ok(RecordBatch::try_new(Arc::clone(schema), cols)?)
 }
 
-/// `batch` with a presence flag (true on every row; the join leaves it NULL where the side has
-/// no row).
-fn with_flag(batch: &RecordBatch, flag: &str) -> Result<RecordBatch> {
-    let flags = Arc::new(BooleanArray::from(vec![true; batch.num_rows()]));
-    with_column(batch, Field::new(flag, DataType::Boolean, true), flags)
+/// A spilled source read back from its file, as the join's build side.
+struct SourceStream {
+    source: SourceRows,
+    schema: SchemaRef,
+}
+
+impl std::fmt::Debug for SourceStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MergeSource({} rows)", self.source.num_rows())
+    }
+}
+
+impl PartitionStream for SourceStream {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let schema = Arc::clone(&self.schema);
+        let batches: Box<dyn Iterator<Item = datafusion::error::Result<RecordBatch>> + Send> =
+            match self.source.batches() {
+                Ok(it) => Box::new(it.map(move |b| {
+                    b.and_then(|b| with_flag(&b, &schema))
+                        .map_err(EngineError::into_datafusion)
+                })),
+                Err(e) => Box::new(std::iter::once(Err(e.into_datafusion()))),
+            };
+        Box::pin(RecordBatchStreamAdapter::new(
+            Arc::clone(&self.schema),
+            futures::stream::iter(batches),
+        ))
+    }
 }
 
 fn column_index(schema: &DFSchema, qualifier: &str, name: &str) -> Option<usize> {
@@ -92,6 +117,8 @@ impl Joined {
 /// expressions over them.
 pub(super) struct JoinedStream {
     pub stream: datafusion::physical_plan::SendableRecordBatchStream,
+    /// How the join runs (algorithm, source size and whether it spilled).
+    pub event: crate::events::Event,
     schema: Arc<DFSchema>,
     ctx: Arc<SessionContext>,
     t_present: usize,
@@ -122,27 +149,64 @@ impl JoinedStream {
     }
 }
 
+/// The join operator DataFusion planned: `hash`, `sortMerge`, `nestedLoop` or `other`.
+fn join_algorithm(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>) -> &'static str {
+    let name = plan.name();
+    if name.contains("SortMergeJoin") {
+        return "sortMerge";
+    }
+    if name.contains("HashJoin") {
+        return "hash";
+    }
+    if name.contains("NestedLoopJoin") || name.contains("CrossJoin") {
+        return "nestedLoop";
+    }
+    plan.children()
+        .into_iter()
+        .map(join_algorithm)
+        .find(|a| *a != "other")
+        .unwrap_or("other")
+}
+
+/// The bytes the join's operators may hold under a statement memory limit of `limit`.
+pub(super) fn join_pool_bytes(limit: usize) -> usize {
+    limit / 2
+}
+
 /// How the join runs: a hash join with the source as its build side (the target streams through
 /// it), or — when the source is large for the memory limit — a sort-merge join whose sorts spill.
 fn join_context(env: &crate::env::Env, source_bytes: usize) -> Result<SessionContext> {
-    use datafusion::execution::memory_pool::FairSpillPool;
+    use datafusion::execution::memory_pool::{FairSpillPool, TrackConsumersPool};
     use datafusion::execution::runtime_env::RuntimeEnvBuilder;
     use datafusion::prelude::SessionConfig;
     // One partition: the join's output order (and so the new files' row order) is deterministic.
     let mut config = SessionConfig::new().with_target_partitions(1);
     let mut runtime = RuntimeEnvBuilder::new();
     if let Some(limit) = env.memory_limit {
-        // A hash join holds the source and its hash table (about three times the source) and
-        // cannot spill; beyond a third of the limit, sort-merge.
-        if source_bytes.saturating_mul(3) > limit {
+        // The join and its sorts get half the limit; the rest is the source and key sets held
+        // (a quarter), the target files in flight and the new rows buffered. A hash join holds
+        // the source and its hash table (about three times the source) and cannot spill; beyond
+        // a third of its share, sort-merge.
+        let pool = join_pool_bytes(limit);
+        if source_bytes.saturating_mul(3) > pool {
+            // DataFusion plans a sort-merge join only over more than one partition: the joined
+            // rows then come in an order that varies between runs (the rows do not).
+            config = config.with_target_partitions(2);
             config.options_mut().optimizer.prefer_hash_join = false;
+            config.options_mut().optimizer.repartition_joins = true;
+            // What each sort keeps back for merging its spilled runs: a share of the pool.
+            let reserve = &mut config.options_mut().execution.sort_spill_reservation_bytes;
+            *reserve = (*reserve).min(pool / 16);
         }
-        runtime = runtime.with_memory_pool(Arc::new(FairSpillPool::new(limit)));
+        // Errors name the largest consumers.
+        let tracked = TrackConsumersPool::new(
+            FairSpillPool::new(pool),
+            std::num::NonZeroUsize::new(4).unwrap_or(std::num::NonZeroUsize::MIN),
+        );
+        runtime = runtime.with_memory_pool(Arc::new(tracked));
     }
-    Ok(SessionContext::new_with_config_rt(
-        config,
-        runtime.build_arc()?,
-    ))
+    let ctx = SessionContext::new_with_config_rt(config, runtime.build_arc()?);
+    Ok(ctx)
 }
 
 pub(super) async fn join(
@@ -155,29 +219,18 @@ pub(super) async fn join(
     let needs_target_only = has(ClauseKind::NotMatchedBySource);
     let needs_source_only = has(ClauseKind::NotMatched);
     let target_schema = target_schema(snapshot);
-    let source_batches: Vec<RecordBatch> = spec
-        .source_batches
-        .iter()
-        .map(|b| with_flag(b, S_PRESENT))
-        .collect::<Result<_>>()?;
-    let source_schema = match source_batches.first() {
-        Some(b) => b.schema(),
-        None => {
-            let mut fields: Vec<Field> = spec
-                .source_schema
-                .fields()
-                .iter()
-                .map(|f| f.as_ref().clone())
-                .collect();
-            fields.push(Field::new(S_PRESENT, DataType::Boolean, true));
-            Arc::new(Schema::new(fields))
-        }
+    let source_schema = {
+        let mut fields: Vec<Field> = spec
+            .source
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        fields.push(Field::new(S_PRESENT, DataType::Boolean, true));
+        Arc::new(Schema::new(fields))
     };
-    let source_bytes: usize = source_batches
-        .iter()
-        .map(|b| b.get_array_memory_size())
-        .sum();
-    let ctx = join_context(env, source_bytes)?;
+    let ctx = join_context(env, spec.source.bytes())?;
     ctx.register_table(
         spec.target_alias.to_ascii_lowercase(),
         Arc::new(StreamingTable::try_new(
@@ -185,10 +238,26 @@ pub(super) async fn join(
             vec![Arc::new(target)],
         )?),
     )?;
-    ctx.register_table(
-        spec.source_alias.to_ascii_lowercase(),
-        Arc::new(MemTable::try_new(source_schema, vec![source_batches])?),
-    )?;
+    let source_table: Arc<dyn datafusion::catalog::TableProvider> = match spec.source.in_memory() {
+        Some(batches) => {
+            let flagged: Vec<RecordBatch> = batches
+                .iter()
+                .map(|b| with_flag(b, &source_schema))
+                .collect::<Result<_>>()?;
+            Arc::new(MemTable::try_new(
+                Arc::clone(&source_schema),
+                vec![flagged],
+            )?)
+        }
+        None => Arc::new(StreamingTable::try_new(
+            Arc::clone(&source_schema),
+            vec![Arc::new(SourceStream {
+                source: spec.source.clone(),
+                schema: Arc::clone(&source_schema),
+            })],
+        )?),
+    };
+    ctx.register_table(spec.source_alias.to_ascii_lowercase(), source_table)?;
     let t_df = ctx.table(spec.target_alias.to_ascii_lowercase()).await?;
     let s_df = ctx.table(spec.source_alias.to_ascii_lowercase()).await?;
     // The source is the join's left (build) side; the target streams as its right side.
@@ -200,13 +269,25 @@ pub(super) async fn join(
     };
     let df = s_df.join_on(t_df, join_type, [spec.on.clone()])?;
     let df_schema = Arc::new(df.schema().clone());
-    let stream = df.execute_stream().await?;
+    let plan = df.create_physical_plan().await?;
+    let algorithm = join_algorithm(&plan);
+    let stream = datafusion::physical_plan::execute_stream(plan, ctx.task_ctx())?;
     let idx_of = |q: &str, name: &str| column_index(&df_schema, q, name);
     let t_present = idx_of(&spec.target_alias, T_PRESENT)
         .ok_or_else(|| EngineError::Internal("target flag missing".into()))?;
     let s_present = idx_of(&spec.source_alias, S_PRESENT)
         .ok_or_else(|| EngineError::Internal("source flag missing".into()))?;
+    let event = crate::events::Event::new(
+        "delta.dml.merge.join",
+        serde_json::json!({
+            "algorithm": algorithm,
+            "sourceRows": spec.source.num_rows(),
+            "sourceSpilled": spec.source.in_memory().is_none(),
+            "memoryLimit": env.memory_limit,
+        }),
+    );
     Ok(JoinedStream {
+        event,
         stream,
         schema: df_schema,
         ctx: Arc::new(ctx),

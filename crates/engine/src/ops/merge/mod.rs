@@ -19,6 +19,7 @@ mod assign;
 mod emit;
 mod join;
 mod reads;
+pub mod source;
 pub(crate) mod target;
 
 use std::sync::Arc;
@@ -34,6 +35,7 @@ use super::dml::{write_new_rows, DmlMetrics};
 use crate::error::{EngineError, Result};
 use crate::snapshot::Snapshot;
 use crate::txn::Transaction;
+pub use source::SourceRows;
 use target::TargetStream;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,8 +69,7 @@ pub struct MergeClause {
 pub struct MergeSpec {
     pub target_alias: String,
     pub source_alias: String,
-    pub source_batches: Vec<RecordBatch>,
-    pub source_schema: Arc<Schema>,
+    pub source: SourceRows,
     pub on: Expr,
     pub clauses: Vec<MergeClause>,
 }
@@ -190,10 +191,14 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
     };
     let env = txn.table.env.clone();
     let mut joined = join::join(&spec, &snapshot, target, &env).await?;
+    txn.events.push(joined.event.clone());
     let mut metrics = DmlMetrics::default();
     let mut removals = assign::Removals::new(&spec);
     let mut pending: Vec<RecordBatch> = Vec::new();
     let mut pending_bytes = 0usize;
+    let chunk_bytes = env
+        .memory_limit
+        .map_or(MERGE_CHUNK_BYTES, |l| (l / 16).min(MERGE_CHUNK_BYTES));
     // Batch by batch: each joined batch's clauses decided, its removals noted (row sets), its new
     // rows buffered and written in chunks, so no step holds the joined rows.
     loop {
@@ -208,7 +213,7 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
                 pending.push(b);
             }
         }
-        if done || pending_bytes >= MERGE_CHUNK_BYTES {
+        if done || pending_bytes >= chunk_bytes {
             write_new_rows(&mut txn, &snapshot, &pending, &mut metrics).await?;
             pending.clear();
             pending_bytes = 0;

@@ -34,7 +34,7 @@ pub(super) async fn plan_target(
     // What the MERGE reads from the target: the source-key predicate when possible.
     let source_df = DFSchema::try_from_qualified_schema(
         spec.source_alias.to_ascii_lowercase().as_str(),
-        spec.source_schema.as_ref(),
+        spec.source.schema().as_ref(),
     )?;
     let on_expr = spec.on.clone();
     // Case 6: with NOT MATCHED BY SOURCE clauses, the MERGE also reads the target rows their
@@ -76,6 +76,8 @@ pub(super) async fn plan_target(
         .conflict
         .enabled(crate::conflict_config::Switch::MergeSourceKey)
         && (!needs_target_only || nmbs_conditions.is_some());
+    // Each key set (the read set's exact keys, the probe's) may take a share of the memory limit.
+    let key_budget = super::source::memory_budget(&txn.table.env);
     let (on_keys, on_target_only) =
         crate::ops::merge_keys::analyze_on(&on_expr, &spec.target_alias, &spec.source_alias);
     let read = if !key_read_allowed {
@@ -89,10 +91,11 @@ pub(super) async fn plan_target(
                 keys,
                 target_only,
                 table_schema.as_ref(),
-                &spec.source_batches,
+                &spec.source,
                 &source_df,
                 &spec.source_alias.to_ascii_lowercase(),
                 txn.table.conflict.in_set_threshold,
+                key_budget,
             )?)
         }
     };
@@ -122,9 +125,10 @@ pub(super) async fn plan_target(
                 true => KeyProbe::build(
                     &on_keys,
                     table_schema.as_ref(),
-                    &spec.source_batches,
+                    &spec.source,
                     &source_df,
                     &source_alias,
+                    key_budget,
                 )?,
                 false => None,
             };

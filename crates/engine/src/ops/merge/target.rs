@@ -20,10 +20,11 @@ use delta_rlc_storage::TableStore;
 use futures::StreamExt;
 use roaring::RoaringTreemap;
 
+use crate::dv_io::load_file_dv;
 use crate::error::{EngineError, Result};
-use crate::ops::dml::{dml_read_options, scan_file};
+use crate::ops::dml::dml_read_options;
 use crate::row_tracking::{row_tracking_columns, stabilize_row_tracking};
-use crate::scan::{read_file_rows, ROW_INDEX_COLUMN};
+use crate::scan::{read_file_projected, read_file_rows, ROW_INDEX_COLUMN};
 use crate::snapshot::Snapshot;
 
 pub(crate) const FILE_IDX: &str = "__delta_rlc_file_idx";
@@ -156,16 +157,13 @@ async fn read_target_file(
             let batches = read_file_rows(store, snapshot, &file.add, &opts, rows, None).await?;
             (batches, None)
         }
-        None => match scan_file(store, snapshot, &file.add, &opts, None).await? {
-            Some(scan) => {
-                let state = FileState {
-                    old_dv: scan.old_dv,
-                    live_rows: scan.live_rows,
-                };
-                (vec![scan.rows], Some(state))
-            }
-            None => (Vec::new(), None),
-        },
+        None => {
+            // Batch by batch as decoded (no concatenated copy of the file).
+            let old_dv = load_file_dv(store, &snapshot.root, &file.add).await?;
+            let batches = read_file_projected(store, snapshot, &file.add, &opts, None).await?;
+            let live_rows = batches.iter().map(|b| b.num_rows() as u64).sum();
+            (batches, Some(FileState { old_dv, live_rows }))
+        }
     };
     if let Some(state) = state {
         let mut states = states
