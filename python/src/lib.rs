@@ -243,10 +243,18 @@ fn table_options(
     storage_options: Option<HashMap<String, String>>,
     conflict: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<TableOptions> {
-    Ok(TableOptions {
+    // A memory limit for joins (MERGE) from the environment, as the CLI reads it.
+    let options = TableOptions {
         storage_options: storage_options.unwrap_or_default().into_iter().collect(),
         conflict: conflict_settings(conflict)?,
-    })
+        memory_limit: None,
+    };
+    match std::env::var("DELTA_RLC_MEMORY_LIMIT") {
+        Ok(v) => options
+            .memory_limit_str(&v)
+            .map_err(|e| PyValueError::new_err(format!("DELTA_RLC_MEMORY_LIMIT: {e}"))),
+        Err(_) => Ok(options),
+    }
 }
 
 fn commit_options(commit: Option<&Bound<'_, PyDict>>) -> PyResult<CommitOptions> {

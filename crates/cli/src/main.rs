@@ -257,37 +257,6 @@ async fn value_campaign(
     Ok(())
 }
 
-/// `1.5GB`, `512MB`, `64KB` (powers of 1024) or a byte count.
-fn parse_bytes(s: &str) -> Result<usize, EngineError> {
-    let t = s.trim().to_ascii_uppercase();
-    let (num, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
-        Some(i) => t.split_at(i),
-        None => (t.as_str(), ""),
-    };
-    let scale: f64 = match unit.trim() {
-        "" | "B" => 1.0,
-        "KB" | "K" | "KIB" => 1024.0,
-        "MB" | "M" | "MIB" => 1024.0 * 1024.0,
-        "GB" | "G" | "GIB" => 1024.0 * 1024.0 * 1024.0,
-        _ => {
-            return Err(EngineError::invalid(format!(
-                "--memory-limit {s:?}: unknown unit"
-            )))
-        }
-    };
-    let n: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| EngineError::invalid(format!("--memory-limit {s:?} is not a size")))?;
-    let bytes = n * scale;
-    if !bytes.is_finite() || bytes < 1.0 || bytes > usize::MAX as f64 {
-        return Err(EngineError::invalid(format!(
-            "--memory-limit {s:?} is out of range"
-        )));
-    }
-    Ok(bytes as usize)
-}
-
 async fn run(cli: Cli) -> Result<(), EngineError> {
     let mut conflict = ConflictConfig::from_env()?;
     for c in &cli.conf {
@@ -301,7 +270,10 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
         .clone()
         .or_else(|| std::env::var("DELTA_RLC_MEMORY_LIMIT").ok());
     let env = Env {
-        memory_limit: limit.as_deref().map(parse_bytes).transpose()?,
+        memory_limit: limit
+            .as_deref()
+            .map(delta_rlc_engine::env::parse_byte_size)
+            .transpose()?,
         ..Env::default()
     };
     let session = SqlSession::new(env, conflict);

@@ -14,6 +14,10 @@ pub struct TableOptions {
     pub storage_options: BTreeMap<String, String>,
     /// How commits are checked against concurrent ones.
     pub conflict: ConflictSettings,
+    /// Bytes a statement's joins may hold before they spill to disk (a MERGE's source and join);
+    /// `None` = no limit. About half goes to the join's spilling sorts, a quarter to the source
+    /// and key sets held in memory.
+    pub memory_limit: Option<usize>,
 }
 
 impl TableOptions {
@@ -21,6 +25,25 @@ impl TableOptions {
     pub fn storage_option(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.storage_options.insert(key.into(), value.into());
         self
+    }
+
+    /// Sets the memory limit from a size like `1.5GB`, `512MB` or a byte count.
+    pub fn memory_limit_str(self, size: &str) -> crate::Result<Self> {
+        Ok(self.memory_limit(delta_rlc_engine::env::parse_byte_size(size)?))
+    }
+
+    /// Sets the memory limit (bytes) of each statement's joins.
+    pub fn memory_limit(mut self, bytes: usize) -> Self {
+        self.memory_limit = Some(bytes);
+        self
+    }
+
+    /// The engine environment these options describe.
+    pub(crate) fn env(&self) -> delta_rlc_engine::env::Env {
+        delta_rlc_engine::env::Env {
+            memory_limit: self.memory_limit,
+            ..delta_rlc_engine::env::Env::default()
+        }
     }
 
     /// Sets the conflict settings.

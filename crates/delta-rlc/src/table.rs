@@ -92,7 +92,9 @@ impl Table {
         let store = TableStore::open_with_options(location, &options.storage_options)
             .map_err(delta_rlc_engine::EngineError::from)?;
         Ok(Table {
-            inner: DeltaTable::on_store(store).with_conflict_config(options.conflict.to_engine()),
+            inner: DeltaTable::on_store(store)
+                .with_env(options.env())
+                .with_conflict_config(options.conflict.to_engine()),
             read_version: None,
         })
     }
@@ -191,10 +193,7 @@ impl Table {
 /// Runs one SQL statement that names its tables by path (`SELECT * FROM './t'`,
 /// `delta.\`s3://b/t\``, `CREATE TABLE '/data/t' (…)`), opening them with `options`.
 pub async fn sql(statement: &str, options: &TableOptions) -> Result<SqlOutcome> {
-    let mut session = SqlSession::new(
-        delta_rlc_engine::env::Env::default(),
-        options.conflict.to_engine(),
-    );
+    let mut session = SqlSession::new(options.env(), options.conflict.to_engine());
     session.storage_options = options.storage_options.clone();
     Ok(SqlOutcome::from_engine(session.execute(statement).await?))
 }

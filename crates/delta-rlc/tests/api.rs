@@ -206,6 +206,48 @@ async fn merge_upserts_and_deletes_by_source() {
     assert_eq!(rows(&table).await[0], (1, Some("z1".into())));
 }
 
+/// A table opened with a memory limit runs its MERGE's join under it (the join event says so),
+/// with the same rows; a limit that is not a size is a clear error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn merge_runs_under_the_tables_memory_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir, true).await;
+    table.write([batch(&[1, 2, 3], "a")]).await.unwrap();
+    let loc = dir.path().join("t").display().to_string();
+    let limited = Table::open_with(
+        &loc,
+        TableOptions::default().memory_limit_str("256MB").unwrap(),
+    )
+    .await
+    .unwrap();
+    let m = limited
+        .merge(batch(&[2, 5], "s"), "target.id = source.id")
+        .when_matched_update(|u| u.all())
+        .when_not_matched_insert(|i| i.all())
+        .await
+        .unwrap();
+    let join = m
+        .events
+        .iter()
+        .find(|e| e.name == "delta.dml.merge.join")
+        .expect("the join event");
+    assert_eq!(join.fields["memoryLimit"], (256u64 << 20).to_string());
+    assert_eq!(join.fields["algorithm"], "\"hash\"");
+    assert_eq!(
+        rows(&table).await,
+        vec![
+            (1, Some("a1".into())),
+            (2, Some("s2".into())),
+            (3, Some("a3".into())),
+            (5, Some("s5".into()))
+        ]
+    );
+    let bad = TableOptions::default()
+        .memory_limit_str("lots")
+        .unwrap_err();
+    assert_eq!(bad.kind(), &ErrorKind::InvalidInput);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn optimize_and_vacuum() {
     let dir = tempfile::tempdir().unwrap();

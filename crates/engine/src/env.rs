@@ -121,3 +121,49 @@ impl Env {
         }
     }
 }
+
+/// `1.5GB`, `512MB`, `64KB` (powers of 1024) or a byte count.
+pub fn parse_byte_size(s: &str) -> crate::error::Result<usize> {
+    let t = s.trim().to_ascii_uppercase();
+    let (num, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => t.split_at(i),
+        None => (t.as_str(), ""),
+    };
+    let scale: f64 = match unit.trim() {
+        "" | "B" => 1.0,
+        "KB" | "K" | "KIB" => 1024.0,
+        "MB" | "M" | "MIB" => 1024.0 * 1024.0,
+        "GB" | "G" | "GIB" => 1024.0 * 1024.0 * 1024.0,
+        _ => {
+            return Err(crate::error::EngineError::invalid(format!(
+                "memory limit {s:?}: unknown unit"
+            )))
+        }
+    };
+    let n: f64 = num.trim().parse().map_err(|_| {
+        crate::error::EngineError::invalid(format!("memory limit {s:?} is not a size"))
+    })?;
+    let bytes = n * scale;
+    if !bytes.is_finite() || bytes < 1.0 || bytes > usize::MAX as f64 {
+        return Err(crate::error::EngineError::invalid(format!(
+            "memory limit {s:?} is out of range"
+        )));
+    }
+    Ok(bytes as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_byte_size;
+
+    #[test]
+    fn byte_sizes_parse_with_units_and_refuse_nonsense() {
+        assert_eq!(parse_byte_size("1.5GB").ok(), Some(1_610_612_736));
+        assert_eq!(parse_byte_size("512mb").ok(), Some(512 << 20));
+        assert_eq!(parse_byte_size("64 KiB").ok(), Some(64 << 10));
+        assert_eq!(parse_byte_size("1000").ok(), Some(1000));
+        for bad in ["", "GB", "-1GB", "1.5TB", "lots", "0", "1e400"] {
+            assert!(parse_byte_size(bad).is_err(), "{bad}");
+        }
+    }
+}

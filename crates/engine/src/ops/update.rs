@@ -10,14 +10,15 @@ use datafusion::logical_expr::Expr;
 use serde_json::json;
 
 use super::dml::{
-    dml_read_options, eval_mask, match_candidates, scan_candidates, stage_dv_removals,
+    dml_read_options, eval_mask, register_candidates, scan_file, stage_dv_removals,
     stage_row_removal, without_row_index, write_new_rows, DmlMetrics, ExprContext,
 };
 use crate::error::{EngineError, Result};
 use crate::row_tracking::stabilize_row_tracking;
-use crate::scan::read_matched_rows;
+use crate::scan::{match_files, read_matched_rows, FileMatch, RowMatcher};
 use crate::snapshot::Snapshot;
 use crate::txn::Transaction;
+use delta_rlc_protocol::actions::Add;
 
 /// Applies assignments to `rows` (a FileScan batch: table columns first). Unassigned columns keep
 /// their values; extra columns (row tracking, row index) are kept.
@@ -43,6 +44,9 @@ pub fn apply_assignments(
 
 /// Matched rows an UPDATE (with deletion vectors) rewrites per round; see `update_txn`.
 pub const UPDATE_CHUNK_ROWS: u64 = 1 << 20;
+
+/// Updated rows an UPDATE over full rows buffers before writing them as files.
+pub const UPDATE_CHUNK_BYTES: usize = 128 << 20;
 
 pub async fn update_txn(
     mut txn: Transaction,
@@ -81,56 +85,75 @@ pub async fn update_txn(
     }
     let phys_pred = predicate.as_ref().map(|p| ectx.physical(p)).transpose()?;
     let mut metrics = DmlMetrics::default();
-    let matched = match &predicate {
+    // Merge-on-read (DVs on, a predicate evaluable over its own columns): in rounds of files
+    // holding up to UPDATE_CHUNK_ROWS rows, pass one finds the matched rows (keeping their
+    // predicate columns) and pass two decodes the rest of only those rows, in sub-rounds of up to
+    // UPDATE_CHUNK_ROWS matched rows; each round's images are written before the next round is
+    // read, and only the matched row sets (bitmaps) outlive it. Memory follows the round, not the
+    // statement. Files and ids come in file order, as in one round.
+    let matcher = match &predicate {
         Some(p) if snapshot.deletion_vectors_enabled() => {
-            match_candidates(&mut txn, &snapshot, p, true).await?
+            RowMatcher::new(Arc::clone(&snapshot), p)?
         }
         _ => None,
     };
-    if let Some(matches) = matched {
-        // Merge-on-read: pass one found the rows; pass two decodes all columns of only those, in
-        // rounds of files holding up to UPDATE_CHUNK_ROWS matched rows: each round's images are
-        // read, assigned and written before the next is read, so memory follows the round, not
-        // the statement. Files and ids come in file order, as in one round.
+    if let (Some(matcher), Some(p)) = (matcher, &predicate) {
+        let matcher = Arc::new(matcher.keeping_values());
+        let files = register_candidates(&mut txn, &snapshot, Some(p))?;
         let opts = dml_read_options(&snapshot);
         let parallelism = txn.table.env.parallelism;
-        let mut from = 0;
-        while from < matches.len() {
-            let mut to = from;
-            let mut rows = 0u64;
-            while let Some(m) = matches.get(to) {
-                if to > from && rows + m.matched.len() > UPDATE_CHUNK_ROWS {
-                    break;
+        let mut all: Vec<FileMatch> = Vec::with_capacity(files.len());
+        for round in rounds_by_rows(&files, |a| {
+            a.num_records()
+                .map_or(u64::MAX, |n| u64::try_from(n).unwrap_or(u64::MAX))
+        }) {
+            let round_files: Vec<Add> = files.get(round).unwrap_or_default().to_vec();
+            let mut matches = match_files(
+                &txn.table.store,
+                Arc::clone(&matcher),
+                round_files,
+                parallelism,
+            )
+            .await?;
+            for sub in rounds_by_rows(&matches, |m| m.matched.len()) {
+                let part = matches.get(sub).unwrap_or_default();
+                let images =
+                    read_matched_rows(&txn.table.store, &snapshot, &opts, part, parallelism)
+                        .await?;
+                let mut new_rows = Vec::new();
+                for (m, batches) in part.iter().zip(images) {
+                    metrics.scanned_files += 1;
+                    if m.matched.is_empty() {
+                        continue;
+                    }
+                    metrics.updated_rows += m.matched.len();
+                    for batch in &batches {
+                        let batch = stabilize_row_tracking(&snapshot, &m.add, batch, true)?;
+                        let updated = apply_assignments(&ectx, &batch, &phys_assign)?;
+                        new_rows.push(without_row_index(&updated)?);
+                    }
                 }
-                rows += m.matched.len();
-                to += 1;
+                write_new_rows(&mut txn, &snapshot, &new_rows, &mut metrics).await?;
             }
-            let round = matches.get(from..to).unwrap_or_default();
-            let images =
-                read_matched_rows(&txn.table.store, &snapshot, &opts, round, parallelism).await?;
-            let mut new_rows = Vec::new();
-            for (m, batches) in round.iter().zip(images) {
-                metrics.scanned_files += 1;
-                if m.matched.is_empty() {
-                    continue;
-                }
-                metrics.updated_rows += m.matched.len();
-                for batch in &batches {
-                    let batch = stabilize_row_tracking(&snapshot, &m.add, batch, true)?;
-                    let updated = apply_assignments(&ectx, &batch, &phys_assign)?;
-                    new_rows.push(without_row_index(&updated)?);
-                }
+            for m in &mut matches {
+                m.values = None;
             }
-            write_new_rows(&mut txn, &snapshot, &new_rows, &mut metrics).await?;
-            from = to;
+            all.append(&mut matches);
         }
-        stage_dv_removals(&mut txn, &snapshot, &matches, &mut metrics).await?;
+        stage_dv_removals(&mut txn, &snapshot, &all, &mut metrics).await?;
         return finish(txn, &snapshot, Vec::new(), metrics, start).await;
     }
-    let scans = scan_candidates(&mut txn, &snapshot, predicate.as_ref()).await?;
-    metrics.scanned_files = scans.len() as u64;
+    // Full rows, file by file: each file's matched rows are removed and their images buffered,
+    // written once the buffer reaches UPDATE_CHUNK_BYTES — memory follows one file and one chunk.
+    let files = register_candidates(&mut txn, &snapshot, predicate.as_ref())?;
+    let opts = dml_read_options(&snapshot);
     let mut new_rows = Vec::new();
-    for scan in &scans {
+    let mut new_bytes = 0usize;
+    for add in files {
+        let Some(scan) = scan_file(&txn.table.store, &snapshot, &add, &opts, None).await? else {
+            continue;
+        };
+        metrics.scanned_files += 1;
         let mask = match &phys_pred {
             Some(p) => eval_mask(p, &scan.table_rows(ectx.n_cols())?)?,
             None => arrow::array::BooleanArray::from(vec![true; scan.rows.num_rows()]),
@@ -142,11 +165,37 @@ pub async fn update_txn(
         metrics.updated_rows += n as u64;
         let matched = filter_record_batch(&scan.rows, &mask)?;
         let matched = stabilize_row_tracking(&snapshot, &scan.add, &matched, true)?;
-        let updated = apply_assignments(&ectx, &matched, &phys_assign)?;
-        new_rows.push(without_row_index(&updated)?);
-        stage_row_removal(&mut txn, &snapshot, scan, &mask, &mut metrics).await?;
+        let updated = without_row_index(&apply_assignments(&ectx, &matched, &phys_assign)?)?;
+        new_bytes += updated.get_array_memory_size();
+        new_rows.push(updated);
+        stage_row_removal(&mut txn, &snapshot, &scan, &mask, &mut metrics).await?;
+        if new_bytes >= UPDATE_CHUNK_BYTES {
+            write_new_rows(&mut txn, &snapshot, &new_rows, &mut metrics).await?;
+            new_rows.clear();
+            new_bytes = 0;
+        }
     }
     finish(txn, &snapshot, new_rows, metrics, start).await
+}
+
+/// Consecutive ranges of `items` whose `rows` sum to at most UPDATE_CHUNK_ROWS (an item larger
+/// than that is a range of its own).
+fn rounds_by_rows<T>(items: &[T], rows: impl Fn(&T) -> u64) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let (mut from, mut sum) = (0usize, 0u64);
+    for (i, item) in items.iter().enumerate() {
+        let n = rows(item);
+        if i > from && sum.saturating_add(n) > UPDATE_CHUNK_ROWS {
+            out.push(from..i);
+            from = i;
+            sum = 0;
+        }
+        sum = sum.saturating_add(n);
+    }
+    if from < items.len() {
+        out.push(from..items.len());
+    }
+    out
 }
 
 /// Writes the updated rows and records the metrics.
