@@ -16,6 +16,9 @@ pub const READER_FEATURES: &[&str] = &[
     // table that has no variant column is unaffected. A variant column itself fails at schema parse.
     "variantType",
     "typeWidening",
+    // Read: physical names in data files, stats and partition values (`column_mapping`). Writing a
+    // column-mapped table is refused (not a writer feature here yet).
+    "columnMapping",
 ];
 
 /// Writer features this engine implements (or whose rules it follows) when writing.
@@ -240,7 +243,12 @@ mod tests {
     fn legacy_versions() {
         assert!(p(1, 2, &[], &[]).check_writable().is_ok());
         assert!(p(1, 4, &[], &[]).check_writable().is_err());
-        assert!(p(2, 5, &[], &[]).check_readable().is_err());
+        // Reader 2 means column mapping: read, not written.
+        assert!(p(2, 5, &[], &[]).check_readable().is_ok());
+        assert!(p(2, 5, &[], &[]).check_writable().is_err());
+        assert!(p(3, 7, &["columnMapping"], &["columnMapping"])
+            .check_writable()
+            .is_err());
         assert!(p(
             3,
             7,

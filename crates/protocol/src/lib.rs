@@ -10,6 +10,7 @@
 )]
 
 pub mod actions;
+pub mod column_mapping;
 pub mod dv;
 pub mod error;
 pub mod features;

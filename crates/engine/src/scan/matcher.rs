@@ -152,7 +152,7 @@ impl RowMatcher {
     /// Matches one file.
     pub async fn match_file(&self, store: &TableStore, add: Add) -> Result<FileMatch> {
         let old_dv = load_file_dv(store, &self.snapshot.root, &add).await?;
-        let reader = open_reader(store, &add, Some(&self.columns), &[])
+        let reader = open_reader(store, &self.snapshot, &add, Some(&self.columns), &[])
             .await?
             .with_batch_size(MATCH_BATCH_ROWS)
             .build()
@@ -163,6 +163,7 @@ impl RowMatcher {
         for batch in reader {
             let batch =
                 batch.map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
+            let batch = super::column_mapping::to_logical(&self.snapshot, batch, &[])?;
             let n = batch.num_rows();
             let columns = self
                 .schema
@@ -267,7 +268,7 @@ pub async fn read_file_rows(
         decode.iter().all(|c| partition.contains(c)) && opts.extra_columns.is_empty();
     let chunks: Vec<RecordBatch> = match known {
         Some(k) if nothing_to_decode => vec![k.clone()],
-        _ => decode_rows(store, add, &decode, opts, &wanted).await?,
+        _ => decode_rows(store, snapshot, add, &decode, opts, &wanted).await?,
     };
     let mut fields: Vec<Field> = table.fields().iter().map(|f| f.as_ref().clone()).collect();
     fields.extend(opts.extra_columns.iter().cloned());
@@ -327,12 +328,13 @@ pub async fn read_file_rows(
 /// Decodes the `columns` (and `opts.extra_columns`) of exactly the rows `wanted` of `add`.
 async fn decode_rows(
     store: &TableStore,
+    snapshot: &Snapshot,
     add: &Add,
     columns: &[String],
     opts: &FileReadOptions,
     wanted: &RoaringTreemap,
 ) -> Result<Vec<RecordBatch>> {
-    let builder = open_reader(store, add, Some(columns), &opts.extra_columns).await?;
+    let builder = open_reader(store, snapshot, add, Some(columns), &opts.extra_columns).await?;
     let total = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
     if let Some(max) = wanted.max() {
         if max >= total {
@@ -348,7 +350,10 @@ async fn decode_rows(
         .build()
         .map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
     reader
-        .map(|b| b.map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path))))
+        .map(|b| {
+            let b = b.map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
+            super::column_mapping::to_logical(snapshot, b, &opts.extra_columns)
+        })
         .collect()
 }
 

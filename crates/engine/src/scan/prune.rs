@@ -36,6 +36,8 @@ pub struct FileStatsPruning<'a> {
     schema: SchemaRef,
     snapshot_schema: &'a delta_rlc_protocol::schema::StructType,
     partition_columns: &'a [String],
+    /// The table, for physical names: stats and partition values are keyed by them.
+    snapshot: &'a Snapshot,
     /// (column, bound) → array over `files`, built on first use.
     columns: Mutex<HashMap<(String, Bound), Option<ArrayRef>>>,
     /// Path → position in `files`; `None` when a path repeats (positions would be ambiguous).
@@ -61,6 +63,7 @@ impl<'a> FileStatsPruning<'a> {
             schema: table_arrow_schema(&snapshot.schema),
             snapshot_schema: &snapshot.schema,
             partition_columns: &snapshot.metadata.partition_columns,
+            snapshot,
             columns: Mutex::new(HashMap::new()),
             positions: OnceLock::new(),
         }
@@ -124,7 +127,11 @@ impl<'a> FileStatsPruning<'a> {
             Some(DeltaType::Primitive(p)) => p.clone(),
             _ => return None,
         };
-        let raw = file.partition_values.get(column).cloned().flatten();
+        let raw = file
+            .partition_values
+            .get(self.snapshot.physical_name(column))
+            .cloned()
+            .flatten();
         let v = parse_partition_value(column, &ty, raw.as_deref()).ok()?;
         scalar_to_datafusion(&v, dt).ok()
     }
@@ -150,10 +157,11 @@ impl<'a> FileStatsPruning<'a> {
                 .map(|s| {
                     s.as_ref()
                         .and_then(|s| {
+                            let physical = self.snapshot.physical_name(&column.name);
                             if is_max {
-                                s.max(&[&column.name])
+                                s.max(&[physical])
                             } else {
-                                s.min(&[&column.name])
+                                s.min(&[physical])
                             }
                         })
                         .and_then(|v| stats_value_to_scalar(v, &dt, is_max))
@@ -186,7 +194,7 @@ impl FileStatsPruning<'_> {
             .iter()
             .map(|s| {
                 s.as_ref()?
-                    .informative_null_count(&[&column.name])
+                    .informative_null_count(&[self.snapshot.physical_name(&column.name)])
                     .and_then(|n| u64::try_from(n).ok())
             })
             .collect();

@@ -79,7 +79,7 @@ pub async fn read_file_projected(
     } else {
         None
     };
-    let reader = open_reader(store, add, projection, &opts.extra_columns).await?;
+    let reader = open_reader(store, snapshot, add, projection, &opts.extra_columns).await?;
     let reader = reader
         .with_batch_size(8192)
         .build()
@@ -110,6 +110,7 @@ pub async fn read_file_projected(
     for batch in reader {
         let batch =
             batch.map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
+        let batch = super::column_mapping::to_logical(snapshot, batch, &opts.extra_columns)?;
         let n = batch.num_rows();
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(out_schema.fields().len());
         for field in out_schema.fields() {
@@ -175,10 +176,15 @@ fn partition_cols_of(snapshot: &Snapshot) -> &[String] {
 /// rows, and restricts decoding to the `projection` columns (plus `extra` physical columns).
 pub(crate) async fn open_reader(
     store: &TableStore,
+    snapshot: &Snapshot,
     add: &Add,
     projection: Option<&[String]>,
     extra: &[Field],
 ) -> Result<ParquetRecordBatchReaderBuilder<Bytes>> {
+    // Files name columns physically (column mapping); the projection is logical.
+    let physical =
+        projection.map(|cols| super::column_mapping::physical_projection(snapshot, cols));
+    let projection = physical.as_deref();
     let bytes = store.get(&add.path).await?;
     let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
         .map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
@@ -242,7 +248,11 @@ pub(crate) fn table_column(
                 )))
             }
         };
-        let raw = add.partition_values.get(name).cloned().flatten();
+        let raw = add
+            .partition_values
+            .get(snapshot.physical_name(name))
+            .cloned()
+            .flatten();
         let v = parse_partition_value(name, &ty, raw.as_deref())?;
         let sv = scalar_to_datafusion(&v, field.data_type())?;
         return Ok(sv.to_array_of_size(n)?);

@@ -14,6 +14,7 @@ mod checkpoint_read;
 mod replay;
 mod segment;
 
+use delta_rlc_protocol::column_mapping::{self, ColumnMappingMode};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -90,6 +91,25 @@ impl Snapshot {
 
     pub fn config(&self, key: &str) -> Option<&str> {
         self.metadata.configuration.get(key).map(String::as_str)
+    }
+
+    /// The table's column mapping mode (validated when the snapshot was loaded).
+    pub fn column_mapping_mode(&self) -> ColumnMappingMode {
+        ColumnMappingMode::from_configuration(&self.metadata.configuration)
+            .unwrap_or(ColumnMappingMode::None)
+    }
+
+    /// The physical name of top-level column `logical` (data files, stats, partition values):
+    /// itself without column mapping or for a name that is not a column.
+    pub fn physical_name<'a>(&'a self, logical: &'a str) -> &'a str {
+        let mode = self.column_mapping_mode();
+        if mode == ColumnMappingMode::None {
+            return logical;
+        }
+        self.schema
+            .field(logical)
+            .and_then(|f| column_mapping::physical_name(f, mode).ok())
+            .unwrap_or(logical)
     }
 
     pub fn config_bool(&self, key: &str) -> bool {

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use datafusion::common::HashMap;
 
 use delta_rlc_protocol::actions::{Action, Add, DomainMetadata, Metadata, Protocol, Remove, Txn};
+use delta_rlc_protocol::column_mapping::{self, ColumnMappingMode};
 use delta_rlc_protocol::schema::StructType;
 use delta_rlc_protocol::table_path::TableRoot;
 
@@ -138,6 +139,14 @@ impl ReplayState {
             .metadata
             .ok_or_else(|| EngineError::corrupt("table has no metaData action"))?;
         let schema = StructType::parse(&metadata.schema_string)?;
+        // Column mapping: a known mode, set only with the feature, and every column named.
+        let mode = ColumnMappingMode::from_configuration(&metadata.configuration)?;
+        if mode != ColumnMappingMode::None && !protocol.has_reader_feature("columnMapping") {
+            return Err(EngineError::corrupt(
+                "delta.columnMapping.mode is set but the protocol lacks the columnMapping feature",
+            ));
+        }
+        column_mapping::validate(&schema, mode)?;
         let files = sorted_by_path(self.files.into_values(), |a: &Add| &a.path);
         for w in files.windows(2) {
             if let [a, b] = w {
