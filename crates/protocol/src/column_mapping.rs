@@ -87,6 +87,43 @@ pub fn validate(schema: &StructType, mode: ColumnMappingMode) -> Result<()> {
     walk(schema, mode)
 }
 
+/// Gives every column (nested ones too) that has none a column id (counting up from `max_id`) and a
+/// physical name `col-<uuid>` (from `uuid`), as Delta Spark names new columns. Returns the new
+/// largest id (`delta.columnMapping.maxColumnId`).
+pub fn assign_physical_names(
+    schema: &mut StructType,
+    max_id: i64,
+    uuid: &mut dyn FnMut() -> String,
+) -> i64 {
+    fn walk(st: &mut StructType, next: &mut i64, uuid: &mut dyn FnMut() -> String) {
+        for f in &mut st.fields {
+            if !f.metadata.contains_key(PHYSICAL_NAME_KEY) {
+                *next += 1;
+                f.metadata.insert(ID_KEY.into(), serde_json::json!(*next));
+                f.metadata.insert(
+                    PHYSICAL_NAME_KEY.into(),
+                    serde_json::json!(format!("col-{}", uuid())),
+                );
+            }
+            walk_type(&mut f.data_type, next, uuid);
+        }
+    }
+    fn walk_type(t: &mut DataType, next: &mut i64, uuid: &mut dyn FnMut() -> String) {
+        match t {
+            DataType::Primitive(_) => {}
+            DataType::Struct(st) => walk(st, next, uuid),
+            DataType::Array { element, .. } => walk_type(element, next, uuid),
+            DataType::Map { key, value, .. } => {
+                walk_type(key, next, uuid);
+                walk_type(value, next, uuid);
+            }
+        }
+    }
+    let mut next = max_id;
+    walk(schema, &mut next, uuid);
+    next
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,5 +186,44 @@ mod tests {
         };
         assert!(validate(&missing, ColumnMappingMode::Name).is_err());
         assert!(validate(&missing, ColumnMappingMode::None).is_ok());
+    }
+
+    #[test]
+    fn new_columns_get_ids_and_physical_names_nested_too() {
+        let inner = StructType {
+            fields: vec![field("x", None)],
+        };
+        let mut schema = StructType {
+            fields: vec![
+                field("kept", Some("col-old")),
+                StructField {
+                    data_type: DataType::Struct(inner),
+                    ..field("s", None)
+                },
+            ],
+        };
+        let mut n = 0;
+        let max = assign_physical_names(&mut schema, 3, &mut || {
+            n += 1;
+            format!("u{n}")
+        });
+        assert_eq!(max, 5);
+        assert_eq!(
+            physical_name(&schema.fields[0], ColumnMappingMode::Name).ok(),
+            Some("col-old")
+        );
+        assert_eq!(
+            physical_name(&schema.fields[1], ColumnMappingMode::Name).ok(),
+            Some("col-u1")
+        );
+        let DataType::Struct(st) = &schema.fields[1].data_type else {
+            panic!("struct")
+        };
+        assert_eq!(
+            physical_name(&st.fields[0], ColumnMappingMode::Id).ok(),
+            Some("col-u2")
+        );
+        assert_eq!(st.fields[0].metadata.get(ID_KEY), Some(&json!(5)));
+        assert!(validate(&schema, ColumnMappingMode::Name).is_ok());
     }
 }

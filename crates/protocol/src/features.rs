@@ -16,8 +16,7 @@ pub const READER_FEATURES: &[&str] = &[
     // table that has no variant column is unaffected. A variant column itself fails at schema parse.
     "variantType",
     "typeWidening",
-    // Read: physical names in data files, stats and partition values (`column_mapping`). Writing a
-    // column-mapped table is refused (not a writer feature here yet).
+    // Physical names in data files, stats and partition values (`column_mapping`).
     "columnMapping",
 ];
 
@@ -35,6 +34,8 @@ pub const WRITER_FEATURES: &[&str] = &[
     "vacuumProtocolCheck",
     "variantType",
     "inCommitTimestamp",
+    // Written with physical names in data files, stats and partition values (`FileWriter`).
+    "columnMapping",
 ];
 
 /// Features this engine knows by name (used to phrase errors: known-but-unimplemented vs unknown).
@@ -243,12 +244,13 @@ mod tests {
     fn legacy_versions() {
         assert!(p(1, 2, &[], &[]).check_writable().is_ok());
         assert!(p(1, 4, &[], &[]).check_writable().is_err());
-        // Reader 2 means column mapping: read, not written.
+        // Reader 2 means column mapping; writer 5 adds it to writer 4's features (change data
+        // feed, generated columns), which are not written here yet.
         assert!(p(2, 5, &[], &[]).check_readable().is_ok());
         assert!(p(2, 5, &[], &[]).check_writable().is_err());
         assert!(p(3, 7, &["columnMapping"], &["columnMapping"])
             .check_writable()
-            .is_err());
+            .is_ok());
         assert!(p(
             3,
             7,

@@ -1,5 +1,6 @@
 //! CREATE TABLE: metadata, protocol with exactly the features used, clustering domain metadata.
 
+use delta_rlc_protocol::column_mapping::{self, ColumnMappingMode};
 use std::collections::BTreeMap;
 
 use delta_rlc_protocol::actions::{Action, DomainMetadata, Format, Metadata, Protocol};
@@ -34,6 +35,7 @@ const KNOWN_PROPERTIES: &[&str] = &[
     "delta.targetFileSize",
     "delta.checkpoint.writeStatsAsJson",
     "delta.checkpoint.writeStatsAsStruct",
+    "delta.columnMapping.mode",
 ];
 
 /// Validates the spec and builds the metadata/protocol/domain actions for version 0.
@@ -132,12 +134,26 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
     config
         .entry("delta.enableDeletionVectors".into())
         .or_insert_with(|| "true".into());
+    // Column mapping: every column gets an id and a physical name now; data files, stats and
+    // partition values use the physical names from the first write on.
+    let mut schema = spec.schema.clone();
+    let mapping = ColumnMappingMode::from_configuration(&config)
+        .map_err(|e| EngineError::invalid(e.to_string()))?;
+    if mapping != ColumnMappingMode::None {
+        let ids = &table.env.ids;
+        let max =
+            column_mapping::assign_physical_names(&mut schema, 0, &mut || ids.uuid().to_string());
+        config.insert(column_mapping::MAX_ID_KEY.into(), max.to_string());
+    }
     let is_true = |k: &str| {
         config
             .get(k)
             .is_some_and(|v| v.eq_ignore_ascii_case("true"))
     };
     let mut features: Vec<&str> = Vec::new();
+    if mapping != ColumnMappingMode::None {
+        features.push("columnMapping");
+    }
     if is_true("delta.enableDeletionVectors") {
         features.push("deletionVectors");
     }
@@ -191,7 +207,7 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
         name: spec.name.clone(),
         description: spec.description.clone(),
         format: Format::default(),
-        schema_string: spec.schema.to_schema_string(),
+        schema_string: schema.to_schema_string(),
         partition_columns: spec.partition_by.clone(),
         created_time: Some(table.env.clock.now_ms()),
         configuration: config,

@@ -292,6 +292,7 @@ pub async fn write_new_rows(
         schema: &snapshot.schema,
         partition_columns: &snapshot.metadata.partition_columns,
         stats_config: StatsConfig::from_configuration(&snapshot.metadata.configuration),
+        column_mapping: crate::write::column_mapping_of(&snapshot.metadata.configuration)?,
         env: &txn.table.env,
         target_file_size: target,
     };

@@ -87,6 +87,7 @@ pub async fn write_rows(txn: &mut Transaction, batches: &[RecordBatch]) -> Resul
         schema: &schema,
         partition_columns: &metadata.partition_columns,
         stats_config: StatsConfig::from_configuration(&metadata.configuration),
+        column_mapping: crate::write::column_mapping_of(&metadata.configuration)?,
         env: &txn.table.env,
         target_file_size: target,
     };

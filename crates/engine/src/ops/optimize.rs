@@ -231,6 +231,7 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
         schema: &snapshot.schema,
         partition_columns: &snapshot.metadata.partition_columns,
         stats_config: StatsConfig::from_configuration(&snapshot.metadata.configuration),
+        column_mapping: crate::write::column_mapping_of(&snapshot.metadata.configuration)?,
         env: &txn.table.env,
         target_file_size: if zorder.is_empty() { u64::MAX } else { target },
     };

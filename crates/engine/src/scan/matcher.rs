@@ -163,7 +163,7 @@ impl RowMatcher {
         for batch in reader {
             let batch =
                 batch.map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
-            let batch = super::column_mapping::to_logical(&self.snapshot, batch, &[])?;
+            let batch = crate::column_mapping::to_logical(&self.snapshot, batch, &[])?;
             let n = batch.num_rows();
             let columns = self
                 .schema
@@ -352,7 +352,7 @@ async fn decode_rows(
     reader
         .map(|b| {
             let b = b.map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
-            super::column_mapping::to_logical(snapshot, b, &opts.extra_columns)
+            crate::column_mapping::to_logical(snapshot, b, &opts.extra_columns)
         })
         .collect()
 }

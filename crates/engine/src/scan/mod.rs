@@ -1,7 +1,6 @@
 //! Reading a snapshot into Arrow: file pruning by partition values and stats, per-file reads with
 //! deletion vectors applied and partition columns filled in.
 
-pub mod column_mapping;
 mod matcher;
 mod prune;
 mod read;

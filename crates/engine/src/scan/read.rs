@@ -110,7 +110,7 @@ pub async fn read_file_projected(
     for batch in reader {
         let batch =
             batch.map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
-        let batch = super::column_mapping::to_logical(snapshot, batch, &opts.extra_columns)?;
+        let batch = crate::column_mapping::to_logical(snapshot, batch, &opts.extra_columns)?;
         let n = batch.num_rows();
         let mut columns: Vec<ArrayRef> = Vec::with_capacity(out_schema.fields().len());
         for field in out_schema.fields() {
@@ -183,7 +183,7 @@ pub(crate) async fn open_reader(
 ) -> Result<ParquetRecordBatchReaderBuilder<Bytes>> {
     // Files name columns physically (column mapping); the projection is logical.
     let physical =
-        projection.map(|cols| super::column_mapping::physical_projection(snapshot, cols));
+        projection.map(|cols| crate::column_mapping::physical_projection(snapshot, cols));
     let projection = physical.as_deref();
     let bytes = store.get(&add.path).await?;
     let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)

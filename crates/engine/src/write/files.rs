@@ -3,6 +3,7 @@
 //! `add` action per file. Files become visible only through a commit; a failed statement leaves
 //! unreferenced files that VACUUM removes.
 
+use delta_rlc_protocol::column_mapping::{physical_name, ColumnMappingMode};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -90,6 +91,8 @@ pub struct FileWriter<'a> {
     pub stats_config: StatsConfig,
     pub env: &'a Env,
     pub target_file_size: u64,
+    /// Column mapping: files, stats and partition values use physical names.
+    pub column_mapping: ColumnMappingMode,
 }
 
 fn partition_strings(col: &ArrayRef, ty: &PrimitiveType) -> Result<Vec<Option<String>>> {
@@ -244,6 +247,13 @@ impl FileWriter<'_> {
         batches: Vec<RecordBatch>,
         data_change: bool,
     ) -> Result<Add> {
+        // Column mapping: the file stores physical names (and field ids); stats and partition
+        // values are keyed by them too.
+        let mode = self.column_mapping;
+        let batches: Vec<RecordBatch> = batches
+            .iter()
+            .map(|b| crate::column_mapping::to_physical(self.schema, mode, b))
+            .collect::<Result<_>>()?;
         let schema: Arc<Schema> = match batches.first() {
             Some(b) => b.schema(),
             None => return Err(EngineError::Internal("empty file".into())),
@@ -262,17 +272,46 @@ impl FileWriter<'_> {
             .fields()
             .iter()
             .enumerate()
-            .filter(|(_, f)| self.schema.field(f.name()).is_some())
+            .filter(|(_, f)| {
+                self.schema
+                    .fields
+                    .iter()
+                    .any(|tf| physical_name(tf, mode).is_ok_and(|p| p == f.name()))
+            })
             .map(|(i, _)| i)
             .collect();
         let projected: Vec<RecordBatch> = batches
             .iter()
             .map(|b| b.project(&table_cols))
             .collect::<Result<_, _>>()?;
-        let stats = compute_stats(&projected, &self.stats_config);
+        let mut stats_config = self.stats_config.clone();
+        if let Some(cols) = stats_config.stats_columns.as_mut() {
+            for c in cols.iter_mut() {
+                if let Some(p) = crate::column_mapping::physical_path(self.schema, mode, c) {
+                    *c = p;
+                }
+            }
+        }
+        let stats = compute_stats(&projected, &stats_config);
+        let pv: PartitionValues = pv
+            .iter()
+            .map(|(k, v)| {
+                let physical = self
+                    .schema
+                    .field(k)
+                    .and_then(|f| physical_name(f, mode).ok())
+                    .unwrap_or(k);
+                (physical.to_string(), v.clone())
+            })
+            .collect();
         let uuid = self.env.ids.uuid();
         let mut dir = String::new();
         for pc in self.partition_columns {
+            let pc = self
+                .schema
+                .field(pc)
+                .and_then(|f| physical_name(f, mode).ok())
+                .unwrap_or(pc);
             let v = pv.get(pc).cloned().flatten();
             let v = match v {
                 Some(s) if !s.is_empty() => hive_escape(&s),

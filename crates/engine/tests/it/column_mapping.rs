@@ -206,10 +206,26 @@ fn a_column_mapped_table_reads_by_physical_names() {
             rows("SELECT id, l FROM t WHERE id IN (1, 2, 3, 10)").await,
             vec!["10|NULL", "1|[{z: 5}, {z: 6}]", "2|NULL", "3|[]"]
         );
-        // Writing is refused until column mapping is a writer feature here: nothing committed.
-        let err = s.execute("DELETE FROM t WHERE id = 1").await.unwrap_err();
-        assert!(err.to_string().contains("columnMapping"), "{err}");
-        assert_eq!(rows("SELECT count(*) FROM t").await, vec!["5"]);
+        // Writing goes through the same names: deleting `a = 100` removes id 10 (col-a2 = 100),
+        // not id 1 (whose `a` physical column, logical `b`, holds 100).
+        let out = s.execute("DELETE FROM t WHERE a = 100").await.unwrap();
+        assert_eq!(out.commit.and_then(|c| c.affected_rows), Some(1));
+        assert_eq!(
+            rows("SELECT id FROM t WHERE id IN (1, 10)").await,
+            vec!["1"]
+        );
+        s.execute("UPDATE t SET b = -b WHERE p = 'one' AND get_field(s, 'x') = 8")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows("SELECT id, b, a, p FROM t").await,
+            vec![
+                "11|201|101|two",
+                "1|100|NULL|one",
+                "2|-101|NULL|one",
+                "3|102|NULL|one"
+            ]
+        );
     });
 }
 
