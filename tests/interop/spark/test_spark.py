@@ -210,3 +210,26 @@ def test_spark_reads_column_mapped_tables_we_write(spark, tmp_path):
         theirs_ = sorted(tuple(r) for r in spark.read.format("delta").load(p).select("id", "w", "part").collect())
         ours_ = sorted(tuple(r.get(k) for k in ["id", "w", "part"]) for r in rlc_rows(f"SELECT id, w, part FROM '{p}'"))
         assert theirs_ == ours_, (mode, "after Spark's rename and drop")
+
+
+def test_spark_reads_tables_we_altered(spark, tmp_path):
+    """Our ALTER TABLE: ADD COLUMNS on a plain table, the upgrade to column mapping, RENAME and DROP
+    COLUMN, a column re-added under a dropped one's name: Spark reads the same rows (and no dropped
+    data), and can write on the result."""
+    p = str(tmp_path / "altered")
+    rlc("sql", f"CREATE TABLE '{p}' (id BIGINT, v STRING, d STRING, part STRING) PARTITIONED BY (part)")
+    rlc("sql", f"INSERT INTO '{p}' SELECT value, 'v', 'old-d', CASE WHEN value < 5 THEN 'lo' ELSE 'hi' END FROM range(0, 10)")
+    rlc("sql", f"ALTER TABLE '{p}' ADD COLUMNS (c BIGINT)")
+    rlc("sql", f"ALTER TABLE '{p}' SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name')")
+    rlc("sql", f"ALTER TABLE '{p}' RENAME COLUMN v TO w")
+    rlc("sql", f"ALTER TABLE '{p}' DROP COLUMN d")
+    rlc("sql", f"ALTER TABLE '{p}' ADD COLUMNS (d STRING)")
+    rlc("sql", f"INSERT INTO '{p}' (id, w, part, c, d) VALUES (10, 'n', 'hi', 1, 'new-d')")
+    cols = ["id", "w", "part", "c", "d"]
+    theirs_ = sorted(tuple(r) for r in spark.read.format("delta").load(p).select(*cols).collect())
+    ours_ = sorted(tuple(r.get(k) for k in cols) for r in rlc_rows(f"SELECT {', '.join(cols)} FROM '{p}'"))
+    assert theirs_ == ours_
+    assert [r for r in theirs_ if r[4] is not None] == [(10, "n", "hi", 1, "new-d")]
+    spark.sql(f"INSERT INTO delta.`{p}` VALUES (11, 's', 'lo', 2, 'spark-d')")
+    ours_ = sorted(tuple(r.get(k) for k in cols) for r in rlc_rows(f"SELECT {', '.join(cols)} FROM '{p}'"))
+    assert (11, "s", "lo", 2, "spark-d") in ours_ and len(ours_) == 12

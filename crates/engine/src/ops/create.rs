@@ -38,45 +38,10 @@ const KNOWN_PROPERTIES: &[&str] = &[
     "delta.columnMapping.mode",
 ];
 
-/// Validates the spec and builds the metadata/protocol/domain actions for version 0.
-pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Result<Vec<Action>> {
-    if spec.schema.fields.is_empty() {
-        return Err(EngineError::invalid("a table needs at least one column"));
-    }
-    let mut seen = std::collections::HashSet::new();
-    for f in &spec.schema.fields {
-        if !seen.insert(f.name.to_ascii_lowercase()) {
-            return Err(EngineError::invalid(format!("duplicate column {}", f.name)));
-        }
-    }
-    for p in &spec.partition_by {
-        match spec.schema.field(p).map(|f| &f.data_type) {
-            Some(DataType::Primitive(_)) => {}
-            Some(_) => {
-                return Err(EngineError::invalid(format!(
-                    "partition column {p} must have a primitive type"
-                )))
-            }
-            None => {
-                return Err(EngineError::invalid(format!(
-                    "partition column {p} is not a column of the table"
-                )))
-            }
-        }
-    }
-    for c in &spec.cluster_by {
-        if spec.schema.field(c).is_none() {
-            return Err(EngineError::invalid(format!(
-                "clustering column {c} is not a column of the table"
-            )));
-        }
-    }
-    if !spec.cluster_by.is_empty() && !spec.partition_by.is_empty() {
-        return Err(EngineError::invalid(
-            "a table cannot be both partitioned and clustered",
-        ));
-    }
-    let mut config = spec.properties.clone();
+/// Checks table properties as CREATE TABLE and ALTER TABLE … SET TBLPROPERTIES take them: known
+/// `delta.*` keys only, each value in its range (Delta Spark's), so a typo never silently does
+/// nothing.
+pub fn validate_properties(config: &BTreeMap<String, String>) -> Result<()> {
     for k in config.keys() {
         if k.starts_with("delta.") && !KNOWN_PROPERTIES.contains(&k.as_str()) {
             return Err(EngineError::invalid(format!("unknown table property {k}")));
@@ -131,6 +96,51 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
             }
         }
     }
+    ColumnMappingMode::from_configuration(config)
+        .map_err(|e| EngineError::invalid(e.to_string()))?;
+    Ok(())
+}
+
+/// Validates the spec and builds the metadata/protocol/domain actions for version 0.
+pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Result<Vec<Action>> {
+    if spec.schema.fields.is_empty() {
+        return Err(EngineError::invalid("a table needs at least one column"));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for f in &spec.schema.fields {
+        if !seen.insert(f.name.to_ascii_lowercase()) {
+            return Err(EngineError::invalid(format!("duplicate column {}", f.name)));
+        }
+    }
+    for p in &spec.partition_by {
+        match spec.schema.field(p).map(|f| &f.data_type) {
+            Some(DataType::Primitive(_)) => {}
+            Some(_) => {
+                return Err(EngineError::invalid(format!(
+                    "partition column {p} must have a primitive type"
+                )))
+            }
+            None => {
+                return Err(EngineError::invalid(format!(
+                    "partition column {p} is not a column of the table"
+                )))
+            }
+        }
+    }
+    for c in &spec.cluster_by {
+        if spec.schema.field(c).is_none() {
+            return Err(EngineError::invalid(format!(
+                "clustering column {c} is not a column of the table"
+            )));
+        }
+    }
+    if !spec.cluster_by.is_empty() && !spec.partition_by.is_empty() {
+        return Err(EngineError::invalid(
+            "a table cannot be both partitioned and clustered",
+        ));
+    }
+    let mut config = spec.properties.clone();
+    validate_properties(&config)?;
     config
         .entry("delta.enableDeletionVectors".into())
         .or_insert_with(|| "true".into());

@@ -2,6 +2,7 @@
 //! staged) and leaves the commit to the caller, so tests and the scenario runner can stop a
 //! transaction between planning and commit.
 
+pub mod alter;
 pub mod conform;
 pub mod create;
 pub mod delete;

@@ -39,7 +39,7 @@ pub struct OptimizeSpec {
     pub skip_capture: bool,
 }
 
-fn clustering_columns(snapshot: &Snapshot) -> Vec<String> {
+pub(crate) fn clustering_columns(snapshot: &Snapshot) -> Vec<String> {
     let Some(d) = snapshot.domains.get("delta.clustering") else {
         return Vec::new();
     };

@@ -51,7 +51,7 @@ pub fn table_name(f: &TableFactor) -> Result<(String, Option<String>)> {
     }
 }
 
-async fn open_target(
+pub(super) async fn open_target(
     refs: &[TableRef],
     name: &str,
     session: &super::SqlSession,

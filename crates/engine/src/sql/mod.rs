@@ -2,6 +2,7 @@
 //! can stop between them: [`SqlSession::prepare`] reads, plans and writes files (returning rows or an
 //! uncommitted [`Transaction`]); committing is the caller's step. [`SqlSession::execute`] does both.
 
+mod alter;
 mod describe;
 mod dml;
 mod file_tables;

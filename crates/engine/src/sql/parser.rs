@@ -135,6 +135,64 @@ impl Cursor {
     }
 
     /// Closing angle bracket; `>>` arrives as one token and is split.
+    /// `name TYPE [NOT NULL | NULL | COMMENT '…'] , …` (up to, not including, the closing paren).
+    pub fn column_defs(&mut self) -> Result<Vec<StructField>> {
+        let mut fields = Vec::new();
+        loop {
+            let name = self.ident()?;
+            let data_type = self.data_type()?;
+            let mut nullable = true;
+            loop {
+                if self.eat_kw("NOT") {
+                    self.expect_kw("NULL")?;
+                    nullable = false;
+                } else if self.eat_kw("NULL") {
+                } else if self.eat_kw("COMMENT") {
+                    self.string()?;
+                } else {
+                    break;
+                }
+            }
+            fields.push(StructField {
+                name,
+                data_type,
+                nullable,
+                metadata: Default::default(),
+            });
+            if !self.eat(&Token::Comma) {
+                break;
+            }
+        }
+        Ok(fields)
+    }
+
+    /// `('key' = 'value', …)`; keys may be dotted identifiers.
+    pub fn properties(&mut self) -> Result<BTreeMap<String, String>> {
+        let mut out = BTreeMap::new();
+        self.expect(&Token::LParen)?;
+        loop {
+            let key = self.property_key()?;
+            self.expect(&Token::Eq)?;
+            let value = self.string()?;
+            out.insert(key, value);
+            if !self.eat(&Token::Comma) {
+                break;
+            }
+        }
+        self.expect(&Token::RParen)?;
+        Ok(out)
+    }
+
+    /// A property key: a string, or identifiers joined by dots.
+    pub fn property_key(&mut self) -> Result<String> {
+        let mut key = self.string()?;
+        while self.eat(&Token::Period) {
+            key.push('.');
+            key.push_str(&self.string()?);
+        }
+        Ok(key)
+    }
+
     fn expect_gt(&mut self) -> Result<()> {
         match self.peek() {
             Some(Token::Gt) => {
@@ -263,34 +321,10 @@ pub fn parse_create(c: &mut Cursor) -> Result<CreateStatement> {
     }
     st.target = c.ident()?;
     if c.eat(&Token::LParen) {
-        let mut fields = Vec::new();
-        loop {
-            let name = c.ident()?;
-            let data_type = c.data_type()?;
-            let mut nullable = true;
-            loop {
-                if c.eat_kw("NOT") {
-                    c.expect_kw("NULL")?;
-                    nullable = false;
-                } else if c.eat_kw("NULL") {
-                } else if c.eat_kw("COMMENT") {
-                    c.string()?;
-                } else {
-                    break;
-                }
-            }
-            fields.push(StructField {
-                name,
-                data_type,
-                nullable,
-                metadata: Default::default(),
-            });
-            if !c.eat(&Token::Comma) {
-                break;
-            }
-        }
+        st.columns = Some(StructType {
+            fields: c.column_defs()?,
+        });
         c.expect(&Token::RParen)?;
-        st.columns = Some(StructType { fields });
     }
     loop {
         if c.eat_kw("USING") {
@@ -307,21 +341,7 @@ pub fn parse_create(c: &mut Cursor) -> Result<CreateStatement> {
             c.expect_kw("BY")?;
             st.cluster_by = c.ident_list()?;
         } else if c.eat_kw("TBLPROPERTIES") {
-            c.expect(&Token::LParen)?;
-            loop {
-                let mut key = c.string()?;
-                while c.eat(&Token::Period) {
-                    key.push('.');
-                    key.push_str(&c.string()?);
-                }
-                c.expect(&Token::Eq)?;
-                let value = c.string()?;
-                st.properties.insert(key, value);
-                if !c.eat(&Token::Comma) {
-                    break;
-                }
-            }
-            c.expect(&Token::RParen)?;
+            st.properties = c.properties()?;
         } else if c.eat_kw("LOCATION") {
             st.location = Some(c.string()?);
         } else if c.eat_kw("COMMENT") {

@@ -391,7 +391,10 @@ impl SqlSession {
             ("TRUNCATE", _) => Err(EngineError::Unsupported(
                 "TRUNCATE is not supported for Delta tables (as in Delta Spark): use DELETE FROM t".into(),
             )),
-            ("ALTER", _) | ("REPLACE", _) => Err(EngineError::Unsupported(format!(
+            ("ALTER", _) => Ok(Prepared::Write(Box::new(
+                super::alter::prepare_alter(self, &rw.refs, rw.tokens.clone()).await?,
+            ))),
+            ("REPLACE", _) => Err(EngineError::Unsupported(format!(
                 "{first_kw} is not supported yet"
             ))),
             _ => Ok(Prepared::Rows(self.query(&rw.refs, &rw.sql, None).await?)),

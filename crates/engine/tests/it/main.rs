@@ -1,5 +1,6 @@
 //! Integration tests for the engine (one binary: faster links).
 
+mod alter;
 mod column_mapping;
 mod common;
 mod compaction_tags;

@@ -1,0 +1,318 @@
+//! ALTER TABLE: schema and property changes as one metadata action (and a protocol action when a
+//! change needs a table feature). Nothing is rewritten: what the files hold stays valid —
+//! - a new column is nullable (files written before it read NULL; with column mapping it gets a
+//!   fresh id and physical name, so no old file's column can be mistaken for it);
+//! - RENAME and DROP COLUMN need column mapping: the physical name stays with the column (renamed)
+//!   or with the files (dropped, never read again), so no file is touched;
+//! - `SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name')` upgrades a table: every existing
+//!   column's physical name is its current name — exactly what its files already hold.
+//!
+//! An ALTER reads no rows, so it registers no read: concurrent appends and DML do not conflict with
+//! it (as in Delta), while a concurrent metadata change does (both change metadata).
+
+use std::collections::BTreeMap;
+
+use delta_rlc_protocol::actions::{Action, Protocol};
+use delta_rlc_protocol::column_mapping::{self, ColumnMappingMode};
+use delta_rlc_protocol::schema::{DataType, PrimitiveType, StructField, StructType};
+use serde_json::json;
+
+use super::create::validate_properties;
+use crate::error::{EngineError, Result};
+use crate::txn::Transaction;
+
+/// One ALTER TABLE operation.
+#[derive(Debug, Clone)]
+pub enum AlterOp {
+    AddColumns(Vec<StructField>),
+    RenameColumn { from: String, to: String },
+    DropColumns { names: Vec<String>, if_exists: bool },
+    SetProperties(BTreeMap<String, String>),
+    UnsetProperties { keys: Vec<String>, if_exists: bool },
+    DropNotNull(String),
+}
+
+/// Properties an ALTER may not change: they describe how existing files were written.
+const FIXED_PROPERTIES: &[&str] = &[
+    "delta.columnMapping.maxColumnId",
+    "delta.rowTracking.materializedRowIdColumnName",
+    "delta.rowTracking.materializedRowCommitVersionColumnName",
+];
+
+fn find<'a>(schema: &'a StructType, name: &str) -> Option<&'a StructField> {
+    schema
+        .fields
+        .iter()
+        .find(|f| f.name.eq_ignore_ascii_case(name))
+}
+
+fn needs_mapping(what: &str, mode: ColumnMappingMode) -> Result<()> {
+    if mode == ColumnMappingMode::None {
+        return Err(EngineError::invalid(format!(
+            "{what} needs column mapping: ALTER TABLE t SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name') first"
+        )));
+    }
+    Ok(())
+}
+
+/// `protocol` with `feature` added (a table-features protocol; legacy versions are converted with
+/// the features they imply).
+fn with_feature(protocol: &Protocol, feature: &str) -> Protocol {
+    if protocol.has_writer_feature(feature) {
+        return protocol.clone();
+    }
+    let mut features: Vec<String> = protocol.writer_feature_set();
+    features.push(feature.to_string());
+    let refs: Vec<&str> = features.iter().map(String::as_str).collect();
+    let mut p = Protocol::with_features(&refs);
+    // Keep reader features the old protocol already had.
+    if let Some(old) = &protocol.reader_features {
+        let rf = p.reader_features.get_or_insert_with(Vec::new);
+        for f in old {
+            if !rf.contains(f) {
+                rf.push(f.clone());
+            }
+        }
+        rf.sort();
+        if !rf.is_empty() {
+            p.min_reader_version = 3;
+        }
+    }
+    p
+}
+
+/// Stages the ALTER on `txn`'s snapshot: a new metadata action, and a protocol action when needed.
+pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction> {
+    let snapshot = std::sync::Arc::clone(txn.snapshot()?);
+    snapshot.protocol.check_writable()?;
+    let mut metadata = snapshot.metadata.clone();
+    let mut schema = snapshot.schema.clone();
+    let mut protocol = snapshot.protocol.clone();
+    let mode = snapshot.column_mapping_mode();
+    let clustering = crate::ops::optimize::clustering_columns(&snapshot);
+    let (operation, parameters) = match &op {
+        AlterOp::AddColumns(cols) => {
+            let mut added = StructType { fields: Vec::new() };
+            for c in cols {
+                if find(&schema, &c.name).is_some() || find(&added, &c.name).is_some() {
+                    return Err(EngineError::invalid(format!(
+                        "column {} already exists",
+                        c.name
+                    )));
+                }
+                if !c.nullable {
+                    return Err(EngineError::invalid(format!(
+                        "ADD COLUMNS: {} must be nullable (rows already written have no value for it)",
+                        c.name
+                    )));
+                }
+                if matches!(
+                    c.data_type,
+                    DataType::Primitive(PrimitiveType::TimestampNtz)
+                ) {
+                    protocol = with_feature(&protocol, "timestampNtz");
+                }
+                added.fields.push(c.clone());
+            }
+            if mode != ColumnMappingMode::None {
+                let max = metadata
+                    .configuration
+                    .get(column_mapping::MAX_ID_KEY)
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .unwrap_or(0);
+                let ids = &txn.table.env.ids;
+                let max = column_mapping::assign_physical_names(&mut added, max, &mut || {
+                    ids.uuid().to_string()
+                });
+                metadata
+                    .configuration
+                    .insert(column_mapping::MAX_ID_KEY.into(), max.to_string());
+            }
+            let names: Vec<String> = added.fields.iter().map(|f| f.name.clone()).collect();
+            schema.fields.extend(added.fields);
+            ("ADD COLUMNS", json!({"columns": names}))
+        }
+        AlterOp::RenameColumn { from, to } => {
+            needs_mapping("RENAME COLUMN", mode)?;
+            if from.contains('.') || to.contains('.') {
+                return Err(EngineError::Unsupported(
+                    "renaming a nested field is not supported yet".into(),
+                ));
+            }
+            let Some(old) = find(&schema, from).map(|f| f.name.clone()) else {
+                return Err(EngineError::invalid(format!("no column {from}")));
+            };
+            if !old.eq_ignore_ascii_case(to) && find(&schema, to).is_some() {
+                return Err(EngineError::invalid(format!("column {to} already exists")));
+            }
+            if clustering.iter().any(|c| c.eq_ignore_ascii_case(&old)) {
+                return Err(EngineError::Unsupported(format!(
+                    "{old} is a clustering column: renaming it is not supported yet"
+                )));
+            }
+            for f in &mut schema.fields {
+                if f.name == old {
+                    f.name = to.clone();
+                }
+            }
+            for p in &mut metadata.partition_columns {
+                if *p == old {
+                    *p = to.clone();
+                }
+            }
+            (
+                "RENAME COLUMN",
+                json!({"oldColumnPath": old, "newColumnPath": to}),
+            )
+        }
+        AlterOp::DropColumns { names, if_exists } => {
+            needs_mapping("DROP COLUMN", mode)?;
+            let mut dropped = Vec::new();
+            for n in names {
+                let Some(f) = find(&schema, n).map(|f| f.name.clone()) else {
+                    if *if_exists {
+                        continue;
+                    }
+                    return Err(EngineError::invalid(format!("no column {n}")));
+                };
+                if metadata.partition_columns.contains(&f) {
+                    return Err(EngineError::invalid(format!(
+                        "{f} is a partition column: it cannot be dropped"
+                    )));
+                }
+                if clustering.iter().any(|c| c.eq_ignore_ascii_case(&f)) {
+                    return Err(EngineError::invalid(format!(
+                        "{f} is a clustering column: it cannot be dropped"
+                    )));
+                }
+                schema.fields.retain(|x| x.name != f);
+                dropped.push(f);
+            }
+            if schema.fields.is_empty() {
+                return Err(EngineError::invalid("a table needs at least one column"));
+            }
+            ("DROP COLUMNS", json!({"columns": dropped}))
+        }
+        AlterOp::SetProperties(props) => {
+            for k in props.keys() {
+                if FIXED_PROPERTIES.contains(&k.as_str()) {
+                    return Err(EngineError::invalid(format!("{k} is set by the engine")));
+                }
+            }
+            let mut config = metadata.configuration.clone();
+            config.extend(props.clone());
+            validate_properties(&config)?;
+            let new_mode = ColumnMappingMode::from_configuration(&config)
+                .map_err(|e| EngineError::invalid(e.to_string()))?;
+            match (mode, new_mode) {
+                (a, b) if a == b => {}
+                (ColumnMappingMode::None, ColumnMappingMode::Name) => {
+                    // Upgrade: each column's physical name is its current name (what its files
+                    // hold); nested fields too.
+                    let max = name_columns_as_they_are(&mut schema);
+                    config.insert(column_mapping::MAX_ID_KEY.into(), max.to_string());
+                    protocol = with_feature(&protocol, "columnMapping");
+                }
+                (from, to) => {
+                    return Err(EngineError::Unsupported(format!(
+                        "changing column mapping from {from:?} to {to:?} (only none to name is supported, as in Delta)"
+                    )))
+                }
+            }
+            let turned_on = |k: &str| {
+                config
+                    .get(k)
+                    .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+                    && !metadata
+                        .configuration
+                        .get(k)
+                        .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+            };
+            if turned_on("delta.enableDeletionVectors") {
+                protocol = with_feature(&protocol, "deletionVectors");
+            }
+            if turned_on("delta.appendOnly") {
+                protocol = with_feature(&with_feature(&protocol, "appendOnly"), "invariants");
+            }
+            for k in ["delta.enableRowTracking", "delta.enableInCommitTimestamps"] {
+                if turned_on(k) {
+                    return Err(EngineError::Unsupported(format!(
+                        "turning on {k} on an existing table is not supported yet"
+                    )));
+                }
+            }
+            metadata.configuration = config;
+            ("SET TBLPROPERTIES", json!({"properties": props}))
+        }
+        AlterOp::UnsetProperties { keys, if_exists } => {
+            for k in keys {
+                if FIXED_PROPERTIES.contains(&k.as_str())
+                    || k == column_mapping::MODE_KEY
+                    || k == "delta.enableRowTracking"
+                {
+                    return Err(EngineError::invalid(format!("{k} cannot be unset")));
+                }
+                if metadata.configuration.remove(k).is_none() && !if_exists {
+                    return Err(EngineError::invalid(format!(
+                        "the table has no property {k}"
+                    )));
+                }
+            }
+            ("UNSET TBLPROPERTIES", json!({"properties": keys}))
+        }
+        AlterOp::DropNotNull(c) => {
+            let Some(f) = schema
+                .fields
+                .iter_mut()
+                .find(|f| f.name.eq_ignore_ascii_case(c))
+            else {
+                return Err(EngineError::invalid(format!("no column {c}")));
+            };
+            f.nullable = true;
+            ("CHANGE COLUMN", json!({"column": f.name, "nullable": true}))
+        }
+    };
+    metadata.schema_string = schema.to_schema_string();
+    txn.operation = operation.into();
+    if let serde_json::Value::Object(m) = parameters {
+        for (k, v) in m {
+            txn.operation_parameters.insert(k, json!(v.to_string()));
+        }
+    }
+    if protocol != snapshot.protocol {
+        txn.actions.push(Action::Protocol(protocol));
+    }
+    txn.actions.push(Action::Metadata(metadata));
+    Ok(txn)
+}
+
+/// Every column (nested too) gets its current name as its physical name and an id (1, 2, …);
+/// returns the largest id.
+fn name_columns_as_they_are(schema: &mut StructType) -> i64 {
+    fn walk(st: &mut StructType, next: &mut i64) {
+        for f in &mut st.fields {
+            *next += 1;
+            f.metadata
+                .insert(column_mapping::ID_KEY.into(), json!(*next));
+            f.metadata.insert(
+                column_mapping::PHYSICAL_NAME_KEY.into(),
+                json!(f.name.clone()),
+            );
+            walk_type(&mut f.data_type, next);
+        }
+    }
+    fn walk_type(t: &mut DataType, next: &mut i64) {
+        match t {
+            DataType::Primitive(_) => {}
+            DataType::Struct(st) => walk(st, next),
+            DataType::Array { element, .. } => walk_type(element, next),
+            DataType::Map { key, value, .. } => {
+                walk_type(key, next);
+                walk_type(value, next);
+            }
+        }
+    }
+    let mut next = 0;
+    walk(schema, &mut next);
+    next
+}

@@ -1,0 +1,136 @@
+//! `ALTER TABLE <path> …` (Delta Spark's forms): ADD COLUMN[S], RENAME COLUMN, DROP COLUMN[S],
+//! SET / UNSET TBLPROPERTIES, ALTER | CHANGE [COLUMN] c DROP NOT NULL. What `ops/alter.rs` cannot
+//! do yet is refused by name (an unsupported error, nothing committed).
+
+use datafusion::sql::sqlparser::tokenizer::Token;
+
+use super::parser::Cursor;
+use super::refs::TableRef;
+use crate::error::{EngineError, Result};
+use crate::ops::alter::{alter_txn, AlterOp};
+use crate::txn::Transaction;
+
+fn unsupported(what: &str) -> EngineError {
+    EngineError::Unsupported(format!("ALTER TABLE … {what} is not supported yet"))
+}
+
+/// A list of names, parenthesized or not.
+fn names(c: &mut Cursor) -> Result<Vec<String>> {
+    if c.eat(&Token::LParen) {
+        let mut out = vec![c.ident()?];
+        while c.eat(&Token::Comma) {
+            out.push(c.ident()?);
+        }
+        c.expect(&Token::RParen)?;
+        Ok(out)
+    } else {
+        Ok(vec![c.ident()?])
+    }
+}
+
+fn if_exists(c: &mut Cursor) -> Result<bool> {
+    if c.eat_kw("IF") {
+        c.expect_kw("EXISTS")?;
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// Parses the operation after `ALTER TABLE <name>`.
+fn parse_op(c: &mut Cursor) -> Result<AlterOp> {
+    let op = if c.eat_kw("ADD") {
+        if c.peek_kw("CONSTRAINT") {
+            return Err(unsupported("ADD CONSTRAINT (CHECK constraints)"));
+        }
+        if !c.eat_kw("COLUMNS") {
+            c.expect_kw("COLUMN")?;
+        }
+        let cols = if c.eat(&Token::LParen) {
+            let cols = c.column_defs()?;
+            c.expect(&Token::RParen)?;
+            cols
+        } else {
+            c.column_defs()?
+        };
+        AlterOp::AddColumns(cols)
+    } else if c.eat_kw("RENAME") {
+        if !c.eat_kw("COLUMN") {
+            return Err(unsupported("RENAME TO (tables are paths)"));
+        }
+        let from = c.ident()?;
+        c.expect_kw("TO")?;
+        AlterOp::RenameColumn {
+            from,
+            to: c.ident()?,
+        }
+    } else if c.eat_kw("DROP") {
+        if c.peek_kw("CONSTRAINT") {
+            return Err(unsupported("DROP CONSTRAINT"));
+        }
+        if !c.eat_kw("COLUMNS") {
+            c.expect_kw("COLUMN")?;
+        }
+        let if_exists = if_exists(c)?;
+        AlterOp::DropColumns {
+            names: names(c)?,
+            if_exists,
+        }
+    } else if c.eat_kw("SET") {
+        c.expect_kw("TBLPROPERTIES")?;
+        AlterOp::SetProperties(c.properties()?)
+    } else if c.eat_kw("UNSET") {
+        c.expect_kw("TBLPROPERTIES")?;
+        let if_exists = if_exists(c)?;
+        c.expect(&Token::LParen)?;
+        let mut keys = vec![c.property_key()?];
+        while c.eat(&Token::Comma) {
+            keys.push(c.property_key()?);
+        }
+        c.expect(&Token::RParen)?;
+        AlterOp::UnsetProperties { keys, if_exists }
+    } else if c.eat_kw("ALTER") || c.eat_kw("CHANGE") {
+        c.eat_kw("COLUMN");
+        let col = c.ident()?;
+        if c.eat_kw("DROP") {
+            c.expect_kw("NOT")?;
+            c.expect_kw("NULL")?;
+            AlterOp::DropNotNull(col)
+        } else if c.peek_kw("SET") {
+            return Err(unsupported("ALTER COLUMN … SET NOT NULL"));
+        } else if c.peek_kw("TYPE") {
+            return Err(unsupported("ALTER COLUMN … TYPE (type widening)"));
+        } else {
+            return Err(unsupported(&format!("ALTER COLUMN … {}", c.describe())));
+        }
+    } else if c.peek_kw("CLUSTER") {
+        return Err(unsupported("CLUSTER BY"));
+    } else {
+        return Err(EngineError::invalid(format!(
+            "SQL syntax error: unexpected {} in ALTER TABLE",
+            c.describe()
+        )));
+    };
+    if !c.at_end() {
+        return Err(EngineError::invalid(format!(
+            "SQL syntax error: unexpected {} in ALTER TABLE",
+            c.describe()
+        )));
+    }
+    Ok(op)
+}
+
+/// Plans `ALTER TABLE …` as a transaction on the table's latest snapshot.
+pub async fn prepare_alter(
+    session: &super::SqlSession,
+    refs: &[TableRef],
+    tokens: Vec<Token>,
+) -> Result<Transaction> {
+    let mut c = Cursor::new(tokens);
+    c.expect_kw("ALTER")?;
+    c.expect_kw("TABLE")?;
+    let name = c.ident()?;
+    let op = parse_op(&mut c)?;
+    let (table, _) = super::dml::open_target(refs, &name, session).await?;
+    let snapshot = table.snapshot(None).await?;
+    alter_txn(Transaction::new(&table, Some(snapshot), "ALTER"), op).await
+}

@@ -1,0 +1,163 @@
+//! ALTER TABLE: each operation's rows and metadata, the upgrade to column mapping, and bad input
+//! (one clear error, nothing committed).
+
+use delta_rlc_engine::conflict::ConflictConfig;
+use delta_rlc_engine::env::Env;
+use delta_rlc_engine::sql::SqlSession;
+
+use crate::common::{latest_snapshot, rt, sorted_rows};
+
+fn session(loc: &str) -> SqlSession {
+    let mut s = SqlSession::new(Env::deterministic(21), ConflictConfig::default());
+    s.register("t", loc);
+    s
+}
+
+async fn rows(s: &SqlSession, sql: &str) -> Vec<String> {
+    sorted_rows(&s.execute(sql).await.unwrap().batches)
+}
+
+#[test]
+fn add_columns_rename_drop_and_the_upgrade_to_column_mapping() {
+    let loc = "memory://alter-ops/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT NOT NULL, v STRING, p STRING) PARTITIONED BY (p)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (1, 'a', 'x'), (2, 'b', 'y')")
+            .await
+            .unwrap();
+        // Without column mapping: ADD works (old rows NULL); RENAME / DROP are refused.
+        s.execute("ALTER TABLE t ADD COLUMNS (c BIGINT COMMENT 'new', d STRING)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (3, 'c', 'x', 30, 'dd')")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, v, p, c, d FROM t").await,
+            vec!["1|a|x|NULL|NULL", "2|b|y|NULL|NULL", "3|c|x|30|dd"]
+        );
+        let version = latest_snapshot(loc).await.version;
+        for bad in [
+            "ALTER TABLE t RENAME COLUMN v TO w",
+            "ALTER TABLE t DROP COLUMN v",
+            "ALTER TABLE t ADD COLUMNS (v INT)",
+            "ALTER TABLE t ADD COLUMNS (e INT NOT NULL)",
+            "ALTER TABLE t SET TBLPROPERTIES ('delta.noSuchThing' = '1')",
+            "ALTER TABLE t SET TBLPROPERTIES ('delta.checkpointInterval' = '-1')",
+            "ALTER TABLE t SET TBLPROPERTIES ('delta.columnMapping.mode' = 'id')",
+            "ALTER TABLE t UNSET TBLPROPERTIES ('never.set')",
+            "ALTER TABLE t ALTER COLUMN id TYPE DOUBLE",
+            "ALTER TABLE t ADD CONSTRAINT pos CHECK (id > 0)",
+            "ALTER TABLE t FROB",
+        ] {
+            let err = s.execute(bad).await.expect_err(bad);
+            assert!(!err.to_string().contains('\n'), "{bad}: one line: {err}");
+        }
+        assert_eq!(
+            latest_snapshot(loc).await.version,
+            version,
+            "nothing committed"
+        );
+        // Properties: set, unset, IF EXISTS.
+        s.execute(
+            "ALTER TABLE t SET TBLPROPERTIES ('delta.checkpointInterval' = '5', 'owner' = 'me')",
+        )
+        .await
+        .unwrap();
+        s.execute("ALTER TABLE t UNSET TBLPROPERTIES ('owner')")
+            .await
+            .unwrap();
+        s.execute("ALTER TABLE t UNSET TBLPROPERTIES IF EXISTS ('owner')")
+            .await
+            .unwrap();
+        let snap = latest_snapshot(loc).await;
+        assert_eq!(snap.config("delta.checkpointInterval"), Some("5"));
+        assert_eq!(snap.config("owner"), None);
+        // The upgrade to column mapping: existing columns keep their names as physical names, so
+        // the files already written stay readable as they are.
+        s.execute("ALTER TABLE t SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name')")
+            .await
+            .unwrap();
+        let snap = latest_snapshot(loc).await;
+        assert!(snap.protocol.has_writer_feature("columnMapping"));
+        assert_eq!(snap.physical_name("v"), "v");
+        assert_eq!(snap.config("delta.columnMapping.maxColumnId"), Some("5"));
+        // Now RENAME and DROP; a new column named like the dropped one reads NULL, never the old data.
+        s.execute("ALTER TABLE t RENAME COLUMN v TO w")
+            .await
+            .unwrap();
+        s.execute("ALTER TABLE t RENAME COLUMN p TO q")
+            .await
+            .unwrap();
+        s.execute("ALTER TABLE t DROP COLUMN d").await.unwrap();
+        s.execute("ALTER TABLE t ADD COLUMN d STRING")
+            .await
+            .unwrap();
+        s.execute("ALTER TABLE t ADD COLUMN v STRING")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, w, q, c, d, v FROM t").await,
+            vec![
+                "1|a|x|NULL|NULL|NULL",
+                "2|b|y|NULL|NULL|NULL",
+                "3|c|x|30|NULL|NULL"
+            ]
+        );
+        // Writes and DML after the changes, with pruning on the renamed partition column.
+        s.execute("INSERT INTO t (id, w, q, c, d, v) VALUES (4, 'e', 'y', 40, 'new-d', 'new-v')")
+            .await
+            .unwrap();
+        s.execute("UPDATE t SET c = 0 WHERE q = 'x'").await.unwrap();
+        s.execute("DELETE FROM t WHERE w = 'b'").await.unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, w, q, c, d, v FROM t").await,
+            vec![
+                "1|a|x|0|NULL|NULL",
+                "3|c|x|0|NULL|NULL",
+                "4|e|y|40|new-d|new-v"
+            ]
+        );
+        // DROP NOT NULL: NULL ids are accepted from then on.
+        let err = s
+            .execute("INSERT INTO t (id, w, q) VALUES (NULL, 'n', 'x')")
+            .await
+            .unwrap_err();
+        assert!(err.to_string().to_lowercase().contains("null"), "{err}");
+        s.execute("ALTER TABLE t ALTER COLUMN id DROP NOT NULL")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t (id, w, q) VALUES (NULL, 'n', 'x')")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT count(*) FROM t WHERE id IS NULL").await,
+            vec!["1"]
+        );
+        // Partition and last columns cannot be dropped; mode changes other than none → name are refused.
+        for bad in [
+            "ALTER TABLE t DROP COLUMN q",
+            "ALTER TABLE t SET TBLPROPERTIES ('delta.columnMapping.mode' = 'none')",
+            "ALTER TABLE t RENAME COLUMN w TO c",
+        ] {
+            assert!(s.execute(bad).await.is_err(), "{bad}");
+        }
+        let history = rows(&s, "DESCRIBE HISTORY t").await;
+        for op in [
+            "ADD COLUMNS",
+            "RENAME COLUMN",
+            "DROP COLUMNS",
+            "SET TBLPROPERTIES",
+            "UNSET TBLPROPERTIES",
+            "CHANGE COLUMN",
+        ] {
+            assert!(
+                history.iter().any(|h| h.split('|').any(|f| f == op)),
+                "{op} in {history:?}"
+            );
+        }
+    });
+}
