@@ -330,6 +330,125 @@ fn ts(buf: &mut Vec<u8>, v: i64, nanos_per_unit: i128) {
     int_tagged(buf, 8, i128::from(v) * nanos_per_unit)
 }
 
+/// A set of distinct key tuples under one [`KeyEquality`], stored compactly: one 32/64-bit integer
+/// key as plain `i64`s (widening is injective and keeps the value, so two integers are the same
+/// key exactly when their `i64`s are equal — the exact-number encoding's own rule), anything else
+/// as encodings. About 16 bytes per key for the integer form instead of ~60.
+#[derive(Debug, Clone)]
+pub enum KeySet {
+    Int(std::collections::HashSet<i64>),
+    Encoded(std::collections::HashSet<Box<[u8]>>),
+}
+
+/// Is `t` a type the integer form of [`KeySet`] holds exactly?
+pub fn is_int_key(t: &DataType) -> bool {
+    matches!(t, DataType::Int32 | DataType::Int64)
+}
+
+impl KeySet {
+    /// An empty set: the integer form when every key pair is one 32/64-bit integer on both sides.
+    pub fn for_pairs(pairs: &[(DataType, DataType)]) -> KeySet {
+        match pairs {
+            [(t, s)] if is_int_key(t) && is_int_key(s) => KeySet::Int(Default::default()),
+            _ => KeySet::Encoded(Default::default()),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            KeySet::Int(s) => s.len(),
+            KeySet::Encoded(s) => s.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Adds the tuples of `cols` (key order; NULL tuples are skipped); returns the bytes the new
+    /// distinct keys take (an estimate). An error when a column is outside its key class (or, in
+    /// the integer form, not a 32/64-bit integer).
+    pub fn insert_rows(&mut self, equality: &KeyEquality, cols: &[ArrayRef]) -> Result<usize> {
+        match self {
+            KeySet::Int(set) => {
+                let [c] = cols else {
+                    return Err(EngineError::Internal(
+                        "integer key set of several columns".into(),
+                    ));
+                };
+                let before = set.len();
+                match c.data_type() {
+                    DataType::Int64 => set.extend(c.as_primitive::<Int64Type>().iter().flatten()),
+                    DataType::Int32 => set.extend(
+                        c.as_primitive::<Int32Type>()
+                            .iter()
+                            .flatten()
+                            .map(i64::from),
+                    ),
+                    other => {
+                        return Err(EngineError::Internal(format!(
+                            "integer key of type {other}"
+                        )))
+                    }
+                }
+                Ok((set.len() - before) * INT_KEY_BYTES)
+            }
+            KeySet::Encoded(set) => {
+                let mut bytes = 0;
+                for t in equality.encode(cols)?.into_iter().flatten() {
+                    let size = t.len() + ENCODED_KEY_OVERHEAD_BYTES;
+                    if set.insert(t) {
+                        bytes += size;
+                    }
+                }
+                Ok(bytes)
+            }
+        }
+    }
+
+    /// For each row of `cols` (key order): is its tuple in the set? NULL tuples are not. An error
+    /// when a column is outside its key class — callers then cannot decide and keep the conflict.
+    pub fn contains_rows(&self, equality: &KeyEquality, cols: &[ArrayRef]) -> Result<Vec<bool>> {
+        match self {
+            KeySet::Int(set) => {
+                let [c] = cols else {
+                    return Err(EngineError::Internal(
+                        "integer key set of several columns".into(),
+                    ));
+                };
+                Ok(match c.data_type() {
+                    DataType::Int64 => c
+                        .as_primitive::<Int64Type>()
+                        .iter()
+                        .map(|v| v.is_some_and(|v| set.contains(&v)))
+                        .collect(),
+                    DataType::Int32 => c
+                        .as_primitive::<Int32Type>()
+                        .iter()
+                        .map(|v| v.is_some_and(|v| set.contains(&i64::from(v))))
+                        .collect(),
+                    other => {
+                        return Err(EngineError::Internal(format!(
+                            "integer key of type {other}"
+                        )))
+                    }
+                })
+            }
+            KeySet::Encoded(set) => Ok(equality
+                .encode(cols)?
+                .into_iter()
+                .map(|t| t.is_some_and(|t| set.contains(&t)))
+                .collect()),
+        }
+    }
+}
+
+/// Estimated bytes per key of the integer form (value, control byte, load-factor slack).
+pub const INT_KEY_BYTES: usize = 16;
+/// Estimated bytes per key of the encoded form besides the encoding: the boxed slice's pointer and
+/// length, its allocation's header and rounding, the hash table's slack.
+pub const ENCODED_KEY_OVERHEAD_BYTES: usize = 48;
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -502,5 +621,48 @@ mod tests {
         assert_ne!(ns[1], t[0], "1.5 µs is no microsecond");
         // A column outside its class is an error, not a guess.
         assert!(eq.encode(&[Arc::new(Int32Array::from(vec![1]))]).is_err());
+    }
+
+    /// The integer form of a key set answers exactly as the encoded form, across widths and NULLs.
+    #[test]
+    fn integer_key_sets_agree_with_encoded_ones() {
+        use arrow::array::{Int32Array, Int64Array};
+        use std::sync::Arc;
+        let pairs = [(DataType::Int64, DataType::Int32)];
+        let equality = KeyEquality::for_pairs(&pairs).expect("ints compare");
+        let source: ArrayRef = Arc::new(Int32Array::from(vec![
+            Some(1),
+            None,
+            Some(-7),
+            Some(i32::MAX),
+        ]));
+        let mut int = KeySet::for_pairs(&pairs);
+        let mut encoded = KeySet::Encoded(Default::default());
+        assert!(matches!(int, KeySet::Int(_)));
+        int.insert_rows(&equality, std::slice::from_ref(&source))
+            .unwrap();
+        encoded
+            .insert_rows(&equality, std::slice::from_ref(&source))
+            .unwrap();
+        assert_eq!((int.len(), encoded.len()), (3, 3));
+        let target: ArrayRef = Arc::new(Int64Array::from(vec![
+            Some(1),
+            None,
+            Some(-7),
+            Some(i64::from(i32::MAX)),
+            Some(i64::from(i32::MAX) + 1),
+            Some(0),
+        ]));
+        let a = int
+            .contains_rows(&equality, std::slice::from_ref(&target))
+            .unwrap();
+        let b = encoded
+            .contains_rows(&equality, std::slice::from_ref(&target))
+            .unwrap();
+        assert_eq!(a, vec![true, false, true, true, false, false]);
+        assert_eq!(a, b);
+        // A column of another type is an error (callers keep the conflict), never a guess.
+        let strings: ArrayRef = Arc::new(arrow::array::StringArray::from(vec!["1"]));
+        assert!(int.contains_rows(&equality, &[strings]).is_err());
     }
 }

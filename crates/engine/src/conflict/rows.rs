@@ -62,9 +62,14 @@ pub fn any_row_matches(
                     .ok_or_else(|| EngineError::Internal(format!("key column {c} missing")))
             })
             .collect::<Result<Vec<_>>>()?;
-        let tuples = keys.equality.encode(&cols)?;
-        for (m, t) in mask.iter_mut().zip(tuples) {
-            *m = *m && t.is_some_and(|t| keys.tuples.contains(&t));
+        let found = keys.tuples.contains_rows(&keys.equality, &cols)?;
+        if found.len() != mask.len() {
+            return Err(EngineError::Internal(
+                "key lookup of a different row count".into(),
+            ));
+        }
+        for (m, f) in mask.iter_mut().zip(found) {
+            *m = *m && f;
         }
     }
     Ok(mask.into_iter().any(|m| m))

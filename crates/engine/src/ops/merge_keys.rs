@@ -32,7 +32,7 @@ use serde_json::json;
 
 use crate::error::{EngineError, Result};
 use crate::events::Event;
-use crate::key_equality::KeyEquality;
+use crate::key_equality::{KeyEquality, KeySet};
 use crate::read_set::SourceKeys;
 
 /// What a MERGE reads from its target.
@@ -97,10 +97,6 @@ pub fn analyze_on(on: &Expr, target: &str, source: &str) -> (Vec<(String, String
     (keys, target_only)
 }
 
-/// Estimated memory of one distinct key tuple in a set besides its encoding: the boxed slice's
-/// pointer and length, its allocation's header and rounding, the hash table's slack.
-pub const KEY_OVERHEAD_BYTES: usize = 48;
-
 /// Builds the target read for the given key pairs over the source rows. The exact key set is
 /// declined (a coarser read registered) when holding it would take more than `max_key_bytes`.
 #[allow(clippy::too_many_arguments)] // each input is one fact of the read; a struct would only rename them
@@ -153,7 +149,7 @@ pub fn target_read(
     let Some(equality) = KeyEquality::for_pairs(&pairs) else {
         return Ok(decline("key types without a shared equality"));
     };
-    let mut tuples: HashSet<Box<[u8]>> = HashSet::new();
+    let mut tuples = KeySet::for_pairs(&pairs);
     let mut key_bytes = 0usize;
     // A type without a min/max accumulator gets no range (no pre-filter on that column).
     let mut columns_min_max: Vec<Option<(MinAccumulator, MaxAccumulator)>> = target_types
@@ -183,9 +179,6 @@ pub fn target_read(
             })?;
             cols.push(c.clone());
         }
-        let Ok(encoded) = equality.encode(&cols) else {
-            return Ok(decline("source key column outside its key class"));
-        };
         // The pre-filter compares in the target's types (a value that does not cast equals no
         // target value, so dropping it loses nothing).
         let mut cast_cols: Vec<Option<ArrayRef>> = Vec::with_capacity(keys.len());
@@ -197,23 +190,23 @@ pub fn target_read(
             cast_incomplete[k] |= casted.is_none();
             cast_cols.push(casted);
         }
-        for (r, t) in encoded.into_iter().enumerate() {
-            let Some(t) = t else { continue };
-            let size = t.len() + KEY_OVERHEAD_BYTES;
-            if !tuples.insert(t) {
-                continue;
-            }
-            key_bytes += size;
-            if key_bytes > max_key_bytes {
-                // A coarser read (the ON's target-only part) is safe; holding the keys is not.
-                return Ok(decline("source keys exceed the memory budget"));
-            }
-            // The IN lists matter only while the distinct tuples stay within the threshold.
-            if tuples.len() <= in_set_threshold {
-                for (k, c) in cast_cols.iter().enumerate() {
-                    let Some(c) = c else {
-                        continue;
-                    };
+        let Ok(added) = tuples.insert_rows(&equality, &cols) else {
+            return Ok(decline("source key column outside its key class"));
+        };
+        key_bytes += added;
+        if key_bytes > max_key_bytes {
+            // A coarser read (the ON's target-only part) is safe; holding the keys is not.
+            return Ok(decline("source keys exceed the memory budget"));
+        }
+        // The IN lists matter only while the distinct tuples stay within the threshold (the set
+        // only grows, so a batch that ends within it was within it all along). Values of rows
+        // whose tuple has a NULL elsewhere only widen the list: a broader pre-filter.
+        if tuples.len() <= in_set_threshold {
+            for (k, c) in cast_cols.iter().enumerate() {
+                let Some(c) = c else {
+                    continue;
+                };
+                for r in 0..c.len() {
                     let v = ScalarValue::try_from_array(c, r)?;
                     if !v.is_null() {
                         in_lists[k].insert(v);

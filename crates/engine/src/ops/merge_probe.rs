@@ -15,9 +15,9 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
-use arrow::datatypes::{DataType, Int32Type, Int64Type, Schema};
-use datafusion::common::{DFSchema, HashSet, TableReference};
+use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
+use arrow::datatypes::Schema;
+use datafusion::common::{DFSchema, TableReference};
 
 use delta_rlc_protocol::actions::Add;
 use serde_json::json;
@@ -26,10 +26,7 @@ use super::merge::target::{FileState, TargetFile};
 use crate::error::{EngineError, Result};
 use crate::events::Event;
 use crate::key_equality::KeyEquality;
-use crate::ops::merge_keys::KEY_OVERHEAD_BYTES;
-
-/// Estimated memory per key of the integer fast path's set (value, control byte, slack).
-const INT_KEY_BYTES: usize = 16;
+use crate::key_equality::KeySet;
 use crate::scan::{match_files, RowMatcher, RowVerdict};
 use crate::txn::Transaction;
 
@@ -37,17 +34,9 @@ use crate::txn::Transaction;
 pub struct KeyProbe {
     /// Target key columns (unqualified names), in tuple order.
     pub columns: Vec<String>,
-    keys: ProbeKeys,
-}
-
-enum ProbeKeys {
-    /// One 32- or 64-bit integer key column on both sides (values widened to i64, injective).
-    Int(HashSet<i64>),
-    /// Any key columns with a shared equality, as its encodings.
-    Encoded {
-        equality: KeyEquality,
-        keys: HashSet<Box<[u8]>>,
-    },
+    equality: KeyEquality,
+    /// The source's distinct key tuples (an `i64` set for one integer key on both sides).
+    keys: KeySet,
 }
 
 impl KeyProbe {
@@ -112,61 +101,30 @@ impl KeyProbe {
                 })
                 .collect()
         };
-        let int = |t: &DataType| matches!(t, DataType::Int32 | DataType::Int64);
-        if let [(t, s)] = types.as_slice() {
-            if int(t) && int(s) {
-                let mut set = HashSet::new();
-                for b in source.batches()? {
-                    let Some(cols) = source_columns(&b?) else {
-                        return Ok(None);
-                    };
-                    for c in cols {
-                        insert_ints(&mut set, &c)?;
-                    }
-                    if set.len().saturating_mul(INT_KEY_BYTES) > max_key_bytes {
-                        return Ok(None);
-                    }
-                }
-                return Ok(Some(KeyProbe {
-                    columns,
-                    keys: ProbeKeys::Int(set),
-                }));
-            }
-        }
-        let mut set = HashSet::new();
+        let mut set = KeySet::for_pairs(&types);
         let mut key_bytes = 0usize;
         for b in source.batches()? {
             let Some(cols) = source_columns(&b?) else {
                 return Ok(None);
             };
-            let Ok(encoded) = equality.encode(&cols) else {
+            let Ok(added) = set.insert_rows(&equality, &cols) else {
                 return Ok(None);
             };
-            for t in encoded.into_iter().flatten() {
-                let size = t.len() + KEY_OVERHEAD_BYTES;
-                if set.insert(t) {
-                    key_bytes += size;
-                }
-            }
+            key_bytes += added;
             if key_bytes > max_key_bytes {
                 return Ok(None);
             }
         }
         Ok(Some(KeyProbe {
             columns,
-            keys: ProbeKeys::Encoded {
-                equality,
-                keys: set,
-            },
+            equality,
+            keys: set,
         }))
     }
 
     /// Number of distinct source key tuples.
     pub fn len(&self) -> usize {
-        match &self.keys {
-            ProbeKeys::Int(s) => s.len(),
-            ProbeKeys::Encoded { keys, .. } => keys.len(),
-        }
+        self.keys.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -185,21 +143,12 @@ impl KeyProbe {
                 })
             })
             .collect::<Result<_>>()?;
-        match &self.keys {
-            ProbeKeys::Int(set) => {
-                let [c] = cols.as_slice() else {
-                    return Err(EngineError::Internal(
-                        "integer probe of several keys".into(),
-                    ));
-                };
-                probe_ints(set, c)
-            }
-            ProbeKeys::Encoded { equality, keys } => Ok(equality
-                .encode(&cols)?
-                .into_iter()
-                .map(|t| Some(t.is_some_and(|t| keys.contains(&t))))
-                .collect()),
-        }
+        Ok(self
+            .keys
+            .contains_rows(&self.equality, &cols)?
+            .into_iter()
+            .map(Some)
+            .collect())
     }
 }
 
@@ -244,50 +193,12 @@ impl RowVerdict for KeyProbe {
     }
 }
 
-fn insert_ints(set: &mut HashSet<i64>, c: &ArrayRef) -> Result<()> {
-    match c.data_type() {
-        DataType::Int64 => set.extend(c.as_primitive::<Int64Type>().iter().flatten()),
-        DataType::Int32 => set.extend(
-            c.as_primitive::<Int32Type>()
-                .iter()
-                .flatten()
-                .map(i64::from),
-        ),
-        other => {
-            return Err(EngineError::Internal(format!(
-                "integer MERGE key of type {other}"
-            )))
-        }
-    }
-    Ok(())
-}
-
-fn probe_ints(set: &HashSet<i64>, c: &ArrayRef) -> Result<BooleanArray> {
-    Ok(match c.data_type() {
-        DataType::Int64 => c
-            .as_primitive::<Int64Type>()
-            .iter()
-            .map(|v| Some(v.is_some_and(|v| set.contains(&v))))
-            .collect(),
-        DataType::Int32 => c
-            .as_primitive::<Int32Type>()
-            .iter()
-            .map(|v| Some(v.is_some_and(|v| set.contains(&i64::from(v)))))
-            .collect(),
-        other => {
-            return Err(EngineError::Internal(format!(
-                "integer MERGE key of type {other}"
-            )))
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::ops::merge::SourceRows;
     use arrow::array::{Float64Array, Int32Array, Int64Array, StringArray};
-    use arrow::datatypes::Field;
+    use arrow::datatypes::{DataType, Field};
 
     fn source(cols: Vec<(&str, ArrayRef)>) -> (SourceRows, DFSchema) {
         let b = RecordBatch::try_from_iter(cols).unwrap();
