@@ -143,8 +143,12 @@ pub async fn merge_exact(
     let source: arrow::array::ArrayRef = Arc::new(arrow::array::Int64Array::from_iter_values(
         (0..keys as i64).map(|k| k * 2),
     ));
-    let tuples: std::collections::HashSet<Box<[u8]>> =
-        equality.encode(&[source])?.into_iter().flatten().collect();
+    // The key set a MERGE builds for one BIGINT key (the integer form).
+    let mut tuples = delta_rlc_engine::key_equality::KeySet::for_pairs(&[(
+        DataType::Int64,
+        DataType::Int64,
+    )]);
+    tuples.insert_rows(&equality, &[source])?;
     let mut read_set = ReadSet::default();
     let ctx_df = datafusion::prelude::SessionContext::new();
     let schema = delta_rlc_engine::arrow_conv::table_arrow_schema(&snap.schema);
