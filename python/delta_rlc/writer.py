@@ -40,14 +40,18 @@ def write_deltalake(
 
     ``mode``: ``"error"`` (fail if the table exists), ``"append"``, ``"overwrite"`` (with
     ``predicate``: replace only the rows it matches) or ``"ignore"`` (do nothing if it exists).
-    Columns are matched by name. Returns the commit's metrics (``version``,
+    Columns are matched by name; ``schema_mode="merge"`` adds the data's new columns to the table
+    (and writes NULL for the columns it lacks), ``schema_mode="overwrite"`` (with
+    ``mode="overwrite"``) replaces the schema. Returns the commit's metrics (``version``,
     ``num_commit_attempts``, ``reconcile_events``, …).
     """
     _unsupported(writer_properties=writer_properties, post_commithook_properties=post_commithook_properties, target_file_size=target_file_size)
     if mode not in ("error", "append", "overwrite", "ignore"):
         raise ValueError(f"mode must be 'error', 'append', 'overwrite' or 'ignore', got {mode!r}")
-    if schema_mode is not None:
-        raise _internal.UnsupportedError(f"schema_mode={schema_mode!r} (schema evolution) is not supported yet")
+    if schema_mode not in (None, "merge", "overwrite"):
+        raise ValueError(f"schema_mode must be 'merge' or 'overwrite', got {schema_mode!r}")
+    if schema_mode == "overwrite" and mode != "overwrite":
+        raise ValueError("schema_mode='overwrite' needs mode='overwrite'")
     if predicate is not None and mode != "overwrite":
         raise ValueError("predicate (replaceWhere) needs mode='overwrite'")
     if isinstance(partition_by, str):
@@ -82,5 +86,5 @@ def write_deltalake(
         return {"version": None, "num_commit_attempts": 0}
     if partition_by and list(partition_by) != table.partition_columns():
         raise ValueError(f"partition_by {partition_by} differs from the table's {table.partition_columns()}")
-    out = table._table.write(data, mode, predicate, _commit(commit_properties), table._version if isinstance(table_or_uri, DeltaTable) else None)
+    out = table._table.write(data, mode, predicate, _commit(commit_properties), table._version if isinstance(table_or_uri, DeltaTable) else None, schema_mode)
     return table._moved(out)

@@ -15,7 +15,8 @@ use arrow::record_batch::{RecordBatch, RecordBatchReader};
 use arrow_pyarrow::{FromPyArrow, IntoPyArrow, ToPyArrow};
 use delta_rlc::{
     At, CommitOptions, CommitOutcome, ConflictSettings, DeleteClause, ErrorKind, InsertClause,
-    Isolation, MergeSource, RecordBatchStream, Table, TableOptions, UpdateClause, WriteMode,
+    Isolation, MergeSource, RecordBatchStream, SchemaMode, Table, TableOptions, UpdateClause,
+    WriteMode,
 };
 use futures::StreamExt;
 use pyo3::create_exception;
@@ -457,7 +458,8 @@ impl RawTable {
 
     /// Appends, overwrites or replaces rows (`mode`: append | overwrite; `predicate`: replace
     /// where).
-    #[pyo3(signature = (data, mode, predicate=None, commit=None, read_version=None))]
+    #[pyo3(signature = (data, mode, predicate=None, commit=None, read_version=None, schema_mode=None))]
+    #[allow(clippy::too_many_arguments)] // deltalake's keyword arguments, one each
     fn write<'py>(
         &self,
         py: Python<'py>,
@@ -466,9 +468,20 @@ impl RawTable {
         predicate: Option<String>,
         commit: Option<&Bound<'py, PyDict>>,
         read_version: Option<u64>,
+        schema_mode: Option<String>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let table = self.at(read_version);
         let (_, batches) = read_all(data)?;
+        let schema_mode = match schema_mode.as_deref() {
+            None => None,
+            Some("merge") => Some(SchemaMode::Merge),
+            Some("overwrite") => Some(SchemaMode::Overwrite),
+            Some(other) => {
+                return Err(PyValueError::new_err(format!(
+                    "schema_mode must be 'merge' or 'overwrite', got {other:?}"
+                )))
+            }
+        };
         let mode = match (mode, predicate) {
             ("overwrite", Some(p)) => WriteMode::ReplaceWhere(p.into()),
             ("overwrite", None) => WriteMode::Overwrite,
@@ -480,10 +493,13 @@ impl RawTable {
             }
             (other, _) => return Err(PyValueError::new_err(format!("unknown mode {other:?}"))),
         };
-        let b = table
+        let mut b = table
             .write(batches)
             .mode(mode)
             .commit_options(commit_options(commit)?);
+        if let Some(m) = schema_mode {
+            b = b.schema_mode(m);
+        }
         let c = run(py, async move { b.await })?;
         outcome_dict(py, &c)
     }

@@ -119,8 +119,8 @@ def test_modes_partitions_and_replace_where(tmp_path):
     assert [(r["id"], r["v"]) for r in rows(DeltaTable(uri))] == [(1, 10), (2, 99), (3, 30), (4, 40)]
     with pytest.raises(SchemaMismatchError):
         write_deltalake(uri, pa.table({"id": [9], "p": ["a"], "v": [1], "extra": [1]}), mode="append")
-    with pytest.raises(UnsupportedError):
-        write_deltalake(uri, data, mode="append", schema_mode="merge")
+    with pytest.raises(ValueError):
+        write_deltalake(uri, data, mode="append", schema_mode="bogus")
     write_deltalake(uri, pa.table({"id": [7], "p": ["c"], "v": [70]}), mode="overwrite")
     assert rows(DeltaTable(uri)) == [{"id": 7, "p": "c", "v": 70}]
     assert DeltaTable(uri).files() and all(f.startswith("p=c/") for f in DeltaTable(uri).files())
@@ -233,3 +233,29 @@ def test_sql_and_cli(tmp_path):
     assert r.returncode == 0 and r.stdout.split() == ['"id"', "1", "2"], r
     r = subprocess.run([sys.executable, "-m", "delta_rlc", "sql", "SELEC 1"], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.startswith("error:")
+
+
+def test_schema_evolution_merge_and_overwrite(tmp_path):
+    """deltalake's schema_mode: "merge" adds the data's new columns (old rows NULL; missing columns
+    written NULL), "overwrite" replaces the schema; without it a mismatch is an error and nothing
+    commits. deltalake reads the evolved table, column-mapped or not."""
+    for cm in [None, "name"]:
+        uri = str(tmp_path / f"evolve-{cm}")
+        conf = {"delta.columnMapping.mode": cm} if cm else None
+        write_deltalake(uri, pa.table({"id": pa.array([1, 2], pa.int64()), "v": ["a", "b"]}), configuration=conf)
+        wider = pa.table({"id": pa.array([3], pa.int64()), "v": ["c"], "extra": pa.array([30], pa.int64())})
+        with pytest.raises(SchemaMismatchError):
+            write_deltalake(uri, wider, mode="append")
+        assert DeltaTable(uri).version() == 0
+        write_deltalake(uri, wider, mode="append", schema_mode="merge")
+        write_deltalake(uri, pa.table({"id": pa.array([4], pa.int64())}), mode="append", schema_mode="merge")
+        expected = [(1, "a", None), (2, "b", None), (3, "c", 30), (4, None, None)]
+        got = sorted(tuple(r.values()) for r in DeltaTable(uri).to_pyarrow_table().select(["id", "v", "extra"]).to_pylist())
+        assert got == expected, cm
+        theirs = sorted(tuple(r.values()) for r in deltalake_read(uri).select(["id", "v", "extra"]).to_pylist())
+        assert theirs == expected, cm
+        with pytest.raises(ValueError):
+            write_deltalake(uri, pa.table({"z": [1.5]}), mode="append", schema_mode="overwrite")
+        write_deltalake(uri, pa.table({"z": [1.5, 2.5]}), mode="overwrite", schema_mode="overwrite")
+        assert DeltaTable(uri).to_pyarrow_table().to_pylist() == [{"z": 1.5}, {"z": 2.5}]
+        assert deltalake_read(uri).column_names == ["z"]

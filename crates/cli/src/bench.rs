@@ -144,10 +144,8 @@ pub async fn merge_exact(
         (0..keys as i64).map(|k| k * 2),
     ));
     // The key set a MERGE builds for one BIGINT key (the integer form).
-    let mut tuples = delta_rlc_engine::key_equality::KeySet::for_pairs(&[(
-        DataType::Int64,
-        DataType::Int64,
-    )]);
+    let mut tuples =
+        delta_rlc_engine::key_equality::KeySet::for_pairs(&[(DataType::Int64, DataType::Int64)]);
     tuples.insert_rows(&equality, &[source])?;
     let mut read_set = ReadSet::default();
     let ctx_df = datafusion::prelude::SessionContext::new();

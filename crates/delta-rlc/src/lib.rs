@@ -89,7 +89,7 @@ pub use options::{CommitOptions, ConflictSettings, Isolation, TableOptions};
 pub use outcome::{CommitOutcome, Metrics, ReconcileEvent, SqlOutcome, VacuumOutcome};
 pub use scan::{RecordBatchStream, ScanBuilder};
 pub use table::{sql, At, ProtocolInfo, Table, TableMetadata, TableSnapshot};
-pub use write::{WriteBuilder, WriteMode};
+pub use write::{SchemaMode, WriteBuilder, WriteMode};
 
 /// Commits a planned engine transaction with `options` and reports it.
 async fn commit(

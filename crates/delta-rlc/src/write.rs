@@ -1,12 +1,18 @@
 //! [`WriteBuilder`]: Arrow batches into the table — append, overwrite, or replace the rows a
 //! predicate selects.
 
-use arrow::datatypes::Schema;
+use std::sync::Arc;
+
+use arrow::array::{new_null_array, ArrayRef};
+use arrow::datatypes::{Field, Schema};
 use arrow::record_batch::RecordBatch;
-use delta_rlc_engine::arrow_conv::table_arrow_schema;
+use delta_rlc_engine::arrow_conv::{arrow_to_delta_type, table_arrow_schema};
+use delta_rlc_engine::ops::alter::{alter_txn, AlterOp};
 use delta_rlc_engine::ops::dml::ExprContext;
+use delta_rlc_engine::ops::insert::effective_metadata;
 use delta_rlc_engine::ops::{insert_txn, InsertMode};
 use delta_rlc_engine::Transaction;
+use delta_rlc_protocol::schema::{StructField, StructType};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::CommitOptions;
@@ -26,9 +32,20 @@ pub enum WriteMode {
     ReplaceWhere(Expression),
 }
 
-/// Writes batches; their columns are matched to the table's by name (any order; a missing or
-/// extra column is [`ErrorKind::SchemaMismatch`]) and cast to its types (a value that does not
-/// fit, or a NULL in a NOT NULL column, is an error and nothing commits).
+/// How a write treats columns the table and the data do not share (deltalake's `schema_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaMode {
+    /// Columns the data has and the table lacks are added (nullable) in the same commit; columns
+    /// the data lacks are written as NULL.
+    Merge,
+    /// With [`WriteMode::Overwrite`]: the data's schema replaces the table's.
+    Overwrite,
+}
+
+/// Writes batches; their columns are matched to the table's by name (any order; without a
+/// [`SchemaMode`], a missing or extra column is [`ErrorKind::SchemaMismatch`]) and cast to its
+/// types (a value that does not fit, or a NULL in a NOT NULL column, is an error and nothing
+/// commits).
 ///
 /// ```
 /// # async fn demo(table: delta_rlc::Table, batch: delta_rlc::arrow::array::RecordBatch) -> delta_rlc::Result<()> {
@@ -48,6 +65,7 @@ pub struct WriteBuilder {
     table: Table,
     batches: Vec<RecordBatch>,
     mode: WriteMode,
+    schema_mode: Option<SchemaMode>,
     commit: CommitOptions,
 }
 
@@ -57,6 +75,7 @@ impl WriteBuilder {
             table,
             batches,
             mode: WriteMode::Append,
+            schema_mode: None,
             commit: CommitOptions::default(),
         }
     }
@@ -73,14 +92,55 @@ impl WriteBuilder {
         self
     }
 
+    /// Schema evolution: add the data's new columns ([`SchemaMode::Merge`]) or replace the
+    /// schema ([`SchemaMode::Overwrite`], with [`WriteMode::Overwrite`]).
+    pub fn schema_mode(mut self, mode: SchemaMode) -> Self {
+        self.schema_mode = Some(mode);
+        self
+    }
+
     async fn run(self) -> Result<CommitOutcome> {
         let inner = &self.table.inner;
         let snapshot = inner.snapshot(self.table.read_version).await?;
-        let table_schema = table_arrow_schema(&snapshot.schema);
+        let mut txn = Transaction::new(inner, Some(std::sync::Arc::clone(&snapshot)), "WRITE");
+        let data_schema = self.batches.first().map(|b| b.schema());
+        let mut table_schema = table_arrow_schema(&snapshot.schema);
+        let evolution = match (self.schema_mode, &data_schema) {
+            (Some(SchemaMode::Merge), Some(data)) => {
+                let new = nullable_fields(data, |f| {
+                    table_schema
+                        .fields()
+                        .iter()
+                        .all(|t| !t.name().eq_ignore_ascii_case(f.name()))
+                })?;
+                (!new.is_empty()).then_some(AlterOp::AddColumns(new))
+            }
+            (Some(SchemaMode::Overwrite), Some(data)) => {
+                if !matches!(self.mode, WriteMode::Overwrite) {
+                    return Err(Error::invalid(
+                        "schema_mode overwrite needs mode overwrite (the old rows do not fit the new schema)",
+                    ));
+                }
+                let fields = nullable_fields(data, |_| true)?;
+                Some(AlterOp::ReplaceSchema(StructType { fields }))
+            }
+            _ => None,
+        };
+        if let Some(op) = evolution {
+            // The schema change and the rows are one commit; the rows are written in the new schema.
+            txn = alter_txn(txn, op).await?;
+            txn.operation_parameters.clear();
+            let staged = effective_metadata(&txn)?;
+            table_schema = table_arrow_schema(
+                &StructType::parse(&staged.schema_string)
+                    .map_err(delta_rlc_engine::EngineError::from)?,
+            );
+        }
+        let fill_missing = self.schema_mode == Some(SchemaMode::Merge);
         let batches = self
             .batches
             .iter()
-            .map(|b| by_name(b, &table_schema))
+            .map(|b| by_name(b, &table_schema, fill_missing))
             .collect::<Result<Vec<_>>>()?;
         let mode = match &self.mode {
             WriteMode::Append => InsertMode::Append,
@@ -89,14 +149,35 @@ impl WriteBuilder {
                 InsertMode::ReplaceWhere(p.over_table(&ExprContext::new(&snapshot, None)?)?)
             }
         };
-        let txn = Transaction::new(inner, Some(snapshot), "WRITE");
         crate::commit(insert_txn(txn, &batches, mode).await?, &self.commit).await
     }
 }
 
+/// The fields of `schema` that `keep` selects, as nullable Delta columns.
+fn nullable_fields(schema: &Schema, keep: impl Fn(&Field) -> bool) -> Result<Vec<StructField>> {
+    schema
+        .fields()
+        .iter()
+        .filter(|f| keep(f))
+        .map(|f| {
+            Ok(StructField {
+                name: f.name().clone(),
+                data_type: arrow_to_delta_type(f.data_type())?,
+                nullable: true,
+                metadata: Default::default(),
+            })
+        })
+        .collect()
+}
+
 /// `batch`'s columns in the table's order, matched by name (case-insensitively); types are cast
-/// when the rows are written. A missing or an extra column is a schema mismatch.
-pub(crate) fn by_name(batch: &RecordBatch, table: &Schema) -> Result<RecordBatch> {
+/// when the rows are written. An extra column is a schema mismatch, and so is a missing one
+/// unless `fill_missing` (then it is written as NULL).
+pub(crate) fn by_name(
+    batch: &RecordBatch,
+    table: &Schema,
+    fill_missing: bool,
+) -> Result<RecordBatch> {
     let names = |s: &Schema| -> Vec<String> {
         s.fields()
             .iter()
@@ -106,7 +187,10 @@ pub(crate) fn by_name(batch: &RecordBatch, table: &Schema) -> Result<RecordBatch
     let (ours, theirs) = (names(table), names(batch.schema().as_ref()));
     let missing: Vec<&String> = ours.iter().filter(|n| !theirs.contains(n)).collect();
     let extra: Vec<&String> = theirs.iter().filter(|n| !ours.contains(n)).collect();
-    if !missing.is_empty() || !extra.is_empty() || ours.len() != theirs.len() {
+    if (!missing.is_empty() && !fill_missing)
+        || !extra.is_empty()
+        || theirs.len() + missing.len() != ours.len()
+    {
         return Err(Error::new(
             ErrorKind::SchemaMismatch,
             format!(
@@ -114,11 +198,26 @@ pub(crate) fn by_name(batch: &RecordBatch, table: &Schema) -> Result<RecordBatch
             ),
         ));
     }
-    let order: Vec<usize> = ours
+    let columns: Vec<ArrayRef> = ours
         .iter()
-        .filter_map(|n| theirs.iter().position(|t| t == n))
+        .zip(table.fields())
+        .map(|(n, f)| match theirs.iter().position(|t| t == n) {
+            Some(i) => Arc::clone(batch.column(i)),
+            None => new_null_array(f.data_type(), batch.num_rows()),
+        })
         .collect();
-    Ok(batch.project(&order)?)
+    let fields: Vec<Field> = ours
+        .iter()
+        .zip(table.fields())
+        .map(|(n, f)| match theirs.iter().position(|t| t == n) {
+            Some(i) => batch.schema().field(i).clone(),
+            None => f.as_ref().clone().with_nullable(true),
+        })
+        .collect();
+    Ok(RecordBatch::try_new(
+        Arc::new(Schema::new(fields)),
+        columns,
+    )?)
 }
 
 awaitable!(WriteBuilder => CommitOutcome);

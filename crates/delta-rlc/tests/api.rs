@@ -206,6 +206,72 @@ async fn merge_upserts_and_deletes_by_source() {
     assert_eq!(rows(&table).await[0], (1, Some("z1".into())));
 }
 
+/// Schema evolution: Merge adds the data's new columns in the same commit (old rows NULL) and
+/// writes NULL for columns the data lacks; without it a mismatch is a SchemaMismatch and nothing
+/// commits; Overwrite replaces the schema (with an overwrite).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schema_evolution_on_write() {
+    use delta_rlc::SchemaMode;
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir, true).await;
+    table.write([batch(&[1], "a")]).await.unwrap();
+    let wide_schema = Arc::new(Schema::new(vec![
+        Field::new("extra", DataType::Int64, true),
+        Field::new("id", DataType::Int64, false),
+    ]));
+    let wide = RecordBatch::try_new(
+        wide_schema,
+        vec![
+            Arc::new(Int64Array::from(vec![20])),
+            Arc::new(Int64Array::from(vec![2])),
+        ],
+    )
+    .unwrap();
+    let err = table.write([wide.clone()]).await.unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::SchemaMismatch);
+    let out = table
+        .write([wide])
+        .schema_mode(SchemaMode::Merge)
+        .await
+        .unwrap();
+    assert_eq!(
+        out.version,
+        Some(2),
+        "the new column and the rows in one commit"
+    );
+    let snap = table.snapshot(At::Latest).await.unwrap();
+    let names: Vec<String> = snap
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(names, vec!["id", "v", "extra"]);
+    assert_eq!(
+        rows(&table).await,
+        vec![(1, Some("a1".into())), (2, None)],
+        "v is NULL for the row that lacked it"
+    );
+    let replaced =
+        RecordBatch::try_from_iter(vec![("z", Arc::new(StringArray::from(vec!["only"])) as _)])
+            .unwrap();
+    let err = table
+        .write([replaced.clone()])
+        .schema_mode(SchemaMode::Overwrite)
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::InvalidInput);
+    table
+        .write([replaced])
+        .mode(WriteMode::Overwrite)
+        .schema_mode(SchemaMode::Overwrite)
+        .await
+        .unwrap();
+    let snap = table.snapshot(At::Latest).await.unwrap();
+    assert_eq!(snap.schema().fields().len(), 1);
+    assert_eq!(snap.num_rows(), Some(1));
+}
+
 /// A table opened with a memory limit runs its MERGE's join under it (the join event says so),
 /// with the same rows; a limit that is not a size is a clear error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -25,10 +25,23 @@ use crate::txn::Transaction;
 #[derive(Debug, Clone)]
 pub enum AlterOp {
     AddColumns(Vec<StructField>),
-    RenameColumn { from: String, to: String },
-    DropColumns { names: Vec<String>, if_exists: bool },
+    RenameColumn {
+        from: String,
+        to: String,
+    },
+    DropColumns {
+        names: Vec<String>,
+        if_exists: bool,
+    },
     SetProperties(BTreeMap<String, String>),
-    UnsetProperties { keys: Vec<String>, if_exists: bool },
+    /// A write's schema replaces the table's (`schema_mode = overwrite`, with an overwrite of
+    /// every row): with column mapping every column takes a fresh id and physical name (no file
+    /// survives the overwrite); partition columns must remain.
+    ReplaceSchema(StructType),
+    UnsetProperties {
+        keys: Vec<String>,
+        if_exists: bool,
+    },
     DropNotNull(String),
 }
 
@@ -115,18 +128,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                 added.fields.push(c.clone());
             }
             if mode != ColumnMappingMode::None {
-                let max = metadata
-                    .configuration
-                    .get(column_mapping::MAX_ID_KEY)
-                    .and_then(|v| v.parse::<i64>().ok())
-                    .unwrap_or(0);
-                let ids = &txn.table.env.ids;
-                let max = column_mapping::assign_physical_names(&mut added, max, &mut || {
-                    ids.uuid().to_string()
-                });
-                metadata
-                    .configuration
-                    .insert(column_mapping::MAX_ID_KEY.into(), max.to_string());
+                name_new_columns(&mut added, &mut metadata.configuration, &txn);
             }
             let names: Vec<String> = added.fields.iter().map(|f| f.name.clone()).collect();
             schema.fields.extend(added.fields);
@@ -260,6 +262,39 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
             }
             ("UNSET TBLPROPERTIES", json!({"properties": keys}))
         }
+        AlterOp::ReplaceSchema(new) => {
+            for p in &metadata.partition_columns {
+                if find(new, p).is_none() {
+                    return Err(EngineError::invalid(format!(
+                        "the new schema lacks partition column {p}"
+                    )));
+                }
+            }
+            let mut replaced = new.clone();
+            if mode != ColumnMappingMode::None {
+                // Every file is removed by the overwrite, so every column may take a fresh name.
+                for f in &mut replaced.fields {
+                    f.metadata.remove(column_mapping::PHYSICAL_NAME_KEY);
+                    f.metadata.remove(column_mapping::ID_KEY);
+                }
+                name_new_columns(&mut replaced, &mut metadata.configuration, &txn);
+            }
+            if replaced.fields.iter().any(|f| {
+                matches!(
+                    f.data_type,
+                    DataType::Primitive(PrimitiveType::TimestampNtz)
+                )
+            }) {
+                protocol = with_feature(&protocol, "timestampNtz");
+            }
+            for p in &mut metadata.partition_columns {
+                if let Some(f) = find(&replaced, p) {
+                    *p = f.name.clone();
+                }
+            }
+            schema = replaced;
+            ("WRITE", json!({}))
+        }
         AlterOp::DropNotNull(c) => {
             let Some(f) = schema
                 .fields
@@ -284,6 +319,22 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
     }
     txn.actions.push(Action::Metadata(metadata));
     Ok(txn)
+}
+
+/// Gives the columns of `fields` that have none an id above the table's
+/// `delta.columnMapping.maxColumnId` and a fresh physical name, and raises that maximum.
+fn name_new_columns(
+    fields: &mut StructType,
+    configuration: &mut BTreeMap<String, String>,
+    txn: &Transaction,
+) {
+    let max = configuration
+        .get(column_mapping::MAX_ID_KEY)
+        .and_then(|v| v.parse::<i64>().ok())
+        .unwrap_or(0);
+    let ids = &txn.table.env.ids;
+    let max = column_mapping::assign_physical_names(fields, max, &mut || ids.uuid().to_string());
+    configuration.insert(column_mapping::MAX_ID_KEY.into(), max.to_string());
 }
 
 /// Every column (nested too) gets its current name as its physical name and an id (1, 2, …);
