@@ -82,6 +82,10 @@ pub enum Op {
     },
     Optimize,
     Zorder,
+    /// `ALTER TABLE t ADD COLUMNS (c<n> BIGINT)`: a schema change no row holds a value for.
+    AlterAddColumn(i64),
+    /// `ALTER TABLE t SET TBLPROPERTIES ('sim.note' = '<n>')`: a metadata change outside the schema.
+    AlterSetProperty(i64),
 }
 
 impl Op {
@@ -95,6 +99,8 @@ impl Op {
             Op::MergeNmbs { .. } => "mergeNmbs",
             Op::Optimize => "optimize",
             Op::Zorder => "zorder",
+            Op::AlterAddColumn(_) => "alterAddColumn",
+            Op::AlterSetProperty(_) => "alterSetProperty",
         }
     }
 
@@ -121,7 +127,10 @@ impl Op {
 
     /// Whether the engine's affected-row count is a row count comparable with the model's.
     pub fn counts_rows(&self) -> bool {
-        !matches!(self, Op::Optimize | Op::Zorder)
+        !matches!(
+            self,
+            Op::Optimize | Op::Zorder | Op::AlterAddColumn(_) | Op::AlterSetProperty(_)
+        )
     }
 
     pub fn sql(&self) -> String {
@@ -133,10 +142,10 @@ impl Op {
         };
         match self {
             Op::Insert(rows) => format!(
-                "INSERT INTO t VALUES {}",
+                "INSERT INTO t (k, v, g) VALUES {}",
                 rows.iter().map(|(k, v, g)| format!("({k}, {v}, {g})")).collect::<Vec<_>>().join(", ")
             ),
-            Op::InsertSelect { pred, offset } => format!("INSERT INTO t SELECT k + {offset}, v, g FROM t WHERE {}", pred.sql()),
+            Op::InsertSelect { pred, offset } => format!("INSERT INTO t (k, v, g) SELECT k + {offset}, v, g FROM t WHERE {}", pred.sql()),
             Op::Delete(p) => format!("DELETE FROM t WHERE {}", p.sql()),
             Op::UpdateV { pred, add } => format!("UPDATE t SET v = v + {add} WHERE {}", pred.sql()),
             Op::UpdateG { pred, g } => format!("UPDATE t SET g = {g} WHERE {}", pred.sql()),
@@ -153,6 +162,10 @@ impl Op {
             ),
             Op::Optimize => "OPTIMIZE t".into(),
             Op::Zorder => "OPTIMIZE t ZORDER BY (v, k)".into(),
+            Op::AlterAddColumn(n) => format!("ALTER TABLE t ADD COLUMNS (c{n} BIGINT)"),
+            Op::AlterSetProperty(n) => {
+                format!("ALTER TABLE t SET TBLPROPERTIES ('sim.note' = '{n}')")
+            }
         }
     }
 
@@ -263,7 +276,8 @@ impl Op {
                 }
                 n
             }
-            Op::Optimize | Op::Zorder => 0,
+            // Metadata only: the rows (k, v, g) are unchanged.
+            Op::Optimize | Op::Zorder | Op::AlterAddColumn(_) | Op::AlterSetProperty(_) => 0,
         }
     }
 }

@@ -85,7 +85,7 @@ fn pred(rng: &mut Rng) -> Pred {
 /// A random operation. Blind inserts use keys from their own range so a MERGE never races a blind
 /// append on the same key (that is a documented WriteSerializable duplicate, not an engine bug).
 pub fn random_op(rng: &mut Rng, next_key: &mut i64, op_id: i64) -> Op {
-    match rng.below(10) {
+    match rng.below(12) {
         0 | 1 => {
             let n = rng.range(1, 4);
             let rows = (0..n)
@@ -124,7 +124,10 @@ pub fn random_op(rng: &mut Rng, next_key: &mut i64, op_id: i64) -> Op {
             }
         }
         8 => Op::Optimize,
-        _ => Op::Zorder,
+        9 => Op::Zorder,
+        // Metadata changes: each history names its columns by operation id, so they never clash.
+        10 => Op::AlterAddColumn(op_id),
+        _ => Op::AlterSetProperty(op_id),
     }
 }
 
@@ -148,6 +151,10 @@ fn table_sql(rng: &mut Rng) -> String {
     }
     if rng.chance(30) {
         props.push("'delta.checkpointInterval' = '3'".into());
+    }
+    // Column mapping: physical names in files, stats and partition values under every tier.
+    if rng.chance(30) {
+        props.push("'delta.columnMapping.mode' = 'name'".into());
     }
     let part = if rng.chance(30) {
         " PARTITIONED BY (g)"

@@ -17,7 +17,7 @@ use delta_rlc_protocol::column_mapping::{self, ColumnMappingMode};
 use delta_rlc_protocol::schema::{DataType, PrimitiveType, StructField, StructType};
 use serde_json::json;
 
-use super::create::validate_properties;
+use super::create::{validate_properties, ENGINE_PROPERTIES as FIXED_PROPERTIES};
 use crate::error::{EngineError, Result};
 use crate::txn::Transaction;
 
@@ -44,13 +44,6 @@ pub enum AlterOp {
     },
     DropNotNull(String),
 }
-
-/// Properties an ALTER may not change: they describe how existing files were written.
-const FIXED_PROPERTIES: &[&str] = &[
-    "delta.columnMapping.maxColumnId",
-    "delta.rowTracking.materializedRowIdColumnName",
-    "delta.rowTracking.materializedRowCommitVersionColumnName",
-];
 
 fn find<'a>(schema: &'a StructType, name: &str) -> Option<&'a StructField> {
     schema

@@ -43,7 +43,10 @@ const KNOWN_PROPERTIES: &[&str] = &[
 /// nothing.
 pub fn validate_properties(config: &BTreeMap<String, String>) -> Result<()> {
     for k in config.keys() {
-        if k.starts_with("delta.") && !KNOWN_PROPERTIES.contains(&k.as_str()) {
+        if k.starts_with("delta.")
+            && !KNOWN_PROPERTIES.contains(&k.as_str())
+            && !ENGINE_PROPERTIES.contains(&k.as_str())
+        {
             return Err(EngineError::invalid(format!("unknown table property {k}")));
         }
     }
@@ -101,6 +104,13 @@ pub fn validate_properties(config: &BTreeMap<String, String>) -> Result<()> {
     Ok(())
 }
 
+/// Properties the engine sets (a table's configuration holds them; users may not set them).
+pub const ENGINE_PROPERTIES: &[&str] = &[
+    "delta.columnMapping.maxColumnId",
+    "delta.rowTracking.materializedRowIdColumnName",
+    "delta.rowTracking.materializedRowCommitVersionColumnName",
+];
+
 /// Validates the spec and builds the metadata/protocol/domain actions for version 0.
 pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Result<Vec<Action>> {
     if spec.schema.fields.is_empty() {
@@ -140,6 +150,12 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
         ));
     }
     let mut config = spec.properties.clone();
+    if let Some(k) = config
+        .keys()
+        .find(|k| ENGINE_PROPERTIES.contains(&k.as_str()))
+    {
+        return Err(EngineError::invalid(format!("{k} is set by the engine")));
+    }
     validate_properties(&config)?;
     config
         .entry("delta.enableDeletionVectors".into())

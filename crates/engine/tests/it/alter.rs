@@ -85,6 +85,15 @@ fn add_columns_rename_drop_and_the_upgrade_to_column_mapping() {
         assert!(snap.protocol.has_writer_feature("columnMapping"));
         assert_eq!(snap.physical_name("v"), "v");
         assert_eq!(snap.config("delta.columnMapping.maxColumnId"), Some("5"));
+        // Properties the engine set (maxColumnId) do not block later property changes, and users
+        // cannot set them.
+        s.execute("ALTER TABLE t SET TBLPROPERTIES ('owner' = 'again')")
+            .await
+            .unwrap();
+        assert!(s
+            .execute("ALTER TABLE t SET TBLPROPERTIES ('delta.columnMapping.maxColumnId' = '99')")
+            .await
+            .is_err());
         // Now RENAME and DROP; a new column named like the dropped one reads NULL, never the old data.
         s.execute("ALTER TABLE t RENAME COLUMN v TO w")
             .await
