@@ -241,7 +241,18 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
     };
     let mut actions = vec![Action::Protocol(protocol), Action::Metadata(metadata)];
     if !spec.cluster_by.is_empty() {
-        let cols: Vec<Vec<String>> = spec.cluster_by.iter().map(|c| vec![c.clone()]).collect();
+        // Clustering columns are physical paths (column mapping: the physical names).
+        let cols: Vec<Vec<String>> = spec
+            .cluster_by
+            .iter()
+            .map(|c| {
+                let physical = schema
+                    .field(c)
+                    .and_then(|f| column_mapping::physical_name(f, mapping).ok())
+                    .unwrap_or(c);
+                vec![physical.to_string()]
+            })
+            .collect();
         actions.push(Action::DomainMetadata(DomainMetadata {
             domain: "delta.clustering".into(),
             configuration: json!({ "clusteringColumns": cols }).to_string(),

@@ -39,7 +39,25 @@ pub struct OptimizeSpec {
     pub skip_capture: bool,
 }
 
+/// The table's clustering columns by logical name (the domain metadata holds physical paths).
 pub(crate) fn clustering_columns(snapshot: &Snapshot) -> Vec<String> {
+    let mode = snapshot.column_mapping_mode();
+    clustering_physical_columns(snapshot)
+        .into_iter()
+        .map(|p| {
+            snapshot
+                .schema
+                .fields
+                .iter()
+                .find(|f| {
+                    delta_rlc_protocol::column_mapping::physical_name(f, mode).is_ok_and(|n| n == p)
+                })
+                .map_or(p.clone(), |f| f.name.clone())
+        })
+        .collect()
+}
+
+fn clustering_physical_columns(snapshot: &Snapshot) -> Vec<String> {
     let Some(d) = snapshot.domains.get("delta.clustering") else {
         return Vec::new();
     };

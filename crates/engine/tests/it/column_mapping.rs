@@ -288,3 +288,44 @@ fn inconsistent_column_mapping_metadata_is_refused() {
         assert!(err.to_string().to_lowercase().contains("column"), "{err}");
     }
 }
+
+/// A clustered column-mapped table records its clustering columns by physical name (as the
+/// protocol's clustering domain does) and clusters by them: OPTIMIZE keeps every row.
+#[test]
+fn clustering_columns_of_a_column_mapped_table_are_physical() {
+    let loc = "memory://cm-clustered/t";
+    let mut s = SqlSession::new(Env::deterministic(4), ConflictConfig::default());
+    s.register("t", loc);
+    rt().block_on(async {
+        s.execute(
+            "CREATE TABLE t (id BIGINT, v STRING) CLUSTER BY (v) \
+             TBLPROPERTIES ('delta.columnMapping.mode' = 'name')",
+        )
+        .await
+        .unwrap();
+        for i in 0..3 {
+            s.execute(&format!(
+                "INSERT INTO t SELECT value, CAST(value % 5 AS STRING) FROM range({}, {})",
+                i * 10,
+                i * 10 + 10
+            ))
+            .await
+            .unwrap();
+        }
+        s.execute("OPTIMIZE t").await.unwrap();
+        let snap = crate::common::latest_snapshot(loc).await;
+        let domain = snap
+            .domains
+            .get("delta.clustering")
+            .expect("clustering domain");
+        let physical = snap.physical_name("v").to_string();
+        assert!(physical.starts_with("col-"), "{physical}");
+        assert!(
+            domain.configuration.contains(&physical),
+            "{}",
+            domain.configuration
+        );
+        let out = s.execute("SELECT count(*), sum(id) FROM t").await.unwrap();
+        assert_eq!(sorted_rows(&out.batches), vec!["30|435"]);
+    });
+}
