@@ -272,6 +272,30 @@ async fn schema_evolution_on_write() {
     assert_eq!(snap.num_rows(), Some(1));
 }
 
+/// A CHECK constraint binds the library's writes as it binds SQL's: the violating write fails with
+/// a bad-input error naming the constraint and the row, and nothing is committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_constraints_bind_library_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir, true).await;
+    table.write([batch(&[1, 2], "a")]).await.unwrap();
+    table
+        .sql("ALTER TABLE t ADD CONSTRAINT small_ids CHECK (id < 100)")
+        .await
+        .unwrap();
+    let before = table.version().await.unwrap();
+    let err = table.write([batch(&[3, 150], "b")]).await.unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::InvalidInput, "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("small_ids") && msg.contains("id: 150"),
+        "{msg}"
+    );
+    assert_eq!(table.version().await.unwrap(), before);
+    table.write([batch(&[3], "b")]).await.unwrap();
+    assert_eq!(rows(&table).await.len(), 3);
+}
+
 /// A table opened with a memory limit runs its MERGE's join under it (the join event says so),
 /// with the same rows; a limit that is not a size is a clear error.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

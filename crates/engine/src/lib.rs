@@ -10,6 +10,7 @@ pub mod column_mapping;
 pub mod conflict;
 pub mod conflict_config;
 pub mod conflict_error;
+pub mod constraints;
 pub mod dv_io;
 pub mod env;
 pub mod error;

@@ -24,6 +24,8 @@ pub const READER_FEATURES: &[&str] = &[
 pub const WRITER_FEATURES: &[&str] = &[
     "appendOnly",
     "invariants",
+    // Enforced on every data write (`constraints` in the engine).
+    "checkConstraints",
     "deletionVectors",
     "domainMetadata",
     "rowTracking",
@@ -233,10 +235,10 @@ mod tests {
 
     #[test]
     fn unimplemented_writer_feature_refuses_write_not_read() {
-        let proto = p(1, 7, &[], &["checkConstraints"]);
+        let proto = p(1, 7, &[], &["generatedColumns"]);
         assert!(proto.check_readable().is_ok());
         assert!(
-            matches!(proto.check_writable(), Err(ProtocolError::UnsupportedWriterFeature(f)) if f == "checkConstraints")
+            matches!(proto.check_writable(), Err(ProtocolError::UnsupportedWriterFeature(f)) if f == "generatedColumns")
         );
     }
 

@@ -233,3 +233,32 @@ def test_spark_reads_tables_we_altered(spark, tmp_path):
     spark.sql(f"INSERT INTO delta.`{p}` VALUES (11, 's', 'lo', 2, 'spark-d')")
     ours_ = sorted(tuple(r.get(k) for k in cols) for r in rlc_rows(f"SELECT {', '.join(cols)} FROM '{p}'"))
     assert (11, "s", "lo", 2, "spark-d") in ours_ and len(ours_) == 12
+
+
+def test_constraints_bind_both_engines(spark, tmp_path):
+    """CHECK constraints and NOT NULL: on Spark's table our violating writes fail (nothing
+    committed) and our good ones are read by Spark; on our table (ADD CONSTRAINT, SET NOT NULL)
+    Spark enforces what we added."""
+    import pytest
+    p = str(tmp_path / "spark_constrained")
+    spark.sql(f"CREATE TABLE delta.`{p}` (id BIGINT NOT NULL, v INT) USING delta")
+    spark.sql(f"ALTER TABLE delta.`{p}` ADD CONSTRAINT v_pos CHECK (v > 0)")
+    spark.sql(f"INSERT INTO delta.`{p}` VALUES (1, 10)")
+    for bad in [f"INSERT INTO '{p}' VALUES (2, -1)", f"INSERT INTO '{p}' VALUES (NULL, 5)",
+                f"UPDATE '{p}' SET v = 0 WHERE id = 1"]:
+        res = subprocess.run([BIN, "sql", bad], capture_output=True, text=True)
+        assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, (bad, res.stderr)
+    rlc("sql", f"INSERT INTO '{p}' VALUES (2, 20)")
+    rlc("sql", f"UPDATE '{p}' SET v = v + 1 WHERE id = 1")
+    assert theirs(spark, p, ["id", "v"]) == [(1, 11), (2, 20)]
+
+    q = str(tmp_path / "ours_constrained")
+    rlc("sql", f"CREATE TABLE '{q}' (id BIGINT, v INT)")
+    rlc("sql", f"INSERT INTO '{q}' VALUES (1, 1)")
+    rlc("sql", f"ALTER TABLE '{q}' ADD CONSTRAINT small CHECK (v < 100)")
+    rlc("sql", f"ALTER TABLE '{q}' ALTER COLUMN id SET NOT NULL")
+    for bad in [f"INSERT INTO delta.`{q}` VALUES (2, 500)", f"INSERT INTO delta.`{q}` VALUES (NULL, 5)"]:
+        with pytest.raises(Exception):
+            spark.sql(bad)
+    spark.sql(f"INSERT INTO delta.`{q}` VALUES (3, 30)")
+    assert ours(q, ["id", "v"]) == [(1, 1), (3, 30)]

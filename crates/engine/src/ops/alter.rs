@@ -7,8 +7,11 @@
 //! - `SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name')` upgrades a table: every existing
 //!   column's physical name is its current name — exactly what its files already hold.
 //!
-//! An ALTER reads no rows, so it registers no read: concurrent appends and DML do not conflict with
-//! it (as in Delta), while a concurrent metadata change does (both change metadata).
+//! - ADD CONSTRAINT and SET NOT NULL first check every row already in the table.
+//!
+//! Other ALTERs read no rows, so they register no read: concurrent appends and DML do not conflict
+//! with them (as in Delta), while a concurrent metadata change does (both change metadata). ADD
+//! CONSTRAINT and SET NOT NULL read the whole table, so a concurrent write makes them retry.
 
 use std::collections::BTreeMap;
 
@@ -18,7 +21,9 @@ use delta_rlc_protocol::schema::{DataType, PrimitiveType, StructField, StructTyp
 use serde_json::json;
 
 use super::create::{validate_properties, ENGINE_PROPERTIES as FIXED_PROPERTIES};
+use crate::constraints::{TableConstraints, CONSTRAINT_PREFIX};
 use crate::error::{EngineError, Result};
+use crate::ops::dml::{register_candidates, scan_files};
 use crate::txn::Transaction;
 
 /// One ALTER TABLE operation.
@@ -43,6 +48,17 @@ pub enum AlterOp {
         if_exists: bool,
     },
     DropNotNull(String),
+    /// Every existing row is checked first.
+    SetNotNull(String),
+    /// `delta.constraints.<name>` (lowercase); every existing row is checked first.
+    AddConstraint {
+        name: String,
+        expr: String,
+    },
+    DropConstraint {
+        name: String,
+        if_exists: bool,
+    },
 }
 
 fn find<'a>(schema: &'a StructType, name: &str) -> Option<&'a StructField> {
@@ -193,6 +209,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                 if FIXED_PROPERTIES.contains(&k.as_str()) {
                     return Err(EngineError::invalid(format!("{k} is set by the engine")));
                 }
+                refuse_constraint_property(k)?;
             }
             let mut config = metadata.configuration.clone();
             config.extend(props.clone());
@@ -241,6 +258,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
         }
         AlterOp::UnsetProperties { keys, if_exists } => {
             for k in keys {
+                refuse_constraint_property(k)?;
                 if FIXED_PROPERTIES.contains(&k.as_str())
                     || k == column_mapping::MODE_KEY
                     || k == "delta.enableRowTracking"
@@ -299,7 +317,46 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
             f.nullable = true;
             ("CHANGE COLUMN", json!({"column": f.name, "nullable": true}))
         }
+        AlterOp::SetNotNull(c) => {
+            let Some(f) = schema
+                .fields
+                .iter_mut()
+                .find(|f| f.name.eq_ignore_ascii_case(c))
+            else {
+                return Err(EngineError::invalid(format!("no column {c}")));
+            };
+            f.nullable = false;
+            protocol = with_feature(&protocol, "invariants");
+            (
+                "CHANGE COLUMN",
+                json!({"column": f.name, "nullable": false}),
+            )
+        }
+        AlterOp::AddConstraint { name, expr } => {
+            let key = format!("{CONSTRAINT_PREFIX}{}", name.to_lowercase());
+            if metadata.configuration.contains_key(&key) {
+                return Err(EngineError::invalid(format!(
+                    "constraint {name} already exists"
+                )));
+            }
+            metadata.configuration.insert(key, expr.clone());
+            protocol = with_feature(&protocol, "checkConstraints");
+            ("ADD CONSTRAINT", json!({"name": name, "expr": expr}))
+        }
+        AlterOp::DropConstraint { name, if_exists } => {
+            let key = format!("{CONSTRAINT_PREFIX}{}", name.to_lowercase());
+            if metadata.configuration.remove(&key).is_none() && !if_exists {
+                return Err(EngineError::invalid(format!("no constraint {name}")));
+            }
+            ("DROP CONSTRAINT", json!({"name": name}))
+        }
     };
+    if matches!(op, AlterOp::AddConstraint { .. } | AlterOp::SetNotNull(_)) {
+        // The new rule must hold for every row already in the table: read them all (a whole-table
+        // read, so a concurrent writer's new rows make this ALTER retry and check them too).
+        let rules = TableConstraints::new(&schema, &metadata.configuration)?;
+        check_existing_rows(&mut txn, &snapshot, &rules).await?;
+    }
     metadata.schema_string = schema.to_schema_string();
     txn.operation = operation.into();
     if let serde_json::Value::Object(m) = parameters {
@@ -312,6 +369,36 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
     }
     txn.actions.push(Action::Metadata(metadata));
     Ok(txn)
+}
+
+/// `delta.constraints.*` keys change only through ADD / DROP CONSTRAINT (which check the rows).
+pub fn refuse_constraint_property(key: &str) -> Result<()> {
+    if key.starts_with(CONSTRAINT_PREFIX) {
+        return Err(EngineError::invalid(format!(
+            "{key}: use ALTER TABLE … ADD CONSTRAINT / DROP CONSTRAINT"
+        )));
+    }
+    Ok(())
+}
+
+/// Fails naming the first existing row that violates `rules`, reading the table file by file.
+async fn check_existing_rows(
+    txn: &mut Transaction,
+    snapshot: &std::sync::Arc<crate::Snapshot>,
+    rules: &TableConstraints,
+) -> Result<()> {
+    let files = register_candidates(txn, snapshot, None)?;
+    for add in files {
+        for scan in scan_files(txn, snapshot, vec![add], None).await? {
+            rules.check(&scan.rows).map_err(|e| match e {
+                EngineError::InvalidArgument(m) => {
+                    EngineError::invalid(format!("the table already holds a violating row: {m}"))
+                }
+                other => other,
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// Gives the columns of `fields` that have none an id above the table's

@@ -18,6 +18,9 @@ pub fn conform_column(value: ArrayRef, field: &Field) -> Result<ArrayRef> {
             ..Default::default()
         };
         cast_with_options(&value, field.data_type(), &opts).map_err(|e| {
+            if let Some(at) = crate::constraints::nested_null_violation(&value, field) {
+                return EngineError::invalid(format!("NOT NULL constraint violated for {at}"));
+            }
             EngineError::invalid(format!(
                 "column {}: cannot cast {} to {}: {e}",
                 field.name(),

@@ -44,6 +44,7 @@ const KNOWN_PROPERTIES: &[&str] = &[
 pub fn validate_properties(config: &BTreeMap<String, String>) -> Result<()> {
     for k in config.keys() {
         if k.starts_with("delta.")
+            && !k.starts_with(crate::constraints::CONSTRAINT_PREFIX)
             && !KNOWN_PROPERTIES.contains(&k.as_str())
             && !ENGINE_PROPERTIES.contains(&k.as_str())
         {
@@ -155,6 +156,9 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
         .find(|k| ENGINE_PROPERTIES.contains(&k.as_str()))
     {
         return Err(EngineError::invalid(format!("{k} is set by the engine")));
+    }
+    for k in config.keys() {
+        super::alter::refuse_constraint_property(k)?;
     }
     validate_properties(&config)?;
     config

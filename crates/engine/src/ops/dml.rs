@@ -287,7 +287,12 @@ pub async fn write_new_rows(
         .config("delta.targetFileSize")
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_TARGET_FILE_SIZE);
+    let constraints = crate::constraints::TableConstraints::new(
+        &snapshot.schema,
+        &snapshot.metadata.configuration,
+    )?;
     let writer = FileWriter {
+        constraints: Some(&constraints),
         store: &txn.table.store,
         schema: &snapshot.schema,
         partition_columns: &snapshot.metadata.partition_columns,

@@ -82,7 +82,9 @@ pub async fn write_rows(txn: &mut Transaction, batches: &[RecordBatch]) -> Resul
         .get("delta.targetFileSize")
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_TARGET_FILE_SIZE);
+    let constraints = crate::constraints::TableConstraints::new(&schema, &metadata.configuration)?;
     let writer = FileWriter {
+        constraints: Some(&constraints),
         store: &txn.table.store,
         schema: &schema,
         partition_columns: &metadata.partition_columns,

@@ -245,6 +245,7 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
         extra_columns: extra,
     };
     let writer = FileWriter {
+        constraints: None,
         store: &txn.table.store,
         schema: &snapshot.schema,
         partition_columns: &snapshot.metadata.partition_columns,

@@ -1,6 +1,7 @@
 //! `ALTER TABLE <path> …` (Delta Spark's forms): ADD COLUMN[S], RENAME COLUMN, DROP COLUMN[S],
-//! SET / UNSET TBLPROPERTIES, ALTER | CHANGE [COLUMN] c DROP NOT NULL. What `ops/alter.rs` cannot
-//! do yet is refused by name (an unsupported error, nothing committed).
+//! SET / UNSET TBLPROPERTIES, ALTER | CHANGE [COLUMN] c SET | DROP NOT NULL, ADD CONSTRAINT n
+//! CHECK (…), DROP CONSTRAINT [IF EXISTS] n. What `ops/alter.rs` cannot do yet is refused by name
+//! (an unsupported error, nothing committed).
 
 use datafusion::sql::sqlparser::tokenizer::Token;
 
@@ -39,8 +40,11 @@ fn if_exists(c: &mut Cursor) -> Result<bool> {
 /// Parses the operation after `ALTER TABLE <name>`.
 fn parse_op(c: &mut Cursor) -> Result<AlterOp> {
     let op = if c.eat_kw("ADD") {
-        if c.peek_kw("CONSTRAINT") {
-            return Err(unsupported("ADD CONSTRAINT (CHECK constraints)"));
+        if c.eat_kw("CONSTRAINT") {
+            let name = c.ident()?;
+            c.expect_kw("CHECK")?;
+            let expr = parenthesized_sql(c)?;
+            return finish(c, AlterOp::AddConstraint { name, expr });
         }
         if !c.eat_kw("COLUMNS") {
             c.expect_kw("COLUMN")?;
@@ -64,8 +68,10 @@ fn parse_op(c: &mut Cursor) -> Result<AlterOp> {
             to: c.ident()?,
         }
     } else if c.eat_kw("DROP") {
-        if c.peek_kw("CONSTRAINT") {
-            return Err(unsupported("DROP CONSTRAINT"));
+        if c.eat_kw("CONSTRAINT") {
+            let if_exists = if_exists(c)?;
+            let name = c.ident()?;
+            return finish(c, AlterOp::DropConstraint { name, if_exists });
         }
         if !c.eat_kw("COLUMNS") {
             c.expect_kw("COLUMN")?;
@@ -95,8 +101,10 @@ fn parse_op(c: &mut Cursor) -> Result<AlterOp> {
             c.expect_kw("NOT")?;
             c.expect_kw("NULL")?;
             AlterOp::DropNotNull(col)
-        } else if c.peek_kw("SET") {
-            return Err(unsupported("ALTER COLUMN … SET NOT NULL"));
+        } else if c.eat_kw("SET") {
+            c.expect_kw("NOT")?;
+            c.expect_kw("NULL")?;
+            AlterOp::SetNotNull(col)
         } else if c.peek_kw("TYPE") {
             return Err(unsupported("ALTER COLUMN … TYPE (type widening)"));
         } else {
@@ -110,6 +118,11 @@ fn parse_op(c: &mut Cursor) -> Result<AlterOp> {
             c.describe()
         )));
     };
+    finish(c, op)
+}
+
+/// `op`, when nothing follows it.
+fn finish(c: &Cursor, op: AlterOp) -> Result<AlterOp> {
     if !c.at_end() {
         return Err(EngineError::invalid(format!(
             "SQL syntax error: unexpected {} in ALTER TABLE",
@@ -117,6 +130,35 @@ fn parse_op(c: &mut Cursor) -> Result<AlterOp> {
         )));
     }
     Ok(op)
+}
+
+/// `( <sql> )`: the SQL text between the parentheses (nested ones kept).
+fn parenthesized_sql(c: &mut Cursor) -> Result<String> {
+    c.expect(&Token::LParen)?;
+    let mut depth = 0usize;
+    let mut parts: Vec<String> = Vec::new();
+    loop {
+        match c.next() {
+            None => {
+                return Err(EngineError::invalid(
+                    "SQL syntax error: unclosed ( in CHECK",
+                ))
+            }
+            Some(Token::RParen) if depth == 0 => break,
+            Some(t) => {
+                match t {
+                    Token::LParen => depth += 1,
+                    Token::RParen => depth -= 1,
+                    _ => {}
+                }
+                parts.push(t.to_string());
+            }
+        }
+    }
+    if parts.is_empty() {
+        return Err(EngineError::invalid("SQL syntax error: empty CHECK ()"));
+    }
+    Ok(parts.join(" "))
 }
 
 /// Plans `ALTER TABLE …` as a transaction on the table's latest snapshot.

@@ -279,10 +279,16 @@ impl Cursor {
                     let name = self.ident()?;
                     self.eat(&Token::Colon);
                     let data_type = self.data_type()?;
+                    let nullable = if self.eat_kw("NOT") {
+                        self.expect_kw("NULL")?;
+                        false
+                    } else {
+                        true
+                    };
                     fields.push(StructField {
                         name,
                         data_type,
-                        nullable: true,
+                        nullable,
                         metadata: Default::default(),
                     });
                     if !self.eat(&Token::Comma) {

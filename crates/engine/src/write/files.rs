@@ -93,6 +93,9 @@ pub struct FileWriter<'a> {
     pub target_file_size: u64,
     /// Column mapping: files, stats and partition values use physical names.
     pub column_mapping: ColumnMappingMode,
+    /// Checked on every batch before anything is written (None: rows already in the table, as
+    /// OPTIMIZE rewrites them).
+    pub constraints: Option<&'a crate::constraints::TableConstraints>,
 }
 
 fn partition_strings(col: &ArrayRef, ty: &PrimitiveType) -> Result<Vec<Option<String>>> {
@@ -140,6 +143,11 @@ impl FileWriter<'_> {
     pub async fn write(&self, batches: &[RecordBatch], data_change: bool) -> Result<Vec<Add>> {
         let mut groups: Vec<(PartitionValues, Vec<RecordBatch>)> = Vec::new();
         let mut index: HashMap<Vec<Option<String>>, usize> = HashMap::new();
+        if let Some(c) = self.constraints {
+            for batch in batches {
+                c.check(batch)?;
+            }
+        }
         for batch in batches {
             if batch.num_rows() == 0 {
                 continue;

@@ -4,6 +4,7 @@ mod alter;
 mod column_mapping;
 mod common;
 mod compaction_tags;
+mod constraints;
 mod dml_edge;
 mod dml_model;
 mod faults;

@@ -1,0 +1,317 @@
+//! What every row written into a table must satisfy, checked on every data write (INSERT, the
+//! library/Python write, UPDATE, MERGE, copy-on-write rewrites) before any file is written:
+//! - NOT NULL columns (`nullable: false`), top-level and inside structs (a NOT NULL field of a
+//!   struct must be set wherever the struct itself is);
+//! - CHECK constraints: `delta.constraints.<name>` in the table's configuration (`checkConstraints`);
+//! - column invariants: `delta.invariants` in a field's metadata (the legacy `invariants` feature).
+//!
+//! A row violates a CHECK constraint or an invariant when the expression is false *or NULL* (Delta's
+//! rule, stricter than SQL's). An expression this engine cannot parse or plan refuses the write
+//! (unsupported): a constraint is never skipped. OPTIMIZE rewrites rows that already satisfied the
+//! constraints and does not check them again.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, StructArray};
+use arrow::buffer::NullBuffer;
+use arrow::datatypes::DataType as ArrowType;
+use datafusion::common::{DFSchema, ScalarValue};
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::prelude::SessionContext;
+use delta_rlc_protocol::schema::{DataType, StructField, StructType};
+use serde_json::Value;
+
+use crate::arrow_conv::table_arrow_schema;
+use crate::error::{EngineError, Result};
+
+/// The configuration key prefix of CHECK constraints.
+pub const CONSTRAINT_PREFIX: &str = "delta.constraints.";
+/// The field metadata key of a column invariant.
+pub const INVARIANTS_KEY: &str = "delta.invariants";
+
+/// The CHECK constraints of a configuration: (name, SQL expression), names as stored (lowercase).
+pub fn check_constraints(config: &BTreeMap<String, String>) -> Vec<(String, String)> {
+    config
+        .iter()
+        .filter_map(|(k, v)| {
+            k.strip_prefix(CONSTRAINT_PREFIX)
+                .map(|n| (n.to_string(), v.clone()))
+        })
+        .collect()
+}
+
+/// A boolean rule over a row, planned against the table's columns.
+struct Rule {
+    /// How errors name it: `CHECK constraint positive (id > 0)`.
+    label: String,
+    expr: Arc<dyn PhysicalExpr>,
+    /// Columns the expression reads (shown with an offending row).
+    columns: Vec<String>,
+}
+
+/// The constraints of one table version, planned once per write.
+pub struct TableConstraints {
+    schema: StructType,
+    arrow_schema: arrow::datatypes::SchemaRef,
+    rules: Vec<Rule>,
+    has_not_null: bool,
+}
+
+impl TableConstraints {
+    /// Plans the constraints of a table with this schema and configuration.
+    pub fn new(schema: &StructType, config: &BTreeMap<String, String>) -> Result<Self> {
+        let arrow_schema = table_arrow_schema(schema);
+        let df_schema = DFSchema::try_from(arrow_schema.as_ref().clone())?;
+        let ctx = SessionContext::new();
+        let mut rules = Vec::new();
+        for (name, sql) in check_constraints(config) {
+            let label = format!("CHECK constraint {name} ({sql})");
+            rules.push(plan_rule(&ctx, &df_schema, label, &sql)?);
+        }
+        for f in &schema.fields {
+            if let Some(sql) = invariant_of(f)? {
+                let label = format!("invariant on column {} ({sql})", f.name);
+                rules.push(plan_rule(&ctx, &df_schema, label, &sql)?);
+            }
+        }
+        Ok(TableConstraints {
+            schema: schema.clone(),
+            arrow_schema,
+            rules,
+            has_not_null: schema.fields.iter().any(has_not_null),
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty() && !self.has_not_null
+    }
+
+    /// Fails on the first row of `batch` that violates a constraint, naming the constraint and the
+    /// row. `batch` holds the table's columns by name (extra columns are ignored; a missing one
+    /// is an error, never a pass).
+    pub fn check(&self, batch: &RecordBatch) -> Result<()> {
+        if self.is_empty() || batch.num_rows() == 0 {
+            return Ok(());
+        }
+        let mut cols: Vec<ArrayRef> = Vec::with_capacity(self.arrow_schema.fields().len());
+        for f in self.arrow_schema.fields() {
+            let c = batch.column_by_name(f.name()).ok_or_else(|| {
+                EngineError::Internal(format!(
+                    "constraint check: column {} missing from the rows written",
+                    f.name()
+                ))
+            })?;
+            cols.push(Arc::clone(c));
+        }
+        for (field, col) in self.schema.fields.iter().zip(&cols) {
+            if let Some(row) = first_not_null_violation(field, col, &field.name, None)? {
+                return Err(EngineError::invalid(format!(
+                    "NOT NULL constraint violated for column {}: row {}",
+                    row.0,
+                    show_row(&self.schema, &cols, row.1, None)
+                )));
+            }
+        }
+        if self.rules.is_empty() {
+            return Ok(());
+        }
+        // Evaluate against the table's own schema (the written rows may carry nullability or
+        // metadata that differs); the columns are the same arrays.
+        let table_batch = RecordBatch::try_new_with_options(
+            Arc::new(arrow::datatypes::Schema::new(
+                self.arrow_schema
+                    .fields()
+                    .iter()
+                    .zip(&cols)
+                    .map(|(f, c)| {
+                        f.as_ref()
+                            .clone()
+                            .with_data_type(c.data_type().clone())
+                            .with_nullable(true)
+                    })
+                    .collect::<Vec<_>>(),
+            )),
+            cols.clone(),
+            &arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+        )?;
+        for rule in &self.rules {
+            let v = rule
+                .expr
+                .evaluate(&table_batch)?
+                .into_array(table_batch.num_rows())?;
+            let mask = v.as_any().downcast_ref::<BooleanArray>().ok_or_else(|| {
+                EngineError::Unsupported(format!("{} is not a boolean expression", rule.label))
+            })?;
+            if let Some(i) = (0..mask.len()).find(|&i| !(mask.is_valid(i) && mask.value(i))) {
+                return Err(EngineError::invalid(format!(
+                    "{} violated by row {}",
+                    rule.label,
+                    show_row(&self.schema, &cols, i, Some(&rule.columns))
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn plan_rule(ctx: &SessionContext, df_schema: &DFSchema, label: String, sql: &str) -> Result<Rule> {
+    let cannot = |e: String| {
+        EngineError::Unsupported(format!(
+            "cannot enforce {label}: {}",
+            crate::error::one_line(&e)
+        ))
+    };
+    let logical = ctx
+        .parse_sql_expr(sql, df_schema)
+        .map_err(|e| cannot(e.to_string()))?;
+    let mut columns: Vec<String> = logical
+        .column_refs()
+        .into_iter()
+        .map(|c| c.name.clone())
+        .collect();
+    columns.sort();
+    let expr = crate::expr_plan::plan_physical(ctx, &logical, df_schema)
+        .map_err(|e| cannot(e.to_string()))?;
+    if expr.data_type(df_schema.as_arrow())? != ArrowType::Boolean {
+        return Err(cannot("not a boolean expression".into()));
+    }
+    Ok(Rule {
+        label,
+        expr,
+        columns,
+    })
+}
+
+/// A field's invariant expression: metadata `delta.invariants` is a JSON string
+/// `{"expression": {"expression": "<sql>"}}`. Nested invariants are refused (not enforced here).
+fn invariant_of(f: &StructField) -> Result<Option<String>> {
+    if let DataType::Struct(st) = &f.data_type {
+        if st
+            .fields
+            .iter()
+            .any(|c| c.metadata.contains_key(INVARIANTS_KEY))
+        {
+            return Err(EngineError::Unsupported(format!(
+                "invariants on nested fields of {} are not enforced by this engine",
+                f.name
+            )));
+        }
+    }
+    let Some(v) = f.metadata.get(INVARIANTS_KEY) else {
+        return Ok(None);
+    };
+    let parsed: Value = match v {
+        Value::String(s) => serde_json::from_str(s)
+            .map_err(|e| EngineError::corrupt(format!("invariant on {}: {e}", f.name)))?,
+        other => other.clone(),
+    };
+    parsed
+        .get("expression")
+        .and_then(|e| e.get("expression"))
+        .and_then(Value::as_str)
+        .map(|s| Some(s.to_string()))
+        .ok_or_else(|| EngineError::corrupt(format!("invariant on {} has no expression", f.name)))
+}
+
+fn has_not_null(f: &StructField) -> bool {
+    !f.nullable
+        || match &f.data_type {
+            DataType::Struct(st) => st.fields.iter().any(has_not_null),
+            _ => false,
+        }
+}
+
+/// The first row (and the column path) where a NOT NULL field is null while every struct above it
+/// is set (`parents`: the rows where they all are). Arrays and maps are not looked into (their
+/// element nullability is not a constraint here).
+fn first_not_null_violation(
+    f: &StructField,
+    col: &ArrayRef,
+    path: &str,
+    parents: Option<&NullBuffer>,
+) -> Result<Option<(String, usize)>> {
+    let set = |i: usize| parents.is_none_or(|p| p.is_valid(i));
+    if !f.nullable && col.null_count() > 0 {
+        if let Some(i) = (0..col.len()).find(|&i| col.is_null(i) && set(i)) {
+            return Ok(Some((path.to_string(), i)));
+        }
+    }
+    if let DataType::Struct(st) = &f.data_type {
+        if !st.fields.iter().any(has_not_null) {
+            return Ok(None);
+        }
+        let s = col
+            .as_any()
+            .downcast_ref::<StructArray>()
+            .ok_or_else(|| EngineError::Internal(format!("column {path} is not a struct array")))?;
+        let here = NullBuffer::union(parents, s.nulls());
+        for child in &st.fields {
+            let Some(c) = s.column_by_name(&child.name) else {
+                return Err(EngineError::Internal(format!(
+                    "field {path}.{} missing from the rows written",
+                    child.name
+                )));
+            };
+            let child_path = format!("{path}.{}", child.name);
+            if let Some(v) = first_not_null_violation(child, c, &child_path, here.as_ref())? {
+                return Ok(Some(v));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// For a value that cannot take a column's type: the first NOT NULL struct field (by the target
+/// `field`) that is null in `value` where its parents are set, as `s.a (row i)`. Arrow's cast
+/// refuses such a value with an opaque message; this names the constraint instead.
+pub fn nested_null_violation(value: &ArrayRef, field: &arrow::datatypes::Field) -> Option<String> {
+    fn walk(
+        value: &ArrayRef,
+        target: &arrow::datatypes::Field,
+        path: &str,
+        parents: Option<&NullBuffer>,
+    ) -> Option<String> {
+        let set = |i: usize| parents.is_none_or(|p| p.is_valid(i));
+        if !target.is_nullable() {
+            if let Some(i) = (0..value.len()).find(|&i| value.is_null(i) && set(i)) {
+                return Some(format!("{path} (row {})", i + 1));
+            }
+        }
+        let (ArrowType::Struct(children), Some(s)) = (
+            target.data_type(),
+            value.as_any().downcast_ref::<StructArray>(),
+        ) else {
+            return None;
+        };
+        let here = NullBuffer::union(parents, s.nulls());
+        children.iter().find_map(|c| {
+            s.column_by_name(c.name())
+                .and_then(|v| walk(v, c, &format!("{path}.{}", c.name()), here.as_ref()))
+        })
+    }
+    walk(value, field, field.name(), None)
+}
+
+/// `{a: 1, b: 'x'}` for row `i`, limited to `only` when given.
+fn show_row(schema: &StructType, cols: &[ArrayRef], i: usize, only: Option<&[String]>) -> String {
+    let mut parts = Vec::new();
+    for (f, c) in schema.fields.iter().zip(cols) {
+        if only.is_some_and(|o| !o.iter().any(|n| n.eq_ignore_ascii_case(&f.name))) {
+            continue;
+        }
+        let v = ScalarValue::try_from_array(c, i)
+            .map(|s| {
+                if s.is_null() {
+                    "NULL".to_string()
+                } else if matches!(s, ScalarValue::Utf8(_) | ScalarValue::LargeUtf8(_)) {
+                    format!("'{s}'")
+                } else {
+                    s.to_string()
+                }
+            })
+            .unwrap_or_else(|_| "?".into());
+        parts.push(format!("{}: {v}", f.name));
+    }
+    format!("{{{}}}", parts.join(", "))
+}

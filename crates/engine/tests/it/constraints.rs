@@ -1,0 +1,253 @@
+//! CHECK constraints, NOT NULL and column invariants on every write path: a violating statement
+//! fails with one line naming the rule and an offending row, and nothing is committed.
+
+use delta_rlc_engine::conflict::ConflictConfig;
+use delta_rlc_engine::env::Env;
+use delta_rlc_engine::sql::SqlSession;
+use delta_rlc_engine::ErrorKind;
+
+use crate::common::{latest_snapshot, rt, sorted_rows};
+
+fn session(loc: &str) -> SqlSession {
+    let mut s = SqlSession::new(Env::deterministic(22), ConflictConfig::default());
+    s.register("t", loc);
+    s
+}
+
+async fn rows(s: &SqlSession, sql: &str) -> Vec<String> {
+    sorted_rows(&s.execute(sql).await.unwrap().batches)
+}
+
+/// Runs `sql`, expects a bad-input error containing every `needles`, and no new version.
+async fn refused(s: &SqlSession, loc: &str, sql: &str, needles: &[&str]) {
+    let before = latest_snapshot(loc).await.version;
+    let err = s.execute(sql).await.expect_err(sql);
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{sql}: {err}");
+    let msg = err.to_string();
+    assert!(!msg.contains('\n'), "{sql}: one line: {msg}");
+    for n in needles {
+        assert!(msg.contains(n), "{sql}: {msg:?} lacks {n:?}");
+    }
+    assert_eq!(
+        latest_snapshot(loc).await.version,
+        before,
+        "{sql}: nothing committed"
+    );
+}
+
+#[test]
+fn check_constraints_hold_on_every_write_path() {
+    for dvs in [true, false] {
+        let loc = format!("memory://constraints-{dvs}/t");
+        let loc = loc.as_str();
+        let s = session(loc);
+        rt().block_on(async {
+            s.execute(&format!(
+                "CREATE TABLE t (id BIGINT, v BIGINT, name STRING) \
+                 TBLPROPERTIES ('delta.enableDeletionVectors' = '{dvs}')"
+            ))
+            .await
+            .unwrap();
+            s.execute("INSERT INTO t VALUES (1, 10, 'a'), (2, 20, 'b')")
+                .await
+                .unwrap();
+            // Existing rows are checked: a rule one of them breaks is refused, naming that row.
+            refused(
+                &s,
+                loc,
+                "ALTER TABLE t ADD CONSTRAINT small CHECK (v < 15)",
+                &["small", "v: 20"],
+            )
+            .await;
+            s.execute("ALTER TABLE t ADD CONSTRAINT Positive CHECK (v > 0 AND length(name) < 5)")
+                .await
+                .unwrap();
+            let snap = latest_snapshot(loc).await;
+            assert_eq!(
+                snap.config("delta.constraints.positive"),
+                Some("v > 0 AND length ( name ) < 5")
+            );
+            assert!(snap.protocol.has_writer_feature("checkConstraints"));
+            refused(
+                &s,
+                loc,
+                "ALTER TABLE t ADD CONSTRAINT positive CHECK (v > 1)",
+                &["already exists"],
+            )
+            .await;
+
+            // Every write path, with a violating row among good ones.
+            for (sql, shown) in [
+                ("INSERT INTO t VALUES (3, 30, 'c'), (4, -4, 'd')", "v: -4"),
+                // NULL is a violation (Delta's rule, not SQL's).
+                ("INSERT INTO t VALUES (5, NULL, 'e')", "v: NULL"),
+                ("INSERT INTO t VALUES (6, 60, 'toolong')", "name: 'toolong'"),
+                ("UPDATE t SET v = v - 15 WHERE id <= 2", "v: -5"),
+                (
+                    "MERGE INTO t USING (SELECT 2 AS id, -2 AS v) s ON t.id = s.id \
+                     WHEN MATCHED THEN UPDATE SET v = s.v",
+                    "v: -2",
+                ),
+                (
+                    "MERGE INTO t USING (SELECT 9 AS id, -9 AS v) s ON t.id = s.id \
+                     WHEN NOT MATCHED THEN INSERT (id, v, name) VALUES (s.id, s.v, 'z')",
+                    "v: -9",
+                ),
+            ] {
+                refused(&s, loc, sql, &["CHECK constraint positive", shown]).await;
+            }
+            // Good rows pass on each path.
+            s.execute("INSERT INTO t VALUES (3, 30, 'c')")
+                .await
+                .unwrap();
+            s.execute("UPDATE t SET v = v + 1 WHERE id = 1")
+                .await
+                .unwrap();
+            s.execute(
+                "MERGE INTO t USING (SELECT 4 AS id, 40 AS v) s ON t.id = s.id \
+                 WHEN NOT MATCHED THEN INSERT (id, v, name) VALUES (s.id, s.v, 'd')",
+            )
+            .await
+            .unwrap();
+            // A DELETE writes no new rows (or, copy-on-write, rows that already passed).
+            s.execute("DELETE FROM t WHERE id = 2").await.unwrap();
+            assert_eq!(
+                rows(&s, "SELECT id, v, name FROM t").await,
+                vec!["1|11|a", "3|30|c", "4|40|d"]
+            );
+            // DROP CONSTRAINT: the rule no longer applies; IF EXISTS; an unknown name is refused.
+            refused(
+                &s,
+                loc,
+                "ALTER TABLE t DROP CONSTRAINT nope",
+                &["no constraint nope"],
+            )
+            .await;
+            s.execute("ALTER TABLE t DROP CONSTRAINT IF EXISTS nope")
+                .await
+                .unwrap();
+            s.execute("ALTER TABLE t DROP CONSTRAINT POSITIVE")
+                .await
+                .unwrap();
+            s.execute("INSERT INTO t VALUES (7, -7, 'g')")
+                .await
+                .unwrap();
+            assert_eq!(
+                rows(&s, "SELECT count(*) FROM t WHERE v < 0").await,
+                vec!["1"]
+            );
+            // Constraint keys change only through ADD / DROP CONSTRAINT.
+            refused(
+                &s,
+                loc,
+                "ALTER TABLE t SET TBLPROPERTIES ('delta.constraints.x' = 'id > 0')",
+                &["ADD CONSTRAINT"],
+            )
+            .await;
+        });
+    }
+}
+
+#[test]
+fn set_not_null_checks_existing_rows_and_then_every_write() {
+    let loc = "memory://constraints-nn/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT, v STRING, s STRUCT<a: BIGINT NOT NULL>)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (1, NULL, named_struct('a', 1)), (2, 'b', NULL)")
+            .await
+            .unwrap();
+        // A NOT NULL field inside a struct binds only where the struct is set.
+        refused(
+            &s,
+            loc,
+            "INSERT INTO t VALUES (3, 'c', named_struct('a', CAST(NULL AS BIGINT)))",
+            &["NOT NULL", "s.a"],
+        )
+        .await;
+        refused(
+            &s,
+            loc,
+            "ALTER TABLE t ALTER COLUMN v SET NOT NULL",
+            &["NOT NULL", "column v", "id: 1"],
+        )
+        .await;
+        s.execute("UPDATE t SET v = 'a' WHERE v IS NULL")
+            .await
+            .unwrap();
+        s.execute("ALTER TABLE t CHANGE COLUMN v SET NOT NULL")
+            .await
+            .unwrap();
+        let snap = latest_snapshot(loc).await;
+        assert!(!snap.schema.field("v").unwrap().nullable);
+        refused(
+            &s,
+            loc,
+            "INSERT INTO t VALUES (4, NULL, NULL)",
+            &["NOT NULL", "v"],
+        )
+        .await;
+        refused(
+            &s,
+            loc,
+            "UPDATE t SET v = NULL WHERE id = 2",
+            &["NOT NULL", "v"],
+        )
+        .await;
+        refused(
+            &s,
+            loc,
+            "MERGE INTO t USING (SELECT 1 AS id) src ON t.id = src.id \
+             WHEN MATCHED THEN UPDATE SET v = NULL",
+            &["NOT NULL", "v"],
+        )
+        .await;
+        s.execute("ALTER TABLE t ALTER COLUMN v DROP NOT NULL")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (4, NULL, NULL)")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, v FROM t").await,
+            vec!["1|a", "2|b", "4|NULL"]
+        );
+    });
+}
+
+#[test]
+fn a_constraint_this_engine_cannot_plan_refuses_the_write() {
+    let loc = "memory://constraints-unplannable/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT)").await.unwrap();
+        s.execute("ALTER TABLE t ADD CONSTRAINT pos CHECK (id > 0)")
+            .await
+            .unwrap();
+        // As if another engine had written a rule in a dialect we do not parse.
+        let mut txn = delta_rlc_engine::Transaction::new(
+            &delta_rlc_engine::DeltaTable::open(loc).unwrap(),
+            Some(latest_snapshot(loc).await),
+            "SET TBLPROPERTIES",
+        );
+        let mut m = txn.snapshot().unwrap().metadata.clone();
+        m.configuration.insert(
+            "delta.constraints.odd".into(),
+            "id <=> frobnicate(id)".into(),
+        );
+        txn.actions
+            .push(delta_rlc_protocol::actions::Action::Metadata(m));
+        txn.commit().await.unwrap();
+        let before = latest_snapshot(loc).await.version;
+        let err = s.execute("INSERT INTO t VALUES (1)").await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Unsupported, "{err}");
+        assert!(
+            err.to_string()
+                .contains("cannot enforce CHECK constraint odd"),
+            "{err}"
+        );
+        assert_eq!(latest_snapshot(loc).await.version, before);
+    });
+}
