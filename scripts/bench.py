@@ -118,6 +118,18 @@ WORKLOADS = {
     ],
 }
 
+# Issue #21: writers beside schema and property changes (an ALTER every ~3 s: two ALTER jobs, each
+# pausing 6 s). Appends and the MERGE name their columns, so they stay valid as columns are added.
+METADATA_WORKLOAD = {
+    "W5 3 appenders + 1 MERGE + ALTER ADD COLUMNS / SET TBLPROPERTIES every ~3 s": [
+        ("append_named", 3, "INSERT INTO t (id, v, s) SELECT value + 10000000 + {w}000000 + {n10}, value, 'a' FROM range(0, 10)"),
+        ("merge_named", 1, "MERGE INTO t USING (SELECT value + {w}0000 + {n10} AS id, 1 AS v, 'm' AS s FROM range(0, 5)) s ON t.id = s.id "
+                           "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT (id, v, s) VALUES (s.id, s.v, s.s)"),
+        ("alter_add", 1, "ALTER TABLE t ADD COLUMNS (c{w}_{n} BIGINT)", 6000),
+        ("alter_prop", 1, "ALTER TABLE t SET TBLPROPERTIES ('delta.logRetentionDuration' = 'interval 3{n} days')", 6000),
+    ],
+}
+
 
 def workload(bin_, base, name, spec, mode, seconds):
     d = os.path.join(base, f"w-{abs(hash(name)) % 10000}-{mode}")
@@ -129,12 +141,14 @@ def workload(bin_, base, name, spec, mode, seconds):
         run_measured([bin_, "sql", f"INSERT INTO '{d}' SELECT value, value & 1023, 'x' FROM range(0, 100000)"])
     procs = []
     w = 0
-    for kind, count, sql in spec:
+    for entry in spec:
+        kind, count, sql = entry[:3]
+        pause_ms = entry[3] if len(entry) > 3 else 0
         for _ in range(count):
             if mode == "deltalake":
-                cmd = PEER + ["loop", d, str(w), str(seconds), kind]
+                cmd = PEER + ["loop", d, str(w), str(seconds), kind, str(pause_ms)]
             else:
-                cmd = [bin_, "stress", "loop", d, "--writer", str(w), "--seconds", str(seconds), "--sql", sql]
+                cmd = [bin_, "stress", "loop", d, "--writer", str(w), "--seconds", str(seconds), "--sql", sql, "--pause-ms", str(pause_ms)]
                 if mode == "legacy":
                     cmd += ["--conf", "legacy=true"]
             procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))

@@ -47,8 +47,10 @@ def main():
     elif cmd == "loop":
         # loop <writer> <seconds> <kind>: the concurrency workloads with deltalake's API.
         writer, seconds, kind = int(args[0]), float(args[1]), args[2]
+        pause = float(args[3]) / 1000 if len(args) > 3 else 0.0
         commits, aborts, n, lat = 0, 0, 0, []
         while time.time() - t0 < seconds:
+            time.sleep(pause)
             t = time.time()
             try:
                 dt = DeltaTable(path)
@@ -62,6 +64,20 @@ def main():
                 elif kind == "delete":
                     lo = writer * 10000 + n * 10
                     dt.delete(f"id >= {lo} AND id <= {lo + 2}")
+                elif kind == "append_named":
+                    # The table may have gained columns: the missing ones are NULL.
+                    write_deltalake(path, data(10_000_000 + writer * 1_000_000 + n * 10, 10_000_000 + writer * 1_000_000 + n * 10 + 10),
+                                    mode="append", schema_mode="merge")
+                elif kind == "merge_named":
+                    lo = writer * 10000 + n * 10
+                    src = pa.table({"id": pa.array(range(lo, lo + 5), type=pa.int64()), "v": pa.array([1] * 5, type=pa.int64()), "s": pa.array(["m"] * 5)})
+                    (dt.merge(source=src, predicate="t.id = s.id", source_alias="s", target_alias="t")
+                     .when_matched_update(updates={"v": "s.v"}).when_not_matched_insert(updates={"id": "s.id", "v": "s.v", "s": "s.s"}).execute())
+                elif kind == "alter_add":
+                    from deltalake.schema import Field, PrimitiveType
+                    dt.alter.add_columns(Field(f"c{writer}_{n}", PrimitiveType("long"), nullable=True))
+                elif kind == "alter_prop":
+                    dt.alter.set_table_properties({"delta.logRetentionDuration": f"interval 3{n} days"})
                 elif kind == "merge":
                     lo = writer * 10000 + n * 10
                     src = pa.table({"id": pa.array(range(lo, lo + 5), type=pa.int64()), "v": pa.array([1] * 5, type=pa.int64()), "s": pa.array(["m"] * 5)})

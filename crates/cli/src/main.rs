@@ -187,6 +187,9 @@ enum StressAction {
         writer: u64,
         #[arg(long, default_value_t = 30.0)]
         seconds: f64,
+        /// Pause between statements (a periodic job, such as an ALTER every few seconds).
+        #[arg(long, default_value_t = 0)]
+        pause_ms: u64,
     },
     /// Append `count` single-row commits `(writer * 1000000 + i, writer)` to a table with columns
     /// (id BIGINT, writer INT); prints one JSON line with commits and retries.
@@ -473,6 +476,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                     sql,
                     writer,
                     seconds,
+                    pause_ms,
                 },
         } => {
             let mut session = session;
@@ -482,6 +486,9 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             let mut aborts: std::collections::BTreeMap<String, u64> = Default::default();
             let mut latencies: Vec<f64> = Vec::new();
             while began.elapsed().as_secs_f64() < seconds {
+                if pause_ms > 0 {
+                    tokio::time::sleep(std::time::Duration::from_millis(pause_ms)).await;
+                }
                 let stmt = sql
                     .replace("{w}", &writer.to_string())
                     .replace("{n10}", &(n * 10).to_string())

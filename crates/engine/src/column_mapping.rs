@@ -70,9 +70,12 @@ pub fn to_logical(snapshot: &Snapshot, batch: RecordBatch, extra: &[Field]) -> R
             None => {}
         }
     }
-    Ok(RecordBatch::try_new(
+    // The row count survives even when no decoded column is a table column (a projection of only
+    // columns added after the file was written).
+    Ok(RecordBatch::try_new_with_options(
         Arc::new(Schema::new(fields)),
         columns,
+        &arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
     )?)
 }
 

@@ -57,11 +57,13 @@ pub enum Switch {
     RowIdRemap,
     /// Case 6: MERGE with NOT MATCHED BY SOURCE reads only what its clauses can touch.
     MergeNotMatchedBySource,
+    /// Metadata: a winner's compatible schema or property change does not abort the loser.
+    MetadataChange,
 }
 
 impl Switch {
     /// Every switch (each defaults to on: a tier is on once it is proven).
-    pub const ALL: [Switch; 10] = [
+    pub const ALL: [Switch; 11] = [
         Switch::DataSkipping,
         Switch::ValueExact,
         Switch::DeleteReadRefinement,
@@ -72,6 +74,7 @@ impl Switch {
         Switch::OptimizeReverse,
         Switch::RowIdRemap,
         Switch::MergeNotMatchedBySource,
+        Switch::MetadataChange,
     ];
 
     /// The setting name (`--conf dataSkipping=false`).
@@ -87,6 +90,7 @@ impl Switch {
             Switch::OptimizeReverse => "optimizeReverse",
             Switch::RowIdRemap => "rowIdRemap",
             Switch::MergeNotMatchedBySource => "mergeNotMatchedBySource",
+            Switch::MetadataChange => "metadataChange",
         }
     }
 

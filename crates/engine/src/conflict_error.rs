@@ -60,11 +60,28 @@ impl fmt::Display for ConflictError {
                 write!(f, " and {} more", self.files.len() - 3)?;
             }
         }
+        // Whole-commit conflicts carry a reason (a domain, an app id, what in the metadata
+        // changed); file-level ones the read predicate.
+        let whole_commit = matches!(
+            self.kind,
+            ConflictKind::MetadataChanged
+                | ConflictKind::ProtocolChanged
+                | ConflictKind::ConcurrentDomainMetadata
+                | ConflictKind::ConcurrentTransaction
+        );
         if let Some(p) = &self.predicate {
-            write!(f, "; read predicate {p}")?;
+            if whole_commit {
+                write!(f, "; {p}")?;
+            } else {
+                write!(f, "; read predicate {p}")?;
+            }
         }
         if let Some(t) = &self.tier {
-            write!(f, "; not proven disjoint by {t}")?;
+            if whole_commit {
+                write!(f, "; not proven compatible by {t}")?;
+            } else {
+                write!(f, "; not proven disjoint by {t}")?;
+            }
         }
         if !self.reconcile_failures.is_empty() {
             write!(

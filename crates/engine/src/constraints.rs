@@ -155,6 +155,31 @@ impl TableConstraints {
     }
 }
 
+impl TableConstraints {
+    /// [`TableConstraints::check`] for rows written under an older schema: a column they lack
+    /// (added since, nullable) is NULL, as a reader sees it.
+    pub fn check_filling_missing(&self, batch: &RecordBatch) -> Result<()> {
+        let mut fields = Vec::new();
+        let mut cols: Vec<ArrayRef> = Vec::new();
+        for f in self.arrow_schema.fields() {
+            match batch.column_by_name(f.name()) {
+                Some(c) => cols.push(Arc::clone(c)),
+                None => cols.push(arrow::array::new_null_array(
+                    f.data_type(),
+                    batch.num_rows(),
+                )),
+            }
+            fields.push(f.as_ref().clone().with_nullable(true));
+        }
+        let filled = RecordBatch::try_new_with_options(
+            Arc::new(arrow::datatypes::Schema::new(fields)),
+            cols,
+            &arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+        )?;
+        self.check(&filled)
+    }
+}
+
 fn plan_rule(ctx: &SessionContext, df_schema: &DFSchema, label: String, sql: &str) -> Result<Rule> {
     let cannot = |e: String| {
         EngineError::Unsupported(format!(

@@ -86,6 +86,12 @@ pub enum Op {
     AlterAddColumn(i64),
     /// `ALTER TABLE t SET TBLPROPERTIES ('sim.note' = '<n>')`: a metadata change outside the schema.
     AlterSetProperty(i64),
+    /// `ALTER TABLE t ADD CONSTRAINT c<n> CHECK (v < bound)`: every row at its commit and every row
+    /// written after it must satisfy it (the oracle's check G).
+    AlterAddConstraint {
+        n: i64,
+        bound: i64,
+    },
 }
 
 impl Op {
@@ -101,6 +107,7 @@ impl Op {
             Op::Zorder => "zorder",
             Op::AlterAddColumn(_) => "alterAddColumn",
             Op::AlterSetProperty(_) => "alterSetProperty",
+            Op::AlterAddConstraint { .. } => "alterAddConstraint",
         }
     }
 
@@ -129,7 +136,11 @@ impl Op {
     pub fn counts_rows(&self) -> bool {
         !matches!(
             self,
-            Op::Optimize | Op::Zorder | Op::AlterAddColumn(_) | Op::AlterSetProperty(_)
+            Op::Optimize
+                | Op::Zorder
+                | Op::AlterAddColumn(_)
+                | Op::AlterSetProperty(_)
+                | Op::AlterAddConstraint { .. }
         )
     }
 
@@ -165,6 +176,9 @@ impl Op {
             Op::AlterAddColumn(n) => format!("ALTER TABLE t ADD COLUMNS (c{n} BIGINT)"),
             Op::AlterSetProperty(n) => {
                 format!("ALTER TABLE t SET TBLPROPERTIES ('sim.note' = '{n}')")
+            }
+            Op::AlterAddConstraint { n, bound } => {
+                format!("ALTER TABLE t ADD CONSTRAINT c{n} CHECK (v < {bound})")
             }
         }
     }
@@ -277,7 +291,11 @@ impl Op {
                 n
             }
             // Metadata only: the rows (k, v, g) are unchanged.
-            Op::Optimize | Op::Zorder | Op::AlterAddColumn(_) | Op::AlterSetProperty(_) => 0,
+            Op::Optimize
+            | Op::Zorder
+            | Op::AlterAddColumn(_)
+            | Op::AlterSetProperty(_)
+            | Op::AlterAddConstraint { .. } => 0,
         }
     }
 }

@@ -7,6 +7,9 @@
 //! - D: no transaction id appears in more than one commit (an Unknown commit lands at most once).
 //! - E: physical invariants: contiguous versions with one committer each, files written by aborted
 //!   transactions never referenced, replay from JSON equals replay from the checkpoint.
+//! - G: table rules (`CHECK (v < bound)` constraints): every row a committed transaction wrote
+//!   satisfies every constraint committed before it; a committed ADD CONSTRAINT holds for every row
+//!   at its version; a statement refused by a rule wrote, at its snapshot, a row that breaks one.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -42,6 +45,27 @@ pub struct TxnRecord {
 pub struct Anomaly {
     pub check: &'static str,
     pub detail: String,
+}
+
+/// A statement refused because a row it would write breaks a table rule (or an ADD CONSTRAINT
+/// refused because an existing row does).
+pub fn is_rule_refusal(e: &delta_rlc_engine::EngineError) -> bool {
+    let m = e.to_string();
+    e.kind() == delta_rlc_engine::ErrorKind::InvalidArgument
+        && m.contains("constraint")
+        && m.contains("violated")
+}
+
+/// Constraint bounds (`v < bound`) in force after the committed ADD CONSTRAINTs among `records`
+/// up to `version`.
+fn bounds_at(by_version: &BTreeMap<u64, &TxnRecord>, version: u64) -> Vec<i64> {
+    by_version
+        .range(..=version)
+        .filter_map(|(_, r)| match r.op {
+            Op::AlterAddConstraint { bound, .. } => Some(bound),
+            _ => None,
+        })
+        .collect()
 }
 
 fn anomaly(check: &'static str, detail: String) -> Anomaly {
@@ -115,8 +139,10 @@ pub async fn judge(
             "two transactions claim the same version".into(),
         ));
     }
-    // A + B: replay in commit order.
+    // A + B: replay in commit order (G on the way).
     let mut model = base.clone();
+    let mut models: BTreeMap<u64, Model> = BTreeMap::new();
+    models.insert(base_version, model.clone());
     for v in base_version + 1..=latest {
         let Some(rec) = by_version.get(&v) else {
             out.push(anomaly(
@@ -131,6 +157,21 @@ pub async fn judge(
         let hidden =
             move |_k: i64, r: &crate::model::Row| relaxed && r.by_blind_append && r.written_at > rv;
         let n = rec.op.apply(&mut model, v, &hidden);
+        let before = bounds_at(&by_version, v - 1);
+        let written_bad = model
+            .values()
+            .any(|r| r.written_at == v && before.iter().any(|b| r.v >= *b));
+        let alter_bad = match rec.op {
+            Op::AlterAddConstraint { bound, .. } => model.values().any(|r| r.v >= bound),
+            _ => false,
+        };
+        if written_bad || alter_bad {
+            out.push(anomaly(
+                "G",
+                format!("v{v} {}: a row breaks a constraint in force", rec.op.sql()),
+            ));
+        }
+        models.insert(v, model.clone());
         if rec.op.counts_rows() && rec.affected.is_some_and(|a| a != n) {
             out.push(anomaly(
                 "B",
@@ -159,6 +200,38 @@ pub async fn judge(
                 out.push(anomaly("E", format!("v{v} unreadable: {e}")));
                 return out;
             }
+        }
+    }
+    // G: a refusal by a rule is justified at the statement's snapshot.
+    for rec in records {
+        let Outcome::Failed(msg) = &rec.outcome else {
+            continue;
+        };
+        if !(msg.contains("constraint") && msg.contains("violated")) {
+            continue;
+        }
+        let Some(at) = models.get(&rec.read_version) else {
+            continue;
+        };
+        let mut m = at.clone();
+        let probe = u64::MAX;
+        rec.op.apply(&mut m, probe, &|_, _| false);
+        let bounds = bounds_at(&by_version, rec.read_version);
+        let justified = match rec.op {
+            Op::AlterAddConstraint { bound, .. } => m.values().any(|r| r.v >= bound),
+            _ => m
+                .values()
+                .any(|r| r.written_at == probe && bounds.iter().any(|b| r.v >= *b)),
+        };
+        if !justified {
+            out.push(anomaly(
+                "G",
+                format!(
+                    "{} refused at v{} by a rule no row breaks: {msg}",
+                    rec.op.sql(),
+                    rec.read_version
+                ),
+            ));
         }
     }
     // D: each transaction id committed at most once.

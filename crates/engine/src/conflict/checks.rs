@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use delta_rlc_protocol::actions::{Action, Add, Metadata, Protocol, Remove};
 use delta_rlc_storage::TableStore;
 
+use super::metadata_change::{self, Verdict};
 use super::reconcile::{reconcilers, ReconcileContext};
 use super::summary::WinningCommit;
 use super::tiers::{append_tiers, delete_read_tiers, TierContext};
@@ -77,7 +78,66 @@ fn allowed_config_change(key: &str, old: Option<&String>, new: &str) -> bool {
     }
 }
 
-fn check_whole_commit(
+/// A metadata change outside the OSS allow-list: reconciled only when `metadata_change` proves
+/// the loser's actions valid under the winner's metadata (rows checked where rules were added);
+/// otherwise, in legacy mode, or on any error, MetadataChanged naming the reason.
+async fn check_metadata_change(
+    input: &CheckInput<'_>,
+    state: &LoserState,
+    w: &WinningCommit,
+    new: &Metadata,
+    out: &mut CheckOutcome,
+) -> Result<()> {
+    let abort = |reason: String| {
+        conflict(
+            ConflictKind::MetadataChanged,
+            w,
+            vec![],
+            Some(reason),
+            Some("metadataChange"),
+        )
+    };
+    if !input.config.enabled(Switch::MetadataChange) {
+        return Err(abort("the table's metadata changed".into()));
+    }
+    let old = &input.read_snapshot.metadata;
+    let verdict = metadata_change::classify(old, new, &state.staged, &allowed_config_change)
+        .map_err(|e| abort(format!("cannot classify the change: {e}")))?;
+    let rows_checked = match verdict {
+        Verdict::Conflict(reason) => return Err(abort(reason)),
+        Verdict::Compatible => false,
+        Verdict::CheckNewRows => {
+            match metadata_change::check_new_rows(
+                input.store,
+                input.read_snapshot,
+                new,
+                &state.staged,
+            )
+            .await
+            {
+                Ok(None) => true,
+                Ok(Some(reason)) => return Err(abort(reason)),
+                Err(e) => {
+                    return Err(abort(format!(
+                        "cannot check this transaction's rows against the new rules: {}",
+                        crate::error::one_line(&e.to_string())
+                    )))
+                }
+            }
+        }
+    };
+    out.events.push(Event::new(
+        "delta.rowLevelConcurrency.metadataChangeReconciled",
+        serde_json::json!({
+            "winningVersion": w.version,
+            "winningOperation": w.operation(),
+            "newRowsChecked": rows_checked,
+        }),
+    ));
+    Ok(())
+}
+
+async fn check_whole_commit(
     input: &CheckInput<'_>,
     state: &LoserState,
     w: &WinningCommit,
@@ -127,7 +187,7 @@ fn check_whole_commit(
                 ConflictKind::MetadataChanged,
                 w,
                 vec![],
-                None,
+                Some("both transactions change the table's metadata".into()),
                 None,
             ));
         }
@@ -145,13 +205,7 @@ fn check_whole_commit(
             .filter(|(k, v)| old.configuration.get(*k) != Some(*v))
             .all(|(k, v)| allowed_config_change(k, old.configuration.get(k), v));
         if !(same_shape && !removed && changes_ok) {
-            return Err(conflict(
-                ConflictKind::MetadataChanged,
-                w,
-                vec![],
-                None,
-                None,
-            ));
+            check_metadata_change(input, state, w, m, out).await?;
         }
         out.adopt_metadata = Some(m.clone());
     }
@@ -191,7 +245,7 @@ pub async fn check_winner(
     w: &WinningCommit,
 ) -> Result<CheckOutcome> {
     let mut out = CheckOutcome::default();
-    check_whole_commit(input, state, w, &mut out)?;
+    check_whole_commit(input, state, w, &mut out).await?;
 
     // Reconcilers: each proposes a rewrite of the loser (with the paths it settles) or declines;
     // the checker applies a rewrite whole. A failed reconciler is a decline, logged and named in

@@ -4,6 +4,7 @@
 //! overlap. The first file no tier can clear becomes the conflict, naming the last tier tried.
 
 mod checks;
+pub mod metadata_change;
 pub mod reconcile;
 pub mod rows;
 mod summary;

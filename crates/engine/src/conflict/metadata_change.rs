@@ -1,0 +1,413 @@
+//! Row-level concurrency for metadata: a winner's metadata change against a loser that does not
+//! change metadata itself. The loser's commit carries no metadata action, so it lands under the
+//! winner's metadata unchanged; the question is only whether the loser's staged actions are valid
+//! under it — as if the loser had run after the winner.
+//!
+//! The change is classified from the loser's read-snapshot metadata to the winner's (the whole
+//! distance the loser's actions must cross, so several metadata winners compose).
+//!
+//! **Compatible (the loser commits):**
+//! - new top-level columns, nullable, carrying nothing but a comment and column-mapping ids. The
+//!   loser's files lack them, so they read NULL — exactly what they would hold had the loser run
+//!   after the ALTER without naming them. The loser cannot have read or written a column that did
+//!   not exist in its snapshot, and its files' stats cover only the columns they hold (a reader
+//!   treats a missing stat as unknown). With column mapping a new column's physical name must not
+//!   be one of the old schema's (else old data could surface under it).
+//! - existing columns unchanged (name, type, nested fields, column-mapping ids) except their comment
+//!   and NOT NULL → nullable; columns may be reordered (files are read by name).
+//! - NOT NULL added to a column, new or changed CHECK constraints: **checked on the loser's new
+//!   rows** (every staged add's live rows, value-exact, with the winner's rules). Any violation, or
+//!   any failure to read or evaluate, is a conflict.
+//! - configuration keys that do not change how files must be written (retention, checkpoint and
+//!   file-size settings, stats columns, user keys); `delta.appendOnly` turned on when the loser
+//!   removes nothing; deletion vectors turned off when the loser adds no DV; the change data feed
+//!   turned on when the loser only appends (no CDC files are needed for pure appends) or turned off.
+//!
+//! **True conflicts (abort, naming the reason):** a renamed, dropped or retyped column; a new NOT
+//! NULL column; partition columns, table id or format changed; column-mapping, isolation-level,
+//! row-tracking (beyond the checker's own allow-list) or unknown `delta.*` keys changed; any rule
+//! the loser's rows break. Anything not listed as compatible is a conflict.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use delta_rlc_protocol::actions::{Action, Metadata};
+use delta_rlc_protocol::column_mapping::{ID_KEY, PHYSICAL_NAME_KEY};
+use delta_rlc_protocol::schema::{StructField, StructType};
+use delta_rlc_storage::TableStore;
+
+use crate::constraints::{TableConstraints, CONSTRAINT_PREFIX};
+use crate::error::Result;
+use crate::snapshot::Snapshot;
+
+/// What a compatible change requires of the loser's new rows.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Nothing to check: the loser's actions are valid under the new metadata as they are.
+    Compatible,
+    /// Valid if every new row of the loser satisfies the new metadata's constraints.
+    CheckNewRows,
+    /// A true conflict, with the reason.
+    Conflict(String),
+}
+
+/// Field metadata a new or existing column may carry without affecting how rows are written.
+const NEUTRAL_FIELD_KEYS: &[&str] = &["comment", ID_KEY, PHYSICAL_NAME_KEY];
+
+/// Configuration keys whose change does not affect the loser's files or its validity.
+const NEUTRAL_KEYS: &[&str] = &[
+    "delta.logRetentionDuration",
+    "delta.deletedFileRetentionDuration",
+    "delta.checkpointInterval",
+    "delta.checkpointRetentionDuration",
+    "delta.targetFileSize",
+    "delta.tuneFileSizesForRewrites",
+    "delta.dataSkippingNumIndexedCols",
+    "delta.dataSkippingStatsColumns",
+    "delta.checkpoint.writeStatsAsJson",
+    "delta.checkpoint.writeStatsAsStruct",
+    "delta.setTransactionRetentionDuration",
+    "delta.autoOptimize.optimizeWrite",
+    "delta.autoOptimize.autoCompact",
+];
+
+/// Classifies the change from `old` to `new` for a loser staging `staged` (it stages no metadata).
+/// `allowed_key` is the checker's own allow-list for engine-managed keys (row tracking, in-commit
+/// timestamps, …), consulted for keys this module does not know.
+pub fn classify(
+    old: &Metadata,
+    new: &Metadata,
+    staged: &[Action],
+    allowed_key: &dyn Fn(&str, Option<&String>, &str) -> bool,
+) -> Result<Verdict> {
+    if old.id != new.id {
+        return Ok(conflict("the table was replaced (a new table id)"));
+    }
+    if old.format != new.format {
+        return Ok(conflict("the table format changed"));
+    }
+    if old.extra != new.extra {
+        return Ok(conflict(
+            "metadata fields this engine does not know changed",
+        ));
+    }
+    if old.partition_columns != new.partition_columns {
+        return Ok(conflict("the partition columns changed"));
+    }
+    let old_schema = StructType::parse(&old.schema_string)?;
+    let new_schema = StructType::parse(&new.schema_string)?;
+    let mut check_rows = false;
+    match schema_change(&old_schema, &new_schema) {
+        Err(reason) => return Ok(Verdict::Conflict(reason)),
+        Ok(tightened) => check_rows |= tightened,
+    }
+    let keys: BTreeSet<&String> = old
+        .configuration
+        .keys()
+        .chain(new.configuration.keys())
+        .collect();
+    for k in keys {
+        let (before, after) = (old.configuration.get(k), new.configuration.get(k));
+        if before == after {
+            continue;
+        }
+        if k.starts_with(CONSTRAINT_PREFIX) {
+            // Removed: a looser table. Added or changed: the loser's rows must satisfy it.
+            check_rows |= after.is_some();
+            continue;
+        }
+        if let Some(reason) = config_change(k, before, after, staged, allowed_key) {
+            return Ok(Verdict::Conflict(reason));
+        }
+    }
+    Ok(if check_rows {
+        Verdict::CheckNewRows
+    } else {
+        Verdict::Compatible
+    })
+}
+
+fn conflict(reason: &str) -> Verdict {
+    Verdict::Conflict(reason.to_string())
+}
+
+fn is_true(v: Option<&String>) -> bool {
+    v.is_some_and(|v| v.eq_ignore_ascii_case("true"))
+}
+
+/// None when a change of `key` from `before` to `after` is compatible with the loser, else the
+/// reason it is not.
+fn config_change(
+    key: &str,
+    before: Option<&String>,
+    after: Option<&String>,
+    staged: &[Action],
+    allowed_key: &dyn Fn(&str, Option<&String>, &str) -> bool,
+) -> Option<String> {
+    let removes_rows = staged
+        .iter()
+        .any(|a| matches!(a, Action::Remove(r) if r.data_change));
+    let adds_dv = staged
+        .iter()
+        .any(|a| matches!(a, Action::Add(a) if a.deletion_vector.is_some()));
+    let ok = if !key.starts_with("delta.") || NEUTRAL_KEYS.contains(&key) {
+        true
+    } else {
+        match key {
+            "delta.appendOnly" => !is_true(after) || !removes_rows,
+            "delta.enableDeletionVectors" => is_true(after) || !adds_dv,
+            // Pure appends write no change data (as in Delta); anything else would need CDC files.
+            "delta.enableChangeDataFeed" => !is_true(after) || is_true(before) || !removes_rows,
+            // The column-id high-water mark rises when columns are added (checked above).
+            "delta.columnMapping.maxColumnId" => {
+                let n = |v: Option<&String>| v.and_then(|v| v.parse::<i64>().ok());
+                matches!((n(before), n(after)), (Some(b), Some(a)) if a >= b)
+            }
+            _ => after.is_some_and(|v| allowed_key(key, before, v)),
+        }
+    };
+    (!ok).then(|| {
+        format!(
+            "{key} changed from {} to {}",
+            before.map_or("unset", String::as_str),
+            after.map_or("unset", String::as_str)
+        )
+    })
+}
+
+/// Ok(true) when a column became NOT NULL (the loser's rows must be checked), Ok(false) when the
+/// change needs nothing, Err(reason) for a true conflict.
+fn schema_change(old: &StructType, new: &StructType) -> std::result::Result<bool, String> {
+    let mut tightened = false;
+    let new_by_name: BTreeMap<&str, &StructField> =
+        new.fields.iter().map(|f| (f.name.as_str(), f)).collect();
+    for o in &old.fields {
+        let Some(n) = new_by_name.get(o.name.as_str()) else {
+            return Err(format!("column {} was renamed or dropped", o.name));
+        };
+        if o.data_type != n.data_type {
+            return Err(format!("column {} changed type", o.name));
+        }
+        if without_comment(o) != without_comment(n) {
+            return Err(format!("column {} changed its metadata", o.name));
+        }
+        if o.nullable && !n.nullable {
+            tightened = true;
+        }
+    }
+    let old_names: BTreeSet<&str> = old.fields.iter().map(|f| f.name.as_str()).collect();
+    let old_physical: BTreeSet<String> = old
+        .fields
+        .iter()
+        .map(|f| physical_name(f).to_lowercase())
+        .collect();
+    for n in &new.fields {
+        if old_names.contains(n.name.as_str()) {
+            continue;
+        }
+        if !n.nullable {
+            return Err(format!("new column {} is NOT NULL", n.name));
+        }
+        if !neutral_metadata(n) {
+            return Err(format!(
+                "new column {} carries rules (generated, identity, default or invariant)",
+                n.name
+            ));
+        }
+        if old_physical.contains(&physical_name(n).to_lowercase()) {
+            return Err(format!(
+                "new column {} reuses a physical name of the old schema",
+                n.name
+            ));
+        }
+    }
+    Ok(tightened)
+}
+
+fn physical_name(f: &StructField) -> &str {
+    f.metadata
+        .get(PHYSICAL_NAME_KEY)
+        .and_then(|v| v.as_str())
+        .unwrap_or(&f.name)
+}
+
+fn without_comment(f: &StructField) -> serde_json::Map<String, serde_json::Value> {
+    let mut m = f.metadata.clone();
+    m.remove("comment");
+    m
+}
+
+/// Only neutral keys, at every depth of the field's type.
+fn neutral_metadata(f: &StructField) -> bool {
+    use delta_rlc_protocol::schema::DataType;
+    fn type_ok(t: &DataType) -> bool {
+        match t {
+            DataType::Primitive(_) => true,
+            DataType::Struct(st) => st.fields.iter().all(neutral_metadata),
+            DataType::Array { element, .. } => type_ok(element),
+            DataType::Map { key, value, .. } => type_ok(key) && type_ok(value),
+        }
+    }
+    f.metadata
+        .keys()
+        // Nested column-mapping ids of array elements and map keys/values.
+        .all(|k| NEUTRAL_FIELD_KEYS.contains(&k.as_str()) || k == "delta.columnMapping.nested.ids")
+        && type_ok(&f.data_type)
+}
+
+/// Checks every new row the loser stages (the live rows of each data-changing add, read as the
+/// read snapshot wrote them) against `new`'s constraints; a column the loser's files lack (added
+/// by the winner, nullable) is NULL. Ok(None) when all hold, Ok(Some(reason)) for a violation;
+/// read or evaluation failures are errors (the caller keeps the conflict).
+pub async fn check_new_rows(
+    store: &TableStore,
+    read_snapshot: &Snapshot,
+    new: &Metadata,
+    staged: &[Action],
+) -> Result<Option<String>> {
+    let schema = StructType::parse(&new.schema_string)?;
+    let rules = TableConstraints::new(&schema, &new.configuration)?;
+    for a in staged {
+        let Action::Add(add) = a else { continue };
+        if !add.data_change {
+            continue;
+        }
+        for batch in super::rows::live_rows(store, read_snapshot, add).await? {
+            match rules.check_filling_missing(&batch) {
+                Ok(()) => {}
+                Err(crate::error::EngineError::InvalidArgument(m)) => {
+                    return Ok(Some(format!("a new row of this transaction breaks {m}")))
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn meta(fields: serde_json::Value, config: &[(&str, &str)]) -> Metadata {
+        serde_json::from_value(json!({
+            "id": "t", "format": {"provider": "parquet", "options": {}},
+            "schemaString": json!({"type": "struct", "fields": fields}).to_string(),
+            "partitionColumns": [],
+            "configuration": config.iter().map(|(k, v)| (k.to_string(), json!(v))).collect::<serde_json::Map<_, _>>(),
+        }))
+        .unwrap()
+    }
+
+    fn col(name: &str, nullable: bool, md: serde_json::Value) -> serde_json::Value {
+        json!({"name": name, "type": "long", "nullable": nullable, "metadata": md})
+    }
+
+    fn verdict(old: &Metadata, new: &Metadata, staged: &[Action]) -> Verdict {
+        classify(old, new, staged, &|_, _, _| false).unwrap()
+    }
+
+    fn is_conflict(v: Verdict) -> bool {
+        matches!(v, Verdict::Conflict(_))
+    }
+
+    #[test]
+    fn added_columns_compatible_only_when_plain_and_nullable() {
+        let old = meta(json!([col("a", true, json!({}))]), &[]);
+        let plain = meta(
+            json!([
+                col("a", true, json!({})),
+                col("b", true, json!({"comment": "x"}))
+            ]),
+            &[],
+        );
+        assert_eq!(verdict(&old, &plain, &[]), Verdict::Compatible);
+        for bad in [
+            col("b", false, json!({})),
+            col("b", true, json!({"delta.generationExpression": "a + 1"})),
+            col("b", true, json!({"delta.identity.start": 1})),
+            col("b", true, json!({"CURRENT_DEFAULT": "0"})),
+        ] {
+            let new = meta(json!([col("a", true, json!({})), bad]), &[]);
+            assert!(is_conflict(verdict(&old, &new, &[])));
+        }
+    }
+
+    #[test]
+    fn column_mapping_names_must_stay_and_not_be_reused() {
+        let cm = |id: i64, p: &str| json!({"delta.columnMapping.id": id, "delta.columnMapping.physicalName": p});
+        let old = meta(
+            json!([col("a", true, cm(1, "col-1"))]),
+            &[("delta.columnMapping.maxColumnId", "1")],
+        );
+        let added = meta(
+            json!([
+                col("a", true, cm(1, "col-1")),
+                col("b", true, cm(2, "col-2"))
+            ]),
+            &[("delta.columnMapping.maxColumnId", "2")],
+        );
+        assert_eq!(verdict(&old, &added, &[]), Verdict::Compatible);
+        // A renamed column's old name reused by a new column: `a` now maps elsewhere.
+        let reused = meta(
+            json!([
+                col("z", true, cm(1, "col-1")),
+                col("a", true, cm(2, "col-2"))
+            ]),
+            &[("delta.columnMapping.maxColumnId", "2")],
+        );
+        assert!(is_conflict(verdict(&old, &reused, &[])));
+        let collides = meta(
+            json!([
+                col("a", true, cm(1, "col-1")),
+                col("b", true, cm(2, "COL-1"))
+            ]),
+            &[("delta.columnMapping.maxColumnId", "2")],
+        );
+        assert!(is_conflict(verdict(&old, &collides, &[])));
+        let lowered = meta(
+            json!([col("a", true, cm(1, "col-1"))]),
+            &[("delta.columnMapping.maxColumnId", "0")],
+        );
+        assert!(is_conflict(verdict(&old, &lowered, &[])));
+    }
+
+    #[test]
+    fn unknown_keys_fields_and_tightening() {
+        let old = meta(
+            json!([col("a", true, json!({}))]),
+            &[("delta.constraints.x", "a > 0")],
+        );
+        let unknown = meta(
+            json!([col("a", true, json!({}))]),
+            &[
+                ("delta.constraints.x", "a > 0"),
+                ("delta.somethingNew", "1"),
+            ],
+        );
+        assert!(is_conflict(verdict(&old, &unknown, &[])));
+        let user = meta(
+            json!([col("a", true, json!({}))]),
+            &[("delta.constraints.x", "a > 0"), ("owner", "me")],
+        );
+        assert_eq!(verdict(&old, &user, &[]), Verdict::Compatible);
+        let dropped_rule = meta(json!([col("a", true, json!({}))]), &[]);
+        assert_eq!(verdict(&old, &dropped_rule, &[]), Verdict::Compatible);
+        let changed_rule = meta(
+            json!([col("a", true, json!({}))]),
+            &[("delta.constraints.x", "a > 5")],
+        );
+        assert_eq!(verdict(&old, &changed_rule, &[]), Verdict::CheckNewRows);
+        let not_null = meta(
+            json!([col("a", false, json!({}))]),
+            &[("delta.constraints.x", "a > 0")],
+        );
+        assert_eq!(verdict(&old, &not_null, &[]), Verdict::CheckNewRows);
+        let mut extra = old.clone();
+        extra.extra.insert("somethingNew".into(), json!(1));
+        assert!(is_conflict(verdict(&old, &extra, &[])));
+        let mut parts = old.clone();
+        parts.partition_columns = vec!["a".into()];
+        assert!(is_conflict(verdict(&old, &parts, &[])));
+    }
+}
