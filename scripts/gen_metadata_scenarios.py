@@ -5,7 +5,7 @@ outcome is the rule's verdict and the queries check the rows. Run from the repos
 import os
 
 OUT = os.path.join("tests", "scenarios", "metadata")
-TABLE = 'columns = "id BIGINT NOT NULL, v BIGINT, s STRING"\nsetup = ["INSERT INTO t SELECT value, value * 10, \'x\' FROM range(0, 50)", "INSERT INTO t SELECT value, value * 10, \'y\' FROM range(50, 100)"]'
+TABLE = 'columns = "id BIGINT NOT NULL, v BIGINT, s STRING, w INT"\nsetup = ["INSERT INTO t SELECT value, value * 10, \'x\', CAST(NULL AS INT) FROM range(0, 50)", "INSERT INTO t SELECT value, value * 10, \'y\', CAST(NULL AS INT) FROM range(50, 100)"]'
 
 # (slug, name, loser SQL, winner SQL, properties, A outcome, A events, queries)
 RULES = [
@@ -35,8 +35,8 @@ RULES = [
      "DELETE FROM t WHERE id < 10", "ALTER TABLE t ADD CONSTRAINT id_nonneg CHECK (id >= 0)", {}, "committed", ["metadataChangeReconciled"],
      [("SELECT count(*) FROM t", [[90]])]),
     ("insert-vs-rename", "INSERT vs RENAME COLUMN (column mapping): the loser wrote the old name — a true conflict",
-     "INSERT INTO t (id, v, s) VALUES (100, 1000, 'new')", "ALTER TABLE t RENAME COLUMN v TO w", {"delta.columnMapping.mode": "name"}, "MetadataChanged", [],
-     [("SELECT count(*), count(w) FROM t", [[100, 100]])]),
+     "INSERT INTO t (id, v, s) VALUES (100, 1000, 'new')", "ALTER TABLE t RENAME COLUMN v TO v2", {"delta.columnMapping.mode": "name"}, "MetadataChanged", [],
+     [("SELECT count(*), count(v2) FROM t", [[100, 100]])]),
     ("insert-vs-drop-column", "INSERT vs DROP COLUMN (column mapping): a true conflict",
      "INSERT INTO t (id, v, s) VALUES (100, 1000, 'new')", "ALTER TABLE t DROP COLUMN s", {"delta.columnMapping.mode": "name"}, "MetadataChanged", [],
      [("SELECT count(*) FROM t", [[100]])]),
@@ -58,6 +58,10 @@ RULES = [
     ("insert-vs-mapping-upgrade", "INSERT vs the upgrade to column mapping: a mode change is a true conflict",
      "INSERT INTO t (id, v, s) VALUES (100, 1000, 'new')", "ALTER TABLE t SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name')", {}, "MetadataChanged", [],
      [("SELECT count(*) FROM t", [[100]])]),
+    ("insert-vs-widen-type", "INSERT vs ALTER COLUMN TYPE (a widening): the loser's file holds the narrower type, which readers cast",
+     "INSERT INTO t (id, v, w, s) VALUES (100, 1000, 7, 'new')", "ALTER TABLE t ALTER COLUMN w TYPE BIGINT",
+     {"delta.enableTypeWidening": "true"}, "committed", ["metadataChangeReconciled"],
+     [("SELECT count(*), sum(w) FROM t WHERE w IS NOT NULL", [[1, 7]]), ("SELECT count(*) FROM t", [[101]])]),
     ("add-constraint-vs-insert", "ADD CONSTRAINT (loser, it read every row) vs a concurrent INSERT: the new rows were not checked — a true conflict",
      None, None, {}, None, [], []),
 ]

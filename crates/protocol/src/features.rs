@@ -15,7 +15,10 @@ pub const READER_FEATURES: &[&str] = &[
     // variantType: deltalake adds it to every DV table even without a variant column; reading a
     // table that has no variant column is unaffected. A variant column itself fails at schema parse.
     "variantType",
+    // Files written before a widening are cast to the wider type on read; their stats do not
+    // prune the widened column (`Snapshot::stats_usable`); recorded changes are validated.
     "typeWidening",
+    "typeWidening-preview",
     // Physical names in data files, stats and partition values (`column_mapping`).
     "columnMapping",
 ];
@@ -38,6 +41,13 @@ pub const WRITER_FEATURES: &[&str] = &[
     "inCommitTimestamp",
     // Written with physical names in data files, stats and partition values (`FileWriter`).
     "columnMapping",
+    // Only widenings the protocol allows are applied (ALTER COLUMN … TYPE); `delta.typeChanges`
+    // is kept by every schema change.
+    "typeWidening",
+    "typeWidening-preview",
+    // Change data is required only while `delta.enableChangeDataFeed` is true, and then only for
+    // commits that remove rows; the engine refuses those at commit (pure appends need none).
+    "changeDataFeed",
 ];
 
 /// Features this engine knows by name (used to phrase errors: known-but-unimplemented vs unknown).
@@ -181,6 +191,7 @@ impl Protocol {
             "v2Checkpoint",
             "columnMapping",
             "variantType",
+            "typeWidening",
         ];
         let mut writer: Vec<String> = features.iter().map(|s| s.to_string()).collect();
         writer.sort();

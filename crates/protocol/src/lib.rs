@@ -20,6 +20,7 @@ pub mod partition;
 pub mod schema;
 pub mod stats;
 pub mod table_path;
+pub mod type_widening;
 
 pub use actions::{
     Action, Add, Cdc, CheckpointMetadata, CommitInfo, DomainMetadata, Metadata, Protocol, Remove,

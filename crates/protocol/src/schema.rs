@@ -72,7 +72,7 @@ impl PrimitiveType {
         }
     }
 
-    fn parse(s: &str) -> Result<PrimitiveType> {
+    pub fn parse(s: &str) -> Result<PrimitiveType> {
         Ok(match s {
             "string" => PrimitiveType::String,
             "long" => PrimitiveType::Long,

@@ -262,3 +262,75 @@ def test_constraints_bind_both_engines(spark, tmp_path):
             spark.sql(bad)
     spark.sql(f"INSERT INTO delta.`{q}` VALUES (3, 30)")
     assert ours(q, ["id", "v"]) == [(1, 1), (3, 30)]
+
+
+def test_spark_reads_tables_reconciled_across_metadata_changes(spark, tmp_path):
+    """Every reconciled metadata scenario (issue #21: a writer committed across ADD COLUMNS, property
+    changes, new constraints; one isolation level, the other differs only in the checker) leaves a
+    table Spark reads with our rows."""
+    import glob
+    d = tmp_path / "meta"
+    files = [f for f in sorted(glob.glob(os.path.join(c.ROOT, "tests", "scenarios", "metadata", "*.toml")))
+             if ("-writeserializable" in f and 'A = "committed"' in open(f).read()) or "91-" in f]
+    assert len(files) >= 10
+    rlc("scenario", "run", "--dir", str(d), *files)
+    tables = sorted(p for p in glob.glob(str(d / "*")) if os.path.isdir(os.path.join(p, "_delta_log")))
+    assert len(tables) == len(files)
+    for p in tables:
+        cols = [f.name for f in spark.read.format("delta").load(p).schema.fields]
+        theirs_ = sorted(tuple(r) for r in spark.read.format("delta").load(p).collect())
+        ours_ = sorted(tuple(r.get(k) for k in cols) for r in rlc_rows(f"SELECT {', '.join(cols)} FROM '{p}'"))
+        assert theirs_ == ours_, p
+        assert len(theirs_) >= 90, p
+
+
+def test_type_widening_both_ways(spark, tmp_path):
+    """Spark widens columns (INT → BIGINT, FLOAT → DOUBLE); we read its old files widened and our
+    predicates agree with Spark's unpruned answers, and we write; Spark reads what we widened and
+    wrote. Delta Spark 4.4 itself answers `f > 0.1` wrongly with data skipping on: the old file's
+    float stat says 0.1 while its value widens to 0.100000001490116…, and Spark prunes the file
+    (found here, 2026-12-01). We never prune a widened column on its stats."""
+    p = str(tmp_path / "spark_widened")
+    spark.sql(f"CREATE TABLE delta.`{p}` (id INT, f FLOAT) USING delta TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+    spark.sql(f"INSERT INTO delta.`{p}` VALUES (1, CAST(0.1 AS FLOAT))")
+    spark.sql(f"INSERT INTO delta.`{p}` VALUES (2147483647, CAST(2.5 AS FLOAT))")
+    spark.sql(f"ALTER TABLE delta.`{p}` ALTER COLUMN f TYPE DOUBLE")
+    spark.sql(f"ALTER TABLE delta.`{p}` ALTER COLUMN id TYPE BIGINT")
+    spark.conf.set("spark.databricks.delta.stats.skipping", "false")
+    try:
+        for pred in ["f > 0.1 AND f < 0.2", "f = 2.5", "id > 2147483646"]:
+            ours_ids = sorted(r["id"] for r in rlc_rows(f"SELECT id FROM '{p}' WHERE {pred}"))
+            theirs_ids = sorted(r[0] for r in spark.sql(f"SELECT id FROM delta.`{p}` WHERE {pred}").collect())
+            assert ours_ids == theirs_ids, pred
+    finally:
+        spark.conf.unset("spark.databricks.delta.stats.skipping")
+    assert sorted(r["id"] for r in rlc_rows(f"SELECT id FROM '{p}' WHERE f > 0.1 AND f < 0.2")) == [1]
+    rlc("sql", f"INSERT INTO '{p}' VALUES (3000000000, 0.25)")
+    rlc("sql", f"UPDATE '{p}' SET f = f * 2 WHERE id = 2147483647")
+    assert theirs(spark, p, ["id", "f"]) == sorted(tuple(r.get(k) for k in ["id", "f"]) for r in rlc_rows(f"SELECT id, f FROM '{p}'"))
+
+    q = str(tmp_path / "ours_widened")
+    rlc("sql", f"CREATE TABLE '{q}' (id INT, d DECIMAL(10,2)) TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+    rlc("sql", f"INSERT INTO '{q}' VALUES (7, 1.25)")
+    rlc("sql", f"ALTER TABLE '{q}' ALTER COLUMN id TYPE BIGINT")
+    rlc("sql", f"ALTER TABLE '{q}' ALTER COLUMN d TYPE DECIMAL(12,3)")
+    rlc("sql", f"INSERT INTO '{q}' VALUES (5000000000, 2.125)")
+    rows = theirs(spark, q, ["id", "d"])
+    assert [(i, str(d)) for i, d in rows] == [(7, "1.250"), (5000000000, "2.125")]
+    spark.sql(f"INSERT INTO delta.`{q}` VALUES (8, 3.5)")
+    assert len(ours(q, ["id", "d"])) == 3
+
+
+def test_we_append_to_a_change_data_feed_table(spark, tmp_path):
+    """On Spark's table with the change data feed on, our appends need no change data (Spark's own
+    appends write none): Spark's table_changes reports them as inserts. Our DELETE is refused
+    (it would need change data files) and leaves the table as it was."""
+    p = str(tmp_path / "cdf")
+    spark.sql(f"CREATE TABLE delta.`{p}` (id BIGINT, v STRING) USING delta TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')")
+    spark.sql(f"INSERT INTO delta.`{p}` VALUES (1, 'spark')")
+    rlc("sql", f"INSERT INTO '{p}' VALUES (2, 'ours'), (3, 'ours')")
+    res = subprocess.run([BIN, "sql", f"DELETE FROM '{p}' WHERE id = 1"], capture_output=True, text=True)
+    assert res.returncode == 5, res.stderr
+    changes = sorted((r["id"], r["v"], r["_change_type"], r["_commit_version"])
+                     for r in spark.sql(f"SELECT * FROM table_changes_by_path('{p}', 0)").collect())
+    assert changes == [(1, "spark", "insert", 1), (2, "ours", "insert", 2), (3, "ours", "insert", 2)]

@@ -15,6 +15,9 @@
 //!   be one of the old schema's (else old data could surface under it).
 //! - existing columns unchanged (name, type, nested fields, column-mapping ids) except their comment
 //!   and NOT NULL → nullable; columns may be reordered (files are read by name).
+//! - a top-level column widened (`type_widening::is_widening`, recorded in `delta.typeChanges`):
+//!   the loser's files hold the narrower type, which every reader of the feature casts, and the
+//!   column's file stats stop pruning once the change is recorded (`Snapshot::stats_usable`).
 //! - NOT NULL added to a column, new or changed CHECK constraints: **checked on the loser's new
 //!   rows** (every staged add's live rows, value-exact, with the winner's rules). Any violation, or
 //!   any failure to read or evaluate, is a conflict.
@@ -33,6 +36,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use delta_rlc_protocol::actions::{Action, Metadata};
 use delta_rlc_protocol::column_mapping::{ID_KEY, PHYSICAL_NAME_KEY};
 use delta_rlc_protocol::schema::{StructField, StructType};
+use delta_rlc_protocol::type_widening::{is_widening, TYPE_CHANGES_KEY};
 use delta_rlc_storage::TableStore;
 
 use crate::constraints::{TableConstraints, CONSTRAINT_PREFIX};
@@ -184,7 +188,7 @@ fn schema_change(old: &StructType, new: &StructType) -> std::result::Result<bool
         let Some(n) = new_by_name.get(o.name.as_str()) else {
             return Err(format!("column {} was renamed or dropped", o.name));
         };
-        if o.data_type != n.data_type {
+        if o.data_type != n.data_type && !widened(o, n) {
             return Err(format!("column {} changed type", o.name));
         }
         if without_comment(o) != without_comment(n) {
@@ -230,10 +234,28 @@ fn physical_name(f: &StructField) -> &str {
         .unwrap_or(&f.name)
 }
 
+/// The column's metadata but for its comment and its type-change record (compared separately).
 fn without_comment(f: &StructField) -> serde_json::Map<String, serde_json::Value> {
     let mut m = f.metadata.clone();
     m.remove("comment");
+    m.remove(TYPE_CHANGES_KEY);
     m
+}
+
+/// A top-level primitive widened as the protocol allows, recorded as such: the loser's files hold
+/// the narrower type, which readers cast (and whose stats no longer prune the column).
+fn widened(old: &StructField, new: &StructField) -> bool {
+    use delta_rlc_protocol::schema::DataType;
+    let (DataType::Primitive(a), DataType::Primitive(b)) = (&old.data_type, &new.data_type) else {
+        return false;
+    };
+    let recorded = |f: &StructField| {
+        f.metadata
+            .get(TYPE_CHANGES_KEY)
+            .and_then(|v| v.as_array())
+            .map_or(0, Vec::len)
+    };
+    is_widening(a, b) && recorded(new) > recorded(old)
 }
 
 /// Only neutral keys, at every depth of the field's type.

@@ -59,6 +59,12 @@ pub enum AlterOp {
         name: String,
         if_exists: bool,
     },
+    /// `ALTER COLUMN c TYPE t`: a widening (`type_widening::is_widening`) of a top-level column on
+    /// a table with `delta.enableTypeWidening`; files keep the narrower type and are cast on read.
+    ChangeType {
+        column: String,
+        to: DataType,
+    },
 }
 
 fn find<'a>(schema: &'a StructType, name: &str) -> Option<&'a StructField> {
@@ -213,7 +219,9 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
             }
             let mut config = metadata.configuration.clone();
             config.extend(props.clone());
-            validate_properties(&config)?;
+            // The new keys and values; keys the table already has were accepted by whoever set
+            // them (another engine may know properties this one does not).
+            validate_properties(props)?;
             let new_mode = ColumnMappingMode::from_configuration(&config)
                 .map_err(|e| EngineError::invalid(e.to_string()))?;
             match (mode, new_mode) {
@@ -242,6 +250,12 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
             };
             if turned_on("delta.enableDeletionVectors") {
                 protocol = with_feature(&protocol, "deletionVectors");
+            }
+            if turned_on("delta.enableChangeDataFeed") {
+                protocol = with_feature(&protocol, "changeDataFeed");
+            }
+            if turned_on("delta.enableTypeWidening") {
+                protocol = with_feature(&protocol, "typeWidening");
             }
             if turned_on("delta.appendOnly") {
                 protocol = with_feature(&with_feature(&protocol, "appendOnly"), "invariants");
@@ -343,6 +357,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
             protocol = with_feature(&protocol, "checkConstraints");
             ("ADD CONSTRAINT", json!({"name": name, "expr": expr}))
         }
+        AlterOp::ChangeType { column, to } => change_type(&mut schema, &metadata, column, to)?,
         AlterOp::DropConstraint { name, if_exists } => {
             let key = format!("{CONSTRAINT_PREFIX}{}", name.to_lowercase());
             if metadata.configuration.remove(&key).is_none() && !if_exists {
@@ -351,6 +366,9 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
             ("DROP CONSTRAINT", json!({"name": name}))
         }
     };
+    if let AlterOp::ChangeType { .. } = op {
+        protocol = with_feature(&protocol, "typeWidening");
+    }
     if matches!(op, AlterOp::AddConstraint { .. } | AlterOp::SetNotNull(_)) {
         // The new rule must hold for every row already in the table: read them all (a whole-table
         // read, so a concurrent writer's new rows make this ALTER retry and check them too).
@@ -369,6 +387,79 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
     }
     txn.actions.push(Action::Metadata(metadata));
     Ok(txn)
+}
+
+/// Applies `ALTER COLUMN column TYPE to` to `schema`, recording the change in the field's
+/// `delta.typeChanges`.
+fn change_type(
+    schema: &mut StructType,
+    metadata: &delta_rlc_protocol::actions::Metadata,
+    column: &str,
+    to: &DataType,
+) -> Result<(&'static str, serde_json::Value)> {
+    use delta_rlc_protocol::type_widening::{is_widening, TYPE_CHANGES_KEY};
+    if !metadata
+        .configuration
+        .get("delta.enableTypeWidening")
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    {
+        return Err(EngineError::invalid(
+            "changing a column's type needs type widening: ALTER TABLE t SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true') first",
+        ));
+    }
+    if column.contains('.') {
+        return Err(EngineError::Unsupported(
+            "changing the type of a nested field is not supported yet".into(),
+        ));
+    }
+    let Some(f) = schema
+        .fields
+        .iter_mut()
+        .find(|f| f.name.eq_ignore_ascii_case(column))
+    else {
+        return Err(EngineError::invalid(format!("no column {column}")));
+    };
+    if metadata.partition_columns.contains(&f.name) {
+        return Err(EngineError::Unsupported(format!(
+            "{} is a partition column: changing its type is not supported",
+            f.name
+        )));
+    }
+    let (DataType::Primitive(from), DataType::Primitive(to_p)) = (&f.data_type, to) else {
+        return Err(EngineError::invalid(format!(
+            "{}: only primitive types can be widened",
+            f.name
+        )));
+    };
+    if from == to_p {
+        return Err(EngineError::invalid(format!(
+            "{} already has type {}",
+            f.name,
+            to_p.name()
+        )));
+    }
+    if !is_widening(from, to_p) {
+        return Err(EngineError::invalid(format!(
+            "{}: {} to {} is not a widening (values already written might not fit)",
+            f.name,
+            from.name(),
+            to_p.name()
+        )));
+    }
+    let change = json!({"fromType": from.name(), "toType": to_p.name()});
+    let entry = f
+        .metadata
+        .entry(TYPE_CHANGES_KEY.to_string())
+        .or_insert_with(|| json!([]));
+    match entry.as_array_mut() {
+        Some(list) => list.push(change),
+        None => *entry = json!([change]),
+    }
+    f.data_type = to.clone();
+    Ok((
+        "CHANGE COLUMN",
+        json!({"column": f.name, "type": to_p.name()}),
+    ))
 }
 
 /// `delta.constraints.*` keys change only through ADD / DROP CONSTRAINT (which check the rows).

@@ -36,6 +36,8 @@ const KNOWN_PROPERTIES: &[&str] = &[
     "delta.checkpoint.writeStatsAsJson",
     "delta.checkpoint.writeStatsAsStruct",
     "delta.columnMapping.mode",
+    "delta.enableTypeWidening",
+    "delta.enableChangeDataFeed",
 ];
 
 /// Checks table properties as CREATE TABLE and ALTER TABLE … SET TBLPROPERTIES take them: known
@@ -79,6 +81,8 @@ pub fn validate_properties(config: &BTreeMap<String, String>) -> Result<()> {
         "delta.enableInCommitTimestamps",
         "delta.checkpoint.writeStatsAsJson",
         "delta.checkpoint.writeStatsAsStruct",
+        "delta.enableTypeWidening",
+        "delta.enableChangeDataFeed",
     ] {
         if let Some(v) = config.get(k) {
             if !v.eq_ignore_ascii_case("true") && !v.eq_ignore_ascii_case("false") {
@@ -196,6 +200,12 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
     }
     if is_true("delta.enableInCommitTimestamps") {
         features.push("inCommitTimestamp");
+    }
+    if is_true("delta.enableChangeDataFeed") {
+        features.push("changeDataFeed");
+    }
+    if is_true("delta.enableTypeWidening") {
+        features.push("typeWidening");
     }
     let row_tracking = is_true("delta.enableRowTracking");
     if row_tracking {

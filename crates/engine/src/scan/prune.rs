@@ -141,6 +141,9 @@ impl<'a> FileStatsPruning<'a> {
     }
 
     fn bounds(&self, column: &Column, is_max: bool) -> Option<ArrayRef> {
+        if !self.is_partition(column) && !self.snapshot.stats_usable(&column.name) {
+            return None;
+        }
         let dt = self.data_type(column)?;
         let null = ScalarValue::try_from(&dt).ok()?;
         let values: Vec<ScalarValue> = if self.is_partition(column) {

@@ -112,6 +112,16 @@ impl Snapshot {
             .unwrap_or(logical)
     }
 
+    /// Whether a top-level column's file stats may prune: not when its type was widened
+    /// (`delta.typeChanges`), since files written before the change hold stats of the narrower
+    /// type — a float's `0.1` is not the double its value widens to, so a bound could exclude a
+    /// row that matches. Their stats read as unknown.
+    pub fn stats_usable(&self, logical: &str) -> bool {
+        self.schema
+            .field(logical)
+            .is_none_or(|f| !f.metadata.contains_key("delta.typeChanges"))
+    }
+
     pub fn config_bool(&self, key: &str) -> bool {
         self.config(key)
             .is_some_and(|v| v.eq_ignore_ascii_case("true"))

@@ -147,6 +147,8 @@ impl ReplayState {
             ));
         }
         column_mapping::validate(&schema, mode)?;
+        // Type widening: every recorded change must be one this reader widens correctly.
+        delta_rlc_protocol::type_widening::validate_type_changes(&schema)?;
         let files = sorted_by_path(self.files.into_values(), |a: &Add| &a.path);
         for w in files.windows(2) {
             if let [a, b] = w {

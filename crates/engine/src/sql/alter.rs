@@ -105,8 +105,11 @@ fn parse_op(c: &mut Cursor) -> Result<AlterOp> {
             c.expect_kw("NOT")?;
             c.expect_kw("NULL")?;
             AlterOp::SetNotNull(col)
-        } else if c.peek_kw("TYPE") {
-            return Err(unsupported("ALTER COLUMN … TYPE (type widening)"));
+        } else if c.eat_kw("TYPE") {
+            AlterOp::ChangeType {
+                column: col,
+                to: c.data_type()?,
+            }
         } else {
             return Err(unsupported(&format!("ALTER COLUMN … {}", c.describe())));
         }

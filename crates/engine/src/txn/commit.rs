@@ -65,6 +65,7 @@ impl Transaction {
             .or_else(|| self.read_snapshot.as_ref().map(|s| s.protocol.clone()))
             .ok_or_else(|| EngineError::Internal("new table without a protocol action".into()))?;
         protocol.check_writable()?;
+        self.check_change_data_feed()?;
         let store = &self.table.store;
         let root = TableRoot::parse(store.root_uri())?;
         let isolation = self.isolation_level();
@@ -179,6 +180,32 @@ impl Transaction {
             tier: None,
             reconcile_failures: Vec::new(),
         })))
+    }
+
+    /// With the change data feed on, a commit that removes rows must carry change data, which
+    /// this engine does not write yet: refuse it (appends and OPTIMIZE need none, as in Delta).
+    fn check_change_data_feed(&self) -> Result<()> {
+        let metadata = self.actions.iter().find_map(|a| match a {
+            Action::Metadata(m) => Some(m),
+            _ => None,
+        });
+        let cdf = match metadata {
+            Some(m) => m.configuration.get("delta.enableChangeDataFeed"),
+            None => self
+                .read_snapshot
+                .as_ref()
+                .and_then(|s| s.metadata.configuration.get("delta.enableChangeDataFeed")),
+        };
+        let removes_rows = self
+            .actions
+            .iter()
+            .any(|a| matches!(a, Action::Remove(r) if r.data_change));
+        if cdf.is_some_and(|v| v.eq_ignore_ascii_case("true")) && removes_rows {
+            return Err(EngineError::Unsupported(
+                "DELETE, UPDATE, MERGE and overwrites on a table with delta.enableChangeDataFeed = true (writing change data files is not supported yet; appends are)".into(),
+            ));
+        }
+        Ok(())
     }
 
     fn is_ours(&self, version: u64, bytes: &[u8]) -> bool {

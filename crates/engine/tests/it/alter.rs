@@ -170,3 +170,144 @@ fn add_columns_rename_drop_and_the_upgrade_to_column_mapping() {
         }
     });
 }
+
+/// ALTER COLUMN … TYPE: only widenings, only with `delta.enableTypeWidening`; old files keep the
+/// narrower type and read widened; the change is recorded. (That a widened column's old stats do
+/// not prune is checked against Spark's files, whose float stats are the float's text:
+/// `test_type_widening_both_ways`.)
+#[test]
+fn type_widening_reads_old_files_widened_and_stops_pruning_on_their_stats() {
+    let loc = "memory://alter-widen/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id INT, f FLOAT, d DECIMAL(10,2), day DATE)")
+            .await
+            .unwrap();
+        // One row per file, so each file's stats are that row's value.
+        s.execute("INSERT INTO t VALUES (1, CAST(0.1 AS FLOAT), 1.25, DATE '2020-01-02')")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (2147483647, CAST(2.5 AS FLOAT), -3.5, DATE '2021-06-30')")
+            .await
+            .unwrap();
+        let version = latest_snapshot(loc).await.version;
+        for bad in [
+            "ALTER TABLE t ALTER COLUMN id TYPE BIGINT",
+            "ALTER TABLE t SET TBLPROPERTIES ('delta.enableTypeWidening' = 'maybe')",
+        ] {
+            let err = s.execute(bad).await.expect_err(bad);
+            assert!(!err.to_string().contains('\n'), "{bad}: {err}");
+        }
+        assert_eq!(latest_snapshot(loc).await.version, version);
+        s.execute("ALTER TABLE t SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+            .await
+            .unwrap();
+        assert!(latest_snapshot(loc)
+            .await
+            .protocol
+            .has_reader_feature("typeWidening"));
+        let version = latest_snapshot(loc).await.version;
+        for bad in [
+            "ALTER TABLE t ALTER COLUMN id TYPE SMALLINT",
+            "ALTER TABLE t ALTER COLUMN id TYPE DECIMAL(9,0)",
+            "ALTER TABLE t ALTER COLUMN d TYPE DECIMAL(11,4)",
+            "ALTER TABLE t ALTER COLUMN day TYPE TIMESTAMP",
+            "ALTER TABLE t ALTER COLUMN f TYPE STRING",
+        ] {
+            let err = s.execute(bad).await.expect_err(bad);
+            assert!(!err.to_string().contains('\n'), "{bad}: {err}");
+        }
+        assert_eq!(
+            latest_snapshot(loc).await.version,
+            version,
+            "nothing committed"
+        );
+        for ok in [
+            "ALTER TABLE t ALTER COLUMN id TYPE BIGINT",
+            "ALTER TABLE t ALTER COLUMN f TYPE DOUBLE",
+            "ALTER TABLE t ALTER COLUMN d TYPE DECIMAL(12,3)",
+            "ALTER TABLE t ALTER COLUMN day TYPE TIMESTAMP_NTZ",
+        ] {
+            s.execute(ok).await.unwrap();
+        }
+        let snap = latest_snapshot(loc).await;
+        let id = snap.schema.field("id").unwrap();
+        assert_eq!(
+            id.metadata.get("delta.typeChanges"),
+            Some(&serde_json::json!([{"fromType": "integer", "toType": "long"}]))
+        );
+        s.execute(
+            "INSERT INTO t VALUES (3000000000, 0.25, 1.125, TIMESTAMP '2022-01-01 12:30:00')",
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, d, CAST(day AS STRING) FROM t").await,
+            vec![
+                "1|1.250|2020-01-02T00:00:00",
+                "2147483647|-3.500|2021-06-30T00:00:00",
+                "3000000000|1.125|2022-01-01T12:30:00"
+            ]
+        );
+        // The float 0.1 widened is 0.100000001490116…: above 0.1.
+        assert_eq!(
+            rows(&s, "SELECT id FROM t WHERE f > 0.1 AND f < 0.2").await,
+            vec!["1"]
+        );
+        assert_eq!(
+            rows(&s, "SELECT id FROM t WHERE id > 2147483646")
+                .await
+                .len(),
+            2
+        );
+    });
+}
+
+/// A table with the change data feed on takes appends (no change data needed, as in Delta) and
+/// OPTIMIZE, and refuses statements that remove rows (they would need change data files) with an
+/// unsupported error, nothing committed; turning the feed on adds the feature.
+#[test]
+fn change_data_feed_tables_take_appends_and_refuse_row_removal() {
+    let loc = "memory://alter-cdf/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT, v STRING)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (1, 'a')").await.unwrap();
+        s.execute("ALTER TABLE t SET TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')")
+            .await
+            .unwrap();
+        assert!(latest_snapshot(loc)
+            .await
+            .protocol
+            .has_writer_feature("changeDataFeed"));
+        s.execute("INSERT INTO t VALUES (2, 'b')").await.unwrap();
+        s.execute("OPTIMIZE t").await.unwrap();
+        let version = latest_snapshot(loc).await.version;
+        for bad in [
+            "DELETE FROM t WHERE id = 1",
+            "UPDATE t SET v = 'z' WHERE id = 2",
+            "MERGE INTO t USING (SELECT 1 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE",
+            "INSERT OVERWRITE t VALUES (9, 'o')",
+        ] {
+            let err = s.execute(bad).await.expect_err(bad);
+            assert_eq!(
+                err.kind(),
+                delta_rlc_engine::ErrorKind::Unsupported,
+                "{bad}: {err}"
+            );
+        }
+        assert_eq!(
+            latest_snapshot(loc).await.version,
+            version,
+            "nothing committed"
+        );
+        assert_eq!(rows(&s, "SELECT id, v FROM t").await, vec!["1|a", "2|b"]);
+        s.execute("ALTER TABLE t SET TBLPROPERTIES ('delta.enableChangeDataFeed' = 'false')")
+            .await
+            .unwrap();
+        s.execute("DELETE FROM t WHERE id = 1").await.unwrap();
+        assert_eq!(rows(&s, "SELECT id FROM t").await, vec!["2"]);
+    });
+}
