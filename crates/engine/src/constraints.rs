@@ -29,6 +29,15 @@ use crate::error::{EngineError, Result};
 pub const CONSTRAINT_PREFIX: &str = "delta.constraints.";
 /// The field metadata key of a column invariant.
 pub const INVARIANTS_KEY: &str = "delta.invariants";
+/// The field metadata key of a generated column's expression (`generatedColumns`).
+pub const GENERATION_KEY: &str = "delta.generationExpression";
+
+/// A generated column: its position among the table's columns and its expression, planned.
+struct Generated {
+    index: usize,
+    name: String,
+    expr: Arc<dyn PhysicalExpr>,
+}
 
 /// The CHECK constraints of a configuration: (name, SQL expression), names as stored (lowercase).
 pub fn check_constraints(config: &BTreeMap<String, String>) -> Vec<(String, String)> {
@@ -55,6 +64,7 @@ pub struct TableConstraints {
     schema: StructType,
     arrow_schema: arrow::datatypes::SchemaRef,
     rules: Vec<Rule>,
+    generated: Vec<Generated>,
     has_not_null: bool,
 }
 
@@ -69,16 +79,50 @@ impl TableConstraints {
             let label = format!("CHECK constraint {name} ({sql})");
             rules.push(plan_rule(&ctx, &df_schema, label, &sql)?);
         }
-        for f in &schema.fields {
+        let mut generated = Vec::new();
+        for (index, f) in schema.fields.iter().enumerate() {
             if let Some(sql) = invariant_of(f)? {
                 let label = format!("invariant on column {} ({sql})", f.name);
                 rules.push(plan_rule(&ctx, &df_schema, label, &sql)?);
+            }
+            if let Some(sql) = generation_of(f) {
+                // The protocol's rule: the stored value is not distinct from the expression's.
+                let label = format!("generated column {} ({sql})", f.name);
+                let quoted = format!("\"{}\"", f.name.replace('"', "\"\""));
+                let rule_sql = format!("{quoted} IS NOT DISTINCT FROM ({sql})");
+                let mut rule = plan_rule(&ctx, &df_schema, label.clone(), &rule_sql)?;
+                let cannot = |e: String| {
+                    EngineError::Unsupported(format!(
+                        "cannot compute {label}: {}",
+                        crate::error::one_line(&e)
+                    ))
+                };
+                let logical = ctx
+                    .parse_sql_expr(sql, &df_schema)
+                    .map_err(|e| cannot(e.to_string()))?;
+                if let Some(g) = logical.column_refs().iter().find(|c| {
+                    schema
+                        .field(&c.name)
+                        .is_some_and(|x| generation_of(x).is_some())
+                }) {
+                    return Err(cannot(format!("it reads generated column {}", g.name)));
+                }
+                let expr = crate::expr_plan::plan_physical(&ctx, &logical, &df_schema)
+                    .map_err(|e| cannot(e.to_string()))?;
+                rule.columns.push(f.name.clone());
+                rules.push(rule);
+                generated.push(Generated {
+                    index,
+                    name: f.name.clone(),
+                    expr,
+                });
             }
         }
         Ok(TableConstraints {
             schema: schema.clone(),
             arrow_schema,
             rules,
+            generated,
             has_not_null: schema.fields.iter().any(has_not_null),
         })
     }
@@ -87,13 +131,56 @@ impl TableConstraints {
         self.rules.is_empty() && !self.has_not_null
     }
 
-    /// Fails on the first row of `batch` that violates a constraint, naming the constraint and the
-    /// row. `batch` holds the table's columns by name (extra columns are ignored; a missing one
-    /// is an error, never a pass).
-    pub fn check(&self, batch: &RecordBatch) -> Result<()> {
-        if self.is_empty() || batch.num_rows() == 0 {
-            return Ok(());
+    /// `batch` with each generated column computed where it is NULL (not given: an INSERT that
+    /// omits it, or an UPDATE / MERGE that reset it because it did not assign it). Given values
+    /// are kept and then checked by [`TableConstraints::check`].
+    pub fn fill_generated(&self, batch: &RecordBatch) -> Result<RecordBatch> {
+        if self.generated.is_empty() || batch.num_rows() == 0 {
+            return Ok(batch.clone());
         }
+        let table_batch = self.table_batch(batch)?;
+        let mut cols: Vec<ArrayRef> = batch.columns().to_vec();
+        for g in &self.generated {
+            let Some(pos) = batch.schema().index_of(&g.name).ok() else {
+                return Err(EngineError::Internal(format!(
+                    "generated column {} missing from the rows written",
+                    g.name
+                )));
+            };
+            let target = self.arrow_schema.field(g.index).data_type().clone();
+            let computed = g
+                .expr
+                .evaluate(&table_batch)?
+                .into_array(batch.num_rows())?;
+            let opts = arrow::compute::CastOptions {
+                safe: false,
+                ..Default::default()
+            };
+            let computed = arrow::compute::cast_with_options(&computed, &target, &opts)
+                .map_err(|e| EngineError::invalid(format!("generated column {}: {e}", g.name)))?;
+            let Some(given) = cols.get(pos) else { continue };
+            let missing = arrow::compute::is_null(given)?;
+            let given = arrow::compute::cast_with_options(given, &target, &opts)?;
+            let filled = arrow::compute::kernels::zip::zip(&missing, &computed, &given)?;
+            if let Some(c) = cols.get_mut(pos) {
+                *c = filled;
+            }
+        }
+        let fields: Vec<arrow::datatypes::Field> = batch
+            .schema()
+            .fields()
+            .iter()
+            .zip(&cols)
+            .map(|(f, c)| f.as_ref().clone().with_data_type(c.data_type().clone()))
+            .collect();
+        Ok(RecordBatch::try_new(
+            Arc::new(arrow::datatypes::Schema::new(fields)),
+            cols,
+        )?)
+    }
+
+    /// The table's columns of `batch`, by name, as one batch of the table's shape (nullable).
+    fn table_batch(&self, batch: &RecordBatch) -> Result<RecordBatch> {
         let mut cols: Vec<ArrayRef> = Vec::with_capacity(self.arrow_schema.fields().len());
         for f in self.arrow_schema.fields() {
             let c = batch.column_by_name(f.name()).ok_or_else(|| {
@@ -104,21 +191,7 @@ impl TableConstraints {
             })?;
             cols.push(Arc::clone(c));
         }
-        for (field, col) in self.schema.fields.iter().zip(&cols) {
-            if let Some(row) = first_not_null_violation(field, col, &field.name, None)? {
-                return Err(EngineError::invalid(format!(
-                    "NOT NULL constraint violated for column {}: row {}",
-                    row.0,
-                    show_row(&self.schema, &cols, row.1, None)
-                )));
-            }
-        }
-        if self.rules.is_empty() {
-            return Ok(());
-        }
-        // Evaluate against the table's own schema (the written rows may carry nullability or
-        // metadata that differs); the columns are the same arrays.
-        let table_batch = RecordBatch::try_new_with_options(
+        Ok(RecordBatch::try_new_with_options(
             Arc::new(arrow::datatypes::Schema::new(
                 self.arrow_schema
                     .fields()
@@ -132,9 +205,31 @@ impl TableConstraints {
                     })
                     .collect::<Vec<_>>(),
             )),
-            cols.clone(),
+            cols,
             &arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
-        )?;
+        )?)
+    }
+
+    /// Fails on the first row of `batch` that violates a constraint, naming the constraint and the
+    /// row. `batch` holds the table's columns by name (extra columns are ignored; a missing one
+    /// is an error, never a pass).
+    pub fn check(&self, batch: &RecordBatch) -> Result<()> {
+        if self.is_empty() || batch.num_rows() == 0 {
+            return Ok(());
+        }
+        // Evaluated against the table's own shape (the written rows may carry other
+        // nullability or metadata); the columns are the same arrays.
+        let table_batch = self.table_batch(batch)?;
+        let cols = table_batch.columns();
+        for (field, col) in self.schema.fields.iter().zip(cols) {
+            if let Some(row) = first_not_null_violation(field, col, &field.name, None)? {
+                return Err(EngineError::invalid(format!(
+                    "NOT NULL constraint violated for column {}: row {}",
+                    row.0,
+                    show_row(&self.schema, cols, row.1, None)
+                )));
+            }
+        }
         for rule in &self.rules {
             let v = rule
                 .expr
@@ -147,7 +242,7 @@ impl TableConstraints {
                 return Err(EngineError::invalid(format!(
                     "{} violated by row {}",
                     rule.label,
-                    show_row(&self.schema, &cols, i, Some(&rule.columns))
+                    show_row(&self.schema, cols, i, Some(&rule.columns))
                 )));
             }
         }
@@ -237,6 +332,11 @@ fn invariant_of(f: &StructField) -> Result<Option<String>> {
         .and_then(Value::as_str)
         .map(|s| Some(s.to_string()))
         .ok_or_else(|| EngineError::corrupt(format!("invariant on {} has no expression", f.name)))
+}
+
+/// A field's generation expression, if it is a generated column.
+pub fn generation_of(f: &StructField) -> Option<&str> {
+    f.metadata.get(GENERATION_KEY).and_then(Value::as_str)
 }
 
 fn has_not_null(f: &StructField) -> bool {

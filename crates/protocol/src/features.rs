@@ -45,6 +45,8 @@ pub const WRITER_FEATURES: &[&str] = &[
     // is kept by every schema change.
     "typeWidening",
     "typeWidening-preview",
+    // Computed where not given and checked (`value <=> expression`) on every write.
+    "generatedColumns",
     // Change data is required only while `delta.enableChangeDataFeed` is true, and then only for
     // commits that remove rows; the engine refuses those at commit (pure appends need none).
     "changeDataFeed",
@@ -246,21 +248,24 @@ mod tests {
 
     #[test]
     fn unimplemented_writer_feature_refuses_write_not_read() {
-        let proto = p(1, 7, &[], &["generatedColumns"]);
+        let proto = p(1, 7, &[], &["identityColumns"]);
         assert!(proto.check_readable().is_ok());
         assert!(
-            matches!(proto.check_writable(), Err(ProtocolError::UnsupportedWriterFeature(f)) if f == "generatedColumns")
+            matches!(proto.check_writable(), Err(ProtocolError::UnsupportedWriterFeature(f)) if f == "identityColumns")
         );
     }
 
     #[test]
     fn legacy_versions() {
         assert!(p(1, 2, &[], &[]).check_writable().is_ok());
-        assert!(p(1, 4, &[], &[]).check_writable().is_err());
+        // Writer 4 adds change data feed and generated columns, both written here.
+        assert!(p(1, 4, &[], &[]).check_writable().is_ok());
+        assert!(p(1, 6, &[], &[]).check_writable().is_err());
         // Reader 2 means column mapping; writer 5 adds it to writer 4's features (change data
-        // feed, generated columns), which are not written here yet.
+        // feed, generated columns); writer 6 adds identity columns, not written here yet.
         assert!(p(2, 5, &[], &[]).check_readable().is_ok());
-        assert!(p(2, 5, &[], &[]).check_writable().is_err());
+        assert!(p(2, 5, &[], &[]).check_writable().is_ok());
+        assert!(p(2, 6, &[], &[]).check_writable().is_err());
         assert!(p(3, 7, &["columnMapping"], &["columnMapping"])
             .check_writable()
             .is_ok());

@@ -334,3 +334,25 @@ def test_we_append_to_a_change_data_feed_table(spark, tmp_path):
     changes = sorted((r["id"], r["v"], r["_change_type"], r["_commit_version"])
                      for r in spark.sql(f"SELECT * FROM table_changes_by_path('{p}', 0)").collect())
     assert changes == [(1, "spark", "insert", 1), (2, "ours", "insert", 2), (3, "ours", "insert", 2)]
+
+
+def test_generated_columns_both_ways(spark, tmp_path):
+    """Spark's generated-column table (writer version 4: generated columns and change data feed
+    implied): we insert without the generated column, update its input and merge, and Spark reads
+    the values it would have computed; on our generated-column table Spark inserts and reads ours."""
+    p = str(tmp_path / "spark_generated")
+    spark.sql(f"CREATE TABLE delta.`{p}` (id BIGINT, v BIGINT, g BIGINT GENERATED ALWAYS AS (v * 2)) USING delta")
+    spark.sql(f"INSERT INTO delta.`{p}` (id, v) VALUES (1, 10)")
+    rlc("sql", f"INSERT INTO '{p}' (id, v) VALUES (2, 20)")
+    rlc("sql", f"UPDATE '{p}' SET v = 11 WHERE id = 1")
+    rlc("sql", f"MERGE INTO '{p}' t USING (SELECT 3 AS id, 30 AS v) s ON t.id = s.id "
+               f"WHEN NOT MATCHED THEN INSERT (id, v) VALUES (s.id, s.v)")
+    res = subprocess.run([BIN, "sql", f"INSERT INTO '{p}' VALUES (4, 40, 7)"], capture_output=True, text=True)
+    assert res.returncode == 2 and "generated column g" in res.stderr, res.stderr
+    assert theirs(spark, p, ["id", "v", "g"]) == [(1, 11, 22), (2, 20, 40), (3, 30, 60)]
+
+    q = str(tmp_path / "ours_generated")
+    rlc("sql", f"CREATE TABLE '{q}' (id BIGINT, v BIGINT, g BIGINT GENERATED ALWAYS AS (v + 1))")
+    rlc("sql", f"INSERT INTO '{q}' (id, v) VALUES (1, 1)")
+    spark.sql(f"INSERT INTO delta.`{q}` (id, v) VALUES (2, 2)")
+    assert ours(q, ["id", "v", "g"]) == [(1, 1, 2), (2, 2, 3)]

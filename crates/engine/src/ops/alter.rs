@@ -134,6 +134,12 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                         c.name
                     )));
                 }
+                if crate::constraints::generation_of(c).is_some() {
+                    return Err(EngineError::invalid(format!(
+                        "ADD COLUMNS: {} cannot be a generated column (rows already written have no value for it; as in Delta)",
+                        c.name
+                    )));
+                }
                 if matches!(
                     c.data_type,
                     DataType::Primitive(PrimitiveType::TimestampNtz)

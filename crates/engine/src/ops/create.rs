@@ -204,6 +204,16 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
     if is_true("delta.enableChangeDataFeed") {
         features.push("changeDataFeed");
     }
+    if spec
+        .schema
+        .fields
+        .iter()
+        .any(|f| crate::constraints::generation_of(f).is_some())
+    {
+        // Planned now, so an expression this engine cannot compute is refused at CREATE.
+        crate::constraints::TableConstraints::new(&spec.schema, &config)?;
+        features.push("generatedColumns");
+    }
     if is_true("delta.enableTypeWidening") {
         features.push("typeWidening");
     }

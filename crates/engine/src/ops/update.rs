@@ -39,6 +39,17 @@ pub fn apply_assignments(
             *c = v;
         }
     }
+    // A generated column the statement does not assign is recomputed from the new values by the
+    // writer (`TableConstraints::fill_generated`): reset it.
+    for (i, f) in ectx.schema.fields.iter().enumerate() {
+        if crate::constraints::generation_of(f).is_some()
+            && !assignments.iter().any(|(idx, _)| *idx == i)
+        {
+            if let Some(c) = cols.get_mut(i) {
+                *c = arrow::array::new_null_array(c.data_type(), c.len());
+            }
+        }
+    }
     Ok(RecordBatch::try_new(rows.schema(), cols)?)
 }
 

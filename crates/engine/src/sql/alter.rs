@@ -43,7 +43,7 @@ fn parse_op(c: &mut Cursor) -> Result<AlterOp> {
         if c.eat_kw("CONSTRAINT") {
             let name = c.ident()?;
             c.expect_kw("CHECK")?;
-            let expr = parenthesized_sql(c)?;
+            let expr = c.parenthesized_sql()?;
             return finish(c, AlterOp::AddConstraint { name, expr });
         }
         if !c.eat_kw("COLUMNS") {
@@ -133,35 +133,6 @@ fn finish(c: &Cursor, op: AlterOp) -> Result<AlterOp> {
         )));
     }
     Ok(op)
-}
-
-/// `( <sql> )`: the SQL text between the parentheses (nested ones kept).
-fn parenthesized_sql(c: &mut Cursor) -> Result<String> {
-    c.expect(&Token::LParen)?;
-    let mut depth = 0usize;
-    let mut parts: Vec<String> = Vec::new();
-    loop {
-        match c.next() {
-            None => {
-                return Err(EngineError::invalid(
-                    "SQL syntax error: unclosed ( in CHECK",
-                ))
-            }
-            Some(Token::RParen) if depth == 0 => break,
-            Some(t) => {
-                match t {
-                    Token::LParen => depth += 1,
-                    Token::RParen => depth -= 1,
-                    _ => {}
-                }
-                parts.push(t.to_string());
-            }
-        }
-    }
-    if parts.is_empty() {
-        return Err(EngineError::invalid("SQL syntax error: empty CHECK ()"));
-    }
-    Ok(parts.join(" "))
 }
 
 /// Plans `ALTER TABLE …` as a transaction on the table's latest snapshot.

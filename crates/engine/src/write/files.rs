@@ -143,11 +143,22 @@ impl FileWriter<'_> {
     pub async fn write(&self, batches: &[RecordBatch], data_change: bool) -> Result<Vec<Add>> {
         let mut groups: Vec<(PartitionValues, Vec<RecordBatch>)> = Vec::new();
         let mut index: HashMap<Vec<Option<String>>, usize> = HashMap::new();
-        if let Some(c) = self.constraints {
-            for batch in batches {
-                c.check(batch)?;
+        // Generated columns computed where not given, then every rule checked, before anything
+        // is written.
+        let filled: Vec<RecordBatch>;
+        let batches = match self.constraints {
+            Some(c) => {
+                filled = batches
+                    .iter()
+                    .map(|b| c.fill_generated(b))
+                    .collect::<Result<_>>()?;
+                for batch in &filled {
+                    c.check(batch)?;
+                }
+                &filled[..]
             }
-        }
+            None => batches,
+        };
         for batch in batches {
             if batch.num_rows() == 0 {
                 continue;

@@ -90,8 +90,14 @@ pub(super) fn new_rows(
                     None => star(spec, &table_schema),
                 };
                 for f in table_schema.fields() {
+                    let generated = snapshot
+                        .schema
+                        .field(f.name())
+                        .is_some_and(|x| crate::constraints::generation_of(x).is_some());
                     let v = match map.get(&f.name().to_ascii_lowercase()) {
                         Some(e) => joined.eval(e, &rows)?,
+                        // Recomputed by the writer from the updated values.
+                        None if generated => new_null_array(f.data_type(), n),
                         None => rows
                             .column(
                                 joined
