@@ -6,7 +6,7 @@
 use arrow::array::{AsArray, RecordBatch, UInt32Array};
 use arrow::compute::take_record_batch;
 use bytes::Bytes;
-use delta_rlc_protocol::actions::{parse_commit, Action};
+use delta_rlc_protocol::actions::{parse_commit, Action, Add};
 use delta_rlc_protocol::log_path::LOG_DIR;
 use delta_rlc_protocol::table_path::check_segments;
 use delta_rlc_storage::TableStore;
@@ -16,27 +16,46 @@ use super::checkpoint_adds::decode_adds;
 use super::segment::CheckpointFiles;
 use crate::error::{EngineError, Result};
 
+/// A checkpoint's actions: its adds (the bulk, kept apart so they are never wrapped in an
+/// [`Action`] and moved again) and every other action, each in file order.
+#[derive(Debug, Default)]
+pub struct CheckpointActions {
+    pub adds: Vec<Add>,
+    pub others: Vec<Action>,
+}
+
+impl CheckpointActions {
+    fn push(&mut self, a: Action) {
+        match a {
+            Action::Add(add) => self.adds.push(add),
+            other => self.others.push(other),
+        }
+    }
+}
+
 /// Reads all actions of a checkpoint, following sidecars.
 pub async fn read_checkpoint(
     store: &TableStore,
     version: u64,
     files: &CheckpointFiles,
-) -> Result<Vec<Action>> {
-    let mut actions = match files {
+) -> Result<CheckpointActions> {
+    let mut actions = CheckpointActions::default();
+    match files {
         CheckpointFiles::Json(path) => {
             let bytes = store.get(path).await?;
-            parse_commit(version, &bytes)?
+            for a in parse_commit(version, &bytes)? {
+                actions.push(a);
+            }
         }
         CheckpointFiles::Parquet(parts) => {
-            let mut all = Vec::new();
             for p in parts {
                 let bytes = store.get(p).await?;
-                all.extend(parquet_to_actions(bytes, p)?);
+                parquet_into(bytes, p, &mut actions)?;
             }
-            all
         }
     };
     let sidecars: Vec<String> = actions
+        .others
         .iter()
         .filter_map(|a| match a {
             Action::Sidecar(s) => Some(s.path.clone()),
@@ -55,9 +74,29 @@ pub async fn read_checkpoint(
         }
         let rel = format!("{LOG_DIR}/_sidecars/{decoded}");
         let bytes = store.get(&rel).await?;
-        actions.extend(parquet_to_actions(bytes, &rel)?);
+        parquet_into(bytes, &rel, &mut actions)?;
     }
     Ok(actions)
+}
+
+/// Decodes checkpoint Parquet bytes into `out` (adds apart from the other actions).
+fn parquet_into(bytes: Bytes, what: &str, out: &mut CheckpointActions) -> Result<()> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .map_err(|e| EngineError::corrupt(format!("checkpoint {what}: {e}")))?;
+    let rows = usize::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
+    // A hint only: bounded by the decoded rows, never trusted beyond what is read.
+    out.adds.reserve(rows.min(1 << 24));
+    let reader = builder
+        .with_batch_size(8192)
+        .build()
+        .map_err(|e| EngineError::corrupt(format!("checkpoint {what}: {e}")))?;
+    for batch in reader {
+        let batch = batch.map_err(|e| EngineError::corrupt(format!("checkpoint {what}: {e}")))?;
+        for a in batch_to_actions(&batch, what)? {
+            out.push(a);
+        }
+    }
+    Ok(())
 }
 
 /// Converts checkpoint Parquet bytes into actions.

@@ -1,6 +1,10 @@
 //! Action reconciliation: checkpoint first, then commits in version order. Last protocol and
 //! metadata win; per appId the last txn; per domain the last domainMetadata (removed deletes it);
 //! files keyed by (resolved path, DV unique id), the newest action wins.
+//!
+//! A checkpoint is already reconciled (each file once), so its adds — the bulk of a large table —
+//! are kept in a list rather than hashed; commits after it go to a map, and each key a commit adds
+//! or removes shadows the checkpoint's entry. The result is the same as hashing every add.
 
 use std::collections::BTreeMap;
 
@@ -20,8 +24,17 @@ pub struct ReplayState {
     root: TableRoot,
     protocol: Option<Protocol>,
     metadata: Option<Metadata>,
+    /// The checkpoint's adds, in its order; entries whose key is in `shadowed` are dropped.
+    checkpoint_files: Vec<Add>,
+    /// Keys a commit after the checkpoint added or removed (newer than the checkpoint's entry).
+    shadowed: std::collections::HashSet<FileKey>,
+    /// Adds of commits after the checkpoint (and of the checkpoint's own duplicate keys).
     files: HashMap<FileKey, Add>,
     tombstones: HashMap<FileKey, Remove>,
+    /// Applying the checkpoint (its adds go to `checkpoint_files`).
+    in_checkpoint: bool,
+    /// Keys the checkpoint lists as removed: none may also be one of its adds.
+    checkpoint_removed: std::collections::HashSet<FileKey>,
     txns: BTreeMap<String, Txn>,
     domains: BTreeMap<String, DomainMetadata>,
     last_timestamp_ms: i64,
@@ -33,22 +46,48 @@ impl ReplayState {
             root,
             protocol: None,
             metadata: None,
+            checkpoint_files: Vec::new(),
+            shadowed: std::collections::HashSet::new(),
             files: HashMap::new(),
             tombstones: HashMap::new(),
+            in_checkpoint: false,
+            checkpoint_removed: std::collections::HashSet::new(),
             txns: BTreeMap::new(),
             domains: BTreeMap::new(),
             last_timestamp_ms: 0,
         }
     }
 
-    pub fn apply_checkpoint(&mut self, version: u64, actions: Vec<Action>) -> Result<()> {
-        // A checkpoint is mostly adds: size the file map once instead of growing it step by step.
-        self.files.reserve(actions.len());
-        for a in actions {
-            self.apply(a).map_err(|e| match e {
-                EngineError::Protocol(p) if !e_is_corruption(&p) => EngineError::Protocol(p),
-                other => EngineError::corrupt(format!("checkpoint {version}: {other}")),
-            })?;
+    pub fn apply_checkpoint(
+        &mut self,
+        version: u64,
+        actions: super::checkpoint_read::CheckpointActions,
+    ) -> Result<()> {
+        let corrupt = |e: EngineError| match e {
+            EngineError::Protocol(p) if !e_is_corruption(&p) => EngineError::Protocol(p),
+            other => EngineError::corrupt(format!("checkpoint {version}: {other}")),
+        };
+        self.in_checkpoint = true;
+        for a in actions.others {
+            self.apply(a).map_err(corrupt)?;
+        }
+        self.in_checkpoint = false;
+        // The adds, prepared in place (no move of these large structs).
+        let mut adds = actions.adds;
+        for add in &mut adds {
+            check_sizes(&add.path, Some(add.size), add.deletion_vector.as_ref())
+                .map_err(corrupt)?;
+            add.path = self
+                .root
+                .resolve(&add.path)
+                .map_err(|e| corrupt(e.into()))?;
+            // Snapshot state is not a change: dataChange is false for reconciled files.
+            add.data_change = false;
+        }
+        if self.checkpoint_files.is_empty() {
+            self.checkpoint_files = adds;
+        } else {
+            self.checkpoint_files.extend(adds);
         }
         Ok(())
     }
@@ -91,12 +130,19 @@ impl ReplayState {
                 add.path = self.root.resolve(&add.path)?;
                 // Snapshot state is not a change: dataChange is false for reconciled files.
                 add.data_change = false;
+                if self.in_checkpoint {
+                    self.checkpoint_files.push(add);
+                    return Ok(());
+                }
                 let key = (
                     add.path.clone(),
                     add.deletion_vector.as_ref().map(|d| d.unique_id()),
                 );
                 if !self.tombstones.is_empty() {
                     self.tombstones.remove(&key);
+                }
+                if !self.checkpoint_files.is_empty() {
+                    self.shadowed.insert(key.clone());
                 }
                 self.files.insert(key, add);
             }
@@ -109,6 +155,11 @@ impl ReplayState {
                     rm.deletion_vector.as_ref().map(|d| d.unique_id()),
                 );
                 self.files.remove(&key);
+                if self.in_checkpoint {
+                    self.checkpoint_removed.insert(key.clone());
+                } else if !self.checkpoint_files.is_empty() {
+                    self.shadowed.insert(key.clone());
+                }
                 self.tombstones.insert(key, rm);
             }
             Action::Txn(t) => {
@@ -130,7 +181,8 @@ impl ReplayState {
         Ok(())
     }
 
-    pub fn finish(self, version: u64, checkpoint_version: Option<u64>) -> Result<Snapshot> {
+    pub fn finish(mut self, version: u64, checkpoint_version: Option<u64>) -> Result<Snapshot> {
+        let files = self.live_files()?;
         let protocol = self
             .protocol
             .ok_or_else(|| EngineError::corrupt("table has no protocol action"))?;
@@ -149,7 +201,6 @@ impl ReplayState {
         column_mapping::validate(&schema, mode)?;
         // Type widening: every recorded change must be one this reader widens correctly.
         delta_rlc_protocol::type_widening::validate_type_changes(&schema)?;
-        let files = sorted_by_path(self.files.into_values(), |a: &Add| &a.path);
         for w in files.windows(2) {
             if let [a, b] = w {
                 if a.path == b.path {
@@ -174,6 +225,82 @@ impl ReplayState {
             checkpoint_version,
             root: self.root,
         })
+    }
+}
+
+impl ReplayState {
+    /// Live files ordered by path: the checkpoint's unshadowed adds (already in order when the
+    /// checkpoint was written in order — checked, not assumed) merged with the later commits'.
+    /// Within the checkpoint an exact key twice keeps the last, as hashing would.
+    fn live_files(&mut self) -> Result<Vec<Add>> {
+        let key_of = |a: &Add| {
+            (
+                a.path.clone(),
+                a.deletion_vector.as_ref().map(|d| d.unique_id()),
+            )
+        };
+        let shadowed = std::mem::take(&mut self.shadowed);
+        let mut base: Vec<Add> = std::mem::take(&mut self.checkpoint_files);
+        if !self.checkpoint_removed.is_empty() {
+            let paths: std::collections::HashSet<&str> = self
+                .checkpoint_removed
+                .iter()
+                .map(|k| k.0.as_str())
+                .collect();
+            if let Some(a) = base.iter().find(|a| {
+                paths.contains(a.path.as_str()) && self.checkpoint_removed.contains(&key_of(a))
+            }) {
+                return Err(EngineError::corrupt(format!(
+                    "the checkpoint lists {} as both live and removed",
+                    a.path
+                )));
+            }
+        }
+        if !base.is_sorted_by(|a, b| a.path <= b.path) {
+            base = sorted_by_path(base.into_iter(), |a: &Add| &a.path);
+        }
+        // Exact duplicates (same path and DV) inside the checkpoint: the last one wins.
+        let has_duplicates = base.windows(2).any(|w| match w {
+            [a, b] => a.path == b.path && key_of(a) == key_of(b),
+            _ => false,
+        });
+        if has_duplicates {
+            let mut deduped: Vec<Add> = Vec::with_capacity(base.len());
+            for a in base {
+                if let Some(prev) = deduped.last_mut() {
+                    if prev.path == a.path && key_of(prev) == key_of(&a) {
+                        *prev = a;
+                        continue;
+                    }
+                }
+                deduped.push(a);
+            }
+            base = deduped;
+        }
+        let later = sorted_by_path(std::mem::take(&mut self.files).into_values(), |a: &Add| {
+            &a.path
+        });
+        if later.is_empty() && shadowed.is_empty() {
+            return Ok(base);
+        }
+        // One pass, each entry moved once: drop shadowed checkpoint entries (paths first, no
+        // allocation per entry; the full key only on a path match) and merge the later commits'
+        // files in (stable: the checkpoint's entry first on equal paths).
+        let paths: std::collections::HashSet<&str> =
+            shadowed.iter().map(|k| k.0.as_str()).collect();
+        let mut out = Vec::with_capacity(base.len() + later.len());
+        let mut later = later.into_iter().peekable();
+        for a in base {
+            if paths.contains(a.path.as_str()) && shadowed.contains(&key_of(&a)) {
+                continue;
+            }
+            while let Some(l) = later.next_if(|l| l.path < a.path) {
+                out.push(l);
+            }
+            out.push(a);
+        }
+        out.extend(later);
+        Ok(out)
     }
 }
 
@@ -225,7 +352,106 @@ fn check_sizes(
 
 #[cfg(test)]
 mod tests {
-    use super::sorted_by_path;
+    use super::*;
+    use crate::snapshot::checkpoint_read::CheckpointActions;
+    use serde_json::json;
+
+    fn action(v: serde_json::Value) -> Action {
+        Action::from_json(v).unwrap().unwrap()
+    }
+
+    fn add(path: &str, size: i64, dv: Option<&str>) -> Action {
+        let mut a = json!({"add": {"path": path, "partitionValues": {}, "size": size,
+            "modificationTime": 0, "dataChange": true}});
+        if let Some(d) = dv {
+            a["add"]["deletionVector"] = json!({"storageType": "u", "pathOrInlineDv": d,
+                "offset": 1, "sizeInBytes": 10, "cardinality": 1});
+        }
+        action(a)
+    }
+
+    fn remove(path: &str) -> Action {
+        action(json!({"remove": {"path": path, "dataChange": true, "deletionTimestamp": 1}}))
+    }
+
+    fn header() -> Vec<Action> {
+        vec![
+            action(json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}})),
+            action(json!({"metaData": {"id": "t", "format": {"provider": "parquet", "options": {}},
+                "schemaString": "{\"type\":\"struct\",\"fields\":[]}", "partitionColumns": [],
+                "configuration": {}}})),
+        ]
+    }
+
+    fn split(actions: Vec<Action>) -> CheckpointActions {
+        let mut c = CheckpointActions::default();
+        for a in actions {
+            match a {
+                Action::Add(x) => c.adds.push(x),
+                other => c.others.push(other),
+            }
+        }
+        c
+    }
+
+    fn files(s: &Snapshot) -> Vec<(String, i64)> {
+        s.files.iter().map(|a| (a.path.clone(), a.size)).collect()
+    }
+
+    /// The checkpoint's adds kept in a list (shadowed by later commits, merged in order) give
+    /// exactly what hashing every action in order gives: unsorted checkpoints, exact duplicates
+    /// (the last wins), later removes, re-adds and DV updates.
+    #[test]
+    fn checkpoint_list_equals_hashing_every_action() {
+        let mut checkpoint = header();
+        checkpoint.extend([
+            add("c", 1, None),
+            add("a", 2, None),
+            add("e", 3, Some("dv1")),
+            add("b", 4, None),
+            add("a", 5, None),
+        ]);
+        let later = vec![
+            remove("b"),
+            add("d", 6, None),
+            add("c", 7, None),
+            action(json!({"remove": {"path": "e", "dataChange": true, "deletionVector":
+                {"storageType": "u", "pathOrInlineDv": "dv1", "offset": 1, "sizeInBytes": 10,
+                 "cardinality": 1}}})),
+            add("e", 8, Some("dv2")),
+            add("0", 9, None),
+        ];
+        let root = TableRoot::parse("memory://replay/t").unwrap();
+        let mut fast = ReplayState::new(root.clone());
+        fast.apply_checkpoint(1, split(checkpoint.clone())).unwrap();
+        fast.apply_commit(2, later.clone(), 0).unwrap();
+        let fast = fast.finish(2, Some(1)).unwrap();
+        let mut reference = ReplayState::new(root);
+        reference.apply_commit(1, checkpoint, 0).unwrap();
+        reference.apply_commit(2, later, 0).unwrap();
+        let reference = reference.finish(2, None).unwrap();
+        assert_eq!(files(&fast), files(&reference));
+        assert_eq!(
+            files(&fast),
+            vec![
+                ("0".into(), 9),
+                ("a".into(), 5),
+                ("c".into(), 7),
+                ("d".into(), 6),
+                ("e".into(), 8)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_checkpoint_listing_a_file_live_and_removed_is_corrupt() {
+        let mut checkpoint = header();
+        checkpoint.extend([add("a", 1, None), remove("a")]);
+        let mut r = ReplayState::new(TableRoot::parse("memory://replay/t").unwrap());
+        r.apply_checkpoint(1, split(checkpoint)).unwrap();
+        let err = r.finish(1, Some(1)).unwrap_err();
+        assert!(err.to_string().contains("both live and removed"), "{err}");
+    }
 
     #[test]
     fn sorted_by_path_is_a_stable_sort() {
