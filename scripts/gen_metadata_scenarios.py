@@ -62,6 +62,12 @@ RULES = [
      "INSERT INTO t (id, v, w, s) VALUES (100, 1000, 7, 'new')", "ALTER TABLE t ALTER COLUMN w TYPE BIGINT",
      {"delta.enableTypeWidening": "true"}, "committed", ["metadataChangeReconciled"],
      [("SELECT count(*), sum(w) FROM t WHERE w IS NOT NULL", [[1, 7]]), ("SELECT count(*) FROM t", [[101]])]),
+    ("delete-vs-cdf-on", "DELETE vs the change data feed turned on: the loser removes rows without change data files — a true conflict",
+     "DELETE FROM t WHERE id < 10", "ALTER TABLE t SET TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')", {}, "MetadataChanged", [],
+     [("SELECT count(*) FROM t", [[100]])]),
+    ("insert-vs-cdf-on", "Twin: INSERT vs the change data feed turned on: pure appends need no change data; committed",
+     "INSERT INTO t (id, v, s) VALUES (100, 1000, 'new')", "ALTER TABLE t SET TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')", {}, "committed", ["metadataChangeReconciled"],
+     [("SELECT count(*) FROM t", [[101]])]),
     ("add-constraint-vs-insert", "ADD CONSTRAINT (loser, it read every row) vs a concurrent INSERT: the new rows were not checked — a true conflict",
      None, None, {}, None, [], []),
 ]

@@ -148,6 +148,10 @@ enum BenchAction {
     LoadSnapshot {
         #[arg(long)]
         dir: std::path::PathBuf,
+        /// Then commit one small version and time the handle's incremental load of it (changes
+        /// the table).
+        #[arg(long)]
+        incremental: bool,
     },
     Capture {
         #[arg(long)]
@@ -363,7 +367,9 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                 bench::merge_exact(&dir, keys, changed).await?
             }
             BenchAction::MakeLog { dir, files } => bench::make_log(&dir, files).await?,
-            BenchAction::LoadSnapshot { dir } => bench::load_snapshot(&dir).await?,
+            BenchAction::LoadSnapshot { dir, incremental } => {
+                bench::load_snapshot(&dir, incremental).await?
+            }
             BenchAction::Capture { dir, rows } => bench::capture(&dir, rows).await?,
         },
         Command::Sim {

@@ -14,7 +14,13 @@ pub struct DeltaTable {
     pub store: TableStore,
     pub env: Env,
     pub conflict: ConflictConfig,
+    /// The latest snapshot this handle (and its clones) loaded: the next latest-version load
+    /// replays only the commits after it (`Snapshot::load_after`).
+    pub latest: SnapshotCache,
 }
+
+/// A shared slot for a table's latest loaded snapshot.
+pub type SnapshotCache = Arc<std::sync::Mutex<Option<Arc<Snapshot>>>>;
 
 impl DeltaTable {
     /// Opens (without requiring that a table exists yet) a location, with the default conflict
@@ -36,6 +42,7 @@ impl DeltaTable {
             store,
             env: Env::default(),
             conflict: ConflictConfig::default(),
+            latest: SnapshotCache::default(),
         }
     }
 
@@ -49,8 +56,22 @@ impl DeltaTable {
         self
     }
 
+    /// Loads `version` (None = latest), incrementally from the last latest snapshot this handle
+    /// loaded when that is at or before it.
     pub async fn snapshot(&self, version: Option<u64>) -> Result<Arc<Snapshot>> {
-        Snapshot::load(&self.store, version).await
+        let previous = self.latest.lock().ok().and_then(|g| g.clone());
+        let snap = match previous {
+            Some(p) if version.is_none_or(|v| v >= p.version) => {
+                Snapshot::load_after(&self.store, &p, version).await?
+            }
+            _ => Snapshot::load(&self.store, version).await?,
+        };
+        if version.is_none() {
+            if let Ok(mut g) = self.latest.lock() {
+                *g = Some(Arc::clone(&snap));
+            }
+        }
+        Ok(snap)
     }
 
     /// True if the location has at least one commit.

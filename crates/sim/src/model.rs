@@ -92,6 +92,9 @@ pub enum Op {
         n: i64,
         bound: i64,
     },
+    /// `ALTER TABLE t ALTER COLUMN g TYPE BIGINT`: a widening (refused when the table lacks type
+    /// widening, when g is a partition column, or once g is already BIGINT).
+    AlterWidenG,
 }
 
 impl Op {
@@ -108,6 +111,7 @@ impl Op {
             Op::AlterAddColumn(_) => "alterAddColumn",
             Op::AlterSetProperty(_) => "alterSetProperty",
             Op::AlterAddConstraint { .. } => "alterAddConstraint",
+            Op::AlterWidenG => "alterWidenType",
         }
     }
 
@@ -141,6 +145,7 @@ impl Op {
                 | Op::AlterAddColumn(_)
                 | Op::AlterSetProperty(_)
                 | Op::AlterAddConstraint { .. }
+                | Op::AlterWidenG
         )
     }
 
@@ -180,6 +185,7 @@ impl Op {
             Op::AlterAddConstraint { n, bound } => {
                 format!("ALTER TABLE t ADD CONSTRAINT c{n} CHECK (v < {bound})")
             }
+            Op::AlterWidenG => "ALTER TABLE t ALTER COLUMN g TYPE BIGINT".into(),
         }
     }
 
@@ -295,7 +301,8 @@ impl Op {
             | Op::Zorder
             | Op::AlterAddColumn(_)
             | Op::AlterSetProperty(_)
-            | Op::AlterAddConstraint { .. } => 0,
+            | Op::AlterAddConstraint { .. }
+            | Op::AlterWidenG => 0,
         }
     }
 }

@@ -85,7 +85,7 @@ fn pred(rng: &mut Rng) -> Pred {
 /// A random operation. Blind inserts use keys from their own range so a MERGE never races a blind
 /// append on the same key (that is a documented WriteSerializable duplicate, not an engine bug).
 pub fn random_op(rng: &mut Rng, next_key: &mut i64, op_id: i64) -> Op {
-    match rng.below(13) {
+    match rng.below(14) {
         0 | 1 => {
             let n = rng.range(1, 4);
             let rows = (0..n)
@@ -133,6 +133,7 @@ pub fn random_op(rng: &mut Rng, next_key: &mut i64, op_id: i64) -> Op {
             n: op_id,
             bound: rng.range(60, 120),
         },
+        12 => Op::AlterWidenG,
         _ => Op::AlterSetProperty(op_id),
     }
 }
@@ -157,6 +158,10 @@ fn table_sql(rng: &mut Rng) -> String {
     }
     if rng.chance(30) {
         props.push("'delta.checkpointInterval' = '3'".into());
+    }
+    // Type widening: `g` may be widened to BIGINT once (old files keep INT).
+    if rng.chance(50) {
+        props.push("'delta.enableTypeWidening' = 'true'".into());
     }
     // Column mapping: physical names in files, stats and partition values under every tier.
     if rng.chance(30) {
@@ -273,7 +278,15 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
                     Err(e) => {
                         // A statement refused by a table rule is an outcome the oracle judges
                         // (check G); anything else is unexpected.
-                        if !crate::oracle::is_rule_refusal(&e) {
+                        // A widening the table cannot take (no type widening, a partition
+                        // column, already BIGINT) is refused as bad input or unsupported.
+                        let widen_refused = matches!(op, Op::AlterWidenG)
+                            && matches!(
+                                e.kind(),
+                                delta_rlc_engine::ErrorKind::InvalidArgument
+                                    | delta_rlc_engine::ErrorKind::Unsupported
+                            );
+                        if !crate::oracle::is_rule_refusal(&e) && !widen_refused {
                             report.failures.push(format!("{}: {e}", op.sql()));
                         }
                         let read_version = match session.table(&location) {

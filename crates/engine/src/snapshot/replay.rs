@@ -58,6 +58,32 @@ impl ReplayState {
         }
     }
 
+    /// The state `snapshot` was built from, as a starting point for replaying later commits: its
+    /// live files play the checkpoint's part (reconciled, ordered).
+    pub fn from_snapshot(snapshot: &Snapshot) -> Self {
+        let mut state = ReplayState::new(snapshot.root.clone());
+        state.protocol = Some(snapshot.protocol.clone());
+        state.metadata = Some(snapshot.metadata.clone());
+        state.checkpoint_files = snapshot.files.clone();
+        state.tombstones = snapshot
+            .tombstones
+            .iter()
+            .map(|r| {
+                (
+                    (
+                        r.path.clone(),
+                        r.deletion_vector.as_ref().map(|d| d.unique_id()),
+                    ),
+                    r.clone(),
+                )
+            })
+            .collect();
+        state.txns = snapshot.txns.clone();
+        state.domains = snapshot.domains.clone();
+        state.last_timestamp_ms = snapshot.timestamp_ms;
+        state
+    }
+
     pub fn apply_checkpoint(
         &mut self,
         version: u64,
@@ -211,7 +237,14 @@ impl ReplayState {
                 }
             }
         }
-        let tombstones = sorted_by_path(self.tombstones.into_values(), |r: &Remove| &r.path);
+        let mut tombstones = sorted_by_path(self.tombstones.into_values(), |r: &Remove| &r.path);
+        // Equal paths (a file's tombstones with different DVs) in DV order, so the order never
+        // depends on the map's iteration order.
+        for run in tombstones.chunk_by_mut(|a, b| a.path == b.path) {
+            if run.len() > 1 {
+                run.sort_by_cached_key(|r| r.deletion_vector.as_ref().map(|d| d.unique_id()));
+            }
+        }
         Ok(Snapshot {
             version,
             protocol,
@@ -224,6 +257,7 @@ impl ReplayState {
             timestamp_ms: self.last_timestamp_ms,
             checkpoint_version,
             root: self.root,
+            commit_hash: None,
         })
     }
 }
@@ -377,9 +411,11 @@ mod tests {
     fn header() -> Vec<Action> {
         vec![
             action(json!({"protocol": {"minReaderVersion": 1, "minWriterVersion": 2}})),
-            action(json!({"metaData": {"id": "t", "format": {"provider": "parquet", "options": {}},
+            action(
+                json!({"metaData": {"id": "t", "format": {"provider": "parquet", "options": {}},
                 "schemaString": "{\"type\":\"struct\",\"fields\":[]}", "partitionColumns": [],
-                "configuration": {}}})),
+                "configuration": {}}}),
+            ),
         ]
     }
 
@@ -415,9 +451,11 @@ mod tests {
             remove("b"),
             add("d", 6, None),
             add("c", 7, None),
-            action(json!({"remove": {"path": "e", "dataChange": true, "deletionVector":
+            action(
+                json!({"remove": {"path": "e", "dataChange": true, "deletionVector":
                 {"storageType": "u", "pathOrInlineDv": "dv1", "offset": 1, "sizeInBytes": 10,
-                 "cardinality": 1}}})),
+                 "cardinality": 1}}}),
+            ),
             add("e", 8, Some("dv2")),
             add("0", 9, None),
         ];

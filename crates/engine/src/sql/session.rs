@@ -86,6 +86,7 @@ impl SqlSession {
                 store: store.clone(),
                 env: self.env.clone(),
                 conflict: self.conflict.clone(),
+                latest: Default::default(),
             });
         }
         let store =

@@ -23,6 +23,7 @@ fn faulty_table(name: &str) -> (DeltaTable, Arc<FaultyStore>) {
         store,
         env: Env::deterministic(9),
         conflict: Default::default(),
+        latest: Default::default(),
     };
     (table, faulty)
 }

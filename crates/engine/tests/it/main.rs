@@ -15,6 +15,7 @@ mod merge_memory;
 mod pruning;
 mod reads_never_write;
 mod scenarios;
+mod snapshot_update;
 mod tier_soundness;
 mod time_travel;
 mod vacuum_soak;
