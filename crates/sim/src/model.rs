@@ -95,6 +95,9 @@ pub enum Op {
     /// `ALTER TABLE t ALTER COLUMN g TYPE BIGINT`: a widening (refused when the table lacks type
     /// widening, when g is a partition column, or once g is already BIGINT).
     AlterWidenG,
+    /// `ALTER TABLE t RENAME COLUMN c<n> TO r<n>`: renames a column an earlier ADD COLUMNS may
+    /// have added (refused without column mapping or when there is no such column).
+    AlterRenameAdded(i64),
 }
 
 impl Op {
@@ -112,6 +115,7 @@ impl Op {
             Op::AlterSetProperty(_) => "alterSetProperty",
             Op::AlterAddConstraint { .. } => "alterAddConstraint",
             Op::AlterWidenG => "alterWidenType",
+            Op::AlterRenameAdded(_) => "alterRenameColumn",
         }
     }
 
@@ -146,6 +150,7 @@ impl Op {
                 | Op::AlterSetProperty(_)
                 | Op::AlterAddConstraint { .. }
                 | Op::AlterWidenG
+                | Op::AlterRenameAdded(_)
         )
     }
 
@@ -186,6 +191,7 @@ impl Op {
                 format!("ALTER TABLE t ADD CONSTRAINT c{n} CHECK (v < {bound})")
             }
             Op::AlterWidenG => "ALTER TABLE t ALTER COLUMN g TYPE BIGINT".into(),
+            Op::AlterRenameAdded(n) => format!("ALTER TABLE t RENAME COLUMN c{n} TO r{n}"),
         }
     }
 
@@ -302,7 +308,8 @@ impl Op {
             | Op::AlterAddColumn(_)
             | Op::AlterSetProperty(_)
             | Op::AlterAddConstraint { .. }
-            | Op::AlterWidenG => 0,
+            | Op::AlterWidenG
+            | Op::AlterRenameAdded(_) => 0,
         }
     }
 }

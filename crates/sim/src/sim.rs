@@ -85,7 +85,7 @@ fn pred(rng: &mut Rng) -> Pred {
 /// A random operation. Blind inserts use keys from their own range so a MERGE never races a blind
 /// append on the same key (that is a documented WriteSerializable duplicate, not an engine bug).
 pub fn random_op(rng: &mut Rng, next_key: &mut i64, op_id: i64) -> Op {
-    match rng.below(14) {
+    match rng.below(15) {
         0 | 1 => {
             let n = rng.range(1, 4);
             let rows = (0..n)
@@ -134,6 +134,8 @@ pub fn random_op(rng: &mut Rng, next_key: &mut i64, op_id: i64) -> Op {
             bound: rng.range(60, 120),
         },
         12 => Op::AlterWidenG,
+        // An earlier operation's column (its ADD COLUMNS may or may not have committed).
+        13 => Op::AlterRenameAdded(rng.range((op_id - 4).max(0), op_id.max(1))),
         _ => Op::AlterSetProperty(op_id),
     }
 }
@@ -278,9 +280,10 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
                     Err(e) => {
                         // A statement refused by a table rule is an outcome the oracle judges
                         // (check G); anything else is unexpected.
-                        // A widening the table cannot take (no type widening, a partition
-                        // column, already BIGINT) is refused as bad input or unsupported.
-                        let widen_refused = matches!(op, Op::AlterWidenG)
+                        // A widening or rename the table cannot take (no type widening or
+                        // column mapping, a partition column, already BIGINT, no such column)
+                        // is refused as bad input or unsupported.
+                        let widen_refused = matches!(op, Op::AlterWidenG | Op::AlterRenameAdded(_))
                             && matches!(
                                 e.kind(),
                                 delta_rlc_engine::ErrorKind::InvalidArgument
