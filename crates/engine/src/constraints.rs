@@ -72,6 +72,22 @@ impl TableConstraints {
     /// Plans the constraints of a table with this schema and configuration.
     pub fn new(schema: &StructType, config: &BTreeMap<String, String>) -> Result<Self> {
         let arrow_schema = table_arrow_schema(schema);
+        let has_rules = config.keys().any(|k| k.starts_with(CONSTRAINT_PREFIX))
+            || schema.fields.iter().any(|f| {
+                generation_of(f).is_some()
+                    || f.metadata.contains_key(INVARIANTS_KEY)
+                    || matches!(&f.data_type, DataType::Struct(_))
+            });
+        if !has_rules {
+            // Every write builds this: without expressions to plan, no planning context.
+            return Ok(TableConstraints {
+                schema: schema.clone(),
+                arrow_schema,
+                rules: Vec::new(),
+                generated: Vec::new(),
+                has_not_null: schema.fields.iter().any(has_not_null),
+            });
+        }
         let df_schema = DFSchema::try_from(arrow_schema.as_ref().clone())?;
         let ctx = SessionContext::new();
         let mut rules = Vec::new();

@@ -327,30 +327,13 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
             ("WRITE", json!({}))
         }
         AlterOp::DropNotNull(c) => {
-            let Some(f) = schema
-                .fields
-                .iter_mut()
-                .find(|f| f.name.eq_ignore_ascii_case(c))
-            else {
-                return Err(EngineError::invalid(format!("no column {c}")));
-            };
-            f.nullable = true;
-            ("CHANGE COLUMN", json!({"column": f.name, "nullable": true}))
+            let name = set_nullable(&mut schema, c, true)?;
+            ("CHANGE COLUMN", json!({"column": name, "nullable": true}))
         }
         AlterOp::SetNotNull(c) => {
-            let Some(f) = schema
-                .fields
-                .iter_mut()
-                .find(|f| f.name.eq_ignore_ascii_case(c))
-            else {
-                return Err(EngineError::invalid(format!("no column {c}")));
-            };
-            f.nullable = false;
+            let name = set_nullable(&mut schema, c, false)?;
             protocol = with_feature(&protocol, "invariants");
-            (
-                "CHANGE COLUMN",
-                json!({"column": f.name, "nullable": false}),
-            )
+            ("CHANGE COLUMN", json!({"column": name, "nullable": false}))
         }
         AlterOp::AddConstraint { name, expr } => {
             let key = format!("{CONSTRAINT_PREFIX}{}", name.to_lowercase());
@@ -393,6 +376,19 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
     }
     txn.actions.push(Action::Metadata(metadata));
     Ok(txn)
+}
+
+/// Sets top-level column `c`'s nullability; returns its name as the schema spells it.
+fn set_nullable(schema: &mut StructType, c: &str, nullable: bool) -> Result<String> {
+    let Some(f) = schema
+        .fields
+        .iter_mut()
+        .find(|f| f.name.eq_ignore_ascii_case(c))
+    else {
+        return Err(EngineError::invalid(format!("no column {c}")));
+    };
+    f.nullable = nullable;
+    Ok(f.name.clone())
 }
 
 /// Applies `ALTER COLUMN column TYPE to` to `schema`, recording the change in the field's
