@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Creates the Python environments the interop tests use (idempotent; pinned versions).
-#   .venv        deltalake, polars, pyarrow, pandas, pytest, moto server (S3 on 127.0.0.1), maturin
+#   .venv        deltalake, polars, pyarrow, pandas, pytest, moto server (S3 on 127.0.0.1),
+#                azure-storage-blob (creates Azurite containers), maturin
 #                (builds the delta_rlc Python package: scripts/build-python.sh)
 #   .venv-duckdb duckdb 1.5.5 + its delta extension (must be paired exactly; separate venv)
 set -euo pipefail
@@ -15,6 +16,6 @@ mkvenv() {
   "$dir/bin/pip" install --quiet --disable-pip-version-check "$@"
   touch "$stamp"
 }
-mkvenv .venv 'deltalake==1.6.6' 'polars==2.1.0' 'pyarrow==26.0.1' 'pandas==3.1.1' 'pytest==8.4.2' 'moto[server]==5.2.5' 'boto3==1.44.8' 'maturin==1.16.0'
+mkvenv .venv 'deltalake==1.6.6' 'polars==2.1.0' 'pyarrow==26.0.1' 'pandas==3.1.1' 'pytest==8.4.2' 'moto[server]==5.2.5' 'boto3==1.44.8' 'azure-storage-blob==12.31.1' 'maturin==1.16.0'
 mkvenv .venv-duckdb 'duckdb==1.5.5' 'duckdb-extension-delta==1.5.5' 'pytest==8.4.2'
 echo "python environments ready"

@@ -141,7 +141,44 @@ def moto():
                    AWS_REGION="us-east-1", AWS_ALLOW_HTTP="true")
         yield env
     finally:
-        proc.terminate()
+        # Azurite waits for idle keep-alive connections on SIGTERM; its data is throwaway.
+        proc.kill()
         proc.wait(timeout=10)
 
 
+
+
+AZURITE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+
+@pytest.fixture(scope="session")
+def azurite(tmp_path_factory):
+    """Azurite's blob service on 127.0.0.1 (installed by scripts/setup-azurite.sh) with a container
+    `delta-rlc-test`; yields the environment that points delta-rlc (object_store) at it."""
+    root = os.path.join(os.path.dirname(__file__), "../..")
+    server = os.path.join(root, ".azurite/node_modules/.bin/azurite-blob")
+    if not os.path.exists(server):
+        subprocess.run([os.path.join(root, "scripts/setup-azurite.sh")], check=True)
+    port = free_port()
+    proc = subprocess.Popen([server, "--blobHost", "127.0.0.1", "--blobPort", str(port),
+                             "--silent", "--skipApiVersionCheck", "--loose", "--inMemoryPersistence"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        from azure.storage.blob import BlobServiceClient
+        url = f"http://127.0.0.1:{port}/devstoreaccount1"
+        conn = (f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={AZURITE_KEY};"
+                f"BlobEndpoint={url};")
+        BlobServiceClient.from_connection_string(conn).create_container("delta-rlc-test")
+        env = dict(os.environ, AZURE_STORAGE_USE_EMULATOR="true", AZURITE_BLOB_STORAGE_URL=f"http://127.0.0.1:{port}")
+        env["AZURITE_CONNECTION_STRING"] = conn
+        yield env
+    finally:
+        # Azurite waits for idle keep-alive connections on SIGTERM; its data is throwaway.
+        proc.kill()
+        proc.wait(timeout=10)

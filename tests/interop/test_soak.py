@@ -39,19 +39,20 @@ def expected_rows(outputs):
     return sorted(rows.items())
 
 
-@pytest.mark.parametrize("store", ["local", "s3"])
+@pytest.mark.parametrize("store", ["local", "s3", "azure"])
 @pytest.mark.parametrize("mode", ["rlc", "legacy"])
 @pytest.mark.parametrize("rewriter", ["none", "optimize", "zorder"])
 def test_soak(tmp_path, request, store, mode, rewriter):
     env = None
-    if store == "s3":
-        env = request.getfixturevalue("moto")
-        t = f"s3://delta-rlc-test/soak-{mode}-{rewriter}-{os.getpid()}-{abs(hash(str(tmp_path))) % 100000}"
+    if store in ("s3", "azure"):
+        env = request.getfixturevalue("moto" if store == "s3" else "azurite")
+        scheme = "s3" if store == "s3" else "az"
+        t = f"{scheme}://delta-rlc-test/soak-{mode}-{rewriter}-{os.getpid()}-{abs(hash(str(tmp_path))) % 100000}"
     else:
         t = str(tmp_path / "soak")
     run = lambda *a: subprocess.run([BIN, *a], env=env, capture_output=True, text=True, check=True).stdout
     props = "'delta.enableRowTracking' = 'true'" if rewriter == "zorder" else "'delta.enableDeletionVectors' = 'true'"
-    ref = f"delta.`{t}`" if store == "s3" else f"'{t}'"
+    ref = f"delta.`{t}`" if store != "local" else f"'{t}'"
     run("sql", f"CREATE TABLE {ref} (k BIGINT NOT NULL, v BIGINT NOT NULL) TBLPROPERTIES ({props})")
     for w in range(WRITERS):
         run("sql", f"INSERT INTO {ref} SELECT value, 0 FROM range({w * 1000}, {w * 1000 + 1000})")

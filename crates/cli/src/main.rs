@@ -408,6 +408,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                 "histories": n, "seconds": began.elapsed().as_secs_f64(), "anomalies": 0,
                 "commits": total.commits, "emptyCommits": total.empty, "aborts": total.aborts,
                 "reconcileEvents": total.events, "faultsFired": total.faults_fired,
+                "transientFaults": total.transient_faults,
             });
             println!("{out}");
         }

@@ -96,6 +96,7 @@ impl EngineError {
                 StorageErrorKind::InvalidPath => ErrorKind::CorruptTable,
                 StorageErrorKind::InvalidLocation => ErrorKind::InvalidArgument,
                 StorageErrorKind::AlreadyExists | StorageErrorKind::Io => ErrorKind::Unavailable,
+                StorageErrorKind::Unsupported => ErrorKind::Unsupported,
             },
             EngineError::Arrow(_) | EngineError::Parquet(_) => ErrorKind::CorruptTable,
             EngineError::DataFusion(e) => datafusion_kind(e),

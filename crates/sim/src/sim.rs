@@ -13,7 +13,7 @@ use delta_rlc_engine::sql::{Prepared, SqlSession};
 use delta_rlc_engine::{EngineError, Transaction};
 use delta_rlc_storage::fault::{Fault, FaultyStore};
 use delta_rlc_storage::object_store::memory::InMemory;
-use delta_rlc_storage::TableStore;
+use delta_rlc_storage::{RetryPolicy, TableStore};
 
 use crate::model::{Model, Op, Pred, Row};
 use crate::oracle::{judge, Anomaly, Outcome, TxnRecord};
@@ -66,6 +66,8 @@ pub struct SimReport {
     pub failures: Vec<String>,
     pub events: BTreeMap<String, u64>,
     pub faults_fired: u64,
+    /// Throttled requests and lagging log listings (absorbed by retries, or safe by design).
+    pub transient_faults: u64,
     pub anomalies: Vec<Anomaly>,
     pub trace_hash: u64,
 }
@@ -199,7 +201,9 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
         NONCE.fetch_add(1, Ordering::SeqCst)
     );
     let faulty = Arc::new(FaultyStore::new(Arc::new(InMemory::new())));
-    let store = TableStore::from_object_store(faulty.clone(), &location, "t");
+    // Retries without waiting: timing must not change a seed's history.
+    let store = TableStore::from_object_store(faulty.clone(), &location, "t")
+        .with_retry_policy(RetryPolicy::IMMEDIATE);
     let mut session = SqlSession::new(Env::deterministic(cfg.seed), cfg.conflict.clone());
     session.use_store(&location, store);
     session.register("t", &location);
@@ -246,6 +250,9 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
                 remaining -= 1;
                 let op = random_op(&mut rng, &mut next_key, records.len() as i64);
                 let rec_idx = records.len();
+                if cfg.faults {
+                    arm_transient(&mut rng, &faulty);
+                }
                 match session.prepare(&op.sql()).await {
                     Ok(Prepared::Write(t)) => {
                         let read_version = t.read_snapshot.as_ref().map(|s| s.version).unwrap_or(0);
@@ -318,6 +325,9 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
                     };
                     faulty.arm(".json", fault);
                 }
+                if cfg.faults {
+                    arm_transient(&mut rng, &faulty);
+                }
                 let outcome = match t.commit().await {
                     Ok(r) => {
                         for e in &r.events {
@@ -354,6 +364,8 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
         }
     }
     report.faults_fired = faulty.fired().len() as u64;
+    let (throttled, lagged) = faulty.transient_faults_fired();
+    report.transient_faults = throttled + lagged;
     if std::env::var("DELTA_SIM_TRACE").is_ok() {
         for r in &records {
             eprintln!(
@@ -404,11 +416,25 @@ pub fn config_for_seed(seed: u64, txns: usize) -> SimConfig {
     }
 }
 
+/// Transient faults before a statement's read or commit: a burst of up to three throttled
+/// requests (fewer than the store's four tries, so retries absorb them), or a log listing that
+/// misses the newest one or two commits (a reader then sees an older snapshot; a committer's put
+/// meets the existing version and checks it as a winner).
+fn arm_transient(rng: &mut Rng, faulty: &FaultyStore) {
+    if rng.chance(10) {
+        faulty.throttle_next(rng.range(1, 4) as u32);
+    }
+    if rng.chance(10) {
+        faulty.lag_next_log_listing(rng.range(1, 3) as usize);
+    }
+}
+
 /// Totals over many histories.
 pub fn accumulate(total: &mut SimReport, r: &SimReport) {
     total.commits += r.commits;
     total.empty += r.empty;
     total.faults_fired += r.faults_fired;
+    total.transient_faults += r.transient_faults;
     for (k, v) in &r.aborts {
         *total.aborts.entry(k.clone()).or_default() += v;
     }

@@ -1,6 +1,8 @@
 //! A fault-injecting object store for tests and simulation: wraps any store and, on request, makes
-//! the next matching put land but lose its response, fail before landing, or write a torn object.
-//! Faults are armed explicitly and fire once, so tests stay deterministic.
+//! the next matching put land but lose its response, fail before landing, or write a torn object;
+//! throttles the next requests (a transient "503 SlowDown"); lets the next listing of the log lag
+//! behind its newest commits; or delays every response. Faults are armed explicitly and fire once
+//! (latency stays until changed), so tests stay deterministic.
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -34,6 +36,16 @@ struct Armed {
     /// Paths (by suffix) the next directory listing leaves out, as a listing racing a concurrent
     /// create may on a local filesystem. Each is hidden from one listing.
     hidden_once: Vec<String>,
+    /// The next this many reads, listings, heads, deletes and overwriting puts fail with a
+    /// transient error before reaching the store.
+    throttled: u32,
+    throttles_fired: u64,
+    /// The next listing of a `_delta_log` directory lags: its newest this many commits, and
+    /// every log entry of their versions or later, are missing.
+    stale_log_listing: usize,
+    stale_listings_fired: u64,
+    /// Added to every request.
+    latency: std::time::Duration,
 }
 
 pub struct FaultyStore {
@@ -89,12 +101,77 @@ impl FaultyStore {
         }
     }
 
+    /// The next `n` reads, listings, heads, deletes and overwriting puts fail with a transient
+    /// error ("503 SlowDown"), as a throttling service answers.
+    pub fn throttle_next(&self, n: u32) {
+        if let Ok(mut a) = self.armed.lock() {
+            a.throttled += n;
+        }
+    }
+
+    /// The next listing of the log misses its newest `k` commits (and anything newer), as a
+    /// listing that does not yet show the latest writes.
+    pub fn lag_next_log_listing(&self, k: usize) {
+        if let Ok(mut a) = self.armed.lock() {
+            a.stale_log_listing = k;
+        }
+    }
+
+    /// Delays every request by `d` (slow responses).
+    pub fn set_latency(&self, d: std::time::Duration) {
+        if let Ok(mut a) = self.armed.lock() {
+            a.latency = d;
+        }
+    }
+
+    /// (throttled requests, lagging listings) so far.
+    pub fn transient_faults_fired(&self) -> (u64, u64) {
+        self.armed
+            .lock()
+            .map(|a| (a.throttles_fired, a.stale_listings_fired))
+            .unwrap_or_default()
+    }
+
+    /// Waits out the latency, then fails if a throttle is armed.
+    async fn admit(&self) -> Result<()> {
+        let (latency, throttled) = match self.armed.lock() {
+            Ok(mut a) => {
+                let t = a.throttled > 0;
+                if t {
+                    a.throttled -= 1;
+                    a.throttles_fired += 1;
+                }
+                (a.latency, t)
+            }
+            Err(_) => (std::time::Duration::ZERO, false),
+        };
+        if !latency.is_zero() {
+            tokio::time::sleep(latency).await;
+        }
+        if throttled {
+            return Err(injected("503 SlowDown: please reduce your request rate"));
+        }
+        Ok(())
+    }
+
     /// Faults that have fired, in order.
     pub fn fired(&self) -> Vec<(String, Fault)> {
         self.armed
             .lock()
             .map(|a| a.fired.clone())
             .unwrap_or_default()
+    }
+
+    /// A throttle for a streaming request (no latency: streams are used by recursive listings
+    /// and batch deletes, which the latency of their items covers).
+    fn throttle_now(&self) -> Option<object_store::Error> {
+        let mut a = self.armed.lock().ok()?;
+        if a.throttled == 0 {
+            return None;
+        }
+        a.throttled -= 1;
+        a.throttles_fired += 1;
+        Some(injected("503 SlowDown: please reduce your request rate"))
     }
 
     fn take(&self, location: &Path) -> Option<Fault> {
@@ -126,6 +203,14 @@ impl ObjectStore for FaultyStore {
         {
             opts.mode = object_store::PutMode::Overwrite;
         }
+        if opts.mode == object_store::PutMode::Overwrite {
+            self.admit().await?;
+        } else {
+            let latency = self.armed.lock().map(|a| a.latency).unwrap_or_default();
+            if !latency.is_zero() {
+                tokio::time::sleep(latency).await;
+            }
+        }
         match self.take(location) {
             None => self.inner.put_opts(location, payload, opts).await,
             Some(Fault::LoseResponse) => {
@@ -152,6 +237,7 @@ impl ObjectStore for FaultyStore {
     }
 
     async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
+        self.admit().await?;
         self.inner.get_opts(location, options).await
     }
 
@@ -159,15 +245,56 @@ impl ObjectStore for FaultyStore {
         &self,
         locations: BoxStream<'static, Result<Path>>,
     ) -> BoxStream<'static, Result<Path>> {
+        if let Some(e) = self.throttle_now() {
+            return Box::pin(futures::stream::once(async move { Err(e) }));
+        }
         self.inner.delete_stream(locations)
     }
 
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
+        if let Some(e) = self.throttle_now() {
+            return Box::pin(futures::stream::once(async move { Err(e) }));
+        }
         self.inner.list(prefix)
     }
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
+        self.admit().await?;
         let mut res = self.inner.list_with_delimiter(prefix).await?;
+        let lag = self
+            .armed
+            .lock()
+            .map(|mut a| {
+                let is_log = prefix.is_some_and(|p| p.as_ref().ends_with("_delta_log"));
+                let k = if is_log {
+                    std::mem::take(&mut a.stale_log_listing)
+                } else {
+                    0
+                };
+                if k > 0 {
+                    a.stale_listings_fired += 1;
+                }
+                k
+            })
+            .unwrap_or(0);
+        if lag > 0 {
+            let version = |m: &ObjectMeta| -> Option<u64> {
+                let name = m.location.filename()?;
+                let digits = name.get(..20)?;
+                digits.parse().ok()
+            };
+            let mut commits: Vec<u64> = res
+                .objects
+                .iter()
+                .filter(|m| m.location.as_ref().ends_with(".json"))
+                .filter_map(version)
+                .collect();
+            commits.sort_unstable();
+            commits.dedup();
+            if let Some(&cut) = commits.len().checked_sub(lag).and_then(|i| commits.get(i)) {
+                res.objects.retain(|m| version(m).is_none_or(|v| v < cut));
+            }
+        }
         let hidden = self
             .armed
             .lock()

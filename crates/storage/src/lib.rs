@@ -1,5 +1,5 @@
 //! The only crate that does I/O. A [`TableStore`] names one table root on a local disk, an
-//! S3-compatible bucket or in memory, and offers:
+//! S3-compatible bucket, Azure Blob / ADLS Gen2, Google Cloud Storage or in memory, and offers:
 //! - reads, listings and overwriting writes of files under the root (data files, DVs, checkpoints);
 //! - one commit primitive, [`TableStore::put_if_absent`], whose outcome is `Created`,
 //!   `AlreadyExists` or `Unknown` — an `Unknown` is never treated as a conflict by the engine without
@@ -14,10 +14,14 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod cloud;
 pub mod fault;
 mod local;
+mod retry;
 mod store;
 
+pub use cloud::CommitMode;
+pub use retry::RetryPolicy;
 pub use store::{ObjectInfo, PutOutcome, StorageError, StorageErrorKind, TableStore};
 
 pub use object_store;

@@ -2,20 +2,20 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 use futures::TryStreamExt;
-use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey, S3ConditionalPut};
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::path::{Path, PathPart};
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
 use thiserror::Error;
 
+use crate::cloud::{open_cloud, CommitMode};
 use crate::local::{put_if_absent_durable, LocalPut};
+use crate::retry::{retrying, RetryPolicy};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StorageErrorKind {
@@ -27,6 +27,8 @@ pub enum StorageErrorKind {
     InvalidLocation,
     /// Any other I/O or service failure; a retry may help.
     Io,
+    /// The store cannot do what is asked (a commit on a store without conditional writes).
+    Unsupported,
 }
 
 #[derive(Debug, Error, Clone)]
@@ -37,7 +39,7 @@ pub struct StorageError {
 }
 
 impl StorageError {
-    fn new(kind: StorageErrorKind, message: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: StorageErrorKind, message: impl Into<String>) -> Self {
         StorageError {
             kind,
             message: message.into(),
@@ -49,6 +51,7 @@ impl StorageError {
             object_store::Error::NotFound { .. } => StorageErrorKind::NotFound,
             object_store::Error::AlreadyExists { .. } => StorageErrorKind::AlreadyExists,
             object_store::Error::InvalidPath { .. } => StorageErrorKind::InvalidPath,
+            object_store::Error::NotImplemented { .. } => StorageErrorKind::Unsupported,
             _ => StorageErrorKind::Io,
         };
         let msg = match kind {
@@ -68,6 +71,9 @@ pub enum PutOutcome {
     AlreadyExists,
     /// The write may or may not have landed (lost response, timeout, fsync failure).
     Unknown(StorageError),
+    /// The store cannot make this write atomic (no conditional writes and no single-writer
+    /// opt-in); nothing was written.
+    Refused(StorageError),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +94,9 @@ pub struct TableStore {
     local_dir: Option<PathBuf>,
     /// The local filesystem store behind `store` (same root), to map object paths to files.
     local_fs: Option<Arc<LocalFileSystem>>,
+    commit_mode: CommitMode,
+    /// Retries of idempotent operations on remote stores (none on a local disk).
+    retry: RetryPolicy,
 }
 
 fn memory_stores() -> &'static Mutex<HashMap<String, Arc<InMemory>>> {
@@ -121,44 +130,15 @@ impl TableStore {
         if location.is_empty() {
             return Err(invalid("empty table location"));
         }
-        if let Some(rest) = location
-            .strip_prefix("s3://")
-            .or_else(|| location.strip_prefix("s3a://"))
-        {
-            let (bucket, key) = rest.split_once('/').unwrap_or((rest, ""));
-            if bucket.is_empty() {
-                return Err(invalid(format!("no bucket in {location:?}")));
-            }
-            let mut builder = AmazonS3Builder::from_env()
-                .with_bucket_name(bucket)
-                .with_conditional_put(S3ConditionalPut::ETagMatch);
-            let mut endpoint = std::env::var("AWS_ENDPOINT_URL")
-                .or_else(|_| std::env::var("AWS_ENDPOINT"))
-                .ok();
-            for (k, v) in options {
-                let key = k.to_ascii_lowercase();
-                let parsed = AmazonS3ConfigKey::from_str(&key)
-                    .map_err(|_| invalid(format!("unknown storage option {k:?}")))?;
-                if matches!(parsed, AmazonS3ConfigKey::Endpoint) {
-                    endpoint = Some(v.clone());
-                }
-                builder = builder.with_config(parsed, v);
-            }
-            if endpoint.is_some_and(|e| e.starts_with("http://")) {
-                builder = builder.with_allow_http(true);
-            }
-            let store = builder
-                .build()
-                .map_err(|e| invalid(format!("cannot open {location}: {e}")))?;
-            let key = key.trim_end_matches('/');
+        if let Some(cloud) = open_cloud(location, options)? {
             return Ok(TableStore {
-                store: Arc::new(store),
-                prefix: Path::from(key),
-                root_uri: format!("s3://{bucket}/{key}")
-                    .trim_end_matches('/')
-                    .to_string(),
+                store: cloud.store,
+                prefix: cloud.prefix,
+                root_uri: cloud.root_uri,
                 local_dir: None,
                 local_fs: None,
+                commit_mode: cloud.commit_mode,
+                retry: RetryPolicy::DEFAULT,
             });
         }
         if let Some(rest) = location.strip_prefix("memory://") {
@@ -179,6 +159,8 @@ impl TableStore {
                     .to_string(),
                 local_dir: None,
                 local_fs: None,
+                commit_mode: CommitMode::PutIfAbsent,
+                retry: RetryPolicy::DEFAULT,
             });
         }
         let path_str = location.strip_prefix("file://").unwrap_or(location);
@@ -218,6 +200,11 @@ impl TableStore {
             root_uri,
             local_dir: Some(dir),
             local_fs: Some(store),
+            commit_mode: CommitMode::PutIfAbsent,
+            retry: RetryPolicy {
+                attempts: 1,
+                ..RetryPolicy::DEFAULT
+            },
         })
     }
 
@@ -245,6 +232,8 @@ impl TableStore {
             root_uri: root_uri.trim_end_matches('/').to_string(),
             local_dir: None,
             local_fs: None,
+            commit_mode: CommitMode::PutIfAbsent,
+            retry: RetryPolicy::DEFAULT,
         }
     }
 
@@ -256,7 +245,20 @@ impl TableStore {
             root_uri: self.root_uri.clone(),
             local_dir: None,
             local_fs: None,
+            commit_mode: self.commit_mode,
+            retry: self.retry,
         }
+    }
+
+    /// The same store with another retry policy for idempotent operations.
+    pub fn with_retry_policy(mut self, retry: RetryPolicy) -> TableStore {
+        self.retry = retry;
+        self
+    }
+
+    /// How commits are made atomic on this store.
+    pub fn commit_mode(&self) -> CommitMode {
+        self.commit_mode
     }
 
     pub fn root_uri(&self) -> &str {
@@ -347,12 +349,15 @@ impl TableStore {
     pub async fn get(&self, rel: &str) -> Result<Bytes> {
         let p = self.object_path(rel)?;
         self.check_local(&p, rel)?;
-        let r = self
-            .store
-            .get(&p)
-            .await
-            .map_err(|e| StorageError::from_os(e, rel))?;
-        r.bytes().await.map_err(|e| StorageError::from_os(e, rel))
+        let (store, p) = (&self.store, &p);
+        retrying(self.retry, move || async move {
+            let r = store
+                .get(p)
+                .await
+                .map_err(|e| StorageError::from_os(e, rel))?;
+            r.bytes().await.map_err(|e| StorageError::from_os(e, rel))
+        })
+        .await
     }
 
     /// Byte ranges of one object (fetched together where the store can). A range past the end of
@@ -364,19 +369,26 @@ impl TableStore {
     ) -> Result<Vec<Bytes>> {
         let p = self.object_path(rel)?;
         self.check_local(&p, rel)?;
-        self.store
-            .get_ranges(&p, ranges)
-            .await
-            .map_err(|e| StorageError::from_os(e, rel))
+        let (store, p) = (&self.store, &p);
+        retrying(self.retry, move || async move {
+            store
+                .get_ranges(p, ranges)
+                .await
+                .map_err(|e| StorageError::from_os(e, rel))
+        })
+        .await
     }
 
     pub async fn head(&self, rel: &str) -> Result<ObjectInfo> {
         let p = self.object_path(rel)?;
-        let m = self
-            .store
-            .head(&p)
-            .await
-            .map_err(|e| StorageError::from_os(e, rel))?;
+        let (store, p) = (&self.store, &p);
+        let m = retrying(self.retry, move || async move {
+            store
+                .head(p)
+                .await
+                .map_err(|e| StorageError::from_os(e, rel))
+        })
+        .await?;
         Ok(ObjectInfo {
             path: rel.to_string(),
             size: m.size,
@@ -395,10 +407,17 @@ impl TableStore {
     /// Overwriting write (data files, DV files, checkpoints, `_last_checkpoint`).
     pub async fn put(&self, rel: &str, bytes: Bytes) -> Result<()> {
         let p = self.object_path(rel)?;
-        self.store
-            .put(&p, PutPayload::from(bytes))
-            .await
-            .map_err(|e| StorageError::from_os(e, rel))?;
+        let (store, p) = (&self.store, &p);
+        retrying(self.retry, move || {
+            let payload = PutPayload::from(bytes.clone());
+            async move {
+                store
+                    .put(p, payload)
+                    .await
+                    .map_err(|e| StorageError::from_os(e, rel))
+            }
+        })
+        .await?;
         Ok(())
     }
 
@@ -432,11 +451,40 @@ impl TableStore {
                 )),
             };
         }
+        match self.commit_mode {
+            CommitMode::PutIfAbsent => {}
+            CommitMode::Refuse => {
+                return PutOutcome::Refused(StorageError::new(
+                    StorageErrorKind::Unsupported,
+                    format!(
+                        "{}: the store has no conditional writes (aws_conditional_put = disabled), so commits cannot be made atomic; set the storage option unsafe_single_writer = true only if no other process ever writes this table",
+                        self.root_uri
+                    ),
+                ))
+            }
+            CommitMode::UnsafeSingleWriter => {
+                // Check, then put: atomic only because the user promised a single writer.
+                return match self.exists(rel).await {
+                    Ok(true) => PutOutcome::AlreadyExists,
+                    Ok(false) => match self.store.put(&p, PutPayload::from(bytes)).await {
+                        Ok(_) => PutOutcome::Created,
+                        Err(e) => PutOutcome::Unknown(StorageError::from_os(e, rel)),
+                    },
+                    Err(e) => PutOutcome::Unknown(e),
+                };
+            }
+        }
         let opts = PutOptions::from(PutMode::Create);
         match self.store.put_opts(&p, PutPayload::from(bytes), opts).await {
             Ok(_) => PutOutcome::Created,
             Err(object_store::Error::AlreadyExists { .. })
             | Err(object_store::Error::Precondition { .. }) => PutOutcome::AlreadyExists,
+            Err(e @ object_store::Error::NotImplemented { .. }) => PutOutcome::Refused(
+                StorageError::new(
+                    StorageErrorKind::Unsupported,
+                    format!("{rel}: the store cannot create an object only if it is absent: {e}"),
+                ),
+            ),
             Err(e) => PutOutcome::Unknown(StorageError::from_os(e, rel)),
         }
     }
@@ -450,12 +498,15 @@ impl TableStore {
         } else {
             self.object_path(rel_dir)?
         };
-        let metas: Vec<_> = self
-            .store
-            .list(Some(&p))
-            .try_collect()
-            .await
-            .map_err(|e| StorageError::from_os(e, rel_dir))?;
+        let (store, p) = (&self.store, &p);
+        let metas: Vec<_> = retrying(self.retry, move || async move {
+            store
+                .list(Some(p))
+                .try_collect::<Vec<_>>()
+                .await
+                .map_err(|e| StorageError::from_os(e, rel_dir))
+        })
+        .await?;
         let mut out: Vec<ObjectInfo> = metas
             .into_iter()
             .map(|m| ObjectInfo {
@@ -482,11 +533,14 @@ impl TableStore {
         } else {
             self.object_path(rel_dir)?
         };
-        let res = self
-            .store
-            .list_with_delimiter(Some(&p))
-            .await
-            .map_err(|e| StorageError::from_os(e, rel_dir))?;
+        let (store, p) = (&self.store, &p);
+        let res = retrying(self.retry, move || async move {
+            store
+                .list_with_delimiter(Some(p))
+                .await
+                .map_err(|e| StorageError::from_os(e, rel_dir))
+        })
+        .await?;
         let mut out: Vec<ObjectInfo> = res
             .objects
             .into_iter()
@@ -503,11 +557,15 @@ impl TableStore {
     pub async fn delete(&self, rel: &str) -> Result<()> {
         let p = self.object_path(rel)?;
         self.check_local(&p, rel)?;
-        match self.store.delete(&p).await {
-            Ok(()) => Ok(()),
-            Err(object_store::Error::NotFound { .. }) => Ok(()),
-            Err(e) => Err(StorageError::from_os(e, rel)),
-        }
+        let (store, p) = (&self.store, &p);
+        retrying(self.retry, move || async move {
+            match store.delete(p).await {
+                Ok(()) => Ok(()),
+                Err(object_store::Error::NotFound { .. }) => Ok(()),
+                Err(e) => Err(StorageError::from_os(e, rel)),
+            }
+        })
+        .await
     }
 }
 

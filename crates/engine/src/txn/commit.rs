@@ -108,6 +108,7 @@ impl Transaction {
             match store.put_if_absent(&path, Bytes::from(payload)).await {
                 PutOutcome::Created => return self.finish(version, attempt, events).await,
                 PutOutcome::AlreadyExists => {}
+                PutOutcome::Refused(e) => return Err(EngineError::Storage(e)),
                 PutOutcome::Unknown(err) => match store.get(&path).await {
                     Ok(bytes) => {
                         if self.is_ours(version, &bytes) {
