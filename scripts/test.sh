@@ -10,6 +10,8 @@ cargo build -p delta-rlc-cli
 # The Python extension links against Python only when maturin builds it (below).
 cargo test --workspace --exclude delta-rlc-python
 scripts/setup-python.sh
+# Azurite (Azure Storage emulator, npm) for the Azure tests; the tests start and stop it.
+scripts/setup-azurite.sh
 scripts/build-python.sh
 # tmux drives the shell under a real terminal in tests/interop/test_shell.py.
 if ! command -v tmux > /dev/null 2>&1 && [ "$(id -u)" = 0 ]; then

@@ -92,3 +92,24 @@ def test_a_store_without_conditional_writes_refuses_commits_unless_single_writer
     env["AWS_S3_ALLOW_UNSAFE_RENAME"] = "perhaps"
     res = sql(env, f"SELECT * FROM delta.`{table}`", check=False)
     assert res.returncode != 0 and res.stderr.count("\n") <= 1, res.stderr
+
+
+def test_commits_by_delta_spark_on_s3_are_warned_about_once(moto):
+    import boto3
+    s3 = boto3.client("s3", endpoint_url=moto["AWS_ENDPOINT_URL"], aws_access_key_id="test",
+                      aws_secret_access_key="test", region_name="us-east-1")
+    key = f"mixed-{uuid.uuid4().hex[:8]}"
+    table = f"s3://delta-rlc-test/{key}"
+    sql(moto, f"CREATE TABLE delta.`{table}` (id BIGINT)")
+    res = sql(moto, f"SELECT * FROM delta.`{table}`")
+    assert "warning" not in res.stderr, res.stderr
+    # A commit as Delta Spark writes it (its S3 log store is not put-if-absent).
+    commit = {"commitInfo": {"timestamp": 1700000000000, "operation": "WRITE", "operationParameters": {"mode": "Append"},
+                             "isBlindAppend": True, "engineInfo": "Apache-Spark/3.5.1 Delta-Lake/3.2.0"}}
+    s3.put_object(Bucket="delta-rlc-test", Key=f"{key}/_delta_log/00000000000000000001.json",
+                  Body=(json.dumps(commit) + "\n").encode())
+    res = subprocess.run([BIN, "sql", "-f", "-"], input=f"SELECT * FROM delta.`{table}`;\nSELECT * FROM delta.`{table}`;\n",
+                         env=moto, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    warnings = [l for l in res.stderr.splitlines() if l.startswith("warning:")]
+    assert len(warnings) == 1 and "Apache-Spark" in warnings[0] and "put-if-absent" in warnings[0], res.stderr

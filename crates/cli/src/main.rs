@@ -583,6 +583,7 @@ const STATEMENT_STACK_BYTES: usize = 512 << 20;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    delta_rlc_engine::warnings::set_warning_sink(|m| eprintln!("warning: {m}"));
     let runner = std::thread::Builder::new()
         .name("delta-rlc-main".into())
         .stack_size(STATEMENT_STACK_BYTES)

@@ -30,6 +30,7 @@ pub use snapshot::Snapshot;
 pub mod table;
 pub mod txn;
 pub mod vacuum;
+pub mod warnings;
 pub mod write;
 
 pub use table::DeltaTable;

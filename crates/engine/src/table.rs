@@ -66,6 +66,7 @@ impl DeltaTable {
             }
             _ => Snapshot::load(&self.store, version).await?,
         };
+        crate::warnings::check_commit_interlock(self.store.root_uri(), &snap);
         if version.is_none() {
             if let Ok(mut g) = self.latest.lock() {
                 *g = Some(Arc::clone(&snap));

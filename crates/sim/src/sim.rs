@@ -365,6 +365,8 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
     }
     report.faults_fired = faulty.fired().len() as u64;
     let (throttled, lagged) = faulty.transient_faults_fired();
+    // The oracle reads the table as it is.
+    faulty.clear_transient();
     report.transient_faults = throttled + lagged;
     if std::env::var("DELTA_SIM_TRACE").is_ok() {
         for r in &records {

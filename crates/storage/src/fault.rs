@@ -105,12 +105,23 @@ impl FaultyStore {
     /// error ("503 SlowDown"), as a throttling service answers.
     pub fn throttle_next(&self, n: u32) {
         if let Ok(mut a) = self.armed.lock() {
-            a.throttled += n;
+            // A burst, not a queue: armed bursts do not add up past what one request's retries
+            // absorb.
+            a.throttled = a.throttled.max(n);
+        }
+    }
+
+    /// Disarms throttles and lagging listings not yet fired (before a check that must see the
+    /// store as it is).
+    pub fn clear_transient(&self) {
+        if let Ok(mut a) = self.armed.lock() {
+            a.throttled = 0;
+            a.stale_log_listing = 0;
         }
     }
 
     /// The next listing of the log misses its newest `k` commits (and anything newer), as a
-    /// listing that does not yet show the latest writes.
+    /// listing that does not yet show the latest writes; the oldest listed commit always shows.
     pub fn lag_next_log_listing(&self, k: usize) {
         if let Ok(mut a) = self.armed.lock() {
             a.stale_log_listing = k;
@@ -291,7 +302,10 @@ impl ObjectStore for FaultyStore {
                 .collect();
             commits.sort_unstable();
             commits.dedup();
-            if let Some(&cut) = commits.len().checked_sub(lag).and_then(|i| commits.get(i)) {
+            // The table's first commit stays visible: a lagging listing shows an older table,
+            // never no table.
+            let keep = commits.len().saturating_sub(lag).max(1);
+            if let Some(&cut) = commits.get(keep) {
                 res.objects.retain(|m| version(m).is_none_or(|v| v < cut));
             }
         }

@@ -83,6 +83,9 @@ pub struct ObjectInfo {
     pub size: u64,
     /// Milliseconds since the epoch.
     pub last_modified_ms: i64,
+    /// The store's entity tag for this version of the object, when it gives one (S3, Azure, GCS,
+    /// local files, memory): a rewritten object gets another.
+    pub e_tag: Option<String>,
 }
 
 /// One table root. Cheap to clone.
@@ -393,6 +396,7 @@ impl TableStore {
             path: rel.to_string(),
             size: m.size,
             last_modified_ms: m.last_modified.timestamp_millis(),
+            e_tag: m.e_tag,
         })
     }
 
@@ -513,6 +517,7 @@ impl TableStore {
                 path: self.relative(&m.location),
                 size: m.size,
                 last_modified_ms: m.last_modified.timestamp_millis(),
+                e_tag: m.e_tag,
             })
             .collect();
         if self.local_fs.is_some() {
@@ -548,6 +553,7 @@ impl TableStore {
                 path: self.relative(&m.location),
                 size: m.size,
                 last_modified_ms: m.last_modified.timestamp_millis(),
+                e_tag: m.e_tag,
             })
             .collect();
         out.sort_by(|a, b| a.path.cmp(&b.path));

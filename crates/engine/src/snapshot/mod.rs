@@ -68,6 +68,12 @@ pub struct Snapshot {
     /// commit file was read for it): an incremental update checks that the file is still the one
     /// this state was built from (a table deleted and re-created in place is not).
     pub commit_hash: Option<u64>,
+    /// The listed identity (size and e-tag) of the commit file of `version` when this snapshot was
+    /// loaded: an incremental update compares it with a new listing instead of reading the file.
+    pub commit_file_id: Option<String>,
+    /// Engines (the first word of `engineInfo`) whose commits were replayed into this snapshot —
+    /// the JSON commits after the checkpoint, and those of any snapshot it was updated from.
+    pub writer_engines: std::collections::BTreeSet<String>,
 }
 
 impl Snapshot {
@@ -106,12 +112,16 @@ impl Snapshot {
         version: Option<u64>,
     ) -> Result<Arc<Snapshot>> {
         let segment = Snapshot::segment_for(store, version).await?;
-        let same_base = match previous.commit_hash {
-            Some(h) => store
+        // The base commit file is still the one `previous` was built from: the listing shows the
+        // same object (size and e-tag), or, where the store gives no e-tag, its bytes hash alike.
+        let listed_id = segment.commit_ids.get(&previous.version);
+        let same_base = match (&previous.commit_file_id, listed_id, previous.commit_hash) {
+            (Some(was), Some(now), _) => was == now,
+            (_, _, Some(h)) => store
                 .get(&commit_path(previous.version))
                 .await
                 .is_ok_and(|bytes| commit_hash(&bytes) == h),
-            None => false,
+            _ => false,
         };
         // The same checkpoint too: a full load reads its tombstones, which may differ.
         let same_checkpoint =
@@ -145,6 +155,7 @@ impl Snapshot {
         }
         let mut snap = state.finish(segment.version, segment.checkpoint.as_ref().map(|c| c.0))?;
         snap.commit_hash = last;
+        snap.commit_file_id = segment.commit_ids.get(&segment.version).cloned();
         Ok(Arc::new(snap))
     }
 
@@ -173,6 +184,7 @@ impl Snapshot {
         }
         let mut snap = state.finish(segment.version, segment.checkpoint.as_ref().map(|c| c.0))?;
         snap.commit_hash = last;
+        snap.commit_file_id = segment.commit_ids.get(&segment.version).cloned();
         Ok(Arc::new(snap))
     }
 

@@ -38,6 +38,7 @@ pub struct ReplayState {
     txns: BTreeMap<String, Txn>,
     domains: BTreeMap<String, DomainMetadata>,
     last_timestamp_ms: i64,
+    writer_engines: std::collections::BTreeSet<String>,
 }
 
 impl ReplayState {
@@ -55,6 +56,7 @@ impl ReplayState {
             txns: BTreeMap::new(),
             domains: BTreeMap::new(),
             last_timestamp_ms: 0,
+            writer_engines: std::collections::BTreeSet::new(),
         }
     }
 
@@ -65,6 +67,7 @@ impl ReplayState {
         state.protocol = Some(snapshot.protocol.clone());
         state.metadata = Some(snapshot.metadata.clone());
         state.checkpoint_files = snapshot.files.clone();
+        state.writer_engines = snapshot.writer_engines.clone();
         state.tombstones = snapshot
             .tombstones
             .iter()
@@ -128,6 +131,11 @@ impl ReplayState {
         for a in actions {
             if let Action::CommitInfo(ci) = &a {
                 ts = ci.in_commit_timestamp.or(ci.timestamp);
+                if let Some(engine) = ci.engine_info.as_deref().and_then(engine_name) {
+                    if !self.writer_engines.contains(engine) {
+                        self.writer_engines.insert(engine.to_string());
+                    }
+                }
             }
             self.apply(a).map_err(|e| match e {
                 EngineError::Protocol(p) if e_is_corruption(&p) => {
@@ -258,8 +266,17 @@ impl ReplayState {
             checkpoint_version,
             root: self.root,
             commit_hash: None,
+            commit_file_id: None,
+            writer_engines: self.writer_engines,
         })
     }
+}
+
+/// The engine's name in a commit's `engineInfo` ("Apache-Spark/3.5.1 Delta-Lake/3.2.0" →
+/// "Apache-Spark"; "delta-rlc/0.1.0" → "delta-rlc"), at most 64 bytes.
+fn engine_name(info: &str) -> Option<&str> {
+    let name = info.split(['/', ' ']).next()?.trim();
+    (!name.is_empty() && name.len() <= 64).then_some(name)
 }
 
 impl ReplayState {

@@ -20,6 +20,14 @@ pub struct LogSegment {
     pub checkpoint: Option<(u64, CheckpointFiles)>,
     /// (version, relative path, modification time ms) in ascending version order.
     pub commits: Vec<(u64, String, i64)>,
+    /// Identity ("size:e-tag") of each listed commit file whose store gives an e-tag, by version:
+    /// equal identities mean the same object, not rewritten since.
+    pub commit_ids: std::collections::HashMap<u64, String>,
+}
+
+/// A listed object's identity, when its store gives an e-tag.
+pub fn object_id(o: &ObjectInfo) -> Option<String> {
+    o.e_tag.as_ref().map(|t| format!("{}:{t}", o.size))
 }
 
 /// Lists `_delta_log` once.
@@ -135,9 +143,19 @@ pub fn build_segment(listing: &[ObjectInfo], version: Option<u64>) -> Result<Log
             )),
         });
     }
+    let commit_ids = listing
+        .iter()
+        .filter_map(|o| {
+            let p = parse_log_file_name(file_name(&o.path))?;
+            (p.kind == LogFileKind::Commit)
+                .then(|| object_id(o).map(|id| (p.version, id)))
+                .flatten()
+        })
+        .collect();
     Ok(LogSegment {
         version: target,
         checkpoint,
+        commit_ids,
         commits: needed,
     })
 }
@@ -151,6 +169,7 @@ mod tests {
             path: format!("_delta_log/{name}"),
             size: 1,
             last_modified_ms: 0,
+            e_tag: None,
         }
     }
 

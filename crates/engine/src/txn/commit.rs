@@ -394,7 +394,13 @@ impl Transaction {
         }
         let store = &self.table.store;
         let result = async {
-            let snap = crate::snapshot::Snapshot::load(store, Some(version)).await?;
+            // From the read snapshot, replaying only the commits since (a full load on any doubt).
+            let snap = match &self.read_snapshot {
+                Some(read) => {
+                    crate::snapshot::Snapshot::load_after(store, read, Some(version)).await?
+                }
+                None => crate::snapshot::Snapshot::load(store, Some(version)).await?,
+            };
             crate::write::checkpoint::write_checkpoint(store, &snap, self.table.env.clock.now_ms())
                 .await
         }
