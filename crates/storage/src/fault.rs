@@ -46,6 +46,8 @@ struct Armed {
     stale_listings_fired: u64,
     /// Added to every request.
     latency: std::time::Duration,
+    /// Requests by kind (GET, PUT, LIST, DELETE), as a cloud store would bill them.
+    requests: std::collections::BTreeMap<&'static str, u64>,
 }
 
 pub struct FaultyStore {
@@ -143,6 +145,21 @@ impl FaultyStore {
             .unwrap_or_default()
     }
 
+    /// Requests by kind so far (GET includes HEAD and ranged reads; LIST is one per listing
+    /// call), then reset.
+    pub fn take_requests(&self) -> std::collections::BTreeMap<&'static str, u64> {
+        self.armed
+            .lock()
+            .map(|mut a| std::mem::take(&mut a.requests))
+            .unwrap_or_default()
+    }
+
+    fn count(&self, kind: &'static str) {
+        if let Ok(mut a) = self.armed.lock() {
+            *a.requests.entry(kind).or_default() += 1;
+        }
+    }
+
     /// Waits out the latency, then fails if a throttle is armed.
     async fn admit(&self) -> Result<()> {
         let (latency, throttled) = match self.armed.lock() {
@@ -214,6 +231,7 @@ impl ObjectStore for FaultyStore {
         {
             opts.mode = object_store::PutMode::Overwrite;
         }
+        self.count("PUT");
         if opts.mode == object_store::PutMode::Overwrite {
             self.admit().await?;
         } else {
@@ -248,6 +266,7 @@ impl ObjectStore for FaultyStore {
     }
 
     async fn get_opts(&self, location: &Path, options: GetOptions) -> Result<GetResult> {
+        self.count("GET");
         self.admit().await?;
         self.inner.get_opts(location, options).await
     }
@@ -256,6 +275,7 @@ impl ObjectStore for FaultyStore {
         &self,
         locations: BoxStream<'static, Result<Path>>,
     ) -> BoxStream<'static, Result<Path>> {
+        self.count("DELETE");
         if let Some(e) = self.throttle_now() {
             return Box::pin(futures::stream::once(async move { Err(e) }));
         }
@@ -263,6 +283,7 @@ impl ObjectStore for FaultyStore {
     }
 
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
+        self.count("LIST");
         if let Some(e) = self.throttle_now() {
             return Box::pin(futures::stream::once(async move { Err(e) }));
         }
@@ -270,6 +291,7 @@ impl ObjectStore for FaultyStore {
     }
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
+        self.count("LIST");
         self.admit().await?;
         let mut res = self.inner.list_with_delimiter(prefix).await?;
         let lag = self

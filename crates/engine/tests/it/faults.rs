@@ -161,3 +161,97 @@ fn a_listing_that_missed_a_commit_is_taken_again() {
         assert!(e.to_string().contains("missing version 1"), "{e}");
     });
 }
+
+fn count(requests: &std::collections::BTreeMap<&'static str, u64>, kind: &str) -> u64 {
+    requests.get(kind).copied().unwrap_or(0)
+}
+
+#[test]
+fn a_conflict_free_commit_costs_one_put_and_a_retry_one_get_per_winner() {
+    rt().block_on(async {
+        let (table, faulty) = faulty_table("fault-requests");
+        create(&table).await;
+        // Prepared (data file written) at version 0; nothing else committed since.
+        let txn = append(&table, &[1]).await;
+        faulty.take_requests();
+        assert_eq!(txn.commit().await.unwrap().version, Some(1));
+        let r = faulty.take_requests();
+        assert_eq!(
+            (count(&r, "PUT"), count(&r, "GET"), count(&r, "LIST")),
+            (1, 0, 0),
+            "{r:?}"
+        );
+        // Three winners land between this writer's read and its commit.
+        let late = append(&table, &[2]).await;
+        for v in 10..13 {
+            append(&table, &[v]).await.commit().await.unwrap();
+        }
+        faulty.take_requests();
+        assert_eq!(late.commit().await.unwrap().version, Some(5));
+        let r = faulty.take_requests();
+        // The refused put, one listing for the newest version, one read per winner, the put.
+        assert_eq!(
+            (count(&r, "PUT"), count(&r, "LIST"), count(&r, "GET")),
+            (2, 1, 3),
+            "{r:?}"
+        );
+    });
+}
+
+#[test]
+fn throttled_reads_are_retried_and_a_lasting_outage_fails_cleanly() {
+    rt().block_on(async {
+        let (table, faulty) = faulty_table("fault-throttle");
+        create(&table).await;
+        faulty.throttle_next(3);
+        let txn = append(&table, &[1, 2]).await;
+        assert_eq!(txn.commit().await.unwrap().version, Some(1));
+        assert_eq!(faulty.transient_faults_fired().0, 3);
+        // More failures in a row than the store's four tries: the statement fails as retryable
+        // and commits nothing.
+        let before = table.snapshot(None).await.unwrap().version;
+        let fresh = DeltaTable {
+            store: table.store.clone(),
+            env: Env::deterministic(10),
+            conflict: Default::default(),
+            latest: Default::default(),
+        };
+        faulty.throttle_next(4);
+        let err = fresh.snapshot(None).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Unavailable, "{err}");
+        assert_eq!(fresh.snapshot(None).await.unwrap().version, before);
+    });
+}
+
+#[test]
+fn a_lagging_listing_gives_an_older_snapshot_and_the_commit_still_lands_once() {
+    rt().block_on(async {
+        let (table, faulty) = faulty_table("fault-lag");
+        create(&table).await;
+        for v in 1..4 {
+            append(&table, &[v]).await.commit().await.unwrap();
+        }
+        let reader = DeltaTable {
+            store: table.store.clone(),
+            env: Env::deterministic(11),
+            conflict: Default::default(),
+            latest: Default::default(),
+        };
+        faulty.lag_next_log_listing(2);
+        // The reader sees version 1 (two newest commits missing) and commits an append from it.
+        let snap = reader.snapshot(None).await.unwrap();
+        assert_eq!(snap.version, 1);
+        let txn = insert_txn(
+            Transaction::new(&reader, Some(snap), "WRITE"),
+            &rows(&[99]),
+            InsertMode::Append,
+        )
+        .await
+        .unwrap();
+        let id = txn.txn_id.to_string();
+        assert_eq!(txn.commit().await.unwrap().version, Some(4));
+        assert_eq!(count_commits_with(&table, &id).await, 1);
+        let snap = table.snapshot(None).await.unwrap();
+        assert_eq!((snap.version, snap.files.len()), (4, 4));
+    });
+}
