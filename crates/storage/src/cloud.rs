@@ -112,9 +112,7 @@ fn is_unsafe_key(k: &str) -> bool {
 fn split_url<'a>(location: &'a str, rest: &'a str) -> Result<(&'a str, &'a str), StorageError> {
     let (authority, key) = rest.split_once('/').unwrap_or((rest, ""));
     if authority.is_empty() {
-        return Err(invalid(format!(
-            "no bucket or container in {location:?}"
-        )));
+        return Err(invalid(format!("no bucket or container in {location:?}")));
     }
     Ok((authority, key.trim_matches('/')))
 }
@@ -123,7 +121,9 @@ fn root(store: Arc<dyn ObjectStore>, uri_base: &str, key: &str, mode: CommitMode
     CloudRoot {
         store,
         prefix: Path::from(key),
-        root_uri: format!("{uri_base}/{key}").trim_end_matches('/').to_string(),
+        root_uri: format!("{uri_base}/{key}")
+            .trim_end_matches('/')
+            .to_string(),
         commit_mode: mode,
     }
 }
@@ -165,7 +165,10 @@ fn open_s3(
         .is_ok_and(|v| v.trim().eq_ignore_ascii_case("disabled"));
     let mut unsafe_single_writer = common.unsafe_single_writer;
     if !options.keys().any(|k| is_unsafe_key(k)) {
-        for name in ["AWS_S3_ALLOW_UNSAFE_RENAME", "DELTA_RLC_UNSAFE_SINGLE_WRITER"] {
+        for name in [
+            "AWS_S3_ALLOW_UNSAFE_RENAME",
+            "DELTA_RLC_UNSAFE_SINGLE_WRITER",
+        ] {
             if let Ok(v) = std::env::var(name) {
                 unsafe_single_writer = parse_bool(name, &v)?;
             }
@@ -194,7 +197,10 @@ fn open_s3(
         // TableStore decides how commits are made.
         builder = builder.with_conditional_put(S3ConditionalPut::Disabled);
     }
-    if endpoint.as_deref().is_some_and(|e| e.starts_with("http://")) {
+    if endpoint
+        .as_deref()
+        .is_some_and(|e| e.starts_with("http://"))
+    {
         builder = builder.with_allow_http(true);
     }
     let store = builder
@@ -333,7 +339,11 @@ mod tests {
             assert!(!e.message.contains('\n'));
         }
         let e = open_cloud("az://", &BTreeMap::new()).err().unwrap();
-        assert!(e.message.contains("no bucket or container"), "{}", e.message);
+        assert!(
+            e.message.contains("no bucket or container"),
+            "{}",
+            e.message
+        );
         let e = open_cloud("gs://b/t", &opts(&[("unsafe_single_writer", "true")]))
             .err()
             .unwrap();

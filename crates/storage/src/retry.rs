@@ -67,7 +67,8 @@ impl Default for RetryPolicy {
 /// the process id). Only backoff durations use it.
 fn jitter() -> u64 {
     static STATE: AtomicU64 = AtomicU64::new(0);
-    let n = STATE.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed) ^ u64::from(std::process::id());
+    let n =
+        STATE.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed) ^ u64::from(std::process::id());
     let mut z = n.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -138,7 +139,10 @@ mod tests {
         let calls = AtomicU32::new(0);
         let r: Result<(), _> = retrying(RetryPolicy::IMMEDIATE, || async {
             calls.fetch_add(1, Ordering::SeqCst);
-            Err(StorageError::new(StorageErrorKind::NotFound, "x: not found"))
+            Err(StorageError::new(
+                StorageErrorKind::NotFound,
+                "x: not found",
+            ))
         })
         .await;
         assert_eq!(r.unwrap_err().kind, StorageErrorKind::NotFound);

@@ -483,12 +483,12 @@ impl TableStore {
             Ok(_) => PutOutcome::Created,
             Err(object_store::Error::AlreadyExists { .. })
             | Err(object_store::Error::Precondition { .. }) => PutOutcome::AlreadyExists,
-            Err(e @ object_store::Error::NotImplemented { .. }) => PutOutcome::Refused(
-                StorageError::new(
+            Err(e @ object_store::Error::NotImplemented { .. }) => {
+                PutOutcome::Refused(StorageError::new(
                     StorageErrorKind::Unsupported,
                     format!("{rel}: the store cannot create an object only if it is absent: {e}"),
-                ),
-            ),
+                ))
+            }
             Err(e) => PutOutcome::Unknown(StorageError::from_os(e, rel)),
         }
     }
