@@ -68,9 +68,12 @@ fn parse_bool(key: &str, v: &str) -> Result<bool, StorageError> {
     }
 }
 
+/// Our options, and the rest as (key as given, key in lower case, value).
+type RestOptions = Vec<(String, String, String)>;
+
 fn take_common(
     options: &BTreeMap<String, String>,
-) -> Result<(CommonOptions, Vec<(String, String)>), StorageError> {
+) -> Result<(CommonOptions, RestOptions), StorageError> {
     let mut common = CommonOptions {
         retry: RetryConfig {
             backoff: BackoffConfig::default(),
@@ -97,7 +100,7 @@ fn take_common(
             k if is_unsafe_key(k) => {
                 common.unsafe_single_writer = parse_bool(k, v)?;
             }
-            _ => rest.push((key, v.clone())),
+            _ => rest.push((k.clone(), key, v.clone())),
         }
     }
     Ok((common, rest))
@@ -174,9 +177,9 @@ fn open_s3(
             }
         }
     }
-    for (key, v) in &rest_opts {
+    for (given, key, v) in &rest_opts {
         let parsed = AmazonS3ConfigKey::from_str(key)
-            .map_err(|_| invalid(format!("unknown storage option {key:?} for S3")))?;
+            .map_err(|_| invalid(format!("unknown storage option {given:?} for S3")))?;
         match parsed {
             AmazonS3ConfigKey::Endpoint => endpoint = Some(v.clone()),
             AmazonS3ConfigKey::ConditionalPut => match v.trim() {
@@ -184,7 +187,7 @@ fn open_s3(
                 "disabled" => conditional = false,
                 other => {
                     return Err(invalid(format!(
-                        "storage option {key:?} must be \"etag\" or \"disabled\", not {other:?}"
+                        "storage option {given:?} must be \"etag\" or \"disabled\", not {other:?}"
                     )))
                 }
             },
@@ -230,9 +233,9 @@ fn open_azure(
     let mut builder = MicrosoftAzureBuilder::from_env()
         .with_url(format!("{scheme}://{authority}"))
         .with_retry(common.retry);
-    for (key, v) in &rest_opts {
+    for (given, key, v) in &rest_opts {
         let parsed = AzureConfigKey::from_str(key)
-            .map_err(|_| invalid(format!("unknown storage option {key:?} for Azure")))?;
+            .map_err(|_| invalid(format!("unknown storage option {given:?} for Azure")))?;
         builder = builder.with_config(parsed, v);
     }
     let store = builder
@@ -261,9 +264,9 @@ fn open_gcs(
     let mut builder = GoogleCloudStorageBuilder::from_env()
         .with_bucket_name(bucket)
         .with_retry(common.retry);
-    for (key, v) in &rest_opts {
+    for (given, key, v) in &rest_opts {
         let parsed = GoogleConfigKey::from_str(key)
-            .map_err(|_| invalid(format!("unknown storage option {key:?} for GCS")))?;
+            .map_err(|_| invalid(format!("unknown storage option {given:?} for GCS")))?;
         builder = builder.with_config(parsed, v);
     }
     let store = builder
@@ -307,6 +310,27 @@ mod tests {
         .unwrap();
         assert_eq!(az.root_uri, "abfss://fs@acct.dfs.core.windows.net/dir/t");
         assert_eq!(az.prefix.as_ref(), "dir/t");
+        // Custom endpoints in both addressing styles (MinIO, R2, Ceph).
+        for (style, endpoint) in [
+            ("false", "http://127.0.0.1:9000"),
+            ("true", "https://bucket.minio.example:9000"),
+        ] {
+            let mut o = creds.clone();
+            o.insert("aws_virtual_hosted_style_request".into(), style.into());
+            o.insert("AWS_ENDPOINT_URL".into(), endpoint.into());
+            let r = open_cloud("s3://bucket/t", &o).unwrap().unwrap();
+            assert_eq!(r.root_uri, "s3://bucket/t");
+        }
+        let gs = open_cloud(
+            "gs://bucket/t",
+            &opts(&[(
+                "google_service_account_key",
+                r#"{"private_key": "", "private_key_id": "", "client_email": "x@y", "disable_oauth": true, "gcs_base_url": "http://127.0.0.1:4443"}"#,
+            )]),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(gs.root_uri, "gs://bucket/t");
         assert!(open_cloud("/tmp/x", &BTreeMap::new()).unwrap().is_none());
         assert!(open_cloud("ftp://x/y", &BTreeMap::new()).unwrap().is_none());
     }

@@ -255,3 +255,52 @@ fn a_lagging_listing_gives_an_older_snapshot_and_the_commit_still_lands_once() {
         assert_eq!((snap.version, snap.files.len()), (4, 4));
     });
 }
+
+#[test]
+fn concurrent_writers_on_a_slow_throttling_store_lose_nothing() {
+    rt().block_on(async {
+        let (table, faulty) = faulty_table("fault-slow");
+        create(&table).await;
+        faulty.set_latency(std::time::Duration::from_millis(2));
+        let writers = 4;
+        let per_writer = 8i64;
+        let mut tasks = Vec::new();
+        for w in 0..writers {
+            let handle = DeltaTable {
+                store: table.store.clone(),
+                env: Env::deterministic(100 + w as u64),
+                conflict: Default::default(),
+                latest: Default::default(),
+            };
+            let faulty = faulty.clone();
+            tasks.push(tokio::spawn(async move {
+                for i in 0..per_writer {
+                    if i % 3 == 0 {
+                        faulty.throttle_next(2);
+                    }
+                    let snap = handle.snapshot(None).await.unwrap();
+                    let txn = insert_txn(
+                        Transaction::new(&handle, Some(snap), "WRITE"),
+                        &rows(&[w * 1000 + i]),
+                        InsertMode::Append,
+                    )
+                    .await
+                    .unwrap();
+                    txn.commit().await.unwrap();
+                }
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+        faulty.set_latency(std::time::Duration::ZERO);
+        let snap = table.snapshot(None).await.unwrap();
+        assert_eq!(
+            snap.version as i64,
+            writers * per_writer,
+            "one version per append"
+        );
+        assert_eq!(snap.files.len() as i64, writers * per_writer);
+        assert!(faulty.transient_faults_fired().0 > 0);
+    });
+}
