@@ -60,6 +60,10 @@ pub struct SqlSession {
     pub storage_options: std::collections::BTreeMap<String, String>,
     /// Views and external tables defined by earlier statements (shared by clones).
     objects: Arc<Mutex<SessionObjects>>,
+    /// The latest snapshot loaded per location, shared by the handles this session (and its
+    /// clones) opens: a later statement replays only the commits since (`Snapshot::load_after`,
+    /// which falls back to a full load on any doubt).
+    snapshots: Arc<Mutex<std::collections::HashMap<String, crate::table::SnapshotCache>>>,
 }
 
 impl SqlSession {
@@ -73,6 +77,14 @@ impl SqlSession {
             optimize_skip_capture: false,
             storage_options: Default::default(),
             objects: Arc::default(),
+            snapshots: Arc::default(),
+        }
+    }
+
+    fn snapshot_cache(&self, location: &str) -> crate::table::SnapshotCache {
+        match self.snapshots.lock() {
+            Ok(mut m) => m.entry(location.to_string()).or_default().clone(),
+            Err(_) => Default::default(),
         }
     }
 
@@ -86,14 +98,16 @@ impl SqlSession {
                 store: store.clone(),
                 env: self.env.clone(),
                 conflict: self.conflict.clone(),
-                latest: Default::default(),
+                latest: self.snapshot_cache(location),
             });
         }
         let store =
             delta_rlc_storage::TableStore::open_with_options(location, &self.storage_options)?;
-        Ok(DeltaTable::on_store(store)
+        let mut table = DeltaTable::on_store(store)
             .with_env(self.env.clone())
-            .with_conflict_config(self.conflict.clone()))
+            .with_conflict_config(self.conflict.clone());
+        table.latest = self.snapshot_cache(location);
+        Ok(table)
     }
 
     /// Serves `location` from a given store (fault injectors, simulations).

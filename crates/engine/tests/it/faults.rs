@@ -304,3 +304,48 @@ fn concurrent_writers_on_a_slow_throttling_store_lose_nothing() {
         assert!(faulty.transient_faults_fired().0 > 0);
     });
 }
+
+#[test]
+fn a_sql_session_reads_only_the_commits_since_its_last_statement() {
+    rt().block_on(async {
+        use delta_rlc_engine::sql::SqlSession;
+        let faulty = Arc::new(FaultyStore::new(Arc::new(InMemory::new())));
+        let loc = "memory://fault-session/t";
+        let mut session = SqlSession::new(Env::deterministic(3), Default::default());
+        session.use_store(loc, TableStore::from_object_store(faulty.clone(), loc, "t"));
+        session.register("t", loc);
+        session.execute("CREATE TABLE t (id BIGINT)").await.unwrap();
+        for i in 0..5 {
+            session
+                .execute(&format!("INSERT INTO t VALUES ({i})"))
+                .await
+                .unwrap();
+        }
+        faulty.take_requests();
+        session.execute("INSERT INTO t VALUES (99)").await.unwrap();
+        let r = faulty.take_requests();
+        // The session held the snapshot the previous INSERT read, so only that INSERT's own commit
+        // is read; the table's creation and the four before it are not (a fresh handle reads 6).
+        assert_eq!(count(&r, "GET"), 1, "{r:?}");
+        assert_eq!(count(&r, "PUT"), 2, "{r:?}");
+        // A commit by another handle is replayed onto the session's snapshot.
+        let other = DeltaTable {
+            store: TableStore::from_object_store(faulty.clone(), loc, "t"),
+            env: Env::deterministic(4),
+            conflict: Default::default(),
+            latest: Default::default(),
+        };
+        append(&other, &[7]).await.commit().await.unwrap();
+        let out = session
+            .execute("SELECT count(*) AS n FROM t")
+            .await
+            .unwrap();
+        let n = out.batches[0]
+            .column(0)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap()
+            .value(0);
+        assert_eq!(n, 7);
+    });
+}
