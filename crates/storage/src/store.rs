@@ -52,6 +52,9 @@ impl StorageError {
             object_store::Error::AlreadyExists { .. } => StorageErrorKind::AlreadyExists,
             object_store::Error::InvalidPath { .. } => StorageErrorKind::InvalidPath,
             object_store::Error::NotImplemented { .. } => StorageErrorKind::Unsupported,
+            // Credentials the store refuses: retrying cannot help.
+            object_store::Error::PermissionDenied { .. }
+            | object_store::Error::Unauthenticated { .. } => StorageErrorKind::InvalidLocation,
             _ => StorageErrorKind::Io,
         };
         let msg = match kind {
@@ -592,6 +595,24 @@ fn normalize(p: &std::path::Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refused_credentials_are_not_retryable_but_service_errors_are() {
+        let denied = object_store::Error::PermissionDenied {
+            path: "t/_delta_log".into(),
+            source: "403 Forbidden".into(),
+        };
+        let e = StorageError::from_os(denied, "_delta_log");
+        assert_eq!(e.kind, StorageErrorKind::InvalidLocation);
+        assert!(!crate::retry::is_transient(&e));
+        let slow = object_store::Error::Generic {
+            store: "S3",
+            source: "503 SlowDown".into(),
+        };
+        assert!(crate::retry::is_transient(&StorageError::from_os(
+            slow, "x"
+        )));
+    }
 
     #[tokio::test]
     async fn local_put_if_absent_is_exclusive() {
