@@ -6,6 +6,7 @@
 )]
 
 pub mod arrow_conv;
+pub mod changes;
 pub mod column_mapping;
 pub mod conflict;
 pub mod conflict_config;

@@ -1,4 +1,5 @@
-//! VACUUM: delete data and DV files no version inside the retention window references.
+//! VACUUM: delete data and DV files no version inside the retention window references, and change
+//! data files (`_change_data/`) older than the retention.
 //!
 //! Safety for concurrent writers: a transaction writes its data and DV files after it starts and
 //! may commit only within [`MAX_TRANSACTION_MS`] of its start (the commit loop refuses later). So a
@@ -117,11 +118,14 @@ pub async fn vacuum(
     }
     let mut victims = Vec::new();
     for obj in table.store.list("").await? {
-        // Hidden: any segment starting with '_' or '.', except partition directories (`_p=1`).
-        let hidden = obj
-            .path
-            .split('/')
-            .any(|seg| (seg.starts_with('_') || seg.starts_with('.')) && !seg.contains('='));
+        // Hidden: any segment starting with '_' or '.', except partition directories (`_p=1`)
+        // and the change data directory, whose files (never live, so never in `keep`) go after
+        // the retention like other unreferenced files, as in Delta Spark.
+        let hidden = obj.path.split('/').any(|seg| {
+            (seg.starts_with('_') || seg.starts_with('.'))
+                && !seg.contains('=')
+                && seg != delta_rlc_protocol::actions::CHANGE_DATA_DIR
+        });
         if hidden {
             continue;
         }

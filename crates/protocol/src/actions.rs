@@ -179,6 +179,9 @@ pub struct DomainMetadata {
     pub removed: bool,
 }
 
+/// The directory (under the table root) where writers put change data files.
+pub const CHANGE_DATA_DIR: &str = "_change_data";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Cdc {

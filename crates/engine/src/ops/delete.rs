@@ -14,7 +14,32 @@ use crate::error::Result;
 use crate::read_set::split_predicate;
 use crate::scan::candidate_files;
 use crate::snapshot::Snapshot;
+use crate::txn::change_data::{self, ChangeType};
 use crate::txn::Transaction;
+use arrow::compute::filter_record_batch;
+
+/// Records the matched rows of `matches` as deleted (change data feed), decoding only those rows,
+/// a few files at a time.
+async fn record_deleted_rows(
+    txn: &mut Transaction,
+    snapshot: &Arc<Snapshot>,
+    matches: &[crate::scan::FileMatch],
+) -> Result<()> {
+    if !change_data::enabled(txn) {
+        return Ok(());
+    }
+    let opts = super::dml::dml_read_options(snapshot);
+    let parallelism = txn.table.env.parallelism.max(1);
+    for part in matches.chunks(parallelism * 4) {
+        let rows =
+            crate::scan::read_matched_rows(&txn.table.store, snapshot, &opts, part, parallelism)
+                .await?;
+        for batch in rows.iter().flatten() {
+            change_data::record(txn, ChangeType::Delete, batch).await?;
+        }
+    }
+    Ok(())
+}
 
 fn logical_rows(add: &delta_rlc_protocol::actions::Add) -> u64 {
     let n = add.num_records().unwrap_or(0);
@@ -80,11 +105,15 @@ pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result
             if let Some(matches) = matched {
                 metrics.scanned_files += matches.len() as u64;
                 metrics.deleted_rows += matches.iter().map(|m| m.matched.len()).sum::<u64>();
+                record_deleted_rows(&mut txn, &snapshot, &matches).await?;
                 stage_dv_removals(&mut txn, &snapshot, &matches, &mut metrics).await?;
             } else {
                 // Otherwise full rows are read; files one at a time so memory stays bounded by the
                 // largest file.
-                let projection = snapshot.deletion_vectors_enabled().then(|| {
+                // (Change data needs the deleted rows whole.)
+                let projection = (snapshot.deletion_vectors_enabled()
+                    && !change_data::enabled(&txn))
+                .then(|| {
                     p.column_refs()
                         .into_iter()
                         .map(|c| c.name.clone())
@@ -117,6 +146,10 @@ pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result
                     };
                     let mask = eval_mask(&phys, &scan.table_rows(ectx.n_cols())?)?;
                     metrics.deleted_rows += mask.true_count() as u64;
+                    if change_data::enabled(&txn) {
+                        let deleted = filter_record_batch(&scan.rows, &mask)?;
+                        change_data::record(&mut txn, ChangeType::Delete, &deleted).await?;
+                    }
                     stage_row_removal(&mut txn, &snapshot, &scan, &mask, &mut metrics).await?;
                 }
             }

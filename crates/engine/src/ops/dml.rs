@@ -300,6 +300,7 @@ pub async fn write_new_rows(
         column_mapping: crate::write::column_mapping_of(&snapshot.metadata.configuration)?,
         env: &txn.table.env,
         target_file_size: target,
+        change_data: false,
     };
     let adds = writer.write(&batches, true).await?;
     metrics.added_files += adds.len() as u64;

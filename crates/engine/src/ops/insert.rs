@@ -77,6 +77,14 @@ pub async fn write_rows(txn: &mut Transaction, batches: &[RecordBatch]) -> Resul
     let arrow_schema = table_arrow_schema(&schema);
     let batches = conform_batches(batches, &arrow_schema)?;
     let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
+    // A commit with change files lists every change in them: once a REPLACE WHERE recorded the
+    // rows it deleted, the new rows are recorded as inserts.
+    if txn.change_data.recorded_rows > 0 {
+        for b in &batches {
+            crate::txn::change_data::record(txn, crate::txn::change_data::ChangeType::Insert, b)
+                .await?;
+        }
+    }
     let target = metadata
         .configuration
         .get("delta.targetFileSize")
@@ -92,6 +100,7 @@ pub async fn write_rows(txn: &mut Transaction, batches: &[RecordBatch]) -> Resul
         column_mapping: crate::write::column_mapping_of(&metadata.configuration)?,
         env: &txn.table.env,
         target_file_size: target,
+        change_data: false,
     };
     let adds = writer.write(&batches, true).await?;
     let bytes: i64 = adds.iter().map(|a| a.size).sum();
@@ -209,6 +218,8 @@ async fn stage_insert_mode(mut txn: Transaction, mode: &InsertMode) -> Result<Tr
             txn.operation_parameters
                 .insert("mode".into(), json!("Overwrite"));
             let snap = Arc::clone(txn.snapshot()?);
+            // Change data: every old live row deleted, every new row inserted — the file actions.
+            txn.change_data.file_actions_are_changes = true;
             txn.read_set.read_whole_table();
             for f in &snap.files {
                 txn.remove_file(f.to_remove(now, true));
@@ -234,6 +245,7 @@ async fn stage_insert_mode(mut txn: Transaction, mode: &InsertMode) -> Result<Tr
                 txn.operation_parameters = parameters;
                 return Ok(txn);
             }
+            txn.change_data.file_actions_are_changes = true;
             for f in crate::scan::candidate_files(&snap, Some(pred))? {
                 txn.read_set
                     .read_file(&f.path, f.deletion_vector.as_ref().map(|d| d.unique_id()));

@@ -253,6 +253,7 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
         column_mapping: crate::write::column_mapping_of(&snapshot.metadata.configuration)?,
         env: &txn.table.env,
         target_file_size: if zorder.is_empty() { u64::MAX } else { target },
+        change_data: false,
     };
     let (mut files_removed, mut files_added, mut bytes_removed, mut bytes_added) =
         (0u64, 0u64, 0i64, 0i64);

@@ -17,6 +17,7 @@ use crate::error::{EngineError, Result};
 use crate::row_tracking::stabilize_row_tracking;
 use crate::scan::{match_files, read_matched_rows, FileMatch, RowMatcher};
 use crate::snapshot::Snapshot;
+use crate::txn::change_data::{self, ChangeType};
 use crate::txn::Transaction;
 use delta_rlc_protocol::actions::Add;
 
@@ -141,6 +142,7 @@ pub async fn update_txn(
                     for batch in &batches {
                         let batch = stabilize_row_tracking(&snapshot, &m.add, batch, true)?;
                         let updated = apply_assignments(&ectx, &batch, &phys_assign)?;
+                        record_update(&mut txn, &batch, &updated).await?;
                         new_rows.push(without_row_index(&updated)?);
                     }
                 }
@@ -177,6 +179,7 @@ pub async fn update_txn(
         let matched = filter_record_batch(&scan.rows, &mask)?;
         let matched = stabilize_row_tracking(&snapshot, &scan.add, &matched, true)?;
         let updated = without_row_index(&apply_assignments(&ectx, &matched, &phys_assign)?)?;
+        record_update(&mut txn, &matched, &updated).await?;
         new_bytes += updated.get_array_memory_size();
         new_rows.push(updated);
         stage_row_removal(&mut txn, &snapshot, &scan, &mask, &mut metrics).await?;
@@ -187,6 +190,16 @@ pub async fn update_txn(
         }
     }
     finish(txn, &snapshot, new_rows, metrics, start).await
+}
+
+/// Records an update's pre- and post-images (change data feed; a no-op when it is off).
+async fn record_update(
+    txn: &mut Transaction,
+    before: &RecordBatch,
+    after: &RecordBatch,
+) -> Result<()> {
+    change_data::record(txn, ChangeType::UpdatePreimage, before).await?;
+    change_data::record(txn, ChangeType::UpdatePostimage, after).await
 }
 
 /// Consecutive ranges of `items` whose `rows` sum to at most UPDATE_CHUNK_ROWS (an item larger

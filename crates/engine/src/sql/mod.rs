@@ -3,6 +3,7 @@
 //! uncommitted [`Transaction`]); committing is the caller's step. [`SqlSession::execute`] does both.
 
 mod alter;
+mod changes_fn;
 mod describe;
 mod dml;
 mod file_tables;

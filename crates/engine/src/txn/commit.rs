@@ -44,7 +44,9 @@ struct AttemptState {
 
 impl Transaction {
     /// Commits with conflict checking and bounded retries.
-    pub async fn commit(self) -> Result<CommitResult> {
+    pub async fn commit(mut self) -> Result<CommitResult> {
+        // Change rows still buffered become change files before anything is committed.
+        crate::txn::change_data::flush(&mut self).await?;
         self.validate()?;
         let read_version = self.read_snapshot.as_ref().map(|s| s.version);
         if self.actions.is_empty() {
@@ -65,7 +67,7 @@ impl Transaction {
             .or_else(|| self.read_snapshot.as_ref().map(|s| s.protocol.clone()))
             .ok_or_else(|| EngineError::Internal("new table without a protocol action".into()))?;
         protocol.check_writable()?;
-        self.check_change_data_feed()?;
+        self.check_change_data_feed(&self.actions)?;
         let store = &self.table.store;
         let root = TableRoot::parse(store.root_uri())?;
         let isolation = self.isolation_level();
@@ -183,30 +185,15 @@ impl Transaction {
         })))
     }
 
-    /// With the change data feed on, a commit that removes rows must carry change data, which
-    /// this engine does not write yet: refuse it (appends and OPTIMIZE need none, as in Delta).
-    fn check_change_data_feed(&self) -> Result<()> {
-        let metadata = self.actions.iter().find_map(|a| match a {
-            Action::Metadata(m) => Some(m),
-            _ => None,
-        });
-        let cdf = match metadata {
-            Some(m) => m.configuration.get("delta.enableChangeDataFeed"),
-            None => self
-                .read_snapshot
-                .as_ref()
-                .and_then(|s| s.metadata.configuration.get("delta.enableChangeDataFeed")),
-        };
-        let removes_rows = self
-            .actions
-            .iter()
-            .any(|a| matches!(a, Action::Remove(r) if r.data_change));
-        if cdf.is_some_and(|v| v.eq_ignore_ascii_case("true")) && removes_rows {
-            return Err(EngineError::Unsupported(
-                "DELETE, UPDATE, MERGE and overwrites on a table with delta.enableChangeDataFeed = true (writing change data files is not supported yet; appends are)".into(),
-            ));
-        }
-        Ok(())
+    /// The change data feed's reading rule holds for `actions` (see
+    /// [`crate::write::change_data::check_commit`]): checked before the first attempt and again on
+    /// every attempt, after conflict rewrites.
+    fn check_change_data_feed(&self, actions: &[Action]) -> Result<()> {
+        crate::write::change_data::check_commit(
+            actions,
+            self.read_snapshot.as_ref().map(|s| &s.metadata),
+            self.change_data.file_actions_are_changes,
+        )
     }
 
     fn is_ours(&self, version: u64, bytes: &[u8]) -> bool {
@@ -272,6 +259,14 @@ impl Transaction {
         isolation: IsolationLevel,
         blind: bool,
     ) -> Result<Vec<u8>> {
+        // A conflict rewrite keeps the loser's change files (the rows it changes are the same).
+        let cdc = |a: &[Action]| a.iter().filter(|a| matches!(a, Action::Cdc(_))).count();
+        if cdc(staged) != cdc(&self.actions) {
+            return Err(EngineError::Internal(
+                "a conflict rewrite changed the transaction's change data files".into(),
+            ));
+        }
+        self.check_change_data_feed(staged)?;
         let now = self.table.env.clock.now_ms();
         let mut info = CommitInfo {
             timestamp: Some(now),
@@ -336,6 +331,11 @@ impl Transaction {
                     let mut rm = rm.clone();
                     rm.path = encode_log_path(&rm.path);
                     out.push(Action::Remove(rm));
+                }
+                Action::Cdc(c) => {
+                    let mut c = c.clone();
+                    c.path = encode_log_path(&c.path);
+                    out.push(Action::Cdc(c));
                 }
                 Action::DomainMetadata(d) if d.domain == "delta.rowTracking" => {}
                 other => out.push(other.clone()),

@@ -1,6 +1,7 @@
 //! Transactions: begin at a snapshot, record what was read, stage actions, commit through the one
 //! commit function (`commit.rs`).
 
+pub mod change_data;
 mod commit;
 
 use std::sync::Arc;
@@ -39,6 +40,9 @@ pub struct Transaction {
     /// Caller-supplied fields for the commitInfo (deltalake's `custom_metadata`); names of
     /// commitInfo's own fields are refused by [`Transaction::set_app_metadata`].
     pub app_metadata: Map<String, Value>,
+    /// Change rows recorded for the change data feed, written as `cdc` files by the commit at the
+    /// latest ([`crate::write::change_data`]).
+    pub change_data: change_data::ChangeBuffer,
 }
 
 impl Transaction {
@@ -56,6 +60,7 @@ impl Transaction {
             events: Vec::new(),
             started_ms: table.env.clock.now_ms(),
             app_metadata: Map::new(),
+            change_data: Default::default(),
         }
     }
 

@@ -96,6 +96,8 @@ pub struct FileWriter<'a> {
     /// Checked on every batch before anything is written (None: rows already in the table, as
     /// OPTIMIZE rewrites them).
     pub constraints: Option<&'a crate::constraints::TableConstraints>,
+    /// Change files (`_change_data/…/cdc-*.parquet`) instead of data files.
+    pub change_data: bool,
 }
 
 fn partition_strings(col: &ArrayRef, ty: &PrimitiveType) -> Result<Vec<Option<String>>> {
@@ -338,7 +340,13 @@ impl FileWriter<'_> {
             };
             dir.push_str(&format!("{}={}/", hive_escape(pc), v));
         }
-        let rel = format!("{dir}part-00000-{uuid}-c000.snappy.parquet");
+        let rel = match self.change_data {
+            true => format!(
+                "{}/{dir}cdc-00000-{uuid}.c000.snappy.parquet",
+                super::change_data::CHANGE_DATA_DIR
+            ),
+            false => format!("{dir}part-00000-{uuid}-c000.snappy.parquet"),
+        };
         let size = buf.len() as i64;
         self.store.put(&rel, Bytes::from(buf)).await?;
         Ok(Add {

@@ -1,5 +1,6 @@
 //! The write path: data files with stats, deletion vectors, checkpoints.
 
+pub mod change_data;
 pub mod checkpoint;
 pub mod encoding;
 pub mod files;

@@ -1,6 +1,7 @@
 //! Integration tests for the engine (one binary: faster links).
 
 mod alter;
+mod change_data;
 mod column_mapping;
 mod common;
 mod compaction_tags;

@@ -79,14 +79,16 @@ impl Removals {
 
     /// Adds the target rows the deciding clauses of `joined` remove. Counts updated and deleted
     /// rows in `metrics`. A target row decided by a MATCHED clause a second time (matched by a
-    /// second source row, in this batch or an earlier one) is an error.
+    /// second source row, in this batch or an earlier one) is an error. Returns, per joined row,
+    /// whether it removed its target row for the first time (what change data records).
     pub fn add(
         &mut self,
         spec: &MergeSpec,
         joined: &Joined,
         assigned: &[Option<usize>],
         metrics: &mut DmlMetrics,
-    ) -> Result<()> {
+    ) -> Result<Vec<bool>> {
+        let mut removed_now = vec![false; assigned.len()];
         let files = u64_column(joined, &spec.target_alias, FILE_IDX)?;
         let row_indexes = u64_column(joined, &spec.target_alias, ROW_INDEX_COLUMN)?;
         for (r, slot) in assigned.iter().enumerate() {
@@ -110,12 +112,15 @@ impl Removals {
                 }
                 continue;
             }
+            if let Some(flag) = removed_now.get_mut(r) {
+                *flag = true;
+            }
             match clause.action {
                 ClauseAction::Delete => metrics.deleted_rows += 1,
                 ClauseAction::Update(_) => metrics.updated_rows += 1,
                 ClauseAction::Insert(_) => {}
             }
         }
-        Ok(())
+        Ok(removed_now)
     }
 }

@@ -22,6 +22,7 @@ use crate::ops::dml::{
 use crate::row_tracking::row_tracking_columns;
 use crate::snapshot::Snapshot;
 use crate::txn::Transaction;
+use crate::write::change_data::ChangeType;
 
 /// `source_alias.name` (UPDATE SET * / INSERT *).
 fn source_column(source_alias: &str, name: &str) -> Expr {
@@ -47,15 +48,37 @@ fn star(spec: &MergeSpec, table_schema: &Schema) -> HashMap<String, Expr> {
         .collect()
 }
 
+/// The target rows of `joined` selected by `mask`, typed as the table (nullable columns): the
+/// pre-images and deleted rows change data records.
+pub(super) fn target_rows(
+    spec: &MergeSpec,
+    snapshot: &Snapshot,
+    joined: &Joined,
+    mask: &BooleanArray,
+) -> Result<RecordBatch> {
+    let table_schema = crate::arrow_conv::table_arrow_schema(&snapshot.schema);
+    let mut fields = Vec::with_capacity(table_schema.fields().len());
+    let mut cols = Vec::with_capacity(table_schema.fields().len());
+    for f in table_schema.fields() {
+        let i = joined
+            .column_index(&spec.target_alias, f.name())
+            .ok_or_else(|| EngineError::Internal(format!("MERGE: target column {}", f.name())))?;
+        cols.push(arrow::compute::filter(joined.batch.column(i), mask)?);
+        fields.push(f.as_ref().clone().with_nullable(true));
+    }
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+}
+
 /// The new rows of each UPDATE and INSERT clause, typed as the table (plus materialized
-/// row-tracking columns: kept by updates, NULL for inserts). Counts inserted rows.
+/// row-tracking columns: kept by updates, NULL for inserts), each with the change it is (an update's
+/// post-image or an insert). Counts inserted rows.
 pub(super) fn new_rows(
     spec: &MergeSpec,
     snapshot: &Snapshot,
     joined: &Joined,
     assigned: &[Option<usize>],
     metrics: &mut DmlMetrics,
-) -> Result<Vec<RecordBatch>> {
+) -> Result<Vec<(ChangeType, RecordBatch)>> {
     let table_schema = crate::arrow_conv::table_arrow_schema(&snapshot.schema);
     let extra_cols: Vec<(usize, Field)> = row_tracking_columns(snapshot)
         .map(|(id, ver)| {
@@ -69,7 +92,7 @@ pub(super) fn new_rows(
                 .collect()
         })
         .unwrap_or_default();
-    let mut out: Vec<RecordBatch> = Vec::new();
+    let mut out: Vec<(ChangeType, RecordBatch)> = Vec::new();
     for (ci, clause) in spec.clauses.iter().enumerate() {
         let sel: BooleanArray = assigned.iter().map(|a| Some(*a == Some(ci))).collect();
         if sel.true_count() == 0 {
@@ -159,7 +182,14 @@ pub(super) fn new_rows(
             .chain(extra_cols.iter().map(|(_, f)| f.clone()))
             .map(|f| f.with_nullable(true))
             .collect();
-        out.push(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?);
+        let change = match clause.action {
+            ClauseAction::Insert(_) => ChangeType::Insert,
+            _ => ChangeType::UpdatePostimage,
+        };
+        out.push((
+            change,
+            RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?,
+        ));
     }
     Ok(out)
 }

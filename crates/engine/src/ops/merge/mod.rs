@@ -34,6 +34,7 @@ use serde_json::json;
 use super::dml::{write_new_rows, DmlMetrics};
 use crate::error::{EngineError, Result};
 use crate::snapshot::Snapshot;
+use crate::txn::change_data::{self, ChangeType};
 use crate::txn::Transaction;
 pub use source::SourceRows;
 use target::TargetStream;
@@ -167,6 +168,38 @@ impl MergeSpec {
     }
 }
 
+/// Records the target rows this joined batch removes for the first time: as deleted rows (DELETE
+/// clauses) or update pre-images (UPDATE clauses).
+async fn record_removed(
+    txn: &mut Transaction,
+    spec: &MergeSpec,
+    snapshot: &Snapshot,
+    rows: &join::Joined,
+    assigned: &[Option<usize>],
+    removed_now: &[bool],
+) -> Result<()> {
+    for (want_delete, change) in [
+        (true, ChangeType::Delete),
+        (false, ChangeType::UpdatePreimage),
+    ] {
+        let mask: arrow::array::BooleanArray = assigned
+            .iter()
+            .zip(removed_now)
+            .map(|(a, first)| {
+                let is_delete = a
+                    .and_then(|ci| spec.clauses.get(ci))
+                    .map(|c| matches!(c.action, ClauseAction::Delete));
+                Some(*first && is_delete == Some(want_delete))
+            })
+            .collect();
+        if mask.true_count() > 0 {
+            let before = emit::target_rows(spec, snapshot, rows, &mask)?;
+            change_data::record(txn, change, &before).await?;
+        }
+    }
+    Ok(())
+}
+
 /// New rows a MERGE buffers before writing them as files: its memory is bounded by this (plus the
 /// join's state and the writer's buffers), not by the rows it writes.
 pub const MERGE_CHUNK_BYTES: usize = 128 << 20;
@@ -207,8 +240,15 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
         if let Some(batch) = next {
             let rows = joined.joined(batch);
             let assigned = assign::assign_clauses(&spec, &rows)?;
-            removals.add(&spec, &rows, &assigned, &mut metrics)?;
-            for b in emit::new_rows(&spec, &snapshot, &rows, &assigned, &mut metrics)? {
+            let removed_now = removals.add(&spec, &rows, &assigned, &mut metrics)?;
+            let cdf = change_data::enabled(&txn);
+            if cdf {
+                record_removed(&mut txn, &spec, &snapshot, &rows, &assigned, &removed_now).await?;
+            }
+            for (change, b) in emit::new_rows(&spec, &snapshot, &rows, &assigned, &mut metrics)? {
+                if cdf {
+                    change_data::record(&mut txn, change, &b).await?;
+                }
                 pending_bytes += b.get_array_memory_size();
                 pending.push(b);
             }

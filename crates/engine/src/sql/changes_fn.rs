@@ -1,0 +1,166 @@
+//! `table_changes('t' | 'path', start[, end])`: the change data feed of a table
+//! ([`crate::changes`]). `start` and `end` are versions, or timestamps as strings
+//! (`'2026-12-01 10:00:00'`, UTC). Like `delta_files`, calls are found in the SQL text and their
+//! rows loaded before planning.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::array::RecordBatch;
+use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl};
+use datafusion::common::ScalarValue;
+use datafusion::datasource::{MemTable, TableProvider};
+use datafusion::logical_expr::Expr;
+use datafusion::sql::sqlparser::tokenizer::Token;
+
+use crate::changes::ChangeBound;
+use crate::error::{EngineError, Result};
+
+pub const NAME: &str = "table_changes";
+
+/// One `table_changes(…)` call: the table argument, the bounds, and the key its arguments make.
+#[derive(Debug, Clone)]
+pub struct ChangesCall {
+    pub table: String,
+    pub start: ChangeBound,
+    pub end: Option<ChangeBound>,
+    pub key: String,
+}
+
+/// A bound argument: a version number or a timestamp string.
+fn bound(arg: &Token) -> Result<Option<(ChangeBound, String)>> {
+    Ok(match arg {
+        Token::Number(n, _) => {
+            let v: u64 = n.parse().map_err(|_| {
+                EngineError::invalid(format!("{NAME}: version {n} is not a version number"))
+            })?;
+            Some((ChangeBound::Version(v), format!("n:{v}")))
+        }
+        Token::SingleQuotedString(s) => {
+            let b = match s.trim().parse::<u64>() {
+                Ok(v) => ChangeBound::Version(v),
+                Err(_) => ChangeBound::TimestampMs(crate::snapshot::as_of::parse_timestamp_ms(s)?),
+            };
+            Some((b, format!("s:{s}")))
+        }
+        _ => None,
+    })
+}
+
+/// Every `table_changes('t', start[, end])` call in the tokens.
+pub fn calls(tokens: &[Token]) -> Result<Vec<ChangesCall>> {
+    let sig: Vec<&Token> = tokens
+        .iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .collect();
+    let mut out = Vec::new();
+    for (i, t) in sig.iter().enumerate() {
+        let Token::Word(w) = t else { continue };
+        if !w.value.eq_ignore_ascii_case(NAME) || !matches!(sig.get(i + 1), Some(Token::LParen)) {
+            continue;
+        }
+        let usage = || {
+            EngineError::invalid(format!(
+                "{NAME} takes a table name or path, a start version or timestamp, and optionally an end: {NAME}('t', 0[, 5])"
+            ))
+        };
+        let Some(Token::SingleQuotedString(table)) = sig.get(i + 2) else {
+            return Err(usage());
+        };
+        let mut args: Vec<(ChangeBound, String)> = Vec::new();
+        let mut j = i + 3;
+        loop {
+            match sig.get(j) {
+                Some(Token::RParen) => break,
+                Some(Token::Comma) => {
+                    let b = sig.get(j + 1).map(|t| bound(t)).transpose()?.flatten();
+                    args.push(b.ok_or_else(usage)?);
+                    j += 2;
+                }
+                _ => return Err(usage()),
+            }
+        }
+        let (start, end) = match args.as_slice() {
+            [s] => (s.clone(), None),
+            [s, e] => (s.clone(), Some(e.clone())),
+            _ => return Err(usage()),
+        };
+        let key = format!(
+            "{table}|{}|{}",
+            start.1,
+            end.as_ref().map(|e| e.1.as_str()).unwrap_or("")
+        );
+        out.push(ChangesCall {
+            table: table.clone(),
+            start: start.0,
+            end: end.map(|e| e.0),
+            key,
+        });
+    }
+    Ok(out)
+}
+
+/// The key of a call's arguments as DataFusion hands them over (same shape as [`calls`] makes).
+fn key_of(args: &[Expr]) -> Option<String> {
+    let part = |e: &Expr| -> Option<String> {
+        match e {
+            Expr::Literal(ScalarValue::Utf8(Some(s)), _) => Some(format!("s:{s}")),
+            Expr::Literal(ScalarValue::Int64(Some(n)), _) => Some(format!("n:{n}")),
+            _ => None,
+        }
+    };
+    match args {
+        [Expr::Literal(ScalarValue::Utf8(Some(t)), _), s] => Some(format!("{t}|{}|", part(s)?)),
+        [Expr::Literal(ScalarValue::Utf8(Some(t)), _), s, e] => {
+            Some(format!("{t}|{}|{}", part(s)?, part(e)?))
+        }
+        _ => None,
+    }
+}
+
+/// `table_changes` with its results computed before planning, by call key.
+#[derive(Debug)]
+pub struct PreloadedChanges {
+    pub tables: HashMap<String, RecordBatch>,
+}
+
+impl TableFunctionImpl for PreloadedChanges {
+    fn call_with_args(
+        &self,
+        args: TableFunctionArgs,
+    ) -> datafusion::error::Result<Arc<dyn TableProvider>> {
+        let batch = key_of(args.exprs())
+            .and_then(|k| self.tables.get(&k).cloned())
+            .ok_or_else(|| {
+                datafusion::error::DataFusionError::Plan(format!(
+                    "{NAME} takes a table name or path and literal versions or timestamps"
+                ))
+            })?;
+        Ok(Arc::new(MemTable::try_new(
+            batch.schema(),
+            vec![vec![batch]],
+        )?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_are_found_with_their_bounds() {
+        let tokens = crate::sql::refs::tokenize(
+            "SELECT * FROM table_changes('t', 1, '2026-12-01') JOIN table_changes('u', '3') x",
+        )
+        .unwrap();
+        let c = calls(&tokens).unwrap();
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].start, ChangeBound::Version(1));
+        assert!(matches!(c[0].end, Some(ChangeBound::TimestampMs(_))));
+        assert_eq!(c[1].start, ChangeBound::Version(3));
+        assert_eq!(c[1].end, None);
+        assert_eq!(c[1].key, "u|s:3|");
+        let bad = crate::sql::refs::tokenize("SELECT * FROM table_changes('t')").unwrap();
+        assert!(calls(&bad).is_err());
+    }
+}
