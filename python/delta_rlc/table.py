@@ -273,6 +273,40 @@ class DeltaTable:
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         return self._reader().__arrow_c_stream__(requested_schema)
 
+    def load_cdf(
+        self,
+        starting_version: Optional[int] = None,
+        ending_version: Optional[int] = None,
+        starting_timestamp: Optional[Union[str, _dt.datetime]] = None,
+        ending_timestamp: Optional[Union[str, _dt.datetime]] = None,
+        columns: Optional[List[str]] = None,
+        predicate: Optional[str] = None,
+        allow_out_of_range: bool = False,
+    ) -> pa.RecordBatchReader:
+        """The change data feed between two versions or timestamps (inclusive), as deltalake's
+        ``load_cdf``: the table's columns plus ``_change_type``, ``_commit_version`` and
+        ``_commit_timestamp``. ``predicate`` is a SQL condition over those columns. With
+        ``allow_out_of_range``, a start after the latest version gives no rows instead of an error."""
+
+        def bound(version: Optional[int], ts: Optional[Union[str, _dt.datetime]]) -> Optional[str]:
+            if version is not None and ts is not None:
+                raise ValueError("pass a version or a timestamp for each bound, not both")
+            if ts is not None:
+                ms = _timestamp_ms(ts)
+                return literal(_dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc).isoformat())
+            return None if version is None else str(int(version))
+
+        start = bound(starting_version, starting_timestamp) or "0"
+        end = bound(ending_version, ending_timestamp)
+        where = f" WHERE {predicate}" if predicate else ""
+        if allow_out_of_range and starting_version is not None and starting_version > self._table.latest_version():
+            latest = self._table.latest_version()
+            start, end, where = str(latest), str(latest), " WHERE false"
+        cols = ", ".join(quote_ident(c) for c in columns) if columns else "*"
+        args = f"'t', {start}" + (f", {end}" if end is not None else "")
+        rows, _, _ = self._table.sql(f"SELECT {cols} FROM table_changes({args}){where}")
+        return rows
+
     # --- writes ------------------------------------------------------------------------------
     def delete(self, predicate: Optional[str] = None, writer_properties: Any = None, post_commithook_properties: Any = None, commit_properties: Optional[CommitProperties] = None) -> Dict[str, Any]:
         """Deletes the rows matching the SQL ``predicate`` (every row without one)."""

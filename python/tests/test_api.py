@@ -259,3 +259,48 @@ def test_schema_evolution_merge_and_overwrite(tmp_path):
         write_deltalake(uri, pa.table({"z": [1.5, 2.5]}), mode="overwrite", schema_mode="overwrite")
         assert DeltaTable(uri).to_pyarrow_table().to_pylist() == [{"z": 1.5}, {"z": 2.5}]
         assert deltalake_read(uri).column_names == ["z"]
+
+
+def _cdf_rows(reader) -> list:
+    t = pa.RecordBatchReader.from_stream(reader).read_all()  # pyarrow or arro3 (deltalake)
+    t = t.select(["id", "v", "_change_type", "_commit_version"])
+    return sorted(tuple(r.values()) for r in t.to_pylist())
+
+
+def test_change_data_feed_matches_deltalake_both_ways(tmp_path):
+    """Our change files are read by deltalake's load_cdf with the same rows as ours, and
+    deltalake's change files are read by our load_cdf with the rows deltalake gives."""
+    cdf = {"delta.enableChangeDataFeed": "true"}
+    data = pa.table({"id": pa.array([1, 2, 3, 4], pa.int64()), "v": ["a", "b", "c", "d"]})
+    ours, theirs = str(tmp_path / "ours"), str(tmp_path / "theirs")
+    write_deltalake(ours, data, configuration={**cdf, "delta.enableDeletionVectors": "true"})
+    deltalake.write_deltalake(theirs, data, configuration=cdf)
+    source = pa.table({"id": pa.array([3, 5], pa.int64()), "v": ["C", "e"]})
+    for t in (DeltaTable(ours), deltalake.DeltaTable(theirs)):
+        t.delete("id = 1")
+        t.update(updates={"v": "'B'"}, predicate="id = 2")
+        (
+            t.merge(source, "target.id = source.id", source_alias="source", target_alias="target")
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .execute()
+        )
+    expected = sorted(
+        [(i, v, "insert", 0) for i, v in [(1, "a"), (2, "b"), (3, "c"), (4, "d")]]
+        + [(1, "a", "delete", 1), (2, "b", "update_preimage", 2), (2, "B", "update_postimage", 2)]
+        + [(3, "c", "update_preimage", 3), (3, "C", "update_postimage", 3), (5, "e", "insert", 3)]
+    )
+    assert _cdf_rows(DeltaTable(ours).load_cdf(starting_version=0)) == expected
+    assert _cdf_rows(deltalake.DeltaTable(ours).load_cdf(starting_version=0)) == expected
+    assert _cdf_rows(deltalake.DeltaTable(theirs).load_cdf(starting_version=0)) == expected
+    assert _cdf_rows(DeltaTable(theirs).load_cdf(starting_version=0)) == expected
+    # Ranges, columns, predicates and out-of-range starts, as deltalake's arguments.
+    assert _cdf_rows(DeltaTable(ours).load_cdf(starting_version=2, ending_version=2)) == [
+        (2, "B", "update_postimage", 2),
+        (2, "b", "update_preimage", 2),
+    ]
+    only = DeltaTable(ours).load_cdf(starting_version=0, columns=["id", "_change_type"], predicate="_change_type = 'delete'").read_all()
+    assert only.column_names == ["id", "_change_type"] and only.to_pylist() == [{"id": 1, "_change_type": "delete"}]
+    assert DeltaTable(ours).load_cdf(starting_version=99, allow_out_of_range=True).read_all().num_rows == 0
+    with pytest.raises(DeltaError):
+        DeltaTable(ours).load_cdf(starting_version=99)

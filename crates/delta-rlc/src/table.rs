@@ -137,6 +137,33 @@ impl Table {
         })
     }
 
+    /// The change data feed of versions `start..=end` (tables with
+    /// `delta.enableChangeDataFeed = true`): the table's columns plus `_change_type` (`insert`,
+    /// `delete`, `update_preimage`, `update_postimage`), `_commit_version` and `_commit_timestamp`.
+    /// Bounds are versions or timestamps; [`At::Latest`] as `end` reads to the newest version (an
+    /// `end` past it is clamped). A version whose changes were not recorded is an error.
+    ///
+    /// ```
+    /// # async fn demo(table: delta_rlc::Table) -> delta_rlc::Result<()> {
+    /// use delta_rlc::At;
+    /// let changes = table.changes(3, At::Latest).await?;
+    /// println!("{} changed rows since version 3", changes.num_rows());
+    /// # Ok(()) }
+    /// ```
+    pub async fn changes(&self, start: impl Into<At>, end: impl Into<At>) -> Result<RecordBatch> {
+        use delta_rlc_engine::changes::{read_changes, ChangeBound};
+        let bound = |at: At| match at {
+            At::Latest => None,
+            At::Version(v) => Some(ChangeBound::Version(v)),
+            At::TimestampMs(ms) => Some(ChangeBound::TimestampMs(ms)),
+        };
+        let start = match bound(start.into()) {
+            Some(b) => b,
+            None => ChangeBound::Version(self.version().await?),
+        };
+        Ok(read_changes(&self.inner, start, bound(end.into())).await?)
+    }
+
     /// Reads rows: `.filter(..)`, `.columns(..)`, `.version(..)`, then `.await` for a stream of
     /// Arrow batches (or [`ScanBuilder::collect`]).
     pub fn scan(&self) -> ScanBuilder {

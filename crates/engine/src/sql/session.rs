@@ -177,7 +177,14 @@ impl SqlSession {
         sql: &str,
         record: Option<(&str, Arc<Mutex<ReadSet>>)>,
     ) -> Result<Vec<RecordBatch>> {
-        Ok(self.dataframe(refs, sql, record).await?.collect().await?)
+        let df = self.dataframe(refs, sql, record).await?;
+        let schema = Arc::new(df.schema().as_arrow().clone());
+        let batches = df.collect().await?;
+        // A query without rows still has columns: one empty batch carries them.
+        Ok(match batches.is_empty() {
+            true => vec![RecordBatch::new_empty(schema)],
+            false => batches,
+        })
     }
 
     /// A query's rows as a stream: batches are produced as they are read (file by file), so the
