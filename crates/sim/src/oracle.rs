@@ -10,6 +10,8 @@
 //! - G: table rules (`CHECK (v < bound)` constraints): every row a committed transaction wrote
 //!   satisfies every constraint committed before it; a committed ADD CONSTRAINT holds for every row
 //!   at its version; a statement refused by a rule wrote, at its snapshot, a row that breaks one.
+//! - H: with the change data feed on, each version's feed applied to the rows before it gives the
+//!   rows after it (`change_feed.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -201,6 +203,14 @@ pub async fn judge(
                 return out;
             }
         }
+    }
+    // H: with the change data feed on, each version's feed is exactly its change.
+    if table
+        .snapshot(None)
+        .await
+        .is_ok_and(|s| s.config_bool("delta.enableChangeDataFeed"))
+    {
+        out.extend(crate::change_feed::check(session, &models, base_version + 1, latest).await);
     }
     // G: a refusal by a rule is justified at the statement's snapshot.
     for rec in records {

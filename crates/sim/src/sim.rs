@@ -171,6 +171,11 @@ fn table_sql(rng: &mut Rng) -> String {
     if rng.chance(30) {
         props.push("'delta.columnMapping.mode' = 'name'".into());
     }
+    // The change data feed: DML writes change files, which reconciled commits must keep exact
+    // (the oracle's check H).
+    if rng.chance(30) {
+        props.push("'delta.enableChangeDataFeed' = 'true'".into());
+    }
     let part = if rng.chance(30) {
         " PARTITIONED BY (g)"
     } else {
