@@ -321,19 +321,33 @@ def test_type_widening_both_ways(spark, tmp_path):
     assert len(ours(q, ["id", "d"])) == 3
 
 
-def test_we_append_to_a_change_data_feed_table(spark, tmp_path):
-    """On Spark's table with the change data feed on, our appends need no change data (Spark's own
-    appends write none): Spark's table_changes reports them as inserts. Our DELETE is refused
-    (it would need change data files) and leaves the table as it was."""
+def test_change_data_feed_both_ways(spark, tmp_path):
+    """Spark and delta-rlc run DELETE, UPDATE and MERGE on one table with the change data feed and
+    deletion vectors on: Spark's table_changes and ours return the same rows for every version,
+    whoever wrote it, and they are the statements' changes."""
     p = str(tmp_path / "cdf")
-    spark.sql(f"CREATE TABLE delta.`{p}` (id BIGINT, v STRING) USING delta TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')")
-    spark.sql(f"INSERT INTO delta.`{p}` VALUES (1, 'spark')")
-    rlc("sql", f"INSERT INTO '{p}' VALUES (2, 'ours'), (3, 'ours')")
-    res = subprocess.run([BIN, "sql", f"DELETE FROM '{p}' WHERE id = 1"], capture_output=True, text=True)
-    assert res.returncode == 5, res.stderr
-    changes = sorted((r["id"], r["v"], r["_change_type"], r["_commit_version"])
-                     for r in spark.sql(f"SELECT * FROM table_changes_by_path('{p}', 0)").collect())
-    assert changes == [(1, "spark", "insert", 1), (2, "ours", "insert", 2), (3, "ours", "insert", 2)]
+    spark.sql(f"CREATE TABLE delta.`{p}` (id BIGINT, v STRING) USING delta TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true', 'delta.enableDeletionVectors' = 'true')")
+    spark.sql(f"INSERT INTO delta.`{p}` VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e')")
+    rlc("sql", f"DELETE FROM '{p}' WHERE id = 1")
+    rlc("sql", f"UPDATE '{p}' SET v = 'B' WHERE id = 2")
+    rlc("sql", f"MERGE INTO '{p}' t USING (SELECT * FROM (VALUES (3, 'C'), (9, 'i')) AS s(id, v)) s ON t.id = s.id "
+               "WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *")
+    spark.sql(f"DELETE FROM delta.`{p}` WHERE id = 4")
+    spark.sql(f"UPDATE delta.`{p}` SET v = 'E' WHERE id = 5")
+    spark.sql(f"MERGE INTO delta.`{p}` t USING (SELECT 9 AS id, 'I' AS v) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v")
+    rlc("sql", f"INSERT INTO '{p}' VALUES (10, 'j')")
+    key = ("id", "v", "_change_type", "_commit_version")
+    theirs_feed = sorted(tuple(r[k] for k in key) for r in spark.sql(f"SELECT * FROM table_changes_by_path('{p}', 0)").collect())
+    ours_feed = sorted(tuple(r[k] for k in key) for r in rlc_rows(f"SELECT id, v, _change_type, _commit_version FROM table_changes('{p}', 0)"))
+    expected = sorted(
+        [(i, v, "insert", 1) for i, v in [(1, "a"), (2, "b"), (3, "c"), (4, "d"), (5, "e")]]
+        + [(1, "a", "delete", 2), (2, "b", "update_preimage", 3), (2, "B", "update_postimage", 3)]
+        + [(3, "c", "update_preimage", 4), (3, "C", "update_postimage", 4), (9, "i", "insert", 4)]
+        + [(4, "d", "delete", 5), (5, "e", "update_preimage", 6), (5, "E", "update_postimage", 6)]
+        + [(9, "i", "update_preimage", 7), (9, "I", "update_postimage", 7), (10, "j", "insert", 8)]
+    )
+    assert theirs_feed == expected
+    assert ours_feed == expected
 
 
 def test_generated_columns_both_ways(spark, tmp_path):
