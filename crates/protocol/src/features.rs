@@ -47,9 +47,11 @@ pub const WRITER_FEATURES: &[&str] = &[
     "typeWidening-preview",
     // Computed where not given and checked (`value <=> expression`) on every write.
     "generatedColumns",
-    // Change data is required only while `delta.enableChangeDataFeed` is true, and then only for
-    // commits that remove rows; the engine refuses those at commit (pure appends need none).
+    // Change data files written by DELETE / UPDATE / MERGE while `delta.enableChangeDataFeed` is
+    // true (appends and overwrites are read from their file actions).
     "changeDataFeed",
+    // Values generated above the high-water mark, which the commit raises (`txn/identity.rs`).
+    "identityColumns",
 ];
 
 /// Features this engine knows by name (used to phrase errors: known-but-unimplemented vs unknown).
@@ -248,10 +250,10 @@ mod tests {
 
     #[test]
     fn unimplemented_writer_feature_refuses_write_not_read() {
-        let proto = p(1, 7, &[], &["identityColumns"]);
+        let proto = p(1, 7, &[], &["allowColumnDefaults"]);
         assert!(proto.check_readable().is_ok());
         assert!(
-            matches!(proto.check_writable(), Err(ProtocolError::UnsupportedWriterFeature(f)) if f == "identityColumns")
+            matches!(proto.check_writable(), Err(ProtocolError::UnsupportedWriterFeature(f)) if f == "allowColumnDefaults")
         );
     }
 
@@ -260,12 +262,13 @@ mod tests {
         assert!(p(1, 2, &[], &[]).check_writable().is_ok());
         // Writer 4 adds change data feed and generated columns, both written here.
         assert!(p(1, 4, &[], &[]).check_writable().is_ok());
-        assert!(p(1, 6, &[], &[]).check_writable().is_err());
+        // Writer 6 adds identity columns, written here too.
+        assert!(p(1, 6, &[], &[]).check_writable().is_ok());
         // Reader 2 means column mapping; writer 5 adds it to writer 4's features (change data
-        // feed, generated columns); writer 6 adds identity columns, not written here yet.
+        // feed, generated columns); writer 6 adds identity columns.
         assert!(p(2, 5, &[], &[]).check_readable().is_ok());
         assert!(p(2, 5, &[], &[]).check_writable().is_ok());
-        assert!(p(2, 6, &[], &[]).check_writable().is_err());
+        assert!(p(2, 6, &[], &[]).check_writable().is_ok());
         assert!(p(3, 7, &["columnMapping"], &["columnMapping"])
             .check_writable()
             .is_ok());

@@ -4,6 +4,12 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{ProtocolError, Result};
 
+/// Identity column field metadata (the protocol's "Identity Columns").
+pub const IDENTITY_START_KEY: &str = "delta.identity.start";
+pub const IDENTITY_STEP_KEY: &str = "delta.identity.step";
+pub const IDENTITY_HIGH_WATER_MARK_KEY: &str = "delta.identity.highWaterMark";
+pub const IDENTITY_ALLOW_EXPLICIT_INSERT_KEY: &str = "delta.identity.allowExplicitInsert";
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PrimitiveType {
     String,

@@ -235,10 +235,15 @@ fn physical_name(f: &StructField) -> &str {
 }
 
 /// The column's metadata but for its comment and its type-change record (compared separately).
+/// A column's metadata without what may change under a loser: its comment, its recorded type
+/// changes (checked by `widened`), and an identity column's high-water mark — a loser that reaches
+/// this check changes no metadata, so it generated no identity value, and the values a winner
+/// generated (above the mark the loser read) cannot collide with any of the loser's.
 fn without_comment(f: &StructField) -> serde_json::Map<String, serde_json::Value> {
     let mut m = f.metadata.clone();
     m.remove("comment");
     m.remove(TYPE_CHANGES_KEY);
+    m.remove(delta_rlc_protocol::schema::IDENTITY_HIGH_WATER_MARK_KEY);
     m
 }
 

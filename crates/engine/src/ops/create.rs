@@ -214,6 +214,15 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
         crate::constraints::TableConstraints::new(&spec.schema, &config)?;
         features.push("generatedColumns");
     }
+    if spec
+        .schema
+        .fields
+        .iter()
+        .any(crate::txn::identity::is_identity)
+    {
+        crate::txn::identity::identity_columns(&spec.schema)?;
+        features.push("identityColumns");
+    }
     if is_true("delta.enableTypeWidening") {
         features.push("typeWidening");
     }

@@ -76,6 +76,8 @@ pub async fn write_rows(txn: &mut Transaction, batches: &[RecordBatch]) -> Resul
     }
     let arrow_schema = table_arrow_schema(&schema);
     let batches = conform_batches(batches, &arrow_schema)?;
+    crate::txn::identity::check_no_explicit(&schema, &batches)?;
+    let batches = crate::txn::identity::fill(txn, &schema, batches)?;
     let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
     // A commit with change files lists every change in them: once a REPLACE WHERE recorded the
     // rows it deleted, the new rows are recorded as inserts.

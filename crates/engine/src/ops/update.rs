@@ -93,6 +93,15 @@ pub async fn update_txn(
         {
             // Allowed: the new image file lands in the new partition.
         }
+        if snapshot.schema.field(col).is_some_and(|f| {
+            crate::txn::identity::is_identity(f)
+                && !crate::txn::identity::identity_columns(&snapshot.schema)
+                    .is_ok_and(|cs| cs.iter().any(|c| c.name == f.name && c.allow_explicit))
+        }) {
+            return Err(EngineError::invalid(format!(
+                "UPDATE: {col} is an identity column GENERATED ALWAYS; its values cannot be set"
+            )));
+        }
         phys_assign.push((idx, ectx.physical(e)?));
     }
     let phys_pred = predicate.as_ref().map(|p| ectx.physical(p)).transpose()?;

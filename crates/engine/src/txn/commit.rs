@@ -47,6 +47,8 @@ impl Transaction {
     pub async fn commit(mut self) -> Result<CommitResult> {
         // Change rows still buffered become change files before anything is committed.
         crate::txn::change_data::flush(&mut self).await?;
+        // Identity values generated: the metadata action raising the high-water marks.
+        crate::txn::identity::stage(&mut self)?;
         self.validate()?;
         let read_version = self.read_snapshot.as_ref().map(|s| s.version);
         if self.actions.is_empty() {

@@ -3,6 +3,7 @@
 
 pub mod change_data;
 mod commit;
+pub mod identity;
 
 use std::sync::Arc;
 
@@ -43,6 +44,9 @@ pub struct Transaction {
     /// Change rows recorded for the change data feed, written as `cdc` files by the commit at the
     /// latest ([`crate::write::change_data`]).
     pub change_data: change_data::ChangeBuffer,
+    /// Identity columns: the last value this transaction generated, by column; the commit raises
+    /// the columns' high-water marks to these ([`identity`]).
+    pub identity_marks: std::collections::BTreeMap<String, i64>,
 }
 
 impl Transaction {
@@ -61,6 +65,7 @@ impl Transaction {
             started_ms: table.env.clock.now_ms(),
             app_metadata: Map::new(),
             change_data: Default::default(),
+            identity_marks: Default::default(),
         }
     }
 

@@ -10,6 +10,7 @@ mod dml_edge;
 mod dml_model;
 mod faults;
 mod golden;
+mod identity;
 mod layers;
 mod malformed;
 mod merge_memory;

@@ -21,6 +21,7 @@ use crate::ops::dml::{
 };
 use crate::row_tracking::row_tracking_columns;
 use crate::snapshot::Snapshot;
+use crate::txn::identity::IdentityColumn;
 use crate::txn::Transaction;
 use crate::write::change_data::ChangeType;
 
@@ -46,6 +47,36 @@ fn star(spec: &MergeSpec, table_schema: &Schema) -> HashMap<String, Expr> {
             )
         })
         .collect()
+}
+
+/// `map` without the identity columns `drop` selects.
+fn without_identity(
+    mut map: HashMap<String, Expr>,
+    identity: &[IdentityColumn],
+    drop: impl Fn(&IdentityColumn) -> bool,
+) -> HashMap<String, Expr> {
+    for c in identity.iter().filter(|c| drop(c)) {
+        map.remove(&c.name.to_ascii_lowercase());
+    }
+    map
+}
+
+/// An explicit value for a GENERATED ALWAYS identity column is refused.
+fn refuse_always_identity(
+    map: &HashMap<String, Expr>,
+    identity: &[IdentityColumn],
+    what: &str,
+) -> Result<()> {
+    match identity
+        .iter()
+        .find(|c| !c.allow_explicit && map.contains_key(&c.name.to_ascii_lowercase()))
+    {
+        Some(c) => Err(EngineError::invalid(format!(
+            "MERGE {what}: {} is an identity column GENERATED ALWAYS; its values cannot be set",
+            c.name
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The target rows of `joined` selected by `mask`, typed as the table (nullable columns): the
@@ -92,6 +123,7 @@ pub(super) fn new_rows(
                 .collect()
         })
         .unwrap_or_default();
+    let identity = crate::txn::identity::identity_columns(&snapshot.schema)?;
     let mut out: Vec<(ChangeType, RecordBatch)> = Vec::new();
     for (ci, clause) in spec.clauses.iter().enumerate() {
         let sel: BooleanArray = assigned.iter().map(|a| Some(*a == Some(ci))).collect();
@@ -110,8 +142,10 @@ pub(super) fn new_rows(
                         .iter()
                         .map(|(c, e)| (c.to_ascii_lowercase(), e.clone()))
                         .collect(),
-                    None => star(spec, &table_schema),
+                    // `UPDATE SET *` keeps identity values.
+                    None => without_identity(star(spec, &table_schema), &identity, |_| true),
                 };
+                refuse_always_identity(&map, &identity, "UPDATE SET")?;
                 for f in table_schema.fields() {
                     let generated = snapshot
                         .schema
@@ -150,8 +184,14 @@ pub(super) fn new_rows(
                         .map(|x| x.to_ascii_lowercase())
                         .zip(v.iter().cloned())
                         .collect(),
-                    None => star(spec, &table_schema),
+                    // `INSERT *` generates GENERATED ALWAYS values, and BY DEFAULT ones the
+                    // source does not have.
+                    None => without_identity(star(spec, &table_schema), &identity, |c| {
+                        !c.allow_explicit
+                            || joined.column_index(&spec.source_alias, &c.name).is_none()
+                    }),
                 };
+                refuse_always_identity(&map, &identity, "INSERT")?;
                 if let Some(k) = map.keys().find(|k| {
                     table_schema
                         .fields()

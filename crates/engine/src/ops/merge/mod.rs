@@ -246,6 +246,10 @@ pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transact
                 record_removed(&mut txn, &spec, &snapshot, &rows, &assigned, &removed_now).await?;
             }
             for (change, b) in emit::new_rows(&spec, &snapshot, &rows, &assigned, &mut metrics)? {
+                // Identity values before the change is recorded (the writer would fill them too).
+                let b = crate::txn::identity::fill(&mut txn, &snapshot.schema, vec![b])?
+                    .pop()
+                    .ok_or_else(|| EngineError::Internal("identity fill lost a batch".into()))?;
                 if cdf {
                     change_data::record(&mut txn, change, &b).await?;
                 }
