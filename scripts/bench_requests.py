@@ -10,16 +10,15 @@ starts, works and exits would pay it. Run from the repository root after scripts
 """
 import argparse
 import os
-import socket
 import subprocess
 import sys
-import time
 import uuid
 
 import pyarrow as pa
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "interop"))
+from local_servers import free_port, wait_for_port  # noqa: E402
 from store_proxy import StoreProxy  # noqa: E402
 
 import deltalake  # noqa: E402
@@ -32,18 +31,10 @@ WINNERS = 5
 
 
 def start_moto():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
+    port = free_port()
     server = os.path.join(os.path.dirname(sys.executable), "moto_server")
     proc = subprocess.Popen([server, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            time.sleep(0.1)
+    wait_for_port(port)
     import boto3
     boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="test", aws_secret_access_key="test",
                  region_name="us-east-1").create_bucket(Bucket="bench")

@@ -1,12 +1,13 @@
 """Shared fixtures: the delta-rlc binary and tables it writes for peers to read."""
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 
 import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+from local_servers import free_port, wait_for_port  # noqa: E402
 
 BIN = os.environ.get("DELTA_RLC_BIN", os.path.join(os.path.dirname(__file__), "../../target/debug/delta-rlc"))
 
@@ -113,12 +114,6 @@ def expected(path, columns):
     return sorted(tuple(r.get(c) for c in columns) for r in rows)
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 @pytest.fixture(scope="session")
@@ -129,12 +124,7 @@ def moto():
     try:
         import boto3
         endpoint = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_for_port(port)
         s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1")
         s3.create_bucket(Bucket="delta-rlc-test")
         env = dict(os.environ, AWS_ENDPOINT_URL=endpoint, AWS_ACCESS_KEY_ID="test", AWS_SECRET_ACCESS_KEY="test",
@@ -164,12 +154,7 @@ def azurite(tmp_path_factory):
                              "--silent", "--skipApiVersionCheck", "--loose", "--inMemoryPersistence"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_for_port(port)
         from azure.storage.blob import BlobServiceClient
         url = f"http://127.0.0.1:{port}/devstoreaccount1"
         conn = (f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={AZURITE_KEY};"

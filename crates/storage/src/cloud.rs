@@ -196,8 +196,8 @@ fn open_s3(
         builder = builder.with_config(parsed, v);
     }
     if !conditional {
-        // Keep object_store's Create mode usable for the existence-checked path below; our
-        // TableStore decides how commits are made.
+        // object_store then refuses `PutMode::Create`; the TableStore never issues it in this
+        // mode: commits are refused, or (unsafe_single_writer) made by a HEAD and a plain PUT.
         builder = builder.with_conditional_put(S3ConditionalPut::Disabled);
     }
     if endpoint
