@@ -341,9 +341,12 @@ class DeltaTable:
         streamed_exec: bool = False,
         post_commithook_properties: Any = None,
         commit_properties: Optional[CommitProperties] = None,
+        merge_schema: bool = False,
     ) -> "TableMerger":
+        """MERGE builder; ``merge_schema=True`` adds the source's new columns to the table
+        (schema evolution, in the MERGE's own commit)."""
         _unsupported(writer_properties=writer_properties, post_commithook_properties=post_commithook_properties, error_on_type_mismatch=not error_on_type_mismatch)
-        return TableMerger(self, source, predicate, source_alias or "source", target_alias or "target", commit_properties)
+        return TableMerger(self, source, predicate, source_alias or "source", target_alias or "target", commit_properties, merge_schema)
 
     @property
     def optimize(self) -> "TableOptimizer":
@@ -389,8 +392,9 @@ def _source_stream(source: Any) -> Any:
 class TableMerger:
     """MERGE builder: add clauses in order, then ``execute()``."""
 
-    def __init__(self, table: DeltaTable, source: Any, predicate: str, source_alias: str, target_alias: str, commit_properties: Optional[CommitProperties]) -> None:
+    def __init__(self, table: DeltaTable, source: Any, predicate: str, source_alias: str, target_alias: str, commit_properties: Optional[CommitProperties], merge_schema: bool = False) -> None:
         self._table = table
+        self._merge_schema = merge_schema
         self._source = _source_stream(source)
         self._predicate = predicate
         self._source_alias = source_alias
@@ -431,7 +435,7 @@ class TableMerger:
         return self._add("not_matched_by_source_delete", predicate, None)
 
     def execute(self) -> Dict[str, Any]:
-        out = self._table._table.merge(self._source, self._predicate, self._source_alias, self._target_alias, self._clauses, _commit(self._commit), self._table._version)
+        out = self._table._table.merge(self._source, self._predicate, self._source_alias, self._target_alias, self._clauses, _commit(self._commit), self._table._version, self._merge_schema)
         return self._table._moved(out)
 
 

@@ -545,7 +545,7 @@ impl RawTable {
     /// MERGE. `clauses`: (kind, condition, assignments) with kind one of matched_update,
     /// matched_delete, not_matched_insert, not_matched_by_source_update,
     /// not_matched_by_source_delete; assignments None = all columns (`*`).
-    #[pyo3(signature = (source, predicate, source_alias, target_alias, clauses, commit=None, read_version=None))]
+    #[pyo3(signature = (source, predicate, source_alias, target_alias, clauses, commit=None, read_version=None, merge_schema=false))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn merge<'py>(
         &self,
@@ -557,6 +557,7 @@ impl RawTable {
         clauses: Vec<(String, Option<String>, Option<Vec<(String, String)>>)>,
         commit: Option<&Bound<'py, PyDict>>,
         read_version: Option<u64>,
+        merge_schema: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let table = self.at(read_version);
         let (schema, batches) = read_all(source)?;
@@ -565,6 +566,9 @@ impl RawTable {
             .source_alias(source_alias)
             .target_alias(target_alias)
             .commit_options(commit_options(commit)?);
+        if merge_schema {
+            b = b.with_schema_evolution();
+        }
         for (kind, condition, assignments) in clauses {
             let update = || {
                 let mut u = UpdateClause::default();

@@ -304,3 +304,24 @@ def test_change_data_feed_matches_deltalake_both_ways(tmp_path):
     assert DeltaTable(ours).load_cdf(starting_version=99, allow_out_of_range=True).read_all().num_rows == 0
     with pytest.raises(DeltaError):
         DeltaTable(ours).load_cdf(starting_version=99)
+
+
+def test_merge_schema_evolution(tmp_path):
+    """merge(..., merge_schema=True) adds the source's new column in the MERGE's commit; deltalake
+    reads the evolved table with the same rows."""
+    uri = str(tmp_path / "t")
+    write_deltalake(uri, pa.table({"id": pa.array([1, 2], pa.int64()), "v": ["a", "b"]}))
+    src = pa.table({"id": pa.array([2, 3], pa.int64()), "v": ["B", "c"], "extra": pa.array([20, 30], pa.int64())})
+    version = DeltaTable(uri).version()
+    (
+        DeltaTable(uri)
+        .merge(src, "target.id = source.id", merge_schema=True)
+        .when_matched_update_all()
+        .when_not_matched_insert_all()
+        .execute()
+    )
+    t = DeltaTable(uri)
+    assert t.version() == version + 1
+    want = [{"id": 1, "v": "a", "extra": None}, {"id": 2, "v": "B", "extra": 20}, {"id": 3, "v": "c", "extra": 30}]
+    assert rows(t) == want
+    assert rows(deltalake_read(uri)) == want

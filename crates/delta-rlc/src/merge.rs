@@ -7,7 +7,8 @@ use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use datafusion::dataframe::DataFrame;
 use delta_rlc_engine::ops::merge::{
-    merge_txn, ClauseAction, ClauseKind, MergeClause, MergeExprParser, MergeSpec, SourceRows,
+    evolve::evolve_for_source, merge_txn_on, ClauseAction, ClauseKind, MergeClause,
+    MergeExprParser, MergeSpec, SourceRows,
 };
 use delta_rlc_engine::Transaction;
 
@@ -188,6 +189,7 @@ pub struct MergeBuilder {
     target_alias: String,
     clauses: Vec<Pending>,
     commit: CommitOptions,
+    schema_evolution: bool,
 }
 
 impl MergeBuilder {
@@ -200,6 +202,7 @@ impl MergeBuilder {
             target_alias: "target".into(),
             clauses: Vec::new(),
             commit: CommitOptions::default(),
+            schema_evolution: false,
         }
     }
 
@@ -227,6 +230,13 @@ impl MergeBuilder {
             ClauseKind::Matched,
             f(UpdateClause::default()),
         ));
+        self
+    }
+
+    /// `MERGE WITH SCHEMA EVOLUTION`: the source's columns the target lacks are added to the
+    /// table (nullable, in the MERGE's own commit); `UPDATE SET *` / `INSERT *` fill them.
+    pub fn with_schema_evolution(mut self) -> Self {
+        self.schema_evolution = true;
         self
     }
 
@@ -280,6 +290,14 @@ impl MergeBuilder {
         let source = self.source.materialize(budget).await?;
         let source_schema = Arc::clone(source.schema());
         let snapshot = inner.snapshot(self.table.read_version).await?;
+        let txn = Transaction::new(inner, Some(snapshot), "MERGE");
+        let (txn, snapshot) = match self.schema_evolution {
+            true => evolve_for_source(txn, &source_schema).await?,
+            false => {
+                let s = Arc::clone(txn.snapshot()?);
+                (txn, s)
+            }
+        };
         let parser = MergeExprParser::new(
             &snapshot,
             &self.target_alias,
@@ -354,8 +372,7 @@ impl MergeBuilder {
             on: plan("ON", &self.on)?,
             clauses,
         };
-        let txn = Transaction::new(inner, Some(snapshot), "MERGE");
-        crate::commit(merge_txn(txn, spec).await?, &self.commit).await
+        crate::commit(merge_txn_on(txn, spec, snapshot).await?, &self.commit).await
     }
 }
 

@@ -14,7 +14,7 @@ use futures::StreamExt;
 use std::sync::Arc;
 
 use crate::ops::merge::{
-    merge_txn, ClauseAction, ClauseKind, MergeClause, MergeExprParser, MergeSpec, SourceRows,
+    merge_txn_on, ClauseAction, ClauseKind, MergeClause, MergeExprParser, MergeSpec, SourceRows,
 };
 use crate::txn::Transaction;
 
@@ -59,8 +59,40 @@ fn mark_stars(tokens: &[Token]) -> String {
     out
 }
 
+/// `MERGE WITH SCHEMA EVOLUTION INTO …`: the tokens without the three words, and whether they
+/// were there.
+fn strip_schema_evolution(tokens: &[Token]) -> (Vec<Token>, bool) {
+    let sig: Vec<usize> = tokens
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !matches!(t, Token::Whitespace(_)))
+        .map(|(i, _)| i)
+        .take(4)
+        .collect();
+    let words: Vec<Option<String>> = sig
+        .iter()
+        .map(|i| tokens.get(*i).and_then(keyword_of))
+        .collect();
+    let wanted = ["MERGE", "WITH", "SCHEMA", "EVOLUTION"];
+    let found = words.len() == 4
+        && words
+            .iter()
+            .zip(wanted)
+            .all(|(w, k)| w.as_deref() == Some(k));
+    if !found {
+        return (tokens.to_vec(), false);
+    }
+    let (Some(first), Some(last)) = (sig.get(1), sig.get(3)) else {
+        return (tokens.to_vec(), false);
+    };
+    let mut out = tokens.to_vec();
+    out.drain(*first..=*last);
+    (out, true)
+}
+
 pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Transaction> {
-    let sql = mark_stars(&rw.tokens);
+    let (tokens, evolve) = strip_schema_evolution(&rw.tokens);
+    let sql = mark_stars(&tokens);
     let Statement::Merge(m) = parse_one(&sql)? else {
         return Err(EngineError::invalid("not a MERGE statement"));
     };
@@ -136,6 +168,14 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
     let source = SourceRows::from_stream(Arc::clone(&source_schema), stream, budget).await?;
     let target_alias = target_alias.unwrap_or(target_name);
     let snapshot = table.snapshot(None).await?;
+    let txn = Transaction::new(&table, Some(snapshot), "MERGE");
+    let (txn, snapshot) = match evolve {
+        true => crate::ops::merge::evolve::evolve_for_source(txn, &source_schema).await?,
+        false => {
+            let s = Arc::clone(txn.snapshot()?);
+            (txn, s)
+        }
+    };
     let exprs = MergeExprParser::new(&snapshot, &target_alias, &source_schema, &source_alias)?;
     let mut clauses = Vec::new();
     for c in &m.clauses {
@@ -213,7 +253,6 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
         return Err(EngineError::invalid("MERGE needs at least one WHEN clause"));
     }
     let on = exprs.parse("ON", &m.on.to_string())?;
-    let txn = Transaction::new(&table, Some(snapshot), "MERGE");
     let spec = MergeSpec {
         target_alias,
         source_alias,
@@ -221,5 +260,5 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
         on,
         clauses,
     };
-    merge_txn(txn, spec).await
+    merge_txn_on(txn, spec, snapshot).await
 }

@@ -413,3 +413,63 @@ fn reconciled_commits_keep_their_change_rows_and_true_conflicts_abort() {
         });
     }
 }
+
+/// MERGE WITH SCHEMA EVOLUTION adds the source's new columns in the MERGE's own commit; the change
+/// feed then carries them (old rows' pre-images NULL), and a column-mapped table gives the new
+/// column a physical name. Without the clause, the extra source column is not added.
+#[test]
+fn merge_with_schema_evolution_adds_columns_in_one_commit() {
+    for mapping in ["none", "name"] {
+        let loc = format!("memory://merge-evolution-{mapping}/t");
+        let s = session(&loc);
+        rt().block_on(async {
+            s.execute(&format!(
+                "CREATE TABLE t (id BIGINT, v STRING) TBLPROPERTIES \
+                 ('delta.enableChangeDataFeed' = 'true', 'delta.columnMapping.mode' = '{mapping}')"
+            ))
+            .await
+            .unwrap();
+            s.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+                .await
+                .unwrap();
+            let source = "(SELECT * FROM (VALUES (2, 'B', 20), (3, 'c', 30)) AS s(id, v, extra)) s";
+            s.execute(&format!(
+                "MERGE INTO t USING {source} ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+            ))
+            .await
+            .unwrap();
+            assert_eq!(latest_snapshot(&loc).await.schema.fields.len(), 2);
+            let before = latest_snapshot(&loc).await.version;
+            let v = exec_version(
+                &s,
+                &loc,
+                &format!(
+                    "MERGE WITH SCHEMA EVOLUTION INTO t USING {source} ON t.id = s.id \
+                     WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+                ),
+            )
+            .await;
+            assert_eq!(v, before + 1, "one commit");
+            let snap = latest_snapshot(&loc).await;
+            let extra = snap.schema.field("extra").expect("column added");
+            assert_eq!(
+                extra.metadata.contains_key("delta.columnMapping.physicalName"),
+                mapping == "name"
+            );
+            assert_eq!(
+                rows(&s, "SELECT id, v, extra FROM t").await,
+                vec!["1|a|NULL", "2|B|20", "3|c|30"],
+                "mapping={mapping}"
+            );
+            assert_eq!(
+                rows(
+                    &s,
+                    &format!("SELECT id, v, extra, _change_type FROM table_changes('t', {v})")
+                )
+                .await,
+                vec!["2|B|20|update_postimage", "2|B|NULL|update_preimage", "3|c|30|update_postimage", "3|c|NULL|update_preimage"],
+                "mapping={mapping}"
+            );
+        });
+    }
+}

@@ -17,6 +17,7 @@
 
 mod assign;
 mod emit;
+pub mod evolve;
 mod join;
 mod reads;
 pub mod source;
@@ -204,10 +205,25 @@ async fn record_removed(
 /// join's state and the writer's buffers), not by the rows it writes.
 pub const MERGE_CHUNK_BYTES: usize = 128 << 20;
 
-pub async fn merge_txn(mut txn: Transaction, spec: MergeSpec) -> Result<Transaction> {
+pub async fn merge_txn(txn: Transaction, spec: MergeSpec) -> Result<Transaction> {
+    let snapshot = Arc::clone(txn.snapshot()?);
+    merge_txn_on(txn, spec, snapshot).await
+}
+
+/// [`merge_txn`] against `snapshot`: the read snapshot, or the read snapshot with a schema the
+/// transaction stages (`evolve::evolve_for_source`) — same files, same version.
+pub async fn merge_txn_on(
+    mut txn: Transaction,
+    spec: MergeSpec,
+    snapshot: Arc<Snapshot>,
+) -> Result<Transaction> {
     use futures::StreamExt;
     let spec = spec.normalized()?;
-    let snapshot: Arc<Snapshot> = Arc::clone(txn.snapshot()?);
+    if txn.snapshot()?.version != snapshot.version {
+        return Err(EngineError::Internal(
+            "MERGE against another version than it read".into(),
+        ));
+    }
     let start = txn.table.env.clock.now_ms();
     txn.operation = "MERGE".into();
     txn.operation_parameters
