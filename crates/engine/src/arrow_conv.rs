@@ -27,6 +27,9 @@ pub fn primitive_to_arrow(p: &PrimitiveType) -> DataType {
         PrimitiveType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
         PrimitiveType::TimestampNtz => DataType::Timestamp(TimeUnit::Microsecond, None),
         PrimitiveType::Decimal { precision, scale } => DataType::Decimal128(*precision, *scale),
+        // Read as its JSON text (`variant.rs`).
+        PrimitiveType::Variant => DataType::Utf8,
+        PrimitiveType::Void => DataType::Null,
     }
 }
 

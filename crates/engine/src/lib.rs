@@ -31,6 +31,7 @@ pub use snapshot::Snapshot;
 pub mod table;
 pub mod txn;
 pub mod vacuum;
+pub mod variant;
 pub mod warnings;
 pub mod write;
 

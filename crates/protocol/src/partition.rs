@@ -69,6 +69,12 @@ pub fn parse_partition_value(
         PrimitiveType::Decimal { scale, .. } => {
             Scalar::Decimal(parse_decimal(s, *scale).ok_or_else(|| bad("decimal"))?)
         }
+        PrimitiveType::Variant | PrimitiveType::Void => {
+            return Err(pv_err(
+                column,
+                format!("a {} column cannot be a partition column", ty.name()),
+            ))
+        }
     })
 }
 

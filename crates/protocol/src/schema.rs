@@ -24,7 +24,14 @@ pub enum PrimitiveType {
     Date,
     Timestamp,
     TimestampNtz,
-    Decimal { precision: u8, scale: i8 },
+    Decimal {
+        precision: u8,
+        scale: i8,
+    },
+    /// `variant` (`variantType`): read as JSON text; tables with one are not written.
+    Variant,
+    /// `void`: a column of NULLs that data files do not store.
+    Void,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -75,6 +82,8 @@ impl PrimitiveType {
             PrimitiveType::Timestamp => "timestamp".into(),
             PrimitiveType::TimestampNtz => "timestamp_ntz".into(),
             PrimitiveType::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
+            PrimitiveType::Variant => "variant".into(),
+            PrimitiveType::Void => "void".into(),
         }
     }
 
@@ -92,6 +101,8 @@ impl PrimitiveType {
             "date" => PrimitiveType::Date,
             "timestamp" => PrimitiveType::Timestamp,
             "timestamp_ntz" => PrimitiveType::TimestampNtz,
+            "variant" => PrimitiveType::Variant,
+            "void" => PrimitiveType::Void,
             "decimal" => PrimitiveType::Decimal {
                 precision: 10,
                 scale: 0,
@@ -153,6 +164,18 @@ impl DataType {
                 other => Err(err(format!("unsupported complex type {other:?}"))),
             },
             _ => Err(err("a type must be a string or an object")),
+        }
+    }
+
+    /// Whether this type is, or nests, a primitive type `pred` selects.
+    pub fn any_primitive(&self, pred: &dyn Fn(&PrimitiveType) -> bool) -> bool {
+        match self {
+            DataType::Primitive(p) => pred(p),
+            DataType::Array { element, .. } => element.any_primitive(pred),
+            DataType::Map { key, value, .. } => {
+                key.any_primitive(pred) || value.any_primitive(pred)
+            }
+            DataType::Struct(s) => s.fields.iter().any(|f| f.data_type.any_primitive(pred)),
         }
     }
 
@@ -247,9 +270,14 @@ mod tests {
         let st = StructType::parse(s).unwrap();
         assert_eq!(st.fields.len(), 4);
         assert_eq!(StructType::parse(&st.to_schema_string()).unwrap(), st);
-        assert!(
-            StructType::parse(r#"{"type":"struct","fields":[{"name":"v","type":"variant"}]}"#)
-                .is_err()
-        );
+        let v = StructType::parse(
+            r#"{"type":"struct","fields":[{"name":"v","type":"variant","nullable":true,"metadata":{}},{"name":"n","type":"void","nullable":true,"metadata":{}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(StructType::parse(&v.to_schema_string()).unwrap(), v);
+        assert!(StructType::parse(
+            r#"{"type":"struct","fields":[{"name":"v","type":"geometry"}]}"#
+        )
+        .is_err());
     }
 }

@@ -400,3 +400,26 @@ def test_identity_columns_both_ways(spark, tmp_path):
     by_v = {v: i for i, v in rows}
     assert (by_v["a"], by_v["b"], by_v["explicit"]) == (1, 2, 42)
     assert by_v["b"] < by_v["c"] < by_v["d"]
+
+
+def test_we_read_variant_tables_spark_wrote(spark, tmp_path):
+    """Spark's VARIANT column reads here as the value's JSON text — the same JSON as Spark's
+    to_json, nested objects, arrays, decimals, strings and NULL included; writing such a table is
+    refused with a one-line error (its stored form is not JSON text)."""
+    import json
+
+    p = str(tmp_path / "variant")
+    spark.sql(f"CREATE TABLE delta.`{p}` (id BIGINT, v VARIANT) USING delta")
+    spark.sql(f"""INSERT INTO delta.`{p}` VALUES
+        (1, parse_json('{{"b": [true, "x", null], "a": 1, "c": {{"d": 2.5, "e": -7}}}}')),
+        (2, parse_json('"a string that is longer than sixty-four bytes, so not a short string"')),
+        (3, NULL), (4, parse_json('12345678901')), (5, parse_json('[1.25e10, false]'))""")
+    theirs_json = {r[0]: r[1] for r in spark.sql(f"SELECT id, to_json(v) FROM delta.`{p}`").collect()}
+    ours_json = {r["id"]: r.get("v") for r in rlc_rows(f"SELECT id, v FROM '{p}'")}
+    assert set(ours_json) == {1, 2, 3, 4, 5}
+    for i, text in theirs_json.items():
+        assert (ours_json[i] is None) == (text is None), i
+        if text is not None:
+            assert json.loads(ours_json[i]) == json.loads(text), (i, ours_json[i], text)
+    res = subprocess.run([BIN, "sql", f"INSERT INTO '{p}' (id) VALUES (6)"], capture_output=True, text=True)
+    assert res.returncode == 5 and "VARIANT" in res.stderr and res.stderr.count("\n") == 1, res.stderr

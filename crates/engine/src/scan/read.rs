@@ -268,8 +268,19 @@ pub(crate) fn table_column(
             Some(batch.column(idx))
         })
         .cloned();
+    let variant = matches!(
+        snapshot.schema.field(name).map(|f| &f.data_type),
+        Some(DeltaType::Primitive(
+            delta_rlc_protocol::schema::PrimitiveType::Variant
+        ))
+    );
     Ok(match col {
         None => new_null_array(field.data_type(), n),
+        Some(c) if variant && c.data_type() != field.data_type() => {
+            crate::variant::column_to_json(&c).map_err(|e| {
+                EngineError::corrupt(format!("data file {}: column {name}: {e}", add.path))
+            })?
+        }
         Some(c) if c.data_type() == field.data_type() => c,
         Some(c) => cast(&c, field.data_type()).map_err(|e| {
             EngineError::corrupt(format!("data file {}: column {name}: {e}", add.path))

@@ -143,6 +143,17 @@ fn partition_strings(col: &ArrayRef, ty: &PrimitiveType) -> Result<Vec<Option<St
 impl FileWriter<'_> {
     /// Writes `batches` (table schema, partition columns included) and returns one add per file.
     pub async fn write(&self, batches: &[RecordBatch], data_change: bool) -> Result<Vec<Add>> {
+        // Variant columns are read as JSON text, which is not their stored form; void columns are
+        // not stored at all. Neither is written (nothing is, on such a table).
+        if let Some(f) = self.schema.fields.iter().find(|f| {
+            f.data_type
+                .any_primitive(&|p| matches!(p, PrimitiveType::Variant | PrimitiveType::Void))
+        }) {
+            return Err(EngineError::Unsupported(format!(
+                "writing a table with a VARIANT or VOID column ({}) is not supported; it can be read",
+                f.name
+            )));
+        }
         let mut groups: Vec<(PartitionValues, Vec<RecordBatch>)> = Vec::new();
         let mut index: HashMap<Vec<Option<String>>, usize> = HashMap::new();
         // Generated columns computed where not given, then every rule checked, before anything

@@ -15,6 +15,7 @@ mod layers;
 mod malformed;
 mod merge_memory;
 mod pruning;
+mod readers;
 mod reads_never_write;
 mod scenarios;
 mod snapshot_update;
