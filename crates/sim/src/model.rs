@@ -86,6 +86,9 @@ pub enum Op {
     AlterAddColumn(i64),
     /// `ALTER TABLE t SET TBLPROPERTIES ('sim.note' = '<n>')`: a metadata change outside the schema.
     AlterSetProperty(i64),
+    /// `ALTER TABLE t CLUSTER BY …`: 0 = NONE, 1 = (k), 2 = (g), 3 = (v, k). Refused on a
+    /// partitioned table, and NONE on an unclustered one.
+    AlterClusterBy(i64),
     /// `ALTER TABLE t ADD CONSTRAINT c<n> CHECK (v < bound)`: every row at its commit and every row
     /// written after it must satisfy it (the oracle's check G).
     AlterAddConstraint {
@@ -113,6 +116,7 @@ impl Op {
             Op::Zorder => "zorder",
             Op::AlterAddColumn(_) => "alterAddColumn",
             Op::AlterSetProperty(_) => "alterSetProperty",
+            Op::AlterClusterBy(_) => "alterClusterBy",
             Op::AlterAddConstraint { .. } => "alterAddConstraint",
             Op::AlterWidenG => "alterWidenType",
             Op::AlterRenameAdded(_) => "alterRenameColumn",
@@ -148,6 +152,7 @@ impl Op {
                 | Op::Zorder
                 | Op::AlterAddColumn(_)
                 | Op::AlterSetProperty(_)
+                | Op::AlterClusterBy(_)
                 | Op::AlterAddConstraint { .. }
                 | Op::AlterWidenG
                 | Op::AlterRenameAdded(_)
@@ -187,6 +192,15 @@ impl Op {
             Op::AlterSetProperty(n) => {
                 format!("ALTER TABLE t SET TBLPROPERTIES ('sim.note' = '{n}')")
             }
+            Op::AlterClusterBy(c) => format!(
+                "ALTER TABLE t CLUSTER BY {}",
+                match c {
+                    0 => "NONE",
+                    1 => "(k)",
+                    2 => "(g)",
+                    _ => "(v, k)",
+                }
+            ),
             Op::AlterAddConstraint { n, bound } => {
                 format!("ALTER TABLE t ADD CONSTRAINT c{n} CHECK (v < {bound})")
             }
@@ -307,6 +321,7 @@ impl Op {
             | Op::Zorder
             | Op::AlterAddColumn(_)
             | Op::AlterSetProperty(_)
+            | Op::AlterClusterBy(_)
             | Op::AlterAddConstraint { .. }
             | Op::AlterWidenG
             | Op::AlterRenameAdded(_) => 0,

@@ -138,7 +138,10 @@ pub fn random_op(rng: &mut Rng, next_key: &mut i64, op_id: i64) -> Op {
         12 => Op::AlterWidenG,
         // An earlier operation's column (its ADD COLUMNS may or may not have committed).
         13 => Op::AlterRenameAdded(rng.range((op_id - 4).max(0), op_id.max(1))),
-        _ => Op::AlterSetProperty(op_id),
+        _ => match rng.below(2) {
+            0 => Op::AlterSetProperty(op_id),
+            _ => Op::AlterClusterBy(rng.range(0, 4)),
+        },
     }
 }
 
@@ -301,7 +304,15 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
                                 delta_rlc_engine::ErrorKind::InvalidArgument
                                     | delta_rlc_engine::ErrorKind::Unsupported
                             );
-                        if !crate::oracle::is_rule_refusal(&e) && !widen_refused {
+                        // CLUSTER BY on a partitioned table, or NONE on an unclustered one.
+                        let cluster_refused = matches!(op, Op::AlterClusterBy(_))
+                            && e.kind() == delta_rlc_engine::ErrorKind::InvalidArgument
+                            && (e
+                                .to_string()
+                                .contains("partitioned table cannot be clustered")
+                                || e.to_string().contains("the table is not clustered"));
+                        if !crate::oracle::is_rule_refusal(&e) && !widen_refused && !cluster_refused
+                        {
                             report.failures.push(format!("{}: {e}", op.sql()));
                         }
                         let read_version = match session.table(&location) {

@@ -59,6 +59,8 @@ pub enum AlterOp {
         name: String,
         if_exists: bool,
     },
+    /// `CLUSTER BY (…)` / `CLUSTER BY NONE` (empty): the clustering columns (`cluster_by.rs`).
+    ClusterBy(Vec<String>),
     /// `ALTER COLUMN c TYPE t`: a widening (`type_widening::is_widening`) of a top-level column on
     /// a table with `delta.enableTypeWidening`; files keep the narrower type and are cast on read.
     ChangeType {
@@ -85,7 +87,7 @@ fn needs_mapping(what: &str, mode: ColumnMappingMode) -> Result<()> {
 
 /// `protocol` with `feature` added (a table-features protocol; legacy versions are converted with
 /// the features they imply).
-fn with_feature(protocol: &Protocol, feature: &str) -> Protocol {
+pub(crate) fn with_feature(protocol: &Protocol, feature: &str) -> Protocol {
     if protocol.has_writer_feature(feature) {
         return protocol.clone();
     }
@@ -111,6 +113,9 @@ fn with_feature(protocol: &Protocol, feature: &str) -> Protocol {
 
 /// Stages the ALTER on `txn`'s snapshot: a new metadata action, and a protocol action when needed.
 pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction> {
+    if let AlterOp::ClusterBy(columns) = &op {
+        return super::cluster_by::cluster_by_txn(txn, columns);
+    }
     let snapshot = std::sync::Arc::clone(txn.snapshot()?);
     snapshot.protocol.check_writable()?;
     let mut metadata = snapshot.metadata.clone();
@@ -353,6 +358,11 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                 return Err(EngineError::invalid(format!("no constraint {name}")));
             }
             ("DROP CONSTRAINT", json!({"name": name}))
+        }
+        AlterOp::ClusterBy(_) => {
+            return Err(EngineError::Internal(
+                "CLUSTER BY is staged by cluster_by_txn".into(),
+            ))
         }
     };
     if let AlterOp::ChangeType { .. } = op {

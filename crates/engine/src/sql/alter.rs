@@ -113,8 +113,12 @@ fn parse_op(c: &mut Cursor) -> Result<AlterOp> {
         } else {
             return Err(unsupported(&format!("ALTER COLUMN … {}", c.describe())));
         }
-    } else if c.peek_kw("CLUSTER") {
-        return Err(unsupported("CLUSTER BY"));
+    } else if c.eat_kw("CLUSTER") {
+        c.expect_kw("BY")?;
+        match c.eat_kw("NONE") {
+            true => AlterOp::ClusterBy(Vec::new()),
+            false => AlterOp::ClusterBy(c.ident_list()?),
+        }
     } else {
         return Err(EngineError::invalid(format!(
             "SQL syntax error: unexpected {} in ALTER TABLE",

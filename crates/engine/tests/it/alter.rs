@@ -262,3 +262,76 @@ fn type_widening_reads_old_files_widened_and_stops_pruning_on_their_stats() {
         );
     });
 }
+
+/// ALTER TABLE … CLUSTER BY: a plain table becomes clustered (features added), the columns change
+/// (physical names under column mapping), `CLUSTER BY NONE` clears them, the next OPTIMIZE clusters
+/// by the new columns with the rows unchanged; a partitioned table, an unknown column, a repeated
+/// column and NONE on an unclustered table are refused, nothing committed.
+#[test]
+fn cluster_by_changes_the_clustering_columns() {
+    for mapping in ["none", "name"] {
+        let loc = format!("memory://alter-cluster-{mapping}/t");
+        let s = session(&loc);
+        rt().block_on(async {
+            s.execute(&format!(
+                "CREATE TABLE t (id BIGINT, k BIGINT, v STRING) TBLPROPERTIES ('delta.columnMapping.mode' = '{mapping}')"
+            ))
+            .await
+            .unwrap();
+            for i in 0..3 {
+                s.execute(&format!(
+                    "INSERT INTO t SELECT value, (value * 7) % 10, 'x' FROM range({}, {})",
+                    i * 10,
+                    i * 10 + 10
+                ))
+                .await
+                .unwrap();
+            }
+            let version = latest_snapshot(&loc).await.version;
+            for bad in [
+                "ALTER TABLE t CLUSTER BY NONE",
+                "ALTER TABLE t CLUSTER BY (nope)",
+                "ALTER TABLE t CLUSTER BY (k, K)",
+            ] {
+                let err = s.execute(bad).await.expect_err(bad);
+                assert_eq!(err.kind(), delta_rlc_engine::ErrorKind::InvalidArgument, "{bad}: {err}");
+            }
+            assert_eq!(latest_snapshot(&loc).await.version, version);
+            s.execute("ALTER TABLE t CLUSTER BY (k)").await.unwrap();
+            let snap = latest_snapshot(&loc).await;
+            assert!(snap.protocol.has_writer_feature("clustering"));
+            assert!(snap.protocol.has_writer_feature("domainMetadata"));
+            let domain = snap.domains.get("delta.clustering").unwrap().configuration.clone();
+            let physical_k = snap.physical_name("k").to_string();
+            assert_eq!(mapping == "name", physical_k != "k");
+            assert!(domain.contains(&format!("[\"{physical_k}\"]")), "{domain}");
+            s.execute("OPTIMIZE t").await.unwrap();
+            assert_eq!(
+                rows(&s, "SELECT count(*), sum(id), sum(k) FROM t").await,
+                vec!["30|435|135"]
+            );
+            assert_eq!(latest_snapshot(&loc).await.files.len(), 1);
+            s.execute("ALTER TABLE t CLUSTER BY (v, id)").await.unwrap();
+            let d = latest_snapshot(&loc).await;
+            let cols = d.domains.get("delta.clustering").unwrap().configuration.clone();
+            assert!(cols.contains(d.physical_name("v")) && cols.contains(d.physical_name("id")), "{cols}");
+            s.execute("ALTER TABLE t CLUSTER BY NONE").await.unwrap();
+            let d = latest_snapshot(&loc).await;
+            assert_eq!(
+                d.domains.get("delta.clustering").unwrap().configuration,
+                r#"{"clusteringColumns":[]}"#
+            );
+        });
+    }
+    let s = session("memory://alter-cluster-part/t");
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT, p STRING) PARTITIONED BY (p)")
+            .await
+            .unwrap();
+        let err = s
+            .execute("ALTER TABLE t CLUSTER BY (id)")
+            .await
+            .expect_err("partitioned");
+        assert!(err.to_string().contains("partitioned"), "{err}");
+    });
+}

@@ -325,7 +325,7 @@ fn bad_input_is_one_clear_error_and_nothing_is_committed() {
         &log0,
         text.replace(
             "\"writerFeatures\":[",
-            "\"writerFeatures\":[\"identityColumns\",",
+            "\"writerFeatures\":[\"allowColumnDefaults\",",
         ),
     )
     .unwrap();
@@ -333,7 +333,7 @@ fn bad_input_is_one_clear_error_and_nothing_is_committed() {
         .block_on(s.execute(&format!("INSERT INTO '{t}' VALUES (1, DATE '2020-01-01')")))
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
-    assert!(e.to_string().contains("identityColumns"), "{e}");
+    assert!(e.to_string().contains("allowColumnDefaults"), "{e}");
     assert!(!dir
         .path()
         .join("t/_delta_log/00000000000000000001.json")
