@@ -325,3 +325,15 @@ def test_merge_schema_evolution(tmp_path):
     want = [{"id": 1, "v": "a", "extra": None}, {"id": 2, "v": "B", "extra": 20}, {"id": 3, "v": "c", "extra": 30}]
     assert rows(t) == want
     assert rows(deltalake_read(uri)) == want
+
+
+def test_writes_leave_out_identity_and_generated_columns(tmp_path):
+    """write_deltalake data without the identity and generated columns: they are computed; a
+    missing ordinary column is still a schema mismatch."""
+    uri = str(tmp_path / "t")
+    delta_rlc.sql(f"CREATE TABLE '{uri}' (id BIGINT GENERATED ALWAYS AS IDENTITY, v BIGINT, twice BIGINT GENERATED ALWAYS AS (v * 2), note STRING)")
+    write_deltalake(uri, pa.table({"v": pa.array([5, 6], pa.int64()), "note": ["a", "b"]}), mode="append")
+    write_deltalake(uri, pa.table({"note": ["c"], "v": pa.array([7], pa.int64())}), mode="append")
+    assert [(r["id"], r["v"], r["twice"], r["note"]) for r in rows(DeltaTable(uri))] == [(1, 5, 10, "a"), (2, 6, 12, "b"), (3, 7, 14, "c")]
+    with pytest.raises(SchemaMismatchError):
+        write_deltalake(uri, pa.table({"v": pa.array([8], pa.int64())}), mode="append")

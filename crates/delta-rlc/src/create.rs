@@ -151,7 +151,7 @@ impl CreateBuilder {
             let batches = self
                 .data
                 .iter()
-                .map(|b| crate::write::by_name(b, &schema, false))
+                .map(|b| crate::write::by_name(b, &schema, &|_| false))
                 .collect::<Result<Vec<_>>>()?;
             txn = insert_txn(txn, &batches, InsertMode::Append).await?;
         }

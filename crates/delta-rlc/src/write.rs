@@ -104,7 +104,8 @@ impl WriteBuilder {
         let snapshot = inner.snapshot(self.table.read_version).await?;
         let mut txn = Transaction::new(inner, Some(std::sync::Arc::clone(&snapshot)), "WRITE");
         let data_schema = self.batches.first().map(|b| b.schema());
-        let mut table_schema = table_arrow_schema(&snapshot.schema);
+        let mut delta_schema = snapshot.schema.clone();
+        let mut table_schema = table_arrow_schema(&delta_schema);
         let evolution = match (self.schema_mode, &data_schema) {
             (Some(SchemaMode::Merge), Some(data)) => {
                 let new = nullable_fields(data, |f| {
@@ -131,16 +132,29 @@ impl WriteBuilder {
             txn = alter_txn(txn, op).await?;
             txn.operation_parameters.clear();
             let staged = effective_metadata(&txn)?;
-            table_schema = table_arrow_schema(
-                &StructType::parse(&staged.schema_string)
-                    .map_err(delta_rlc_engine::EngineError::from)?,
-            );
+            delta_schema = StructType::parse(&staged.schema_string)
+                .map_err(delta_rlc_engine::EngineError::from)?;
+            table_schema = table_arrow_schema(&delta_schema);
         }
         let fill_missing = self.schema_mode == Some(SchemaMode::Merge);
+        // Identity and generated columns the data leaves out are computed when written.
+        let computed: Vec<String> = delta_schema
+            .fields
+            .iter()
+            .filter(|f| {
+                delta_rlc_engine::txn::identity::is_identity(f)
+                    || delta_rlc_engine::constraints::generation_of(f).is_some()
+            })
+            .map(|f| f.name.to_ascii_lowercase())
+            .collect();
         let batches = self
             .batches
             .iter()
-            .map(|b| by_name(b, &table_schema, fill_missing))
+            .map(|b| {
+                by_name(b, &table_schema, &|n| {
+                    fill_missing || computed.iter().any(|c| c == n)
+                })
+            })
             .collect::<Result<Vec<_>>>()?;
         let mode = match &self.mode {
             WriteMode::Append => InsertMode::Append,
@@ -172,11 +186,11 @@ fn nullable_fields(schema: &Schema, keep: impl Fn(&Field) -> bool) -> Result<Vec
 
 /// `batch`'s columns in the table's order, matched by name (case-insensitively); types are cast
 /// when the rows are written. An extra column is a schema mismatch, and so is a missing one
-/// unless `fill_missing` (then it is written as NULL).
+/// unless `may_fill` accepts its (lowercase) name (then it is NULL: written as NULL, or computed).
 pub(crate) fn by_name(
     batch: &RecordBatch,
     table: &Schema,
-    fill_missing: bool,
+    may_fill: &dyn Fn(&str) -> bool,
 ) -> Result<RecordBatch> {
     let names = |s: &Schema| -> Vec<String> {
         s.fields()
@@ -187,7 +201,7 @@ pub(crate) fn by_name(
     let (ours, theirs) = (names(table), names(batch.schema().as_ref()));
     let missing: Vec<&String> = ours.iter().filter(|n| !theirs.contains(n)).collect();
     let extra: Vec<&String> = theirs.iter().filter(|n| !ours.contains(n)).collect();
-    if (!missing.is_empty() && !fill_missing)
+    if missing.iter().any(|m| !may_fill(m))
         || !extra.is_empty()
         || theirs.len() + missing.len() != ours.len()
     {
