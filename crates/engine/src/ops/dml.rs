@@ -283,8 +283,6 @@ pub async fn write_new_rows(
     if batches.is_empty() {
         return Ok(());
     }
-    // New rows without an identity value get one (rewritten rows keep theirs).
-    let batches = crate::txn::identity::fill(txn, &snapshot.schema, batches)?;
     let target = snapshot
         .config("delta.targetFileSize")
         .and_then(|v| v.parse().ok())

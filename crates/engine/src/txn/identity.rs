@@ -6,8 +6,9 @@
 //! A new row without a value (NULL) gets the next values after the high-water mark: `start` for the
 //! first, then `mark + step`, in order; the transaction keeps its own mark across the chunks it
 //! writes and the commit stages a metadata action raising the column's `highWaterMark` to it.
-//! GENERATED ALWAYS refuses explicit values in INSERT rows and UPDATE assignments; rows rewritten
-//! by UPDATE, MERGE or a copy-on-write DELETE keep theirs.
+//! Only new rows are filled (INSERT, MERGE's INSERT clauses); rows rewritten by UPDATE, MERGE or
+//! a copy-on-write DELETE keep theirs, whatever they are. GENERATED ALWAYS refuses explicit values
+//! in INSERT rows and UPDATE assignments.
 //!
 //! Concurrency (stated): values are unique because two transactions that both generate values
 //! both change metadata, and a loser that changes metadata conflicts with every metadata-changing

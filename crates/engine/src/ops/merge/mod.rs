@@ -262,10 +262,18 @@ pub async fn merge_txn_on(
                 record_removed(&mut txn, &spec, &snapshot, &rows, &assigned, &removed_now).await?;
             }
             for (change, b) in emit::new_rows(&spec, &snapshot, &rows, &assigned, &mut metrics)? {
-                // Identity values before the change is recorded (the writer would fill them too).
-                let b = crate::txn::identity::fill(&mut txn, &snapshot.schema, vec![b])?
-                    .pop()
-                    .ok_or_else(|| EngineError::Internal("identity fill lost a batch".into()))?;
+                // Inserted rows get their identity values before the change is recorded;
+                // updated rows keep theirs, whatever they are.
+                let b = match change {
+                    ChangeType::Insert => {
+                        crate::txn::identity::fill(&mut txn, &snapshot.schema, vec![b])?
+                            .pop()
+                            .ok_or_else(|| {
+                                EngineError::Internal("identity fill lost a batch".into())
+                            })?
+                    }
+                    _ => b,
+                };
                 if cdf {
                     change_data::record(&mut txn, change, &b).await?;
                 }
