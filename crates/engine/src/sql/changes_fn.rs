@@ -143,6 +143,38 @@ impl TableFunctionImpl for PreloadedChanges {
     }
 }
 
+/// Reads the changes of every `table_changes` call in `tokens` and registers the function on
+/// `ctx` with them (tables by session name or path).
+pub async fn register(
+    session: &super::SqlSession,
+    ctx: &datafusion::prelude::SessionContext,
+    tokens: &[Token],
+) -> Result<()> {
+    let calls = calls(tokens)?;
+    if calls.is_empty() {
+        return Ok(());
+    }
+    let mut tables = HashMap::new();
+    for call in calls {
+        let location = session
+            .named
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(&call.table))
+            .map(|(_, l)| l.clone())
+            .unwrap_or_else(|| call.table.clone());
+        let table = session.table(&location)?;
+        if !table.exists().await? {
+            return Err(EngineError::NotFound(format!(
+                "no Delta table at {location}"
+            )));
+        }
+        let batch = crate::changes::read_changes(&table, call.start, call.end).await?;
+        tables.insert(call.key, batch);
+    }
+    ctx.register_udtf(NAME, Arc::new(PreloadedChanges { tables }));
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

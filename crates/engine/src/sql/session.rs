@@ -289,30 +289,7 @@ impl SqlSession {
             }
             ctx.register_udtf(name, Arc::new(super::files_fn::Preloaded { name, tables }));
         }
-        let calls = super::changes_fn::calls(&tokens)?;
-        if !calls.is_empty() {
-            let mut tables = std::collections::HashMap::new();
-            for call in calls {
-                let location = self
-                    .named
-                    .iter()
-                    .find(|(n, _)| n.eq_ignore_ascii_case(&call.table))
-                    .map(|(_, l)| l.clone())
-                    .unwrap_or_else(|| call.table.clone());
-                let table = self.table(&location)?;
-                if !table.exists().await? {
-                    return Err(EngineError::NotFound(format!(
-                        "no Delta table at {location}"
-                    )));
-                }
-                let batch = crate::changes::read_changes(&table, call.start, call.end).await?;
-                tables.insert(call.key, batch);
-            }
-            ctx.register_udtf(
-                super::changes_fn::NAME,
-                Arc::new(super::changes_fn::PreloadedChanges { tables }),
-            );
-        }
+        super::changes_fn::register(self, &ctx, &tokens).await?;
         Ok(ctx.sql(sql).await?)
     }
 
