@@ -31,7 +31,7 @@ fn exit_codes_follow_the_readme() {
         (&[], &["sql", "UPDATE './t' SET a = 1, a = 2"], 2),
         (&[], &["sql", "DROP TABLE './t'"], 2),
         (&[], &["sql", "TRUNCATE TABLE './t'"], 5),
-        (&[], &["sql", "ALTER TABLE './t' CLUSTER BY (a)"], 5),
+        (&[], &["sql", "ALTER TABLE './t' RENAME TO './u'"], 5),
         (&[], &["sql", "ALTER TABLE './t' ALTER COLUMN a TYPE DOUBLE"], 2),
         (&[], &["sql", "ALTER TABLE './t' ADD CONSTRAINT big CHECK (a > 5)"], 2),
         (&[], &["sql", "VACUUM './t' RETAIN 0 HOURS"], 2),

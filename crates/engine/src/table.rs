@@ -75,6 +75,21 @@ impl DeltaTable {
         Ok(snap)
     }
 
+    /// The latest snapshot, or None when the location has no table: [`DeltaTable::exists`] and
+    /// [`DeltaTable::snapshot`]`(None)` with one log listing instead of two.
+    pub async fn latest_if_exists(&self) -> Result<Option<Arc<Snapshot>>> {
+        let previous = self.latest.lock().ok().and_then(|g| g.clone());
+        let Some(snap) = Snapshot::load_latest_if_exists(&self.store, previous.as_ref()).await?
+        else {
+            return Ok(None);
+        };
+        crate::warnings::check_commit_interlock(self.store.root_uri(), &snap);
+        if let Ok(mut g) = self.latest.lock() {
+            *g = Some(Arc::clone(&snap));
+        }
+        Ok(Some(snap))
+    }
+
     /// True if the location has at least one commit.
     pub async fn exists(&self) -> Result<bool> {
         let listing = crate::snapshot::list_log(&self.store).await?;

@@ -112,6 +112,44 @@ impl Snapshot {
         version: Option<u64>,
     ) -> Result<Arc<Snapshot>> {
         let segment = Snapshot::segment_for(store, version).await?;
+        Snapshot::after_segment(store, previous, segment).await
+    }
+
+    /// The latest snapshot, or None when the log has no commit, from one listing (plus the
+    /// relists a gap needs): an existence check and a load in one, replayed onto `previous` when
+    /// [`Snapshot::load_after`] would.
+    pub async fn load_latest_if_exists(
+        store: &TableStore,
+        previous: Option<&Arc<Snapshot>>,
+    ) -> Result<Option<Arc<Snapshot>>> {
+        let mut relists = 0;
+        let segment = loop {
+            let listing = segment::list_log(store).await?;
+            if !listing
+                .iter()
+                .any(|o| o.path.ends_with(".json") || o.path.contains(".checkpoint"))
+            {
+                return Ok(None);
+            }
+            match segment::build_segment(&listing, None) {
+                Ok(s) => break s,
+                Err(EngineError::Corrupt(_)) if relists < GAP_RELISTS => relists += 1,
+                Err(e) => return Err(e),
+            }
+        };
+        Ok(Some(match previous {
+            Some(p) => Snapshot::after_segment(store, p, segment).await?,
+            None => Snapshot::from_segment(store, &segment).await?,
+        }))
+    }
+
+    /// `segment` (of the same table as `previous`) loaded, replaying only its commits after
+    /// `previous` when that is sound (see [`Snapshot::load_after`]).
+    async fn after_segment(
+        store: &TableStore,
+        previous: &Arc<Snapshot>,
+        segment: LogSegment,
+    ) -> Result<Arc<Snapshot>> {
         // The base commit file is still the one `previous` was built from: the listing shows the
         // same object (size and e-tag), or, where the store gives no e-tag, its bytes hash alike.
         let listed_id = segment.commit_ids.get(&previous.version);

@@ -152,10 +152,20 @@ impl SqlSession {
                 continue;
             }
             let table = self.table(&r.location)?;
-            if is_local_file(&r.location) || !table.exists().await? {
+            if is_local_file(&r.location) {
                 return Err(not_a_table(&r.location));
             }
-            let snapshot = table.snapshot(r.version).await?;
+            // The latest version: existence and snapshot from one listing.
+            let snapshot = match r.version {
+                None => table.latest_if_exists().await?,
+                Some(v) => match table.exists().await? {
+                    true => Some(table.snapshot(Some(v)).await?),
+                    false => None,
+                },
+            };
+            let Some(snapshot) = snapshot else {
+                return Err(not_a_table(&r.location));
+            };
             let reads = match &record_for {
                 Some((loc, rs)) if *loc == r.location && r.version.is_none() => Some(rs.clone()),
                 _ => None,

@@ -347,5 +347,17 @@ fn a_sql_session_reads_only_the_commits_since_its_last_statement() {
             .unwrap()
             .value(0);
         assert_eq!(n, 7);
+        // A query of an unchanged table: one listing (existence and snapshot together) and no
+        // read of the log.
+        faulty.take_requests();
+        session.execute("SELECT count(*) FROM t").await.unwrap();
+        let r = faulty.take_requests();
+        assert_eq!((count(&r, "LIST"), count(&r, "GET")), (1, 0), "{r:?}");
+        // A query of a location without a table is still "not a table", and creates nothing.
+        let err = session
+            .execute("SELECT * FROM 'memory://fault-session/none'")
+            .await
+            .expect_err("no table");
+        assert_eq!(err.kind(), delta_rlc_engine::ErrorKind::NotFound, "{err}");
     });
 }
