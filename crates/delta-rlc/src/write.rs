@@ -6,13 +6,13 @@ use std::sync::Arc;
 use arrow::array::{new_null_array, ArrayRef};
 use arrow::datatypes::{Field, Schema};
 use arrow::record_batch::RecordBatch;
-use delta_rlc_engine::arrow_conv::{arrow_to_delta_type, table_arrow_schema};
+use delta_rlc_engine::arrow_conv::{nullable_fields, table_arrow_schema};
 use delta_rlc_engine::ops::alter::{alter_txn, AlterOp};
 use delta_rlc_engine::ops::dml::ExprContext;
 use delta_rlc_engine::ops::insert::effective_metadata;
 use delta_rlc_engine::ops::{insert_txn, InsertMode};
 use delta_rlc_engine::Transaction;
-use delta_rlc_protocol::schema::{StructField, StructType};
+use delta_rlc_protocol::schema::StructType;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::CommitOptions;
@@ -165,23 +165,6 @@ impl WriteBuilder {
         };
         crate::commit(insert_txn(txn, &batches, mode).await?, &self.commit).await
     }
-}
-
-/// The fields of `schema` that `keep` selects, as nullable Delta columns.
-fn nullable_fields(schema: &Schema, keep: impl Fn(&Field) -> bool) -> Result<Vec<StructField>> {
-    schema
-        .fields()
-        .iter()
-        .filter(|f| keep(f))
-        .map(|f| {
-            Ok(StructField {
-                name: f.name().clone(),
-                data_type: arrow_to_delta_type(f.data_type())?,
-                nullable: true,
-                metadata: Default::default(),
-            })
-        })
-        .collect()
 }
 
 /// `batch`'s columns in the table's order, matched by name (case-insensitively); types are cast

@@ -204,3 +204,24 @@ pub fn stats_value_to_scalar(v: &Value, dt: &DataType, is_max: bool) -> Option<S
         _ => return None,
     })
 }
+
+/// The fields of `schema` that `keep` selects, as nullable Delta columns (schema evolution:
+/// a write's or a MERGE source's new columns).
+pub fn nullable_fields(
+    schema: &arrow::datatypes::Schema,
+    keep: impl Fn(&arrow::datatypes::Field) -> bool,
+) -> Result<Vec<ds::StructField>> {
+    schema
+        .fields()
+        .iter()
+        .filter(|f| keep(f))
+        .map(|f| {
+            Ok(ds::StructField {
+                name: f.name().clone(),
+                data_type: arrow_to_delta_type(f.data_type())?,
+                nullable: true,
+                metadata: Default::default(),
+            })
+        })
+        .collect()
+}

@@ -136,7 +136,7 @@ pub async fn read_changes(
                 "table_changes: change data was not recorded for version {v} ({CDF_PROPERTY} was not true then)"
             )));
         }
-        let timestamp_ms = commit_timestamp_ms(table, v, &actions, &path).await?;
+        let timestamp_ms = commit_timestamp_ms(table, &actions, &path).await?;
         for (change, batch) in commit_changes(table, &end_snapshot, &actions).await? {
             out.push(with_change_columns(
                 &schema,
@@ -152,12 +152,7 @@ pub async fn read_changes(
 
 /// The commit's timestamp: in-commit timestamp, else `commitInfo.timestamp`, else the file's
 /// modification time (the rule `TIMESTAMP AS OF` uses).
-async fn commit_timestamp_ms(
-    table: &DeltaTable,
-    v: u64,
-    actions: &[Action],
-    path: &str,
-) -> Result<i64> {
+async fn commit_timestamp_ms(table: &DeltaTable, actions: &[Action], path: &str) -> Result<i64> {
     if let Some(ts) = actions.iter().find_map(|a| match a {
         Action::CommitInfo(c) => c.in_commit_timestamp.or(c.timestamp),
         _ => None,
@@ -165,7 +160,6 @@ async fn commit_timestamp_ms(
         return Ok(ts);
     }
     let head = table.store.head(path).await.map_err(EngineError::Storage)?;
-    let _ = v;
     Ok(head.last_modified_ms)
 }
 

@@ -116,6 +116,61 @@ fn micros_text(us: i64, utc: bool) -> Result<String> {
     })
 }
 
+/// The header of an object or array at `body`: `n` elements, their field ids at `ids` (objects;
+/// `id_size` 0 for arrays), then `n + 1` offsets, then the values. Checked to fit in `bytes`.
+struct Container {
+    n: usize,
+    ids: usize,
+    offsets: usize,
+    offset_size: usize,
+    values: usize,
+}
+
+impl Container {
+    fn parse(
+        bytes: &[u8],
+        body: usize,
+        offset_bits: u8,
+        large: bool,
+        id_size: usize,
+    ) -> Result<Self> {
+        let offset_size = usize::from(offset_bits) + 1;
+        let count_size = if large { 4 } else { 1 };
+        let n = read_uint(bytes, body, count_size)?;
+        let overflow = || bad("size overflow");
+        let ids = body + count_size;
+        let offsets = ids
+            .checked_add(n.checked_mul(id_size).ok_or_else(overflow)?)
+            .ok_or_else(overflow)?;
+        let values = offsets
+            .checked_add(
+                n.checked_add(1)
+                    .ok_or_else(overflow)?
+                    .checked_mul(offset_size)
+                    .ok_or_else(overflow)?,
+            )
+            .ok_or_else(overflow)?;
+        if values > bytes.len() {
+            return Err(bad("object or array header out of bounds"));
+        }
+        Ok(Container {
+            n,
+            ids,
+            offsets,
+            offset_size,
+            values,
+        })
+    }
+
+    /// Where element `i`'s value starts.
+    fn value_at(&self, bytes: &[u8], i: usize) -> Result<usize> {
+        let off = read_uint(bytes, self.offsets + i * self.offset_size, self.offset_size)?;
+        self.values
+            .checked_add(off)
+            .ok_or_else(|| bad("size overflow"))
+    }
+}
+
 /// Appends the JSON of the value at `bytes[at..]` to `out`.
 fn value_json(
     dict: &Dictionary,
@@ -143,60 +198,29 @@ fn value_json(
             Ok(())
         }
         2 => {
-            let offset_size = usize::from(vh & 0x03) + 1;
             let id_size = usize::from((vh >> 2) & 0x03) + 1;
-            let count_size = if (vh >> 4) & 1 == 1 { 4 } else { 1 };
-            let n = read_uint(bytes, body, count_size)?;
-            let ids = body + count_size;
-            let offsets = ids
-                .checked_add(n.checked_mul(id_size).ok_or_else(|| bad("size overflow"))?)
-                .ok_or_else(|| bad("size overflow"))?;
-            let values = offsets
-                .checked_add(
-                    (n + 1)
-                        .checked_mul(offset_size)
-                        .ok_or_else(|| bad("size overflow"))?,
-                )
-                .ok_or_else(|| bad("size overflow"))?;
-            if values > bytes.len() {
-                return Err(bad("object header out of bounds"));
-            }
+            let c = Container::parse(bytes, body, vh & 0x03, (vh >> 4) & 1 == 1, id_size)?;
             out.push('{');
-            for i in 0..n {
+            for i in 0..c.n {
                 if i > 0 {
                     out.push(',');
                 }
-                let key = dict.get(read_uint(bytes, ids + i * id_size, id_size)?)?;
+                let key = dict.get(read_uint(bytes, c.ids + i * id_size, id_size)?)?;
                 push_json_string(out, key);
                 out.push(':');
-                let off = read_uint(bytes, offsets + i * offset_size, offset_size)?;
-                value_json(dict, bytes, values + off, depth + 1, out)?;
+                value_json(dict, bytes, c.value_at(bytes, i)?, depth + 1, out)?;
             }
             out.push('}');
             Ok(())
         }
         _ => {
-            let offset_size = usize::from(vh & 0x03) + 1;
-            let count_size = if (vh >> 2) & 1 == 1 { 4 } else { 1 };
-            let n = read_uint(bytes, body, count_size)?;
-            let offsets = body + count_size;
-            let values = offsets
-                .checked_add(
-                    (n + 1)
-                        .checked_mul(offset_size)
-                        .ok_or_else(|| bad("size overflow"))?,
-                )
-                .ok_or_else(|| bad("size overflow"))?;
-            if values > bytes.len() {
-                return Err(bad("array header out of bounds"));
-            }
+            let c = Container::parse(bytes, body, vh & 0x03, (vh >> 2) & 1 == 1, 0)?;
             out.push('[');
-            for i in 0..n {
+            for i in 0..c.n {
                 if i > 0 {
                     out.push(',');
                 }
-                let off = read_uint(bytes, offsets + i * offset_size, offset_size)?;
-                value_json(dict, bytes, values + off, depth + 1, out)?;
+                value_json(dict, bytes, c.value_at(bytes, i)?, depth + 1, out)?;
             }
             out.push(']');
             Ok(())

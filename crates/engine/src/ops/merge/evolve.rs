@@ -12,9 +12,9 @@
 use std::sync::Arc;
 
 use arrow::datatypes::Schema;
-use delta_rlc_protocol::schema::{StructField, StructType};
+use delta_rlc_protocol::schema::StructType;
 
-use crate::arrow_conv::arrow_to_delta_type;
+use crate::arrow_conv::nullable_fields;
 use crate::error::{EngineError, Result};
 use crate::ops::alter::{alter_txn, AlterOp};
 use crate::ops::insert::effective_metadata;
@@ -28,25 +28,13 @@ pub async fn evolve_for_source(
     source: &Schema,
 ) -> Result<(Transaction, Arc<Snapshot>)> {
     let snapshot = Arc::clone(txn.snapshot()?);
-    let new: Vec<StructField> = source
-        .fields()
-        .iter()
-        .filter(|f| {
-            snapshot
-                .schema
-                .fields
-                .iter()
-                .all(|t| !t.name.eq_ignore_ascii_case(f.name()))
-        })
-        .map(|f| {
-            Ok(StructField {
-                name: f.name().clone(),
-                data_type: arrow_to_delta_type(f.data_type())?,
-                nullable: true,
-                metadata: Default::default(),
-            })
-        })
-        .collect::<Result<_>>()?;
+    let new = nullable_fields(source, |f| {
+        snapshot
+            .schema
+            .fields
+            .iter()
+            .all(|t| !t.name.eq_ignore_ascii_case(f.name()))
+    })?;
     if new.is_empty() {
         return Ok((txn, snapshot));
     }
