@@ -48,7 +48,11 @@ def main():
         # loop <writer> <seconds> <kind>: the concurrency workloads with deltalake's API.
         writer, seconds, kind = int(args[0]), float(args[1]), args[2]
         pause = float(args[3]) / 1000 if len(args) > 3 else 0.0
-        commits, aborts, n, lat = 0, 0, 0, []
+        # The *_scale kinds (scripts/bench_scale.py): keys [lo, lo + step) inside the writer's own
+        # region, as `delta-rlc stress loop --region --step` computes {lo} and {new}.
+        region = int(args[4]) if len(args) > 4 else 1
+        step = int(args[5]) if len(args) > 5 else 0
+        commits, aborts, n, lat, rows_changed = 0, 0, 0, [], 0
         while time.time() - t0 < seconds:
             time.sleep(pause)
             t = time.time()
@@ -78,6 +82,22 @@ def main():
                     dt.alter.add_columns(Field(f"c{writer}_{n}", PrimitiveType("long"), nullable=True))
                 elif kind == "alter_prop":
                     dt.alter.set_table_properties({"delta.logRetentionDuration": f"interval 3{n} days"})
+                elif kind in ("update_scale", "delete_scale", "merge_scale"):
+                    lo = writer * region + (n * step) % region
+                    if kind == "update_scale":
+                        m = dt.update(predicate=f"id >= {lo} AND id < {lo + step}", updates={"v": "v + 1"})
+                        rows_changed += m.get("num_updated_rows", 0)
+                    elif kind == "delete_scale":
+                        m = dt.delete(f"id >= {lo} AND id < {lo + step}")
+                        rows_changed += m.get("num_deleted_rows", 0)
+                    else:
+                        new = 1_000_000_000 + writer * 100_000_000 + n * step
+                        half = step // 2
+                        ids = pa.concat_arrays([pa.array(range(lo, lo + half), type=pa.int64()), pa.array(range(new, new + step - half), type=pa.int64())])
+                        src = pa.table({"id": ids, "v": pa.array([1] * step, type=pa.int64()), "s": pa.array(["m"] * step)})
+                        m = (dt.merge(source=src, predicate="t.id = s.id", source_alias="s", target_alias="t")
+                             .when_matched_update_all().when_not_matched_insert_all().execute())
+                        rows_changed += m.get("num_target_rows_updated", 0) + m.get("num_target_rows_inserted", 0)
                 elif kind == "merge":
                     lo = writer * 10000 + n * 10
                     src = pa.table({"id": pa.array(range(lo, lo + 5), type=pa.int64()), "v": pa.array([1] * 5, type=pa.int64()), "s": pa.array(["m"] * 5)})
@@ -88,7 +108,7 @@ def main():
             except CommitFailedError:
                 aborts += 1  # the job runs the same operation again
         lat.sort()
-        out = {"writer": writer, "commits": commits, "aborts": {"CommitFailed": aborts} if aborts else {}, "retries": 0,
+        out = {"writer": writer, "commits": commits, "aborts": {"CommitFailed": aborts} if aborts else {}, "retries": 0, "rowsChanged": rows_changed,
                "p50Ms": lat[len(lat) // 2] if lat else 0, "p99Ms": lat[int((len(lat) - 1) * 0.99)] if lat else 0, "seconds": time.time() - t0}
     out = out if isinstance(out, dict) else {"result": str(out)}
     out.setdefault("seconds", time.time() - t0)

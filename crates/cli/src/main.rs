@@ -181,8 +181,11 @@ enum StressAction {
         zorder: bool,
     },
     /// Runs a statement template in a loop for `seconds` (`{w}` = writer, `{n}` = iteration,
-    /// `{n10}` = iteration * 10) against table `t`; a conflict counts as an abort and the loop goes
-    /// on. Prints JSON: commits, aborts by kind, retries, latencies of committed statements.
+    /// `{n10}` = iteration * 10, `{lo}` = writer * region + (iteration * step) % region: the start
+    /// of this statement's key range inside the writer's own region, `{new}` = 10^9 + writer *
+    /// 10^8 + iteration * step: keys no writer has) against table `t`; a conflict counts as an
+    /// abort and the loop goes on. Prints JSON: commits, aborts by kind, retries, rows changed,
+    /// latencies of committed statements.
     Loop {
         table: String,
         #[arg(long)]
@@ -194,6 +197,12 @@ enum StressAction {
         /// Pause between statements (a periodic job, such as an ALTER every few seconds).
         #[arg(long, default_value_t = 0)]
         pause_ms: u64,
+        /// Keys per writer, for `{lo}`.
+        #[arg(long, default_value_t = 1)]
+        region: u64,
+        /// Keys per statement, for `{lo}` and `{new}`.
+        #[arg(long, default_value_t = 0)]
+        step: u64,
     },
     /// Append `count` single-row commits `(writer * 1000000 + i, writer)` to a table with columns
     /// (id BIGINT, writer INT); prints one JSON line with commits and retries.
@@ -484,19 +493,28 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                     writer,
                     seconds,
                     pause_ms,
+                    region,
+                    step,
                 },
         } => {
             let mut session = session;
             session.register("t", &table);
             let began = std::time::Instant::now();
             let (mut commits, mut retries, mut n) = (0u64, 0u64, 0u64);
+            let mut rows_changed = 0u64;
             let mut aborts: std::collections::BTreeMap<String, u64> = Default::default();
             let mut latencies: Vec<f64> = Vec::new();
             while began.elapsed().as_secs_f64() < seconds {
                 if pause_ms > 0 {
                     tokio::time::sleep(std::time::Duration::from_millis(pause_ms)).await;
                 }
+                let region = region.max(1);
+                let lo = writer.saturating_mul(region) + n.saturating_mul(step) % region;
+                let new =
+                    1_000_000_000 + writer.saturating_mul(100_000_000) + n.saturating_mul(step);
                 let stmt = sql
+                    .replace("{lo}", &lo.to_string())
+                    .replace("{new}", &new.to_string())
                     .replace("{w}", &writer.to_string())
                     .replace("{n10}", &(n * 10).to_string())
                     .replace("{n}", &n.to_string());
@@ -507,10 +525,10 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                     Ok(out) => {
                         n += 1;
                         commits += 1;
-                        retries += out
-                            .commit
-                            .map(|c| u64::from(c.attempts.saturating_sub(1)))
-                            .unwrap_or(0);
+                        if let Some(c) = &out.commit {
+                            retries += u64::from(c.attempts.saturating_sub(1));
+                            rows_changed += c.affected_rows.unwrap_or(0);
+                        }
                         latencies.push(t0.elapsed().as_secs_f64() * 1000.0);
                     }
                     Err(EngineError::Conflict(c)) => {
@@ -529,7 +547,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             println!(
                 "{}",
                 serde_json::json!({"writer": writer, "seconds": began.elapsed().as_secs_f64(), "commits": commits, "aborts": aborts,
-                    "retries": retries, "p50Ms": pct(0.5), "p99Ms": pct(0.99)})
+                    "retries": retries, "rowsChanged": rows_changed, "p50Ms": pct(0.5), "p99Ms": pct(0.99)})
             );
         }
         Command::Stress {

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Issue #23's concurrency at realistic statement cost: W1, W3 and W4 on a 10M-row table in 40
+files, with statements that take a fraction of a second to seconds (UPDATE of 5,000 rows, DELETE
+of 2,000 rows, MERGE of 50,000 keys, OPTIMIZE), in three modes — delta-rlc (rlc), delta-rlc with
+legacy=true (open-source Delta's checks) and deltalake — then a many-writers curve (2, 4, 8, 16
+MERGE writers, rlc vs legacy). Every writer is a separate process; each keeps to its own key
+region, so on W1 and W4 every abort is a false abort. Prints Markdown for BENCHMARKS.md.
+
+    python3 scripts/bench_scale.py --bin target/bench-fast/delta-rlc [--seconds 180] [--curve-seconds 60]
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench  # noqa: E402
+
+UPDATE_ROWS, DELETE_ROWS, MERGE_KEYS = 5_000, 2_000, 50_000
+UPDATE = "UPDATE t SET v = v + 1 WHERE id >= {lo} AND id < {lo} + %d" % UPDATE_ROWS
+DELETE = "DELETE FROM t WHERE id >= {lo} AND id < {lo} + %d" % DELETE_ROWS
+# Half the source keys exist (updated), half are new (inserted, above every existing key).
+MERGE = ("MERGE INTO t USING (SELECT value AS id, 1 AS v, 'm' AS s FROM range({lo}, {lo} + %d) UNION ALL "
+         "SELECT value, 1, 'm' FROM range({new}, {new} + %d)) s ON t.id = s.id "
+         "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *") % (MERGE_KEYS // 2, MERGE_KEYS - MERGE_KEYS // 2)
+
+# (kind, writers, sql, step, pause ms); the peer runs `<kind>_scale` (or `optimize`).
+WORKLOADS = {
+    "W1 4 writers UPDATE 5k rows, disjoint ranges": [("update", 4, UPDATE, UPDATE_ROWS, 0)],
+    "W3 2 DELETE 2k + 1 UPDATE 5k writers + 1 OPTIMIZE": [
+        ("delete", 2, DELETE, DELETE_ROWS, 0), ("update", 1, UPDATE, UPDATE_ROWS, 0), ("optimize", 1, "OPTIMIZE t", 0, 5000)],
+    "W4 4 writers MERGE 50k keys, disjoint": [("merge", 4, MERGE, MERGE_KEYS, 0)],
+}
+
+
+def make_base(bin_, base, rows, files):
+    """One table per engine, copied for every run: `rows` rows `(id, v, s)` in `files` appends."""
+    ours, peer = os.path.join(base, "base-ours"), os.path.join(base, "base-peer")
+    per = rows // files
+    bench.run_measured([bin_, "sql", f"CREATE TABLE '{ours}' (id BIGINT NOT NULL, v BIGINT, s STRING) CLUSTER BY (id)"])
+    for f in range(files):
+        bench.run_measured([bin_, "sql", f"INSERT INTO '{ours}' SELECT value, value & 1023, 'x' FROM range({f * per}, {(f + 1) * per})"])
+    bench.run_measured(bench.PEER + ["insert", peer, str(rows), str(files)])
+    return ours, peer
+
+
+def run(bin_, base, src, name, spec, mode, seconds, region):
+    d = os.path.join(base, f"run-{int(time.time() * 1000)}-{mode}")
+    shutil.copytree(src, d)
+    procs, w = [], 0
+    for kind, count, sql, step, pause_ms in spec:
+        for _ in range(count):
+            if mode == "deltalake":
+                pk = kind if kind == "optimize" else f"{kind}_scale"
+                cmd = bench.PEER + ["loop", d, str(w), str(seconds), pk, str(pause_ms), str(region), str(step)]
+            else:
+                cmd = [bin_, "stress", "loop", d, "--writer", str(w), "--seconds", str(seconds), "--sql", sql,
+                       "--pause-ms", str(pause_ms), "--region", str(region), "--step", str(step)]
+                if mode == "legacy":
+                    cmd += ["--conf", "legacy=true"]
+            procs.append((kind, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+            w += 1
+    res = {"commits": 0, "aborts": 0, "retries": 0, "rows": 0, "p50": [], "p99": 0.0, "errors": 0, "optimize": 0}
+    for kind, p in procs:
+        out, err = p.communicate()
+        if p.returncode != 0:
+            res["errors"] += 1
+            print(f"{name} [{mode}] {kind}: {err.strip()[-300:]}", file=sys.stderr)
+            continue
+        r = bench.last_json(out)
+        if kind == "optimize":
+            res["optimize"] += r.get("commits", 0)
+            continue
+        res["commits"] += r.get("commits", 0)
+        res["aborts"] += sum(r.get("aborts", {}).values())
+        res["retries"] += r.get("retries", 0)
+        res["rows"] += r.get("rowsChanged", 0)
+        res["p50"].append(r.get("p50Ms", 0))
+        res["p99"] = max(res["p99"], r.get("p99Ms", 0))
+    shutil.rmtree(d, ignore_errors=True)
+    p50 = sorted(res["p50"])
+    res["p50"] = p50[len(p50) // 2] if p50 else 0
+    res["per_min"] = res["commits"] * 60.0 / seconds
+    res["rows_per_min"] = res["rows"] * 60.0 / seconds
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--files", type=int, default=40)
+    ap.add_argument("--seconds", type=float, default=180)
+    ap.add_argument("--curve-seconds", type=float, default=60)
+    ap.add_argument("--curve", default="2,4,8,16")
+    a = ap.parse_args()
+    base = tempfile.mkdtemp(prefix="delta-rlc-scale-")
+    started = time.time()
+    try:
+        ours, peer = make_base(a.bin, base, a.rows, a.files)
+        results = {}
+        for name, spec in WORKLOADS.items():
+            region = a.rows // 4
+            for mode in ("rlc", "legacy", "deltalake"):
+                results[(name, mode)] = run(a.bin, base, peer if mode == "deltalake" else ours, name, spec, mode, a.seconds, region)
+                print(name, mode, results[(name, mode)], file=sys.stderr, flush=True)
+        curve = {}
+        for k in [int(x) for x in a.curve.split(",") if x]:
+            spec = [("merge", k, MERGE, MERGE_KEYS, 0)]
+            for mode in ("rlc", "legacy"):
+                curve[(k, mode)] = run(a.bin, base, ours, f"curve {k}", spec, mode, a.curve_seconds, a.rows // k)
+                print("curve", k, mode, curve[(k, mode)], file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print(f"Table: {a.rows:,} rows `(id BIGINT, v BIGINT, s STRING)` in {a.files} files; {a.seconds:.0f} s per mode; "
+          f"total {(time.time() - started) / 60:.1f} min.\n")
+    print("| workload | mode | committed/min | rows changed/min | aborts | retries | p50 ms | p99 ms | OPTIMIZE commits |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for (name, mode), r in results.items():
+        err = f" ({r['errors']} process(es) failed)" if r["errors"] else ""
+        print(f"| {name} | {mode} | {r['per_min']:.1f} | {r['rows_per_min']:,.0f} | {r['aborts']}{err} | {r['retries']} | "
+              f"{r['p50']:.0f} | {r['p99']:.0f} | {r['optimize']} |")
+    print("\n| workload | rlc / legacy committed | rlc / deltalake committed | rlc / legacy rows |")
+    print("| --- | ---: | ---: | ---: |")
+    for name in WORKLOADS:
+        r, l, p = (results[(name, m)] for m in ("rlc", "legacy", "deltalake"))
+        ratio = lambda x, y: f"{x / y:.1f}×" if y else "∞ (0 committed)"
+        print(f"| {name} | {ratio(r['per_min'], l['per_min'])} | {ratio(r['per_min'], p['per_min'])} | {ratio(r['rows_per_min'], l['rows_per_min'])} |")
+    print(f"\nMany writers (W4 MERGE of {MERGE_KEYS:,} keys, {a.curve_seconds:.0f} s per point):\n")
+    print("| writers | rlc committed/min | rlc aborts | legacy committed/min | legacy aborts | rlc / legacy |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+    for k in sorted({k for k, _ in curve}):
+        r, l = curve[(k, "rlc")], curve[(k, "legacy")]
+        ratio = f"{r['per_min'] / l['per_min']:.1f}×" if l["per_min"] else "∞"
+        print(f"| {k} | {r['per_min']:.1f} | {r['aborts']} | {l['per_min']:.1f} | {l['aborts']} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()
