@@ -73,6 +73,8 @@ def run(bin_, base, src, name, spec, mode, seconds, region):
         r = bench.last_json(out)
         if kind == "optimize":
             res["optimize"] += r.get("commits", 0)
+            res["optimize_aborts"] = res.get("optimize_aborts", 0) + sum(r.get("aborts", {}).values())
+            res["optimize_detail"] = r
             continue
         res["commits"] += r.get("commits", 0)
         res["aborts"] += sum(r.get("aborts", {}).values())
@@ -117,12 +119,12 @@ def main():
         shutil.rmtree(base, ignore_errors=True)
     print(f"Table: {a.rows:,} rows `(id BIGINT, v BIGINT, s STRING)` in {a.files} files; {a.seconds:.0f} s per mode; "
           f"total {(time.time() - started) / 60:.1f} min.\n")
-    print("| workload | mode | committed/min | rows changed/min | aborts | retries | p50 ms | p99 ms | OPTIMIZE commits |")
+    print("| workload | mode | committed/min | rows changed/min | aborts | retries | p50 ms | p99 ms | OPTIMIZE commits / aborts |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for (name, mode), r in results.items():
         err = f" ({r['errors']} process(es) failed)" if r["errors"] else ""
         print(f"| {name} | {mode} | {r['per_min']:.1f} | {r['rows_per_min']:,.0f} | {r['aborts']}{err} | {r['retries']} | "
-              f"{r['p50']:.0f} | {r['p99']:.0f} | {r['optimize']} |")
+              f"{r['p50']:.0f} | {r['p99']:.0f} | {r['optimize']} / {r.get('optimize_aborts', 0)} |")
     print("\n| workload | rlc / legacy committed | rlc / deltalake committed | rlc / legacy rows |")
     print("| --- | ---: | ---: | ---: |")
     for name in WORKLOADS:

@@ -57,6 +57,9 @@ struct Rule {
     expr: Arc<dyn PhysicalExpr>,
     /// Columns the expression reads (shown with an offending row).
     columns: Vec<String>,
+    /// Columns the user's expression reads (a generated column's rule also names the column
+    /// itself, which its expression does not read).
+    reads: Vec<String>,
 }
 
 /// The constraints of one table version, planned once per write.
@@ -126,6 +129,11 @@ impl TableConstraints {
                 let expr = crate::expr_plan::plan_physical(&ctx, &logical, &df_schema)
                     .map_err(|e| cannot(e.to_string()))?;
                 rule.columns.push(f.name.clone());
+                rule.reads = logical
+                    .column_refs()
+                    .into_iter()
+                    .map(|c| c.name.clone())
+                    .collect();
                 rules.push(rule);
                 generated.push(Generated {
                     index,
@@ -141,6 +149,15 @@ impl TableConstraints {
             generated,
             has_not_null: schema.fields.iter().any(has_not_null),
         })
+    }
+
+    /// The label of a rule (CHECK constraint, invariant, generation expression) whose expression
+    /// reads top-level column `column`, if any.
+    pub fn reading(&self, column: &str) -> Option<&str> {
+        self.rules
+            .iter()
+            .find(|r| r.reads.iter().any(|c| c.eq_ignore_ascii_case(column)))
+            .map(|r| r.label.as_str())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -315,6 +332,7 @@ fn plan_rule(ctx: &SessionContext, df_schema: &DFSchema, label: String, sql: &st
     Ok(Rule {
         label,
         expr,
+        reads: columns.clone(),
         columns,
     })
 }

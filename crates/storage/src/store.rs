@@ -105,6 +105,8 @@ pub struct TableStore {
     retry: RetryPolicy,
 }
 
+mod listing;
+
 fn memory_stores() -> &'static Mutex<HashMap<String, Arc<InMemory>>> {
     static STORES: OnceLock<Mutex<HashMap<String, Arc<InMemory>>>> = OnceLock::new();
     STORES.get_or_init(|| Mutex::new(HashMap::new()))

@@ -321,6 +321,30 @@ def test_type_widening_both_ways(spark, tmp_path):
     assert len(ours(q, ["id", "d"])) == 3
 
 
+def test_nested_rename_and_widening_both_ways(spark, tmp_path):
+    """Nested fields under column mapping: we rename `s.a` and widen it (INT → BIGINT, recorded on
+    the nested field) and Spark reads old and new rows; Spark renames `s.b` and widens `s.c`
+    (SMALLINT → INT) and we read every row, then write again and Spark reads that."""
+    q = str(tmp_path / "nested")
+    rlc("sql", f"CREATE TABLE '{q}' (id BIGINT, s STRUCT<a: INT, b: STRING, c: SMALLINT>) TBLPROPERTIES "
+               "('delta.columnMapping.mode' = 'name', 'delta.enableTypeWidening' = 'true')")
+    rlc("sql", f"INSERT INTO '{q}' VALUES (1, named_struct('a', 7, 'b', 'x', 'c', CAST(1 AS SMALLINT)))")
+    rlc("sql", f"ALTER TABLE '{q}' RENAME COLUMN s.a TO a2")
+    rlc("sql", f"ALTER TABLE '{q}' ALTER COLUMN s.a2 TYPE BIGINT")
+    rlc("sql", f"INSERT INTO '{q}' VALUES (2, named_struct('a2', 3000000000, 'b', 'y', 'c', CAST(2 AS SMALLINT)))")
+    rows = sorted(tuple(r) for r in spark.read.format("delta").load(q).selectExpr("id", "s.a2", "s.b", "s.c").collect())
+    assert rows == [(1, 7, "x", 1), (2, 3000000000, "y", 2)]
+    spark.sql(f"ALTER TABLE delta.`{q}` RENAME COLUMN s.b TO b2")
+    spark.sql(f"ALTER TABLE delta.`{q}` ALTER COLUMN s.c TYPE INT")
+    spark.sql(f"INSERT INTO delta.`{q}` VALUES (3, named_struct('a2', 5L, 'b2', 'z', 'c', 70000))")
+    got = sorted((r["id"], r["a2"], r["b2"], r["c"]) for r in rlc_rows(
+        f"SELECT id, s['a2'] AS a2, s['b2'] AS b2, s['c'] AS c FROM '{q}'"))
+    assert got == [(1, 7, "x", 1), (2, 3000000000, "y", 2), (3, 5, "z", 70000)]
+    rlc("sql", f"INSERT INTO '{q}' VALUES (4, named_struct('a2', 6, 'b2', 'w', 'c', 80000))")
+    rows = sorted(tuple(r) for r in spark.read.format("delta").load(q).selectExpr("id", "s.a2", "s.b2", "s.c").collect())
+    assert rows == [(1, 7, "x", 1), (2, 3000000000, "y", 2), (3, 5, "z", 70000), (4, 6, "w", 80000)]
+
+
 def test_change_data_feed_both_ways(spark, tmp_path):
     """Spark and delta-rlc run DELETE, UPDATE and MERGE on one table with the change data feed and
     deletion vectors on: Spark's table_changes and ours return the same rows for every version,

@@ -24,14 +24,16 @@ use super::create::{validate_properties, ENGINE_PROPERTIES as FIXED_PROPERTIES};
 use crate::constraints::{TableConstraints, CONSTRAINT_PREFIX};
 use crate::error::{EngineError, Result};
 use crate::ops::dml::{register_candidates, scan_files};
+use crate::ops::schema_path;
 use crate::txn::Transaction;
 
 /// One ALTER TABLE operation.
 #[derive(Debug, Clone)]
 pub enum AlterOp {
     AddColumns(Vec<StructField>),
+    /// `from` is a column path (`s.a` renames field `a` of struct `s`; `schema_path.rs`).
     RenameColumn {
-        from: String,
+        from: Vec<String>,
         to: String,
     },
     DropColumns {
@@ -47,7 +49,8 @@ pub enum AlterOp {
         keys: Vec<String>,
         if_exists: bool,
     },
-    DropNotNull(String),
+    /// A column path (nested fields too).
+    DropNotNull(Vec<String>),
     /// Every existing row is checked first.
     SetNotNull(String),
     /// `delta.constraints.<name>` (lowercase); every existing row is checked first.
@@ -61,10 +64,11 @@ pub enum AlterOp {
     },
     /// `CLUSTER BY (…)` / `CLUSTER BY NONE` (empty): the clustering columns (`cluster_by.rs`).
     ClusterBy(Vec<String>),
-    /// `ALTER COLUMN c TYPE t`: a widening (`type_widening::is_widening`) of a top-level column on
-    /// a table with `delta.enableTypeWidening`; files keep the narrower type and are cast on read.
+    /// `ALTER COLUMN c TYPE t`: a widening (`type_widening::is_widening`) of a column or a struct's
+    /// nested field (a column path) on a table with `delta.enableTypeWidening`; files keep the
+    /// narrower type and are cast on read.
     ChangeType {
-        column: String,
+        column: Vec<String>,
         to: DataType,
     },
 }
@@ -160,13 +164,37 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
             schema.fields.extend(added.fields);
             ("ADD COLUMNS", json!({"columns": names}))
         }
+        AlterOp::RenameColumn { from, to } if from.len() > 1 => {
+            needs_mapping("RENAME COLUMN", mode)?;
+            refuse_if_referenced(&schema, &metadata, from, "renamed")?;
+            let parent = schema_path::parent_struct_mut(&mut schema, from)?;
+            let last = from.last().map_or("", String::as_str);
+            let Some(old) = find(parent, last).map(|f| f.name.clone()) else {
+                return Err(EngineError::invalid(format!(
+                    "no column {}",
+                    schema_path::display(from)
+                )));
+            };
+            if !old.eq_ignore_ascii_case(to) && find(parent, to).is_some() {
+                return Err(EngineError::invalid(format!(
+                    "{} already has a field {to}",
+                    schema_path::display(&from[..from.len() - 1])
+                )));
+            }
+            for f in &mut parent.fields {
+                if f.name == old {
+                    f.name = to.clone();
+                }
+            }
+            (
+                "RENAME COLUMN",
+                json!({"oldColumnPath": schema_path::display(from), "newColumnPath": to}),
+            )
+        }
         AlterOp::RenameColumn { from, to } => {
             needs_mapping("RENAME COLUMN", mode)?;
-            if from.contains('.') || to.contains('.') {
-                return Err(EngineError::Unsupported(
-                    "renaming a nested field is not supported yet".into(),
-                ));
-            }
+            let from = from.first().map_or("", String::as_str);
+            refuse_if_referenced(&schema, &metadata, &[from.to_string()], "renamed")?;
             let Some(old) = find(&schema, from).map(|f| f.name.clone()) else {
                 return Err(EngineError::invalid(format!("no column {from}")));
             };
@@ -213,6 +241,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                         "{f} is a clustering column: it cannot be dropped"
                     )));
                 }
+                refuse_if_referenced(&schema, &metadata, &[f.clone()], "dropped")?;
                 schema.fields.retain(|x| x.name != f);
                 dropped.push(f);
             }
@@ -336,7 +365,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
             ("CHANGE COLUMN", json!({"column": name, "nullable": true}))
         }
         AlterOp::SetNotNull(c) => {
-            let name = set_nullable(&mut schema, c, false)?;
+            let name = set_nullable(&mut schema, std::slice::from_ref(c), false)?;
             protocol = with_feature(&protocol, "invariants");
             ("CHANGE COLUMN", json!({"column": name, "nullable": false}))
         }
@@ -388,17 +417,34 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
     Ok(txn)
 }
 
-/// Sets top-level column `c`'s nullability; returns its name as the schema spells it.
-fn set_nullable(schema: &mut StructType, c: &str, nullable: bool) -> Result<String> {
-    let Some(f) = schema
-        .fields
-        .iter_mut()
-        .find(|f| f.name.eq_ignore_ascii_case(c))
-    else {
-        return Err(EngineError::invalid(format!("no column {c}")));
-    };
+/// Sets column `c`'s nullability (a column path); returns its name as the schema spells it.
+fn set_nullable(schema: &mut StructType, c: &[String], nullable: bool) -> Result<String> {
+    let f = schema_path::field_mut(schema, c)?;
     f.nullable = nullable;
     Ok(f.name.clone())
+}
+
+/// Refuses renaming or dropping column `path` while a CHECK constraint or a generated column's
+/// expression reads its top-level column (the expression would name a column that no longer
+/// exists; Delta refuses the same). A nested path is judged by its top-level column: coarser than
+/// the field itself, never missing a reference.
+fn refuse_if_referenced(
+    schema: &StructType,
+    metadata: &delta_rlc_protocol::actions::Metadata,
+    path: &[String],
+    what: &str,
+) -> Result<()> {
+    let Some(top) = path.first() else {
+        return Ok(());
+    };
+    let rules = TableConstraints::new(schema, &metadata.configuration)?;
+    if let Some(label) = rules.reading(top) {
+        return Err(EngineError::invalid(format!(
+            "{} cannot be {what}: {label} reads it (drop or change that first)",
+            schema_path::display(path)
+        )));
+    }
+    Ok(())
 }
 
 /// Applies `ALTER COLUMN column TYPE to` to `schema`, recording the change in the field's
@@ -406,7 +452,7 @@ fn set_nullable(schema: &mut StructType, c: &str, nullable: bool) -> Result<Stri
 fn change_type(
     schema: &mut StructType,
     metadata: &delta_rlc_protocol::actions::Metadata,
-    column: &str,
+    column: &[String],
     to: &DataType,
 ) -> Result<(&'static str, serde_json::Value)> {
     use delta_rlc_protocol::type_widening::{is_widening, TYPE_CHANGES_KEY};
@@ -419,19 +465,17 @@ fn change_type(
             "changing a column's type needs type widening: ALTER TABLE t SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true') first",
         ));
     }
-    if column.contains('.') {
-        return Err(EngineError::Unsupported(
-            "changing the type of a nested field is not supported yet".into(),
-        ));
+    if !schema_path::through_structs_only(schema, column) {
+        // Delta records an element's or a map entry's change on the enclosing field with a
+        // `fieldPath`; this engine neither writes nor reads those.
+        schema_path::field_mut(schema, column)?;
+        return Err(EngineError::Unsupported(format!(
+            "changing the type of {} (inside an array or a map) is not supported yet",
+            schema_path::display(column)
+        )));
     }
-    let Some(f) = schema
-        .fields
-        .iter_mut()
-        .find(|f| f.name.eq_ignore_ascii_case(column))
-    else {
-        return Err(EngineError::invalid(format!("no column {column}")));
-    };
-    if metadata.partition_columns.contains(&f.name) {
+    let f = schema_path::field_mut(schema, column)?;
+    if column.len() == 1 && metadata.partition_columns.contains(&f.name) {
         return Err(EngineError::Unsupported(format!(
             "{} is a partition column: changing its type is not supported",
             f.name
@@ -470,7 +514,7 @@ fn change_type(
     f.data_type = to.clone();
     Ok((
         "CHANGE COLUMN",
-        json!({"column": f.name, "type": to_p.name()}),
+        json!({"column": schema_path::display(column), "type": to_p.name()}),
     ))
 }
 

@@ -29,7 +29,7 @@ use crate::scan::{
 };
 use crate::snapshot::Snapshot;
 use crate::txn::Transaction;
-use crate::write::{FileWriter, StatsConfig, DEFAULT_TARGET_FILE_SIZE};
+use crate::write::FileWriter;
 
 /// Counters reported as Spark-style operationMetrics.
 #[derive(Debug, Default, Clone)]
@@ -283,24 +283,18 @@ pub async fn write_new_rows(
     if batches.is_empty() {
         return Ok(());
     }
-    let target = snapshot
-        .config("delta.targetFileSize")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(DEFAULT_TARGET_FILE_SIZE);
     let constraints = crate::constraints::TableConstraints::new(
         &snapshot.schema,
         &snapshot.metadata.configuration,
     )?;
     let writer = FileWriter {
         constraints: Some(&constraints),
-        store: &txn.table.store,
-        schema: &snapshot.schema,
-        partition_columns: &snapshot.metadata.partition_columns,
-        stats_config: StatsConfig::from_configuration(&snapshot.metadata.configuration),
-        column_mapping: crate::write::column_mapping_of(&snapshot.metadata.configuration)?,
-        env: &txn.table.env,
-        target_file_size: target,
-        change_data: false,
+        ..FileWriter::for_table(
+            &txn.table.store,
+            &txn.table.env,
+            &snapshot.schema,
+            &snapshot.metadata,
+        )?
     };
     let adds = writer.write(&batches, true).await?;
     metrics.added_files += adds.len() as u64;

@@ -17,7 +17,7 @@ use crate::arrow_conv::table_arrow_schema;
 use crate::error::{EngineError, Result};
 use crate::read_set::split_predicate;
 use crate::txn::Transaction;
-use crate::write::{FileWriter, StatsConfig, DEFAULT_TARGET_FILE_SIZE};
+use crate::write::FileWriter;
 
 #[derive(Debug, Clone)]
 pub enum InsertMode {
@@ -87,22 +87,10 @@ pub async fn write_rows(txn: &mut Transaction, batches: &[RecordBatch]) -> Resul
                 .await?;
         }
     }
-    let target = metadata
-        .configuration
-        .get("delta.targetFileSize")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(DEFAULT_TARGET_FILE_SIZE);
     let constraints = crate::constraints::TableConstraints::new(&schema, &metadata.configuration)?;
     let writer = FileWriter {
         constraints: Some(&constraints),
-        store: &txn.table.store,
-        schema: &schema,
-        partition_columns: &metadata.partition_columns,
-        stats_config: StatsConfig::from_configuration(&metadata.configuration),
-        column_mapping: crate::write::column_mapping_of(&metadata.configuration)?,
-        env: &txn.table.env,
-        target_file_size: target,
-        change_data: false,
+        ..FileWriter::for_table(&txn.table.store, &txn.table.env, &schema, &metadata)?
     };
     let adds = writer.write(&batches, true).await?;
     let bytes: i64 = adds.iter().map(|a| a.size).sum();

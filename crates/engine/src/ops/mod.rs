@@ -13,6 +13,7 @@ pub mod merge;
 pub mod merge_keys;
 pub mod merge_probe;
 pub mod optimize;
+pub mod schema_path;
 pub mod update;
 
 pub use create::{create_table_txn, CreateTableSpec};

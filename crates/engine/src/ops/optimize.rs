@@ -26,7 +26,7 @@ use crate::row_tracking::{row_tracking_columns, stabilize_row_tracking};
 use crate::scan::{candidate_files, read_file, FileReadOptions};
 use crate::snapshot::Snapshot;
 use crate::txn::Transaction;
-use crate::write::{encode_log_path, FileWriter, StatsConfig, DEFAULT_TARGET_FILE_SIZE};
+use crate::write::{encode_log_path, FileWriter, DEFAULT_TARGET_FILE_SIZE};
 
 #[derive(Debug, Clone, Default)]
 pub struct OptimizeSpec {
@@ -245,15 +245,13 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
         extra_columns: extra,
     };
     let writer = FileWriter {
-        constraints: None,
-        store: &txn.table.store,
-        schema: &snapshot.schema,
-        partition_columns: &snapshot.metadata.partition_columns,
-        stats_config: StatsConfig::from_configuration(&snapshot.metadata.configuration),
-        column_mapping: crate::write::column_mapping_of(&snapshot.metadata.configuration)?,
-        env: &txn.table.env,
         target_file_size: if zorder.is_empty() { u64::MAX } else { target },
-        change_data: false,
+        ..FileWriter::for_table(
+            &txn.table.store,
+            &txn.table.env,
+            &snapshot.schema,
+            &snapshot.metadata,
+        )?
     };
     let (mut files_removed, mut files_added, mut bytes_removed, mut bytes_added) =
         (0u64, 0u64, 0i64, 0i64);

@@ -25,7 +25,7 @@ use delta_rlc_storage::TableStore;
 
 pub use checkpoint_read::parquet_to_actions;
 pub use replay::ReplayState;
-pub use segment::{build_segment, list_log, CheckpointFiles, LogSegment};
+pub use segment::{build_segment, list_log, segment_after, CheckpointFiles, LogSegment};
 
 use crate::error::{EngineError, Result};
 
@@ -79,12 +79,27 @@ pub struct Snapshot {
 impl Snapshot {
     /// Loads `version` (None = latest).
     pub async fn load(store: &TableStore, version: Option<u64>) -> Result<Arc<Snapshot>> {
-        let segment = Snapshot::segment_for(store, version).await?;
+        let start = match version {
+            None => segment::last_checkpoint_hint(store).await,
+            Some(_) => None,
+        };
+        let segment = Snapshot::segment_for(store, version, start).await?;
         Snapshot::from_segment(store, &segment).await
     }
 
-    /// The log segment of `version` (None = latest).
-    async fn segment_for(store: &TableStore, version: Option<u64>) -> Result<LogSegment> {
+    /// The log segment of `version` (None = latest). With `start` (a checkpoint version known or
+    /// hinted), first from a listing of only the log after it (`segment::segment_after`, which
+    /// accepts it only when it gives exactly what a whole listing would).
+    async fn segment_for(
+        store: &TableStore,
+        version: Option<u64>,
+        start: Option<u64>,
+    ) -> Result<LogSegment> {
+        if let Some(start) = start {
+            if let Some(s) = segment::segment_after(store, start, version).await? {
+                return Ok(s);
+            }
+        }
         // A directory listing is not a snapshot of the directory: on a local filesystem an entry
         // created while the listing runs can be missed while a later one is seen (readdir walks
         // hash order). So a gap is listed again before it is believed; a real gap persists.
@@ -111,7 +126,7 @@ impl Snapshot {
         previous: &Arc<Snapshot>,
         version: Option<u64>,
     ) -> Result<Arc<Snapshot>> {
-        let segment = Snapshot::segment_for(store, version).await?;
+        let segment = Snapshot::segment_for(store, version, previous.checkpoint_version).await?;
         Snapshot::after_segment(store, previous, segment).await
     }
 
@@ -122,6 +137,18 @@ impl Snapshot {
         store: &TableStore,
         previous: Option<&Arc<Snapshot>>,
     ) -> Result<Option<Arc<Snapshot>>> {
+        let start = match previous {
+            Some(p) => p.checkpoint_version,
+            None => segment::last_checkpoint_hint(store).await,
+        };
+        if let Some(start) = start {
+            if let Some(s) = segment::segment_after(store, start, None).await? {
+                return Ok(Some(match previous {
+                    Some(p) => Snapshot::after_segment(store, p, s).await?,
+                    None => Snapshot::from_segment(store, &s).await?,
+                }));
+            }
+        }
         let mut relists = 0;
         let segment = loop {
             let listing = segment::list_log(store).await?;
@@ -256,11 +283,22 @@ impl Snapshot {
     /// Whether a top-level column's file stats may prune: not when its type was widened
     /// (`delta.typeChanges`), since files written before the change hold stats of the narrower
     /// type — a float's `0.1` is not the double its value widens to, so a bound could exclude a
-    /// row that matches. Their stats read as unknown.
+    /// row that matches. Their stats read as unknown. A struct column with a widened field (at any
+    /// depth) counts as widened as a whole.
     pub fn stats_usable(&self, logical: &str) -> bool {
-        self.schema
-            .field(logical)
-            .is_none_or(|f| !f.metadata.contains_key("delta.typeChanges"))
+        fn widened(f: &delta_rlc_protocol::schema::StructField) -> bool {
+            f.metadata.contains_key("delta.typeChanges") || type_widened(&f.data_type)
+        }
+        fn type_widened(t: &delta_rlc_protocol::schema::DataType) -> bool {
+            use delta_rlc_protocol::schema::DataType;
+            match t {
+                DataType::Primitive(_) => false,
+                DataType::Struct(st) => st.fields.iter().any(widened),
+                DataType::Array { element, .. } => type_widened(element),
+                DataType::Map { key, value, .. } => type_widened(key) || type_widened(value),
+            }
+        }
+        self.schema.field(logical).is_none_or(|f| !widened(f))
     }
 
     pub fn config_bool(&self, key: &str) -> bool {

@@ -35,6 +35,38 @@ pub async fn list_log(store: &TableStore) -> Result<Vec<ObjectInfo>> {
     store.list_dir(LOG_DIR).await.map_err(EngineError::from)
 }
 
+/// The version `_last_checkpoint` names, if it can be read and parsed; only ever a place to start
+/// listing from ([`segment_after`] decides whether what follows it suffices).
+pub async fn last_checkpoint_hint(store: &TableStore) -> Option<u64> {
+    let bytes = store
+        .get(&format!("{LOG_DIR}/_last_checkpoint"))
+        .await
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    v.get("version")?.as_u64()
+}
+
+/// The segment of `version` (None = latest) from a listing of only the log names after
+/// `{start:020}` — every checkpoint at or above version `start` and every commit after it. When
+/// that listing holds a complete checkpoint at or below the target, the newest such checkpoint (the
+/// one a whole listing picks: it is at least that one, so at or above `start`) and every commit
+/// after it are in it, and the segment is exactly the whole listing's. Otherwise (`start` stale,
+/// wrong, above the target, or its checkpoint cleaned up) or on any error: None, and the caller
+/// lists the whole log.
+pub async fn segment_after(
+    store: &TableStore,
+    start: u64,
+    version: Option<u64>,
+) -> Result<Option<LogSegment>> {
+    let listing = store
+        .list_dir_after(LOG_DIR, &format!("{start:020}"))
+        .await
+        .map_err(EngineError::from)?;
+    Ok(build_segment(&listing, version)
+        .ok()
+        .filter(|s| s.checkpoint.as_ref().is_some_and(|(v, _)| *v >= start)))
+}
+
 fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }

@@ -61,7 +61,7 @@ fn parse_op(c: &mut Cursor) -> Result<AlterOp> {
         if !c.eat_kw("COLUMN") {
             return Err(unsupported("RENAME TO (tables are paths)"));
         }
-        let from = c.ident()?;
+        let from = c.column_path()?;
         c.expect_kw("TO")?;
         AlterOp::RenameColumn {
             from,
@@ -96,7 +96,7 @@ fn parse_op(c: &mut Cursor) -> Result<AlterOp> {
         AlterOp::UnsetProperties { keys, if_exists }
     } else if c.eat_kw("ALTER") || c.eat_kw("CHANGE") {
         c.eat_kw("COLUMN");
-        let col = c.ident()?;
+        let col = c.column_path()?;
         if c.eat_kw("DROP") {
             c.expect_kw("NOT")?;
             c.expect_kw("NULL")?;
@@ -104,7 +104,10 @@ fn parse_op(c: &mut Cursor) -> Result<AlterOp> {
         } else if c.eat_kw("SET") {
             c.expect_kw("NOT")?;
             c.expect_kw("NULL")?;
-            AlterOp::SetNotNull(col)
+            match <[String; 1]>::try_from(col) {
+                Ok([col]) => AlterOp::SetNotNull(col),
+                Err(_) => return Err(unsupported("SET NOT NULL on a nested field")),
+            }
         } else if c.eat_kw("TYPE") {
             AlterOp::ChangeType {
                 column: col,

@@ -96,6 +96,15 @@ impl Cursor {
         }
     }
 
+    /// A column path: names joined by periods (`s.a`, `arr.element.x`).
+    pub fn column_path(&mut self) -> Result<Vec<String>> {
+        let mut path = vec![self.ident()?];
+        while self.eat(&Token::Period) {
+            path.push(self.ident()?);
+        }
+        Ok(path)
+    }
+
     pub fn string(&mut self) -> Result<String> {
         match self.next() {
             Some(Token::SingleQuotedString(s)) | Some(Token::DoubleQuotedString(s)) => Ok(s),

@@ -14,7 +14,7 @@ use crate::arrow_conv::table_arrow_schema;
 use crate::error::{EngineError, Result};
 pub use crate::write::change_data::ChangeType;
 use crate::write::change_data::{CDF_PROPERTY, CHANGE_CHUNK_BYTES, CHANGE_TYPE_COLUMN};
-use crate::write::{FileWriter, StatsConfig, DEFAULT_TARGET_FILE_SIZE};
+use crate::write::{FileWriter, DEFAULT_TARGET_FILE_SIZE};
 
 fn is_true(v: Option<&String>) -> bool {
     v.is_some_and(|v| v.eq_ignore_ascii_case("true"))
@@ -125,15 +125,9 @@ pub async fn flush(txn: &mut Transaction) -> Result<()> {
         .map(|b| constraints.fill_generated(b))
         .collect::<Result<_>>()?;
     let writer = FileWriter {
-        constraints: None,
-        store: &txn.table.store,
-        schema: &schema,
-        partition_columns: &metadata.partition_columns,
-        stats_config: StatsConfig::from_configuration(&metadata.configuration),
-        column_mapping: crate::write::column_mapping_of(&metadata.configuration)?,
-        env: &txn.table.env,
         target_file_size: DEFAULT_TARGET_FILE_SIZE,
         change_data: true,
+        ..FileWriter::for_table(&txn.table.store, &txn.table.env, &schema, &metadata)?
     };
     let adds = writer.write(&pending, false).await?;
     for a in adds {

@@ -208,9 +208,14 @@ impl Transaction {
         )
     }
 
-    /// Newest committed version ≥ `from` (at least `from`, which we know exists).
+    /// Newest committed version ≥ `from` (at least `from`, which we know exists), from a listing
+    /// of only the log names from `from` on: the retry's cost does not grow with the log.
     async fn latest_version(&self, from: u64) -> Result<u64> {
-        let listing = self.table.store.list_dir(LOG_DIR).await?;
+        let listing = self
+            .table
+            .store
+            .list_dir_after(LOG_DIR, &format!("{from:020}"))
+            .await?;
         let mut latest = from;
         for o in listing {
             let name = o.path.rsplit('/').next().unwrap_or(&o.path);

@@ -12,7 +12,7 @@ use arrow::compute::{cast, take_record_batch};
 use arrow::datatypes::{DataType, Schema};
 use bytes::Bytes;
 use datafusion::common::ScalarValue;
-use delta_rlc_protocol::actions::{Add, PartitionValues};
+use delta_rlc_protocol::actions::{Add, Metadata, PartitionValues};
 use delta_rlc_protocol::partition::{format_decimal, serialize_partition_value, Scalar};
 use delta_rlc_protocol::schema::{PrimitiveType, StructType};
 use delta_rlc_storage::TableStore;
@@ -98,6 +98,34 @@ pub struct FileWriter<'a> {
     pub constraints: Option<&'a crate::constraints::TableConstraints>,
     /// Change files (`_change_data/…/cdc-*.parquet`) instead of data files.
     pub change_data: bool,
+}
+
+impl<'a> FileWriter<'a> {
+    /// A writer of data files for a table with this schema and metadata: its partition columns,
+    /// stats settings, column mapping and `delta.targetFileSize`; no constraint check (callers
+    /// that write new rows set `constraints`), data files rather than change files.
+    pub fn for_table(
+        store: &'a TableStore,
+        env: &'a Env,
+        schema: &'a StructType,
+        metadata: &'a Metadata,
+    ) -> Result<Self> {
+        Ok(FileWriter {
+            store,
+            schema,
+            partition_columns: &metadata.partition_columns,
+            stats_config: StatsConfig::from_configuration(&metadata.configuration),
+            env,
+            target_file_size: metadata
+                .configuration
+                .get("delta.targetFileSize")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(DEFAULT_TARGET_FILE_SIZE),
+            column_mapping: super::column_mapping_of(&metadata.configuration)?,
+            constraints: None,
+            change_data: false,
+        })
+    }
 }
 
 fn partition_strings(col: &ArrayRef, ty: &PrimitiveType) -> Result<Vec<Option<String>>> {

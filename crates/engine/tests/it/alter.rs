@@ -335,3 +335,113 @@ fn cluster_by_changes_the_clustering_columns() {
         assert!(err.to_string().contains("partitioned"), "{err}");
     });
 }
+
+/// Nested fields (column paths): RENAME COLUMN `s.a` and `arr.element.x` under column mapping,
+/// ALTER COLUMN `s.a` TYPE (a widening recorded on the nested field; old files read widened),
+/// DROP NOT NULL on a nested field. Refused in one line, nothing committed: a path that names no
+/// field, a sibling's name, a widening inside an array, and renaming or dropping a column that a
+/// CHECK constraint or a generated column reads.
+#[test]
+fn nested_fields_rename_widen_and_referenced_columns_are_refused() {
+    let loc = "memory://alter-nested/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute(
+            "CREATE TABLE t (id BIGINT, s STRUCT<a: INT, b: STRING NOT NULL>, arr ARRAY<STRUCT<x: INT>>, \
+             g BIGINT GENERATED ALWAYS AS (id * 2)) \
+             TBLPROPERTIES ('delta.columnMapping.mode' = 'name', 'delta.enableTypeWidening' = 'true')",
+        )
+        .await
+        .unwrap();
+        s.execute("ALTER TABLE t ADD CONSTRAINT pos CHECK (id > 0)")
+            .await
+            .unwrap();
+        s.execute(
+            "INSERT INTO t (id, s, arr) VALUES (1, named_struct('a', 7, 'b', 'x'), make_array(named_struct('x', 5)))",
+        )
+        .await
+        .unwrap();
+        let version = latest_snapshot(loc).await.version;
+        for bad in [
+            "ALTER TABLE t RENAME COLUMN s.zz TO q",
+            "ALTER TABLE t RENAME COLUMN s.a TO B",
+            "ALTER TABLE t RENAME COLUMN nope.a TO q",
+            "ALTER TABLE t RENAME COLUMN id TO key",
+            "ALTER TABLE t DROP COLUMN id",
+            "ALTER TABLE t ALTER COLUMN arr.element.x TYPE BIGINT",
+            "ALTER TABLE t ALTER COLUMN s.a TYPE SMALLINT",
+            "ALTER TABLE t ALTER COLUMN s.b SET NOT NULL",
+        ] {
+            let err = s.execute(bad).await.expect_err(bad);
+            assert!(!err.to_string().contains('\n'), "{bad}: {err}");
+        }
+        let err = s
+            .execute("ALTER TABLE t RENAME COLUMN id TO key")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("reads it"), "{err}");
+        assert_eq!(latest_snapshot(loc).await.version, version, "nothing committed");
+
+        s.execute("ALTER TABLE t RENAME COLUMN s.a TO a2").await.unwrap();
+        s.execute("ALTER TABLE t RENAME COLUMN arr.element.x TO y")
+            .await
+            .unwrap();
+        s.execute("ALTER TABLE t ALTER COLUMN s.a2 TYPE BIGINT")
+            .await
+            .unwrap();
+        s.execute("ALTER TABLE t ALTER COLUMN s.b DROP NOT NULL")
+            .await
+            .unwrap();
+        // Renaming the generated column itself is fine: its expression does not read it.
+        s.execute("ALTER TABLE t RENAME COLUMN g TO twice").await.unwrap();
+        let snap = latest_snapshot(loc).await;
+        let st = match &snap.schema.field("s").unwrap().data_type {
+            delta_rlc_protocol::schema::DataType::Struct(st) => st.clone(),
+            other => panic!("{other:?}"),
+        };
+        let a2 = st.field("a2").unwrap();
+        assert_eq!(
+            a2.metadata.get("delta.typeChanges"),
+            Some(&serde_json::json!([{"fromType": "integer", "toType": "long"}]))
+        );
+        assert!(st.field("b").unwrap().nullable);
+        s.execute(
+            "INSERT INTO t (id, s, arr) VALUES (2, named_struct('a2', 3000000000, 'b', NULL), make_array(named_struct('y', 6)))",
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT id, s['a2'], s['b'], arr[1]['y'], twice FROM t"
+            )
+            .await,
+            vec!["1|7|x|5|2", "2|3000000000|NULL|6|4"]
+        );
+        assert_eq!(
+            rows(&s, "SELECT id FROM t WHERE s['a2'] > 2147483647").await,
+            vec!["2"]
+        );
+    });
+}
+
+/// Without column mapping a nested rename is refused like a top-level one (nothing committed).
+#[test]
+fn nested_rename_needs_column_mapping() {
+    let loc = "memory://alter-nested-nocm/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT, s STRUCT<a: INT>)")
+            .await
+            .unwrap();
+        let version = latest_snapshot(loc).await.version;
+        let err = s
+            .execute("ALTER TABLE t RENAME COLUMN s.a TO b")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("needs column mapping"), "{err}");
+        assert_eq!(latest_snapshot(loc).await.version, version);
+    });
+}

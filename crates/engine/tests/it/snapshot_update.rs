@@ -78,3 +78,64 @@ fn incremental_loads_equal_full_loads() {
         assert_ne!(inc.metadata.id, before.metadata.id);
     });
 }
+
+/// A load that lists only the log after a checkpoint it knows of (`_last_checkpoint`, or the
+/// checkpoint of the snapshot it updates) takes exactly the segment a whole listing gives, and
+/// declines — falling back to the whole listing — whenever the tail holds no usable checkpoint: a
+/// hint above the latest version, above a time-travel target, or naming a checkpoint since deleted.
+#[test]
+fn loads_from_a_checkpoint_hint_equal_whole_listings() {
+    use delta_rlc_engine::snapshot::{build_segment, list_log, segment_after};
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("t").display().to_string();
+    let mut s = SqlSession::new(Env::deterministic(32), ConflictConfig::default());
+    s.register("t", &loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT) TBLPROPERTIES ('delta.checkpointInterval' = '4')")
+            .await
+            .unwrap();
+        for i in 0..14 {
+            s.execute(&format!("INSERT INTO t VALUES ({i})"))
+                .await
+                .unwrap();
+        }
+        let table = DeltaTable::open_existing(&loc).unwrap();
+        let whole = list_log(&table.store).await.unwrap();
+        for (start, version, accepted) in [
+            (0, None, true),
+            (3, None, true),
+            (8, None, true),
+            (12, None, true),
+            (13, None, false),
+            (99, None, false),
+            (4, Some(10), true),
+            (12, Some(10), false),
+        ] {
+            let got = segment_after(&table.store, start, version).await.unwrap();
+            assert_eq!(got.is_some(), accepted, "start {start}, version {version:?}");
+            if let Some(got) = got {
+                let want = build_segment(&whole, version).unwrap();
+                assert_eq!(got.version, want.version);
+                assert_eq!(got.checkpoint, want.checkpoint, "start {start}");
+                assert_eq!(got.commits, want.commits, "start {start}");
+            }
+        }
+        let reference = Snapshot::from_segment(&table.store, &build_segment(&whole, None).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(reference.checkpoint_version, Some(12));
+        let log = dir.path().join("t/_delta_log");
+        for hint in [r#"{"version": 99, "size": 1}"#, "not json", r#"{"version": 4}"#] {
+            std::fs::write(log.join("_last_checkpoint"), hint).unwrap();
+            let fresh = DeltaTable::open_existing(&loc).unwrap();
+            assert_same(&fresh.snapshot(None).await.unwrap(), &reference, hint);
+        }
+        // The hinted checkpoint is gone: the whole listing finds the one before it.
+        std::fs::write(log.join("_last_checkpoint"), r#"{"version": 12}"#).unwrap();
+        std::fs::remove_file(log.join("00000000000000000012.checkpoint.parquet")).unwrap();
+        let fresh = DeltaTable::open_existing(&loc).unwrap();
+        let snap = fresh.snapshot(None).await.unwrap();
+        assert_eq!(snap.checkpoint_version, Some(8));
+        assert_eq!((snap.version, snap.files.len()), (14, 14));
+    });
+}
