@@ -90,11 +90,31 @@ impl DeltaTable {
         Ok(Some(snap))
     }
 
-    /// True if the location has at least one commit.
+    /// True if the location has at least one commit. First from a listing of only the log after
+    /// the checkpoint of the last snapshot this handle loaded (any commit or checkpoint listed
+    /// there exists now); when that shows none, from the whole log.
     pub async fn exists(&self) -> Result<bool> {
+        let is_log_file = |o: &delta_rlc_storage::ObjectInfo| {
+            o.path.ends_with(".json") || o.path.contains(".checkpoint")
+        };
+        let start = self
+            .latest
+            .lock()
+            .ok()
+            .and_then(|g| g.as_ref().and_then(|s| s.checkpoint_version));
+        if let Some(start) = start {
+            let tail = self
+                .store
+                .list_dir_after(
+                    delta_rlc_protocol::log_path::LOG_DIR,
+                    &format!("{start:020}"),
+                )
+                .await?;
+            if tail.iter().any(is_log_file) {
+                return Ok(true);
+            }
+        }
         let listing = crate::snapshot::list_log(&self.store).await?;
-        Ok(listing
-            .iter()
-            .any(|o| o.path.ends_with(".json") || o.path.contains(".checkpoint")))
+        Ok(listing.iter().any(is_log_file))
     }
 }

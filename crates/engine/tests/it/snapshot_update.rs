@@ -112,7 +112,11 @@ fn loads_from_a_checkpoint_hint_equal_whole_listings() {
             (12, Some(10), false),
         ] {
             let got = segment_after(&table.store, start, version).await.unwrap();
-            assert_eq!(got.is_some(), accepted, "start {start}, version {version:?}");
+            assert_eq!(
+                got.is_some(),
+                accepted,
+                "start {start}, version {version:?}"
+            );
             if let Some(got) = got {
                 let want = build_segment(&whole, version).unwrap();
                 assert_eq!(got.version, want.version);
@@ -125,7 +129,11 @@ fn loads_from_a_checkpoint_hint_equal_whole_listings() {
             .unwrap();
         assert_eq!(reference.checkpoint_version, Some(12));
         let log = dir.path().join("t/_delta_log");
-        for hint in [r#"{"version": 99, "size": 1}"#, "not json", r#"{"version": 4}"#] {
+        for hint in [
+            r#"{"version": 99, "size": 1}"#,
+            "not json",
+            r#"{"version": 4}"#,
+        ] {
             std::fs::write(log.join("_last_checkpoint"), hint).unwrap();
             let fresh = DeltaTable::open_existing(&loc).unwrap();
             assert_same(&fresh.snapshot(None).await.unwrap(), &reference, hint);
