@@ -80,7 +80,7 @@ impl Snapshot {
     /// Loads `version` (None = latest).
     pub async fn load(store: &TableStore, version: Option<u64>) -> Result<Arc<Snapshot>> {
         let start = match version {
-            None => segment::last_checkpoint_hint(store).await,
+            None => segment::last_checkpoint_hint(store).await?,
             Some(_) => None,
         };
         let segment = Snapshot::segment_for(store, version, start).await?;
@@ -139,7 +139,7 @@ impl Snapshot {
     ) -> Result<Option<Arc<Snapshot>>> {
         let start = match previous {
             Some(p) => p.checkpoint_version,
-            None => segment::last_checkpoint_hint(store).await,
+            None => segment::last_checkpoint_hint(store).await?,
         };
         if let Some(start) = start {
             if let Some(s) = segment::segment_after(store, start, None).await? {

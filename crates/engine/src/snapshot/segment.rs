@@ -35,15 +35,18 @@ pub async fn list_log(store: &TableStore) -> Result<Vec<ObjectInfo>> {
     store.list_dir(LOG_DIR).await.map_err(EngineError::from)
 }
 
-/// The version `_last_checkpoint` names, if it can be read and parsed; only ever a place to start
-/// listing from ([`segment_after`] decides whether what follows it suffices).
-pub async fn last_checkpoint_hint(store: &TableStore) -> Option<u64> {
-    let bytes = store
-        .get(&format!("{LOG_DIR}/_last_checkpoint"))
-        .await
-        .ok()?;
-    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    v.get("version")?.as_u64()
+/// The version `_last_checkpoint` names; None when it is absent or unparsable. Only ever a place to
+/// start listing from ([`segment_after`] decides whether what follows it suffices). A store that
+/// fails to answer is an error, as it would be for the listing.
+pub async fn last_checkpoint_hint(store: &TableStore) -> Result<Option<u64>> {
+    let bytes = match store.get(&format!("{LOG_DIR}/_last_checkpoint")).await {
+        Ok(b) => b,
+        Err(e) if e.kind == delta_rlc_storage::StorageErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|v| v.get("version")?.as_u64()))
 }
 
 /// The segment of `version` (None = latest) from a listing of only the log names after
