@@ -141,7 +141,12 @@ impl Transaction {
                     reconcile_failures: Vec::new(),
                 })));
             };
-            let latest = self.latest_version(version).await?;
+            // The winners: read in turn until the first version not yet written (see
+            // `may_probe_commits`), or up to the newest a listing shows.
+            let mut latest = match self.may_probe_commits() {
+                true => None,
+                false => Some(self.latest_version(version).await?),
+            };
             let input = CheckInput {
                 read_snapshot: &read_snapshot,
                 store,
@@ -150,18 +155,33 @@ impl Transaction {
                 config: &self.table.conflict,
                 env: &self.table.env,
             };
-            for v in version..=latest {
-                let bytes = store
+            let mut v = version;
+            while latest.is_none_or(|l| v <= l) {
+                let bytes = match store
                     .get(&format!("{LOG_DIR}/{}", commit_file_name(v)))
                     .await
+                {
+                    Ok(b) => b,
+                    Err(e)
+                        if latest.is_none()
+                            && v > version
+                            && e.kind == StorageErrorKind::NotFound =>
+                    {
+                        break
+                    }
                     // A failed read is I/O (retryable); only an unparsable commit is corrupt.
-                    .map_err(EngineError::Storage)?;
+                    Err(e) => return Err(EngineError::Storage(e)),
+                };
                 if self.is_ours(v, &bytes) {
                     // Our own earlier attempt landed (its response was lost): never commit twice.
                     return self.finish(v, attempt, events).await;
                 }
                 let actions = parse_commit(v, &bytes)?;
                 let winner = WinningCommit::from_actions(v, actions, &root)?;
+                if latest.is_none() && winner.metadata.is_some() {
+                    // A metadata winner may have shortened the retention the probe relies on.
+                    latest = Some(self.latest_version(v).await?);
+                }
                 let outcome = check_winner(&input, &mut state_loser, &winner).await?;
                 events.extend(outcome.events);
                 if let Some(h) = winner.row_id_high_water_mark() {
@@ -173,8 +193,9 @@ impl Transaction {
                 {
                     state.last_ict = Some(state.last_ict.map_or(t, |l| l.max(t)));
                 }
+                v += 1;
             }
-            version = latest + 1;
+            version = v;
         }
         Err(EngineError::Conflict(Box::new(ConflictError {
             kind: ConflictKind::MaxCommitAttemptsExceeded,
@@ -206,6 +227,26 @@ impl Transaction {
         actions.iter().any(
             |a| matches!(a, Action::CommitInfo(ci) if ci.txn_id.as_deref() == Some(ours.as_str())),
         )
+    }
+
+    /// Whether the versions after a lost race may be found by reading them in turn until one is
+    /// missing, instead of listing the log (a LIST and, on a local disk, a read of every name of
+    /// `_delta_log` per retry). A missing version is then one not written yet, never one cleaned
+    /// up: log cleanup removes only files older than `delta.logRetentionDuration`, every version
+    /// after the read version was written during this transaction, and a transaction commits only
+    /// within `MAX_TRANSACTION_MS` of its start — so the retention must be at least
+    /// `MIN_RETENTION_FLOOR_MS` (the default, 30 days, is). A put at the first missing version
+    /// is still arbitrated by put-if-absent. A retention below the floor, or unparsable, lists.
+    fn may_probe_commits(&self) -> bool {
+        let retention = self
+            .read_snapshot
+            .as_ref()
+            .and_then(|s| s.config("delta.logRetentionDuration"));
+        match retention {
+            None => true,
+            Some(r) => crate::vacuum::parse_interval_ms(r)
+                .is_some_and(|ms| ms >= crate::vacuum::MIN_RETENTION_FLOOR_MS),
+        }
     }
 
     /// Newest committed version ≥ `from` (at least `from`, which we know exists), from a listing

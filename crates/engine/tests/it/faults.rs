@@ -34,7 +34,12 @@ fn rows(v: &[i64]) -> Vec<RecordBatch> {
 }
 
 async fn create(table: &DeltaTable) {
+    create_with(table, Default::default()).await
+}
+
+async fn create_with(table: &DeltaTable, properties: std::collections::BTreeMap<String, String>) {
     let spec = CreateTableSpec {
+        properties,
         schema: StructType {
             fields: vec![StructField {
                 name: "id".into(),
@@ -189,12 +194,44 @@ fn a_conflict_free_commit_costs_one_put_and_a_retry_one_get_per_winner() {
         faulty.take_requests();
         assert_eq!(late.commit().await.unwrap().version, Some(5));
         let r = faulty.take_requests();
-        // The refused put, one listing for the newest version, one read per winner, the put.
+        // The refused put, one read per winner and one of the first version not yet written (no
+        // listing: the table keeps the default log retention), the put.
+        assert_eq!(
+            (count(&r, "PUT"), count(&r, "LIST"), count(&r, "GET")),
+            (2, 0, 4),
+            "{r:?}"
+        );
+    });
+}
+
+/// The twin of the probe above: with a log retention shorter than a transaction may live, a
+/// missing version could be one cleaned up rather than one not yet written, so the retry lists.
+#[test]
+fn a_retry_on_a_table_with_short_log_retention_lists_the_log() {
+    rt().block_on(async {
+        let (table, faulty) = faulty_table("fault-requests-short-retention");
+        create_with(
+            &table,
+            [(
+                "delta.logRetentionDuration".to_string(),
+                "interval 1 hours".to_string(),
+            )]
+            .into(),
+        )
+        .await;
+        let late = append(&table, &[2]).await;
+        for v in 10..13 {
+            append(&table, &[v]).await.commit().await.unwrap();
+        }
+        faulty.take_requests();
+        assert_eq!(late.commit().await.unwrap().version, Some(4));
+        let r = faulty.take_requests();
         assert_eq!(
             (count(&r, "PUT"), count(&r, "LIST"), count(&r, "GET")),
             (2, 1, 3),
             "{r:?}"
         );
+        assert_eq!(table.snapshot(None).await.unwrap().files.len(), 4);
     });
 }
 
