@@ -154,7 +154,8 @@ def azurite(tmp_path_factory):
                              "--silent", "--skipApiVersionCheck", "--loose", "--inMemoryPersistence"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_for_port(port)
+        # Node's start takes ~4 s on an idle 2-core machine and far longer on a loaded one.
+        wait_for_port(port, 90.0)
         from azure.storage.blob import BlobServiceClient
         url = f"http://127.0.0.1:{port}/devstoreaccount1"
         conn = (f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={AZURITE_KEY};"

@@ -79,6 +79,12 @@ pub fn to_logical(snapshot: &Snapshot, batch: RecordBatch, extra: &[Field]) -> R
     )?)
 }
 
+/// `array` (a file's column of nested Delta type `t`, on a table without column mapping) with its
+/// structs' fields matched to `t`'s by name, in `t`'s order; missing fields NULL, others dropped.
+pub(crate) fn conform_nested(array: &ArrayRef, t: &DeltaType) -> Result<ArrayRef> {
+    logical_array(array, t, ColumnMappingMode::None)
+}
+
 /// `array` (a file's column of Delta type `t`, nested fields by physical name) with nested fields
 /// renamed to logical names, in the schema's order; missing nested fields NULL.
 fn logical_array(array: &ArrayRef, t: &DeltaType, mode: ColumnMappingMode) -> Result<ArrayRef> {

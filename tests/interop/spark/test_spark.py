@@ -345,6 +345,39 @@ def test_nested_rename_and_widening_both_ways(spark, tmp_path):
     assert rows == [(1, 7, "x", 1), (2, 3000000000, "y", 2), (3, 5, "z", 70000), (4, 6, "w", 80000)]
 
 
+def test_nested_add_and_drop_both_ways(spark, tmp_path):
+    """Nested fields added and dropped: we add `s.c` to a table without column mapping and Spark
+    reads NULL in the older row; Spark adds `s.d` and we read every row. Under column mapping we drop
+    `s.a` and add a new `s.a`: Spark reads NULL there for the older row (the dropped data is never
+    read again), and so do we after Spark drops `s.b`."""
+    q = str(tmp_path / "nested_add")
+    rlc("sql", f"CREATE TABLE '{q}' (id BIGINT, s STRUCT<a: INT>)")
+    rlc("sql", f"INSERT INTO '{q}' VALUES (1, named_struct('a', 7))")
+    rlc("sql", f"ALTER TABLE '{q}' ADD COLUMNS (s.c STRING)")
+    rlc("sql", f"INSERT INTO '{q}' VALUES (2, named_struct('a', 8, 'c', 'q'))")
+    rows = sorted(tuple(r) for r in spark.read.format("delta").load(q).selectExpr("id", "s.a", "s.c").collect())
+    assert rows == [(1, 7, None), (2, 8, "q")]
+    spark.sql(f"ALTER TABLE delta.`{q}` ADD COLUMNS (s.d INT)")
+    spark.sql(f"INSERT INTO delta.`{q}` VALUES (3, named_struct('a', 9, 'c', 'r', 'd', 4))")
+    got = sorted((r["id"], r["a"], r["c"], r["d"]) for r in rlc_rows(
+        f"SELECT id, s['a'] AS a, s['c'] AS c, s['d'] AS d FROM '{q}'"))
+    assert got == [(1, 7, None, None), (2, 8, "q", None), (3, 9, "r", 4)]
+
+    m = str(tmp_path / "nested_drop")
+    rlc("sql", f"CREATE TABLE '{m}' (id BIGINT, s STRUCT<a: INT, b: STRING, c: INT>) TBLPROPERTIES "
+               "('delta.columnMapping.mode' = 'name')")
+    rlc("sql", f"INSERT INTO '{m}' VALUES (1, named_struct('a', 7, 'b', 'x', 'c', 1))")
+    rlc("sql", f"ALTER TABLE '{m}' DROP COLUMN s.a")
+    rlc("sql", f"ALTER TABLE '{m}' ADD COLUMNS (s.a INT)")
+    rlc("sql", f"INSERT INTO '{m}' VALUES (2, named_struct('b', 'y', 'c', 2, 'a', 9))")
+    rows = sorted(tuple(r) for r in spark.read.format("delta").load(m).selectExpr("id", "s.a", "s.b", "s.c").collect())
+    assert rows == [(1, None, "x", 1), (2, 9, "y", 2)]
+    spark.sql(f"ALTER TABLE delta.`{m}` DROP COLUMN s.b")
+    got = sorted((r["id"], r["a"], r["c"]) for r in rlc_rows(f"SELECT id, s['a'] AS a, s['c'] AS c FROM '{m}'"))
+    assert got == [(1, None, 1), (2, 9, 2)]
+    assert "b" not in rlc_rows(f"SELECT s FROM '{m}'")[0]["s"]
+
+
 def test_change_data_feed_both_ways(spark, tmp_path):
     """Spark and delta-rlc run DELETE, UPDATE and MERGE on one table with the change data feed and
     deletion vectors on: Spark's table_changes and ours return the same rows for every version,

@@ -1,7 +1,8 @@
 //! ALTER TABLE: schema and property changes as one metadata action (and a protocol action when a
 //! change needs a table feature). Nothing is rewritten: what the files hold stays valid —
-//! - a new column is nullable (files written before it read NULL; with column mapping it gets a
-//!   fresh id and physical name, so no old file's column can be mistaken for it);
+//! - a new column or nested field is nullable (files written before it read NULL; with column
+//!   mapping it gets a fresh id and physical name, so no old file's column can be mistaken for it;
+//!   ADD and DROP COLUMNS are in `alter_columns.rs`);
 //! - RENAME and DROP COLUMN need column mapping: the physical name stays with the column (renamed)
 //!   or with the files (dropped, never read again), so no file is touched;
 //! - `SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name')` upgrades a table: every existing
@@ -23,6 +24,7 @@ use serde_json::json;
 use super::create::{validate_properties, ENGINE_PROPERTIES as FIXED_PROPERTIES};
 use crate::constraints::{TableConstraints, CONSTRAINT_PREFIX};
 use crate::error::{EngineError, Result};
+use crate::ops::alter_columns::{add_columns, drop_columns, name_new_columns, NewColumn};
 use crate::ops::dml::{register_candidates, scan_files};
 use crate::ops::schema_path;
 use crate::txn::Transaction;
@@ -30,14 +32,19 @@ use crate::txn::Transaction;
 /// One ALTER TABLE operation.
 #[derive(Debug, Clone)]
 pub enum AlterOp {
+    /// Top-level columns.
     AddColumns(Vec<StructField>),
+    /// Columns or nested fields: each with the path of the struct that receives it (empty: the
+    /// table; `alter_columns.rs`).
+    AddNestedColumns(Vec<NewColumn>),
     /// `from` is a column path (`s.a` renames field `a` of struct `s`; `schema_path.rs`).
     RenameColumn {
         from: Vec<String>,
         to: String,
     },
+    /// Column paths (nested fields too).
     DropColumns {
-        names: Vec<String>,
+        paths: Vec<Vec<String>>,
         if_exists: bool,
     },
     SetProperties(BTreeMap<String, String>),
@@ -80,7 +87,7 @@ fn find<'a>(schema: &'a StructType, name: &str) -> Option<&'a StructField> {
         .find(|f| f.name.eq_ignore_ascii_case(name))
 }
 
-fn needs_mapping(what: &str, mode: ColumnMappingMode) -> Result<()> {
+pub(super) fn needs_mapping(what: &str, mode: ColumnMappingMode) -> Result<()> {
     if mode == ColumnMappingMode::None {
         return Err(EngineError::invalid(format!(
             "{what} needs column mapping: ALTER TABLE t SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name') first"
@@ -128,41 +135,21 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
     let mode = snapshot.column_mapping_mode();
     let clustering = crate::ops::optimize::clustering_columns(&snapshot);
     let (operation, parameters) = match &op {
-        AlterOp::AddColumns(cols) => {
-            let mut added = StructType { fields: Vec::new() };
-            for c in cols {
-                if find(&schema, &c.name).is_some() || find(&added, &c.name).is_some() {
-                    return Err(EngineError::invalid(format!(
-                        "column {} already exists",
-                        c.name
-                    )));
-                }
-                if !c.nullable {
-                    return Err(EngineError::invalid(format!(
-                        "ADD COLUMNS: {} must be nullable (rows already written have no value for it)",
-                        c.name
-                    )));
-                }
-                if crate::constraints::generation_of(c).is_some() {
-                    return Err(EngineError::invalid(format!(
-                        "ADD COLUMNS: {} cannot be a generated column (rows already written have no value for it; as in Delta)",
-                        c.name
-                    )));
-                }
-                if matches!(
-                    c.data_type,
-                    DataType::Primitive(PrimitiveType::TimestampNtz)
-                ) {
-                    protocol = with_feature(&protocol, "timestampNtz");
-                }
-                added.fields.push(c.clone());
-            }
-            if mode != ColumnMappingMode::None {
-                name_new_columns(&mut added, &mut metadata.configuration, &txn);
-            }
-            let names: Vec<String> = added.fields.iter().map(|f| f.name.clone()).collect();
-            schema.fields.extend(added.fields);
-            ("ADD COLUMNS", json!({"columns": names}))
+        AlterOp::AddColumns(_) | AlterOp::AddNestedColumns(_) => {
+            let cols: Vec<NewColumn> = match &op {
+                AlterOp::AddColumns(c) => c.iter().map(|f| (Vec::new(), f.clone())).collect(),
+                AlterOp::AddNestedColumns(c) => c.clone(),
+                _ => Vec::new(),
+            };
+            let params = add_columns(
+                &mut schema,
+                &mut metadata.configuration,
+                &mut protocol,
+                mode,
+                &txn,
+                &cols,
+            )?;
+            ("ADD COLUMNS", params)
         }
         AlterOp::RenameColumn { from, to } if from.len() > 1 => {
             needs_mapping("RENAME COLUMN", mode)?;
@@ -221,34 +208,10 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                 json!({"oldColumnPath": old, "newColumnPath": to}),
             )
         }
-        AlterOp::DropColumns { names, if_exists } => {
-            needs_mapping("DROP COLUMN", mode)?;
-            let mut dropped = Vec::new();
-            for n in names {
-                let Some(f) = find(&schema, n).map(|f| f.name.clone()) else {
-                    if *if_exists {
-                        continue;
-                    }
-                    return Err(EngineError::invalid(format!("no column {n}")));
-                };
-                if metadata.partition_columns.contains(&f) {
-                    return Err(EngineError::invalid(format!(
-                        "{f} is a partition column: it cannot be dropped"
-                    )));
-                }
-                if clustering.iter().any(|c| c.eq_ignore_ascii_case(&f)) {
-                    return Err(EngineError::invalid(format!(
-                        "{f} is a clustering column: it cannot be dropped"
-                    )));
-                }
-                refuse_if_referenced(&schema, &metadata, &[f.clone()], "dropped")?;
-                schema.fields.retain(|x| x.name != f);
-                dropped.push(f);
-            }
-            if schema.fields.is_empty() {
-                return Err(EngineError::invalid("a table needs at least one column"));
-            }
-            ("DROP COLUMNS", json!({"columns": dropped}))
+        AlterOp::DropColumns { paths, if_exists } => {
+            let params =
+                drop_columns(&mut schema, &metadata, mode, &clustering, paths, *if_exists)?;
+            ("DROP COLUMNS", params)
         }
         AlterOp::SetProperties(props) => {
             for k in props.keys() {
@@ -428,7 +391,7 @@ fn set_nullable(schema: &mut StructType, c: &[String], nullable: bool) -> Result
 /// expression reads its top-level column (the expression would name a column that no longer
 /// exists; Delta refuses the same). A nested path is judged by its top-level column: coarser than
 /// the field itself, never missing a reference.
-fn refuse_if_referenced(
+pub(super) fn refuse_if_referenced(
     schema: &StructType,
     metadata: &delta_rlc_protocol::actions::Metadata,
     path: &[String],
@@ -546,22 +509,6 @@ async fn check_existing_rows(
         }
     }
     Ok(())
-}
-
-/// Gives the columns of `fields` that have none an id above the table's
-/// `delta.columnMapping.maxColumnId` and a fresh physical name, and raises that maximum.
-fn name_new_columns(
-    fields: &mut StructType,
-    configuration: &mut BTreeMap<String, String>,
-    txn: &Transaction,
-) {
-    let max = configuration
-        .get(column_mapping::MAX_ID_KEY)
-        .and_then(|v| v.parse::<i64>().ok())
-        .unwrap_or(0);
-    let ids = &txn.table.env.ids;
-    let max = column_mapping::assign_physical_names(fields, max, &mut || ids.uuid().to_string());
-    configuration.insert(column_mapping::MAX_ID_KEY.into(), max.to_string());
 }
 
 /// Every column (nested too) gets its current name as its physical name and an id (1, 2, …);

@@ -3,6 +3,7 @@
 //! transaction between planning and commit.
 
 pub mod alter;
+pub mod alter_columns;
 pub mod cluster_by;
 pub mod conform;
 pub mod create;

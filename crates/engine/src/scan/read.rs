@@ -9,6 +9,7 @@ use arrow::compute::{cast, filter_record_batch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use bytes::Bytes;
 use delta_rlc_protocol::actions::Add;
+use delta_rlc_protocol::column_mapping::ColumnMappingMode;
 use delta_rlc_protocol::partition::parse_partition_value;
 use delta_rlc_protocol::schema::DataType as DeltaType;
 use delta_rlc_protocol::stats::FileStats;
@@ -282,8 +283,25 @@ pub(crate) fn table_column(
             })?
         }
         Some(c) if c.data_type() == field.data_type() => c,
-        Some(c) => cast(&c, field.data_type()).map_err(|e| {
-            EngineError::corrupt(format!("data file {}: column {name}: {e}", add.path))
-        })?,
+        Some(c) => {
+            // Without column mapping a file's structs are matched to the table's by field name
+            // first (a file that predates a nested field's addition lacks it: NULL); with column
+            // mapping `to_logical` has done so.
+            let c = match snapshot.schema.field(name) {
+                Some(tf)
+                    if snapshot.column_mapping_mode() == ColumnMappingMode::None
+                        && !matches!(tf.data_type, DeltaType::Primitive(_)) =>
+                {
+                    crate::column_mapping::conform_nested(&c, &tf.data_type)?
+                }
+                _ => c,
+            };
+            match c.data_type() == field.data_type() {
+                true => c,
+                false => cast(&c, field.data_type()).map_err(|e| {
+                    EngineError::corrupt(format!("data file {}: column {name}: {e}", add.path))
+                })?,
+            }
+        }
     })
 }

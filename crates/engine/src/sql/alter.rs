@@ -15,17 +15,17 @@ fn unsupported(what: &str) -> EngineError {
     EngineError::Unsupported(format!("ALTER TABLE … {what} is not supported yet"))
 }
 
-/// A list of names, parenthesized or not.
-fn names(c: &mut Cursor) -> Result<Vec<String>> {
+/// A list of column paths, parenthesized or not.
+fn column_paths(c: &mut Cursor) -> Result<Vec<Vec<String>>> {
     if c.eat(&Token::LParen) {
-        let mut out = vec![c.ident()?];
+        let mut out = vec![c.column_path()?];
         while c.eat(&Token::Comma) {
-            out.push(c.ident()?);
+            out.push(c.column_path()?);
         }
         c.expect(&Token::RParen)?;
         Ok(out)
     } else {
-        Ok(vec![c.ident()?])
+        Ok(vec![c.column_path()?])
     }
 }
 
@@ -50,13 +50,16 @@ fn parse_op(c: &mut Cursor) -> Result<AlterOp> {
             c.expect_kw("COLUMN")?;
         }
         let cols = if c.eat(&Token::LParen) {
-            let cols = c.column_defs()?;
+            let cols = c.column_path_defs()?;
             c.expect(&Token::RParen)?;
             cols
         } else {
-            c.column_defs()?
+            c.column_path_defs()?
         };
-        AlterOp::AddColumns(cols)
+        match cols.iter().all(|(parent, _)| parent.is_empty()) {
+            true => AlterOp::AddColumns(cols.into_iter().map(|(_, f)| f).collect()),
+            false => AlterOp::AddNestedColumns(cols),
+        }
     } else if c.eat_kw("RENAME") {
         if !c.eat_kw("COLUMN") {
             return Err(unsupported("RENAME TO (tables are paths)"));
@@ -78,7 +81,7 @@ fn parse_op(c: &mut Cursor) -> Result<AlterOp> {
         }
         let if_exists = if_exists(c)?;
         AlterOp::DropColumns {
-            names: names(c)?,
+            paths: column_paths(c)?,
             if_exists,
         }
     } else if c.eat_kw("SET") {
