@@ -405,6 +405,16 @@ impl TableStore {
         })
     }
 
+    /// A listed object as this store names it (a path relative to the root).
+    pub(crate) fn listed(&self, m: object_store::ObjectMeta) -> ObjectInfo {
+        ObjectInfo {
+            path: self.relative(&m.location),
+            size: m.size,
+            last_modified_ms: m.last_modified.timestamp_millis(),
+            e_tag: m.e_tag,
+        }
+    }
+
     pub async fn exists(&self, rel: &str) -> Result<bool> {
         match self.head(rel).await {
             Ok(_) => Ok(true),
@@ -516,15 +526,7 @@ impl TableStore {
                 .map_err(|e| StorageError::from_os(e, rel_dir))
         })
         .await?;
-        let mut out: Vec<ObjectInfo> = metas
-            .into_iter()
-            .map(|m| ObjectInfo {
-                path: self.relative(&m.location),
-                size: m.size,
-                last_modified_ms: m.last_modified.timestamp_millis(),
-                e_tag: m.e_tag,
-            })
-            .collect();
+        let mut out: Vec<ObjectInfo> = metas.into_iter().map(|m| self.listed(m)).collect();
         if self.local_fs.is_some() {
             out.retain(|o| {
                 self.object_path(&o.path)
@@ -551,16 +553,7 @@ impl TableStore {
                 .map_err(|e| StorageError::from_os(e, rel_dir))
         })
         .await?;
-        let mut out: Vec<ObjectInfo> = res
-            .objects
-            .into_iter()
-            .map(|m| ObjectInfo {
-                path: self.relative(&m.location),
-                size: m.size,
-                last_modified_ms: m.last_modified.timestamp_millis(),
-                e_tag: m.e_tag,
-            })
-            .collect();
+        let mut out: Vec<ObjectInfo> = res.objects.into_iter().map(|m| self.listed(m)).collect();
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
     }

@@ -47,12 +47,7 @@ impl TableStore {
         let prefix = format!("{rel_dir}/");
         let mut out: Vec<ObjectInfo> = metas
             .into_iter()
-            .map(|m| ObjectInfo {
-                path: self.relative(&m.location),
-                size: m.size,
-                last_modified_ms: m.last_modified.timestamp_millis(),
-                e_tag: m.e_tag,
-            })
+            .map(|m| self.listed(m))
             // Direct children only (the listing from an offset is recursive).
             .filter(|o| {
                 o.path
