@@ -97,14 +97,18 @@ def main():
     ap.add_argument("--files", type=int, default=40)
     ap.add_argument("--seconds", type=float, default=180)
     ap.add_argument("--curve-seconds", type=float, default=60)
-    ap.add_argument("--curve", default="2,4,8,16")
+    ap.add_argument("--curve", default="2,4,8,16", help="writer counts of the W4 curve; empty for none")
+    ap.add_argument("--only", default="", help="run only the workloads whose names start with these (e.g. W1,W4)")
     a = ap.parse_args()
     base = tempfile.mkdtemp(prefix="delta-rlc-scale-")
     started = time.time()
     try:
         ours, peer = make_base(a.bin, base, a.rows, a.files)
         results = {}
+        only = [w for w in a.only.split(",") if w]
         for name, spec in WORKLOADS.items():
+            if only and not any(name.startswith(w) for w in only):
+                continue
             region = a.rows // 4
             for mode in ("rlc", "legacy", "deltalake"):
                 results[(name, mode)] = run(a.bin, base, peer if mode == "deltalake" else ours, name, spec, mode, a.seconds, region)
@@ -127,10 +131,12 @@ def main():
               f"{r['p50']:.0f} | {r['p99']:.0f} | {r['optimize']} / {r.get('optimize_aborts', 0)} |")
     print("\n| workload | rlc / legacy committed | rlc / deltalake committed | rlc / legacy rows |")
     print("| --- | ---: | ---: | ---: |")
-    for name in WORKLOADS:
+    for name in dict.fromkeys(n for n, _ in results):
         r, l, p = (results[(name, m)] for m in ("rlc", "legacy", "deltalake"))
         ratio = lambda x, y: f"{x / y:.1f}×" if y else "∞ (0 committed)"
         print(f"| {name} | {ratio(r['per_min'], l['per_min'])} | {ratio(r['per_min'], p['per_min'])} | {ratio(r['rows_per_min'], l['rows_per_min'])} |")
+    if not curve:
+        return
     print(f"\nMany writers (W4 MERGE of {MERGE_KEYS:,} keys, {a.curve_seconds:.0f} s per point):\n")
     print("| writers | rlc committed/min | rlc aborts | legacy committed/min | legacy aborts | rlc / legacy |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: |")

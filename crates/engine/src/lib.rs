@@ -20,6 +20,7 @@ pub mod expr_plan;
 pub mod key_equality;
 pub mod ops;
 pub mod read_set;
+pub mod retention;
 pub mod row_tracking;
 pub mod scan;
 pub mod scenario;

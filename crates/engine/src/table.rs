@@ -20,7 +20,17 @@ pub struct DeltaTable {
 }
 
 /// A shared slot for a table's latest loaded snapshot.
-pub type SnapshotCache = Arc<std::sync::Mutex<Option<Arc<Snapshot>>>>;
+pub type SnapshotCache = Arc<std::sync::Mutex<Option<HeldSnapshot>>>;
+
+/// A snapshot known to have been the latest version at `latest_at_ms` (the clock before the
+/// listing or probe that found no later commit): every later commit was written after that time,
+/// which is what lets the next update read commits in turn instead of listing
+/// (`snapshot::probe`).
+#[derive(Debug, Clone)]
+pub struct HeldSnapshot {
+    pub snapshot: Arc<Snapshot>,
+    pub latest_at_ms: i64,
+}
 
 impl DeltaTable {
     /// Opens (without requiring that a table exists yet) a location, with the default conflict
@@ -57,36 +67,84 @@ impl DeltaTable {
     }
 
     /// Loads `version` (None = latest), incrementally from the last latest snapshot this handle
-    /// loaded when that is at or before it.
+    /// loaded when that is at or before it: the latest by reading the commits after it in turn
+    /// where a listing would read the whole log directory (`snapshot::probe`), else from a
+    /// listing of the log after its checkpoint.
     pub async fn snapshot(&self, version: Option<u64>) -> Result<Arc<Snapshot>> {
-        let previous = self.latest.lock().ok().and_then(|g| g.clone());
-        let snap = match previous {
-            Some(p) if version.is_none_or(|v| v >= p.version) => {
-                Snapshot::load_after(&self.store, &p, version).await?
+        let held = self.held();
+        let started = self.env.clock.now_ms();
+        if version.is_none() {
+            if let Some(snap) = self.probe(held.as_ref(), started).await? {
+                return Ok(snap);
+            }
+        }
+        let snap = match held {
+            Some(p) if version.is_none_or(|v| v >= p.snapshot.version) => {
+                Snapshot::load_after(&self.store, &p.snapshot, version).await?
             }
             _ => Snapshot::load(&self.store, version).await?,
         };
         crate::warnings::check_commit_interlock(self.store.root_uri(), &snap);
         if version.is_none() {
-            if let Ok(mut g) = self.latest.lock() {
-                *g = Some(Arc::clone(&snap));
-            }
+            self.hold(&snap, started);
         }
         Ok(snap)
     }
 
     /// The latest snapshot, or None when the location has no table: [`DeltaTable::exists`] and
-    /// [`DeltaTable::snapshot`]`(None)` with one log listing instead of two.
+    /// [`DeltaTable::snapshot`]`(None)` with one log listing instead of two (none when the held
+    /// snapshot can be brought up to date by reading the commits after it).
     pub async fn latest_if_exists(&self) -> Result<Option<Arc<Snapshot>>> {
-        let previous = self.latest.lock().ok().and_then(|g| g.clone());
+        let held = self.held();
+        let started = self.env.clock.now_ms();
+        if let Some(snap) = self.probe(held.as_ref(), started).await? {
+            return Ok(Some(snap));
+        }
+        let previous = held.map(|h| h.snapshot);
         let Some(snap) = Snapshot::load_latest_if_exists(&self.store, previous.as_ref()).await?
         else {
             return Ok(None);
         };
         crate::warnings::check_commit_interlock(self.store.root_uri(), &snap);
+        self.hold(&snap, started);
+        Ok(Some(snap))
+    }
+
+    fn held(&self) -> Option<HeldSnapshot> {
+        self.latest.lock().ok().and_then(|g| g.clone())
+    }
+
+    fn hold(&self, snap: &Arc<Snapshot>, latest_at_ms: i64) {
         if let Ok(mut g) = self.latest.lock() {
-            *g = Some(Arc::clone(&snap));
+            *g = Some(HeldSnapshot {
+                snapshot: Arc::clone(snap),
+                latest_at_ms,
+            });
         }
+    }
+
+    /// The held snapshot brought up to date by reading the commits after it, where that is both
+    /// cheaper than a listing (a local disk reads every name of the log directory to list it)
+    /// and proven sound (`snapshot::probe`); else None.
+    async fn probe(
+        &self,
+        held: Option<&HeldSnapshot>,
+        now_ms: i64,
+    ) -> Result<Option<Arc<Snapshot>>> {
+        let Some(held) = held else {
+            return Ok(None);
+        };
+        if !self.store.listing_reads_whole_dir() {
+            return Ok(None);
+        }
+        let age = now_ms.saturating_sub(held.latest_at_ms);
+        let Some(snap) =
+            crate::snapshot::probe::probe_latest(&self.store, &held.snapshot, age).await?
+        else {
+            return Ok(None);
+        };
+        crate::warnings::check_commit_interlock(self.store.root_uri(), &snap);
+        self.hold(&snap, now_ms);
         Ok(Some(snap))
     }
 
@@ -97,12 +155,19 @@ impl DeltaTable {
         let is_log_file = |o: &delta_rlc_storage::ObjectInfo| {
             o.path.ends_with(".json") || o.path.contains(".checkpoint")
         };
-        let start = self
-            .latest
-            .lock()
-            .ok()
-            .and_then(|g| g.as_ref().and_then(|s| s.checkpoint_version));
-        if let Some(start) = start {
+        let held = self.held().map(|h| h.snapshot);
+        // A commit file of a version this handle loaded still there is a commit.
+        if let Some(held) = held
+            .as_ref()
+            .filter(|_| self.store.listing_reads_whole_dir())
+        {
+            let name = delta_rlc_protocol::log_path::commit_file_name(held.version);
+            let path = format!("{}/{name}", delta_rlc_protocol::log_path::LOG_DIR);
+            if self.store.exists(&path).await? {
+                return Ok(true);
+            }
+        }
+        if let Some(start) = held.and_then(|s| s.checkpoint_version) {
             let tail = self
                 .store
                 .list_dir_after(

@@ -269,6 +269,12 @@ impl TableStore {
         self.commit_mode
     }
 
+    /// Whether a listing from a name on still reads every name of the directory (a local disk's
+    /// readdir), so its cost grows with the directory rather than with what follows the name.
+    pub fn listing_reads_whole_dir(&self) -> bool {
+        self.local_fs.is_some()
+    }
+
     pub fn root_uri(&self) -> &str {
         &self.root_uri
     }

@@ -97,7 +97,7 @@ pub fn validate_properties(config: &BTreeMap<String, String>) -> Result<()> {
         "delta.deletedFileRetentionDuration",
     ] {
         if let Some(v) = config.get(k) {
-            if crate::vacuum::parse_interval_ms(v).is_none_or(|ms| ms < 0) {
+            if crate::retention::parse_interval_ms(v).is_none_or(|ms| ms < 0) {
                 return Err(EngineError::invalid(format!(
                     "{k} must be an interval such as 'interval 7 days', got {v:?}"
                 )));

@@ -11,6 +11,7 @@
 pub mod as_of;
 mod checkpoint_adds;
 mod checkpoint_read;
+pub mod probe;
 mod replay;
 mod segment;
 
@@ -240,12 +241,24 @@ impl Snapshot {
         }
         if last.is_none() {
             // Loaded from a checkpoint alone: identify the version by its commit file when it is
-            // still there, so a later load can build on this one.
-            last = store
-                .get(&commit_path(segment.version))
-                .await
-                .ok()
-                .map(|b| commit_hash(&b));
+            // still there, so a later load can build on this one, and take the version's time
+            // from it (a checkpoint holds no commitInfo).
+            if let Ok(bytes) = store.get(&commit_path(segment.version)).await {
+                last = Some(commit_hash(&bytes));
+                let info = delta_rlc_protocol::actions::parse_commit(segment.version, &bytes)
+                    .ok()
+                    .and_then(|actions| {
+                        actions.into_iter().find_map(|a| match a {
+                            delta_rlc_protocol::actions::Action::CommitInfo(ci) => {
+                                ci.in_commit_timestamp.or(ci.timestamp)
+                            }
+                            _ => None,
+                        })
+                    });
+                if let Some(ts) = info {
+                    state.set_timestamp_ms(ts);
+                }
+            }
         }
         let mut snap = state.finish(segment.version, segment.checkpoint.as_ref().map(|c| c.0))?;
         snap.commit_hash = last;

@@ -215,6 +215,11 @@ impl ReplayState {
         Ok(())
     }
 
+    /// The version's time when no replayed commit gave it (a load from a checkpoint alone).
+    pub fn set_timestamp_ms(&mut self, ts: i64) {
+        self.last_timestamp_ms = ts;
+    }
+
     pub fn finish(mut self, version: u64, checkpoint_version: Option<u64>) -> Result<Snapshot> {
         let files = self.live_files()?;
         let protocol = self

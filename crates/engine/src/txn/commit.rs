@@ -99,11 +99,11 @@ impl Transaction {
                 .clock
                 .now_ms()
                 .saturating_sub(self.started_ms);
-            if open_ms > crate::vacuum::MAX_TRANSACTION_MS {
+            if open_ms > crate::retention::MAX_TRANSACTION_MS {
                 return Err(EngineError::TransactionExpired(format!(
                     "open for {} s, longer than the {} s a transaction may stay open (VACUUM may have removed files written that long ago); run it again",
                     open_ms / 1000,
-                    crate::vacuum::MAX_TRANSACTION_MS / 1000
+                    crate::retention::MAX_TRANSACTION_MS / 1000
                 )));
             }
             let payload =
@@ -238,15 +238,9 @@ impl Transaction {
     /// `MIN_RETENTION_FLOOR_MS` (the default, 30 days, is). A put at the first missing version
     /// is still arbitrated by put-if-absent. A retention below the floor, or unparsable, lists.
     fn may_probe_commits(&self) -> bool {
-        let retention = self
-            .read_snapshot
+        self.read_snapshot
             .as_ref()
-            .and_then(|s| s.config("delta.logRetentionDuration"));
-        match retention {
-            None => true,
-            Some(r) => crate::vacuum::parse_interval_ms(r)
-                .is_some_and(|ms| ms >= crate::vacuum::MIN_RETENTION_FLOOR_MS),
-        }
+            .is_none_or(|s| crate::snapshot::probe::retention_allows_probe(s))
     }
 
     /// Newest committed version ≥ `from` (at least `from`, which we know exists), from a listing

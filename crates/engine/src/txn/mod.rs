@@ -36,7 +36,7 @@ pub struct Transaction {
     /// Events fired while planning (e.g. the MERGE source-key read predicate).
     pub events: Vec<crate::events::Event>,
     /// When the transaction began (the environment's clock), before it wrote any file. Its commit
-    /// is refused once [`crate::vacuum::MAX_TRANSACTION_MS`] has passed since (VACUUM's floor).
+    /// is refused once [`crate::retention::MAX_TRANSACTION_MS`] has passed since (VACUUM's floor).
     pub started_ms: i64,
     /// Caller-supplied fields for the commitInfo (deltalake's `custom_metadata`); names of
     /// commitInfo's own fields are refused by [`Transaction::set_app_metadata`].

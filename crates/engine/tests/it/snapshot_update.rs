@@ -10,19 +10,33 @@ use delta_rlc_engine::{DeltaTable, Snapshot};
 use crate::common::rt;
 
 fn assert_same(a: &Snapshot, b: &Snapshot, what: &str) {
+    assert_same_state(a, b, what);
+    assert_eq!(
+        a.checkpoint_version, b.checkpoint_version,
+        "{what}: checkpoint"
+    );
+}
+
+/// The same table state; the checkpoint each was built from may differ (a snapshot brought up to
+/// date by reading commits keeps its own).
+fn assert_same_state(a: &Snapshot, b: &Snapshot, what: &str) {
     assert_eq!(a.version, b.version, "{what}");
     assert_eq!(a.files, b.files, "{what}: files");
-    assert_eq!(a.tombstones, b.tombstones, "{what}: tombstones");
+    // A checkpoint keeps tombstones without stats and tags; a state replayed past it keeps them.
+    let bare = |s: &Snapshot| {
+        let mut t = s.tombstones.clone();
+        for r in &mut t {
+            (r.stats, r.tags) = (None, None);
+        }
+        t
+    };
+    assert_eq!(bare(a), bare(b), "{what}: tombstones");
     assert_eq!(a.txns, b.txns, "{what}: txns");
     assert_eq!(a.domains, b.domains, "{what}: domains");
     assert_eq!(a.protocol, b.protocol, "{what}: protocol");
     assert_eq!(a.metadata, b.metadata, "{what}: metadata");
     assert_eq!(a.schema, b.schema, "{what}: schema");
     assert_eq!(a.timestamp_ms, b.timestamp_ms, "{what}: timestamp");
-    assert_eq!(
-        a.checkpoint_version, b.checkpoint_version,
-        "{what}: checkpoint"
-    );
 }
 
 #[test]
@@ -57,7 +71,7 @@ fn incremental_loads_equal_full_loads() {
             if i % 2 == 1 || i + 1 == statements.len() {
                 let inc = handle.snapshot(None).await.unwrap();
                 let full = Snapshot::load(&handle.store, None).await.unwrap();
-                assert_same(&inc, &full, sql);
+                assert_same_state(&inc, &full, sql);
             }
         }
         // Re-created in place with as many versions: the cached state must not be reused.
@@ -74,7 +88,7 @@ fn incremental_loads_equal_full_loads() {
         let inc = handle.snapshot(None).await.unwrap();
         let full = Snapshot::load(&handle.store, None).await.unwrap();
         assert!(inc.version > before.version);
-        assert_same(&inc, &full, "re-created table");
+        assert_same_state(&inc, &full, "re-created table");
         assert_ne!(inc.metadata.id, before.metadata.id);
     });
 }
@@ -145,5 +159,101 @@ fn loads_from_a_checkpoint_hint_equal_whole_listings() {
         let snap = fresh.snapshot(None).await.unwrap();
         assert_eq!(snap.checkpoint_version, Some(8));
         assert_eq!((snap.version, snap.files.len()), (14, 14));
+    });
+}
+
+/// A held latest snapshot is brought up to date by reading the commits after it in turn (no
+/// listing), across a checkpoint, to the same state a full load gives; and the probe declines —
+/// leaving the update to a listing — when a commit changes the metadata, when the held state is
+/// older than a transaction may live, and when the table was re-created in place.
+#[test]
+fn a_held_snapshot_is_brought_up_to_date_by_reading_the_commits_after_it() {
+    use delta_rlc_engine::snapshot::probe::probe_latest;
+    const HOUR_MS: i64 = 3600 * 1000;
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("t").display().to_string();
+    let mut s = SqlSession::new(Env::deterministic(33), ConflictConfig::default());
+    s.register("t", &loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT) TBLPROPERTIES ('delta.checkpointInterval' = '3')")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (0)").await.unwrap();
+        let store = DeltaTable::open_existing(&loc).unwrap().store;
+        let held = Snapshot::load(&store, None).await.unwrap();
+        for i in 1..6 {
+            s.execute(&format!("INSERT INTO t VALUES ({i})"))
+                .await
+                .unwrap();
+        }
+        s.execute("DELETE FROM t WHERE id = 2").await.unwrap();
+        let full = Snapshot::load(&store, None).await.unwrap();
+        assert_eq!(full.checkpoint_version, Some(6));
+        let probed = probe_latest(&store, &held, HOUR_MS)
+            .await
+            .unwrap()
+            .expect("the default retention lets the probe update");
+        assert_same_state(&probed, &full, "probed");
+        assert_eq!(probed.checkpoint_version, held.checkpoint_version);
+        // Nothing newer: the same state back.
+        let again = probe_latest(&store, &probed, 0).await.unwrap().unwrap();
+        assert_eq!(again.version, full.version);
+        // Held for longer than a transaction may stay open: a missing version could be one
+        // cleaned up, so no probe.
+        let old = delta_rlc_engine::vacuum::MAX_TRANSACTION_MS + 1;
+        assert!(probe_latest(&store, &held, old).await.unwrap().is_none());
+        // A metadata change after the held version: no probe.
+        s.execute("ALTER TABLE t SET TBLPROPERTIES ('owner' = 'me')")
+            .await
+            .unwrap();
+        assert!(probe_latest(&store, &full, 0).await.unwrap().is_none());
+        // Re-created in place with more versions: the held version's commit is another file.
+        let before = Snapshot::load(&store, None).await.unwrap();
+        std::fs::remove_dir_all(dir.path().join("t")).unwrap();
+        s.execute("CREATE TABLE t (id BIGINT)").await.unwrap();
+        for i in 0..(before.version + 2) {
+            s.execute(&format!("INSERT INTO t VALUES ({i})"))
+                .await
+                .unwrap();
+        }
+        assert!(probe_latest(&store, &before, 0).await.unwrap().is_none());
+    });
+}
+
+/// The twin of the probe: with a log retention shorter than a transaction may live, a missing
+/// commit after the held version may have been cleaned up (here it is gone while later versions
+/// and their checkpoint exist), so the probe declines and the update lists — and finds the
+/// latest version, not the stale one a probe would stop at.
+#[test]
+fn a_table_with_short_log_retention_is_listed_not_probed() {
+    use delta_rlc_engine::snapshot::probe::probe_latest;
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("t").display().to_string();
+    let mut s = SqlSession::new(Env::deterministic(34), ConflictConfig::default());
+    s.register("t", &loc);
+    rt().block_on(async {
+        s.execute(
+            "CREATE TABLE t (id BIGINT) TBLPROPERTIES ('delta.checkpointInterval' = '4', \
+             'delta.logRetentionDuration' = 'interval 1 hours')",
+        )
+        .await
+        .unwrap();
+        s.execute("INSERT INTO t VALUES (0)").await.unwrap();
+        let handle = DeltaTable::open_existing(&loc).unwrap();
+        let held = handle.snapshot(None).await.unwrap();
+        assert_eq!(held.version, 1);
+        for i in 1..5 {
+            s.execute(&format!("INSERT INTO t VALUES ({i})"))
+                .await
+                .unwrap();
+        }
+        let log = dir.path().join("t/_delta_log");
+        std::fs::remove_file(log.join("00000000000000000002.json")).unwrap();
+        assert!(probe_latest(&handle.store, &held, 0)
+            .await
+            .unwrap()
+            .is_none());
+        let snap = handle.snapshot(None).await.unwrap();
+        assert_eq!((snap.version, snap.files.len()), (5, 5));
     });
 }
