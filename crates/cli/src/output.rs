@@ -4,12 +4,19 @@ use arrow::array::RecordBatch;
 use delta_rlc_engine::sql::StatementOutput;
 use delta_rlc_engine::EngineError;
 
+/// arrow's JSON array writer with NULL written as `null`: every row carries every column's key.
+fn json_array_writer<W: std::io::Write>(w: W) -> arrow::json::ArrayWriter<W> {
+    arrow::json::WriterBuilder::new()
+        .with_explicit_nulls(true)
+        .build(w)
+}
+
 /// Rows as a JSON array, written by arrow's JSON writer (decimals and floats exact: never parsed
-/// back through f64).
+/// back through f64; NULL as `null`).
 pub fn batches_to_json_text(batches: &[RecordBatch]) -> Result<String, EngineError> {
     let mut buf = Vec::new();
     {
-        let mut w = arrow::json::ArrayWriter::new(&mut buf);
+        let mut w = json_array_writer(&mut buf);
         let refs: Vec<&RecordBatch> = batches.iter().collect();
         w.write_batches(&refs)?;
         w.finish()?;
@@ -133,7 +140,9 @@ pub async fn print_stream(
             }
         }
         Format::Ndjson => {
-            let mut w = arrow::json::LineDelimitedWriter::new(&mut out);
+            let mut w = arrow::json::WriterBuilder::new()
+                .with_explicit_nulls(true)
+                .build::<_, arrow::json::writer::LineDelimited>(&mut out);
             while let Some(b) = stream.next().await {
                 w.write(&b?)?;
             }
@@ -143,7 +152,7 @@ pub async fn print_stream(
             out.write_all(b"{\"rows\":").map_err(io)?;
             {
                 // Writes `[]` when there is no row.
-                let mut w = arrow::json::ArrayWriter::new(&mut out);
+                let mut w = json_array_writer(&mut out);
                 while let Some(b) = stream.next().await {
                     w.write(&b?)?;
                 }

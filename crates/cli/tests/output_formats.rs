@@ -128,3 +128,23 @@ fn data_files_load_by_extension() {
         vec!["more.json", "new.csv", "orders", "pq", "semi.txt"]
     );
 }
+
+/// NULL is printed as `null` in every JSON format: a row carries every column's key, so a reader
+/// can tell a NULL from a column the query did not select.
+#[test]
+fn json_formats_write_null_values_explicitly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    cli(d, &["sql", "CREATE TABLE './t' (id BIGINT, s STRING)"]);
+    cli(d, &["sql", "INSERT INTO './t' VALUES (1, NULL), (2, 'b')"]);
+    let q = "SELECT id, s FROM './t' ORDER BY id";
+    let (json, _) = cli(d, &["--json", "sql", q]);
+    assert_eq!(
+        json.trim(),
+        "{\"rows\":[{\"id\":1,\"s\":null},{\"id\":2,\"s\":\"b\"}]}"
+    );
+    let (nd, _) = cli(d, &["--format", "ndjson", "sql", q]);
+    assert_eq!(nd, "{\"id\":1,\"s\":null}\n{\"id\":2,\"s\":\"b\"}\n");
+    let (streamed, _) = cli(d, &["--format", "json", "sql", q]);
+    assert_eq!(streamed.trim(), json.trim());
+}
