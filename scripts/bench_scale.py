@@ -36,11 +36,14 @@ WORKLOADS = {
 }
 
 
-def make_base(bin_, base, rows, files):
-    """One table per engine, copied for every run: `rows` rows `(id, v, s)` in `files` appends."""
+def make_base(bin_, base, rows, files, row_tracking=False):
+    """One table per engine, copied for every run: `rows` rows `(id, v, s)` in `files` appends.
+    With `row_tracking`, our table has row tracking on (a clustering OPTIMIZE is then remappable
+    against concurrent DML through stable row ids: Case 5); the peer's table is unchanged."""
     ours, peer = os.path.join(base, "base-ours"), os.path.join(base, "base-peer")
     per = rows // files
-    bench.run_measured([bin_, "sql", f"CREATE TABLE '{ours}' (id BIGINT NOT NULL, v BIGINT, s STRING) CLUSTER BY (id)"])
+    props = " TBLPROPERTIES ('delta.enableRowTracking' = 'true')" if row_tracking else ""
+    bench.run_measured([bin_, "sql", f"CREATE TABLE '{ours}' (id BIGINT NOT NULL, v BIGINT, s STRING) CLUSTER BY (id){props}"])
     for f in range(files):
         bench.run_measured([bin_, "sql", f"INSERT INTO '{ours}' SELECT value, value & 1023, 'x' FROM range({f * per}, {(f + 1) * per})"])
     bench.run_measured(bench.PEER + ["insert", peer, str(rows), str(files)])
@@ -98,12 +101,13 @@ def main():
     ap.add_argument("--seconds", type=float, default=180)
     ap.add_argument("--curve-seconds", type=float, default=60)
     ap.add_argument("--curve", default="2,4,8,16", help="writer counts of the W4 curve; empty for none")
+    ap.add_argument("--row-tracking", action="store_true", help="our table with row tracking on (Case 5 remaps a clustering OPTIMIZE)")
     ap.add_argument("--only", default="", help="run only the workloads whose names start with these (e.g. W1,W4)")
     a = ap.parse_args()
     base = tempfile.mkdtemp(prefix="delta-rlc-scale-")
     started = time.time()
     try:
-        ours, peer = make_base(a.bin, base, a.rows, a.files)
+        ours, peer = make_base(a.bin, base, a.rows, a.files, a.row_tracking)
         results = {}
         only = [w for w in a.only.split(",") if w]
         for name, spec in WORKLOADS.items():
@@ -121,7 +125,8 @@ def main():
                 print("curve", k, mode, curve[(k, mode)], file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    print(f"Table: {a.rows:,} rows `(id BIGINT, v BIGINT, s STRING)` in {a.files} files; {a.seconds:.0f} s per mode; "
+    rt = ", row tracking on (ours)" if a.row_tracking else ""
+    print(f"Table: {a.rows:,} rows `(id BIGINT, v BIGINT, s STRING)` in {a.files} files{rt}; {a.seconds:.0f} s per mode; "
           f"total {(time.time() - started) / 60:.1f} min.\n")
     print("| workload | mode | committed/min | rows changed/min | aborts | retries | p50 ms | p99 ms | OPTIMIZE commits / aborts |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")

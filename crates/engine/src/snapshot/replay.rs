@@ -184,6 +184,9 @@ impl ReplayState {
                 check_sizes(&rm.path, rm.size, rm.deletion_vector.as_ref())?;
                 rm.path = self.root.resolve(&rm.path)?;
                 rm.data_change = false;
+                // A tombstone keeps what a checkpoint keeps of it (no stats, no tags): only VACUUM
+                // and checkpoints read tombstones, and every snapshot update copies them.
+                (rm.stats, rm.tags) = (None, None);
                 let key = (
                     rm.path.clone(),
                     rm.deletion_vector.as_ref().map(|d| d.unique_id()),

@@ -86,7 +86,10 @@ impl<'a> Reader<'a> {
 pub fn decode_bitmap(bytes: &[u8]) -> Result<RoaringTreemap> {
     let mut r = Reader { bytes, pos: 0 };
     let magic = r.u32_le()?;
-    let mut result = RoaringTreemap::new();
+    // (key, bucket) in strictly ascending key order: moved into the treemap whole, never
+    // element by element (a DV of a quarter-million rows decoded in microseconds, not
+    // milliseconds).
+    let mut buckets: Vec<(u32, RoaringBitmap)> = Vec::new();
     match magic {
         MAGIC_PORTABLE => {
             let count = r.u64_le()?;
@@ -110,7 +113,7 @@ pub fn decode_bitmap(bytes: &[u8]) -> Result<RoaringTreemap> {
                 }
                 last_key = Some(key);
                 let bm = r.roaring32()?;
-                insert_bucket(&mut result, key, bm);
+                push_bucket(&mut buckets, key, bm);
             }
         }
         MAGIC_NATIVE => {
@@ -132,7 +135,7 @@ pub fn decode_bitmap(bytes: &[u8]) -> Result<RoaringTreemap> {
                         "native bucket length does not match its bitmap",
                     ));
                 }
-                insert_bucket(&mut result, key, bm);
+                push_bucket(&mut buckets, key, bm);
             }
         }
         other => return Err(ProtocolError::dv(format!("invalid magic number {other}"))),
@@ -143,12 +146,15 @@ pub fn decode_bitmap(bytes: &[u8]) -> Result<RoaringTreemap> {
             r.remaining()
         )));
     }
-    Ok(result)
+    Ok(RoaringTreemap::from_bitmaps(buckets))
 }
 
-fn insert_bucket(result: &mut RoaringTreemap, key: u32, bm: RoaringBitmap) {
-    let high = u64::from(key) << 32;
-    result.extend(bm.iter().map(|low| high | u64::from(low)));
+/// Keeps a non-empty bucket (an empty one holds no row; kept, it would make two equal sets
+/// compare unequal). Callers push keys in strictly ascending order.
+fn push_bucket(buckets: &mut Vec<(u32, RoaringBitmap)>, key: u32, bm: RoaringBitmap) {
+    if !bm.is_empty() {
+        buckets.push((key, bm));
+    }
 }
 
 #[cfg(test)]
