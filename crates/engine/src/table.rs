@@ -148,8 +148,9 @@ impl DeltaTable {
         Ok(Some(snap))
     }
 
-    /// True if the location has at least one commit. First from a listing of only the log after
-    /// the checkpoint of the last snapshot this handle loaded (any commit or checkpoint listed
+    /// True if the location has at least one commit. On a local disk, first one stat of the
+    /// commit file of the last snapshot this handle loaded (still there: a commit); then from a
+    /// listing of only the log after that snapshot's checkpoint (any commit or checkpoint listed
     /// there exists now); when that shows none, from the whole log.
     pub async fn exists(&self) -> Result<bool> {
         let is_log_file = |o: &delta_rlc_storage::ObjectInfo| {
