@@ -82,6 +82,10 @@ def main():
                     dt.alter.add_columns(Field(f"c{writer}_{n}", PrimitiveType("long"), nullable=True))
                 elif kind == "alter_prop":
                     dt.alter.set_table_properties({"delta.logRetentionDuration": f"interval 3{n} days"})
+                elif kind == "update_scan":
+                    # scripts/bench_scale.py's UPDATE_SCAN: every 2000th key, residues w mod 4.
+                    m = dt.update(predicate=f"id % 2000 = {(n * 4 + writer) % 2000}", updates={"v": "v + 1"})
+                    rows_changed += m.get("num_updated_rows", 0)
                 elif kind in ("update_scale", "delete_scale", "merge_scale"):
                     lo = writer * region + (n * step) % region
                     if kind == "update_scale":

@@ -22,6 +22,12 @@ import bench  # noqa: E402
 UPDATE_ROWS, DELETE_ROWS, MERGE_KEYS = 5_000, 2_000, 50_000
 UPDATE = "UPDATE t SET v = v + 1 WHERE id >= {lo} AND id < {lo} + %d" % UPDATE_ROWS
 DELETE = "DELETE FROM t WHERE id >= {lo} AND id < {lo} + %d" % DELETE_ROWS
+# The same number of rows, found by a scan of the whole table: every 2000th key, writer w taking
+# the residues that are w mod 4, so writers never share a row but every statement reads all 10M
+# rows and writes a DV on every file (an UPDATE by a non-key column on an unpartitioned table).
+# Every pair of concurrent statements overlaps at the file level: legacy aborts, RLC must merge
+# the DVs (Case 2) and read the winner's new file (value-exact tier) to commit.
+UPDATE_SCAN = "UPDATE t SET v = v + 1 WHERE id % 2000 = ({n} * 4 + {w}) % 2000"
 # Half the source keys exist (updated), half are new (inserted, above every existing key).
 MERGE = ("MERGE INTO t USING (SELECT value AS id, 1 AS v, 'm' AS s FROM range({lo}, {lo} + %d) UNION ALL "
          "SELECT value, 1, 'm' FROM range({new}, {new} + %d)) s ON t.id = s.id "
@@ -30,6 +36,7 @@ MERGE = ("MERGE INTO t USING (SELECT value AS id, 1 AS v, 'm' AS s FROM range({l
 # (kind, writers, sql, step, pause ms); the peer runs `<kind>_scale` (or `optimize`).
 WORKLOADS = {
     "W1 4 writers UPDATE 5k rows, disjoint ranges": [("update", 4, UPDATE, UPDATE_ROWS, 0)],
+    "W1s 4 writers UPDATE 5k rows found by a full scan, every file shared": [("update_scan", 4, UPDATE_SCAN, 0, 0)],
     "W3 2 DELETE 2k + 1 UPDATE 5k writers + 1 OPTIMIZE": [
         ("delete", 2, DELETE, DELETE_ROWS, 0), ("update", 1, UPDATE, UPDATE_ROWS, 0), ("optimize", 1, "OPTIMIZE t", 0, 5000)],
     "W4 4 writers MERGE 50k keys, disjoint": [("merge", 4, MERGE, MERGE_KEYS, 0)],
@@ -57,7 +64,7 @@ def run(bin_, base, src, name, spec, mode, seconds, region):
     for kind, count, sql, step, pause_ms in spec:
         for _ in range(count):
             if mode == "deltalake":
-                pk = kind if kind == "optimize" else f"{kind}_scale"
+                pk = kind if kind in ("optimize", "update_scan") else f"{kind}_scale"
                 cmd = bench.PEER + ["loop", d, str(w), str(seconds), pk, str(pause_ms), str(region), str(step)]
             else:
                 cmd = [bin_, "stress", "loop", d, "--writer", str(w), "--seconds", str(seconds), "--sql", sql,

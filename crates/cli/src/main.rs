@@ -503,6 +503,8 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             let (mut commits, mut retries, mut n) = (0u64, 0u64, 0u64);
             let mut rows_changed = 0u64;
             let mut aborts: std::collections::BTreeMap<String, u64> = Default::default();
+            // Conflict-checker events of the commits, by name (and tier, for skipped files).
+            let mut events: std::collections::BTreeMap<String, u64> = Default::default();
             let mut latencies: Vec<f64> = Vec::new();
             while began.elapsed().as_secs_f64() < seconds {
                 if pause_ms > 0 {
@@ -528,6 +530,13 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                         if let Some(c) = &out.commit {
                             retries += u64::from(c.attempts.saturating_sub(1));
                             rows_changed += c.affected_rows.unwrap_or(0);
+                            for e in &c.events {
+                                let key = match e.fields.get("tier").and_then(|t| t.as_str()) {
+                                    Some(tier) => format!("{}/{tier}", e.name),
+                                    None => e.name.clone(),
+                                };
+                                *events.entry(key).or_default() += 1;
+                            }
                         }
                         latencies.push(t0.elapsed().as_secs_f64() * 1000.0);
                     }
@@ -547,7 +556,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             println!(
                 "{}",
                 serde_json::json!({"writer": writer, "seconds": began.elapsed().as_secs_f64(), "commits": commits, "aborts": aborts,
-                    "retries": retries, "rowsChanged": rows_changed, "p50Ms": pct(0.5), "p99Ms": pct(0.99)})
+                    "retries": retries, "rowsChanged": rows_changed, "p50Ms": pct(0.5), "p99Ms": pct(0.99), "events": events})
             );
         }
         Command::Stress {

@@ -86,6 +86,11 @@ pub async fn live_rows(
 
 /// Rows that a winner removed from a file: the pre-image's live rows minus the post-image's live
 /// rows (`post_dv` None = the whole file was removed). Returned with a selection mask per batch.
+/// When the post-image is a DV update, only the removed rows (`post_dv \ pre_dv`, usually a few
+/// among many) are kept: one batch of just those rows, all selected, or none when the winner
+/// removed nothing. The caller evaluates its predicates row by row, so the answer is the same as
+/// over the whole file with the mask; it is only cheaper (one predicate evaluation over the removed
+/// rows instead of a bitmap lookup per row and a planned evaluation per batch).
 pub async fn removed_rows(
     store: &TableStore,
     snapshot: &Snapshot,
@@ -93,14 +98,22 @@ pub async fn removed_rows(
     post_dv: Option<&RoaringTreemap>,
 ) -> Result<Vec<(RecordBatch, BooleanArray)>> {
     let pre_dv = load_file_dv(store, &snapshot.root, pre_image).await?;
-    if let Some(post) = post_dv {
-        if !pre_dv.is_subset(post) {
-            return Err(EngineError::corrupt(format!(
-                "the post-image DV of {} does not contain its pre-image DV",
-                pre_image.path
-            )));
+    let removed = match post_dv {
+        Some(post) => {
+            if !pre_dv.is_subset(post) {
+                return Err(EngineError::corrupt(format!(
+                    "the post-image DV of {} does not contain its pre-image DV",
+                    pre_image.path
+                )));
+            }
+            let removed = post - &pre_dv;
+            if removed.is_empty() {
+                return Ok(Vec::new());
+            }
+            Some(removed.iter().collect::<Vec<u64>>())
         }
-    }
+        None => None,
+    };
     let opts = FileReadOptions {
         apply_dv: false,
         with_row_index: true,
@@ -108,18 +121,64 @@ pub async fn removed_rows(
     };
     let batches = read_file(store, snapshot, pre_image, &opts).await?;
     let mut out = Vec::with_capacity(batches.len());
+    let mut kept = Vec::new();
     for b in batches {
         let idx = b
             .column_by_name(ROW_INDEX_COLUMN)
             .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
             .ok_or_else(|| EngineError::Internal("row index missing".into()))?;
-        let sel: BooleanArray = (0..idx.len())
-            .map(|i| {
-                let r = idx.value(i);
-                Some(!pre_dv.contains(r) && post_dv.is_none_or(|p| p.contains(r)))
-            })
-            .collect();
-        out.push((b, sel));
+        let Some(removed) = &removed else {
+            let sel: BooleanArray = (0..idx.len())
+                .map(|i| Some(!pre_dv.contains(idx.value(i))))
+                .collect();
+            out.push((b, sel));
+            continue;
+        };
+        let sel: BooleanArray = match contiguous_range(idx) {
+            // One pass over the removed rows of this batch's range, not a lookup per row.
+            Some((first, len)) => {
+                let mut mask = vec![false; len];
+                let from = removed.partition_point(|r| *r < first);
+                for r in removed.iter().skip(from) {
+                    let Some(m) = usize::try_from(r - first)
+                        .ok()
+                        .and_then(|i| mask.get_mut(i))
+                    else {
+                        break;
+                    };
+                    *m = true;
+                }
+                BooleanArray::from(mask)
+            }
+            None => (0..idx.len())
+                .map(|i| Some(removed.binary_search(&idx.value(i)).is_ok()))
+                .collect(),
+        };
+        if sel.true_count() > 0 {
+            kept.push(arrow::compute::filter_record_batch(&b, &sel)?);
+        }
+    }
+    if removed.is_some() {
+        let Some(first) = kept.first() else {
+            return Err(EngineError::corrupt(format!(
+                "rows the winner removed from {} are not in the file",
+                pre_image.path
+            )));
+        };
+        let batch = arrow::compute::concat_batches(&first.schema(), &kept)?;
+        let all = BooleanArray::from(vec![true; batch.num_rows()]);
+        out.push((batch, all));
     }
     Ok(out)
+}
+
+/// `(first index, row count)` when the batch's row indexes are `first, first + 1, …`.
+fn contiguous_range(idx: &UInt64Array) -> Option<(u64, usize)> {
+    let n = idx.len();
+    let first = if n == 0 { 0 } else { idx.value(0) };
+    let last = if n == 0 { 0 } else { idx.value(n - 1) };
+    let contiguous = n == 0 || last.checked_sub(first) == u64::try_from(n - 1).ok();
+    // Indexes are strictly increasing within a file read, so first..=last with n values is a run.
+    let increasing = idx.values().windows(2).all(|w| w[0] < w[1]);
+    (contiguous && increasing).then_some((first, n))
 }

@@ -1,5 +1,7 @@
 //! `delta_files('t' | 'path')`: a table function listing the live files of a table — path, partition
-//! values, size, numRecords, DV cardinality, row-tracking fields. Scenarios and tests use it to check
+//! values, size, numRecords, DV cardinality and
+//! file (`dv_file`: the DV's `storageType` and `pathOrInlineDv`, equal for the DVs that share one
+//! DV file; NULL for no DV or an inline one), row-tracking fields. Scenarios and tests use it to check
 //! DV cardinalities and layouts in SQL. Arguments are found in the SQL text and their snapshots
 //! loaded before planning (table functions are synchronous in DataFusion).
 
@@ -43,6 +45,7 @@ pub fn files_batch(snapshot: &Snapshot) -> Result<RecordBatch> {
     let mut size = Vec::new();
     let mut n = Vec::new();
     let mut card = Vec::new();
+    let mut dv_file: Vec<Option<String>> = Vec::new();
     let mut base = Vec::new();
     let mut ver = Vec::new();
     for f in &snapshot.files {
@@ -61,6 +64,12 @@ pub fn files_batch(snapshot: &Snapshot) -> Result<RecordBatch> {
                 .map(|d| d.cardinality)
                 .unwrap_or(0),
         );
+        dv_file.push(
+            f.deletion_vector
+                .as_ref()
+                .filter(|d| d.storage_type != "i")
+                .map(|d| format!("{}{}", d.storage_type, d.path_or_inline_dv)),
+        );
         base.push(f.base_row_id);
         ver.push(f.default_row_commit_version);
     }
@@ -70,6 +79,7 @@ pub fn files_batch(snapshot: &Snapshot) -> Result<RecordBatch> {
         Field::new("size", DataType::Int64, false),
         Field::new("num_records", DataType::Int64, true),
         Field::new("dv_cardinality", DataType::Int64, false),
+        Field::new("dv_file", DataType::Utf8, true),
         Field::new("base_row_id", DataType::Int64, true),
         Field::new("default_row_commit_version", DataType::Int64, true),
     ]));
@@ -79,6 +89,7 @@ pub fn files_batch(snapshot: &Snapshot) -> Result<RecordBatch> {
         Arc::new(Int64Array::from(size)),
         Arc::new(Int64Array::from(n)),
         Arc::new(Int64Array::from(card)),
+        Arc::new(StringArray::from(dv_file)),
         Arc::new(Int64Array::from(base)),
         Arc::new(Int64Array::from(ver)),
     ];

@@ -7,7 +7,7 @@ use arrow::array::{Array, BooleanArray};
 use datafusion::common::DFSchema;
 use datafusion::prelude::SessionContext;
 use delta_rlc_engine::arrow_conv::table_arrow_schema;
-use delta_rlc_engine::conflict::tiers::{append_tiers, TierContext};
+use delta_rlc_engine::conflict::tiers::{append_tiers, delete_read_tiers, TierContext};
 use delta_rlc_engine::conflict::{ConflictConfig, WinningCommit};
 use delta_rlc_engine::env::Env;
 use delta_rlc_engine::ops::merge::SourceRows;
@@ -193,6 +193,91 @@ proptest! {
                         .await.unwrap().collect().await.unwrap();
                     let n = n[0].column(0).as_any().downcast_ref::<arrow::array::Int64Array>().unwrap().value(0);
                     assert_eq!(n, 0, "tier {} cleared {} but the join matches {n} row(s) (keys {key_cols:?}, source {src_rows:?})", tier.name(), f.path);
+                }
+            }
+        });
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+    /// Soundness of every delete/read tier: a winner's DELETEs (DV updates, and whole-file
+    /// removals when every row goes) remove rows from files the loser read; whenever some removed
+    /// row — live in the loser's snapshot, gone after the winner — satisfies a read predicate, no
+    /// tier clears that remove. Rows carry a unique `id`, so "removed" is computed independently of
+    /// the tiers, from the two snapshots' live rows.
+    #[test]
+    fn no_delete_read_tier_clears_a_remove_of_a_matching_row(
+        files in prop::collection::vec(file(), 1..4),
+        deletes in prop::collection::vec(predicate(), 1..3),
+        preds in prop::collection::vec(predicate(), 1..3),
+        partitioned in any::<bool>(),
+    ) {
+        let loc = format!("memory://tier-sound-dr-{}/t", N.fetch_add(1, Ordering::SeqCst));
+        let mut s = SqlSession::new(Env::deterministic(7), ConflictConfig::default());
+        s.register("t", &loc);
+        rt().block_on(async {
+            let part = if partitioned { "PARTITIONED BY (p)" } else { "" };
+            s.execute(&format!("CREATE TABLE t (x BIGINT, s STRING, p STRING, id BIGINT) {part}")).await.unwrap();
+            let mut id = 0;
+            for f in &files {
+                let vals: Vec<String> = f.iter().map(|(x, st, p)| {
+                    id += 1;
+                    format!("({}, '{st}', '{}', {id})", x.map(|v| v.to_string()).unwrap_or("NULL".into()), if *p { "a" } else { "b" })
+                }).collect();
+                s.execute(&format!("INSERT INTO t VALUES {}", vals.join(", "))).await.unwrap();
+            }
+            let table = DeltaTable::open(&loc).unwrap();
+            let base = table.snapshot(None).await.unwrap();
+            for d in &deletes {
+                s.execute(&format!("DELETE FROM t WHERE {d}")).await.unwrap();
+            }
+            let after = DeltaTable::open(&loc).unwrap().snapshot(None).await.unwrap();
+            // The winner as one commit: a remove of every base file that changed (with its
+            // read-time DV) and the re-add of those still live with their new DV.
+            let changed: Vec<&delta_rlc_protocol::Add> = base.files.iter()
+                .filter(|f| after.file(&f.path).is_none_or(|a| a.deletion_vector != f.deletion_vector))
+                .collect();
+            let removes: Vec<delta_rlc_protocol::Remove> = changed.iter().map(|f| f.to_remove(1, true)).collect();
+            let adds: Vec<delta_rlc_protocol::Add> = changed.iter().filter_map(|f| after.file(&f.path).cloned()).collect();
+            let winner = WinningCommit { version: after.version, commit_info: None, protocol: None, metadata: None, txns: vec![], domains: vec![], adds, removes };
+            let schema = table_arrow_schema(&base.schema);
+            let df_schema = DFSchema::try_from(schema.as_ref().clone()).unwrap();
+            let ctx = SessionContext::new();
+            let config = ConflictConfig::default();
+            let live_ids = |b: &arrow::array::RecordBatch| -> Vec<i64> {
+                let c = b.column_by_name("id").unwrap().as_any().downcast_ref::<arrow::array::Int64Array>().unwrap().clone();
+                (0..c.len()).map(|i| c.value(i)).collect()
+            };
+            for pred_sql in &preds {
+                let expr = ctx.parse_sql_expr(pred_sql, &df_schema).unwrap();
+                let rp = split_predicate(&expr, &base.metadata.partition_columns, pred_sql.clone());
+                let mut read_set = ReadSet::default();
+                read_set.add_predicate(rp);
+                let tctx = TierContext::new(&base, &table.store, &read_set, &[], &config, &winner);
+                let phys = ctx.create_physical_expr(expr.clone(), &df_schema).unwrap();
+                let refs: Vec<&delta_rlc_protocol::Remove> = winner.removes.iter().collect();
+                for tier in delete_read_tiers() {
+                    let cleared = tier.clear(&tctx, &refs).await;
+                    for (r, c) in refs.iter().zip(cleared) {
+                        if !c { continue; }
+                        let mut still: Vec<i64> = Vec::new();
+                        if let Some(a) = after.file(&r.path) {
+                            for b in read_file(&table.store, &after, a, &FileReadOptions::default()).await.unwrap() {
+                                still.extend(live_ids(&b));
+                            }
+                        }
+                        let pre = base.file(&r.path).unwrap();
+                        for b in read_file(&table.store, &base, pre, &FileReadOptions::default()).await.unwrap() {
+                            let v = phys.evaluate(&b).unwrap().into_array(b.num_rows()).unwrap();
+                            let v = v.as_any().downcast_ref::<BooleanArray>().unwrap();
+                            for (i, row_id) in live_ids(&b).into_iter().enumerate() {
+                                let removed = !still.contains(&row_id);
+                                assert!(!(removed && v.is_valid(i) && v.value(i)),
+                                    "tier {} cleared the remove of {} for {pred_sql} but removed row {row_id} matches", tier.name(), r.path);
+                            }
+                        }
+                    }
                 }
             }
         });

@@ -4,7 +4,8 @@
 //! (`dv_cur \ dv_base`, where `dv_base` is the DV on the loser's remove — its read-time DV) are
 //! disjoint from everything the winner's post-image deletes (`dv_win`), and `dv_base ⊆ dv_win`
 //! (the winner's post-image descends from the state the loser read).
-//! Rewrite: the loser's add(P) gets `dv_win ∪ dv_cur` (a new DV file), its remove(P) is re-pointed at
+//! Rewrite: the loser's add(P) gets `dv_win ∪ dv_cur` (all merged DVs of one winner in one new DV
+//! file), its remove(P) is re-pointed at
 //! the winner's post-image, P is settled for the file-level checks and dropped from the read files.
 //! Why this is safe: "loser after winner" is then a valid serial order — the loser deletes exactly
 //! its own rows from the file the winner left; no row is deleted or updated twice. The winner's new
@@ -23,11 +24,13 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::{Action, Add, Remove};
 use delta_rlc_protocol::stats::FileStats;
+use futures::StreamExt;
+use roaring::RoaringTreemap;
 use serde_json::json;
 
 use super::{ReconcileContext, Reconciler, Rewrite};
 use crate::conflict::checks::LoserState;
-use crate::dv_io::{load_dv, load_file_dv, write_dv};
+use crate::dv_io::{load_dv, load_file_dv, write_dvs};
 use crate::error::{EngineError, Result};
 use crate::events::Event;
 
@@ -48,6 +51,41 @@ fn dv_updates<'a>(
         }
     }
     out
+}
+
+/// `dv_win ∪ dv_cur` and the file's numRecords when the loser's new deletions on `path` are
+/// disjoint from the winner's post-image and `dv_base ⊆ dv_win ∩ dv_cur`; `None` otherwise.
+async fn checked_merge(
+    ctx: &ReconcileContext<'_>,
+    path: &str,
+    win_add: &Add,
+    cur_add: &Add,
+    cur_rm: &Remove,
+) -> Result<Option<(RoaringTreemap, i64)>> {
+    let num_records = cur_add
+        .num_records()
+        .ok_or_else(|| EngineError::corrupt(format!("{path}: DV file without numRecords")))?;
+    let root = &ctx.snapshot.root;
+    let base = async {
+        match &cur_rm.deletion_vector {
+            Some(d) => load_dv(ctx.store, root, d, Some(num_records)).await,
+            None => Ok(RoaringTreemap::new()),
+        }
+    };
+    let (dv_win, dv_cur, dv_base) = futures::try_join!(
+        load_file_dv(ctx.store, root, win_add),
+        load_file_dv(ctx.store, root, cur_add),
+        base
+    )?;
+    if !dv_base.is_subset(&dv_cur) || !dv_base.is_subset(&dv_win) {
+        return Ok(None);
+    }
+    let mut overlap = &dv_win & &dv_cur;
+    overlap -= &dv_base;
+    if !overlap.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some((&dv_win | &dv_cur, num_records)))
 }
 
 async fn merge(
@@ -72,35 +110,50 @@ async fn merge(
     if shared.is_empty() {
         return Ok(None);
     }
-    let now = ctx.env.clock.now_ms();
-    let mut replacements: BTreeMap<String, (Option<Add>, Remove)> = BTreeMap::new();
+    // Every shared path is checked before anything is written (all-or-nothing), its three DVs
+    // loaded concurrently; the merged DVs then go into one new DV file, as a statement writes them.
+    let mut pending = Vec::with_capacity(shared.len());
     for p in &shared {
         let (Some((win_add, _)), Some((cur_add, cur_rm))) = (winner.get(p), loser.get(p)) else {
             return Ok(None);
         };
-        let num_records = cur_add
-            .num_records()
-            .ok_or_else(|| EngineError::corrupt(format!("{p}: DV file without numRecords")))?;
-        let dv_win = load_file_dv(ctx.store, &ctx.snapshot.root, win_add).await?;
-        let dv_cur = load_file_dv(ctx.store, &ctx.snapshot.root, cur_add).await?;
-        let dv_base = match &cur_rm.deletion_vector {
-            Some(d) => load_dv(ctx.store, &ctx.snapshot.root, d, Some(num_records)).await?,
-            None => roaring::RoaringTreemap::new(),
+        pending.push(checked_merge(ctx, p, win_add, cur_add, cur_rm));
+    }
+    let checks = futures::stream::iter(pending)
+        .buffered(ctx.env.parallelism.max(1))
+        .collect::<Vec<Result<Option<(RoaringTreemap, i64)>>>>()
+        .await;
+    // (path, whether the merged DV deletes every row); the partial DVs, in path order.
+    let mut merged: Vec<(&String, bool)> = Vec::with_capacity(shared.len());
+    let mut partial: Vec<RoaringTreemap> = Vec::with_capacity(shared.len());
+    for (p, checked) in shared.iter().zip(checks) {
+        let Some((bitmap, num_records)) = checked? else {
+            return Ok(None);
         };
-        if !dv_base.is_subset(&dv_cur) || !dv_base.is_subset(&dv_win) {
-            return Ok(None);
+        let num_records = u64::try_from(num_records)
+            .map_err(|_| EngineError::corrupt(format!("{p}: negative numRecords")))?;
+        let whole = bitmap.len() >= num_records;
+        if !whole {
+            partial.push(bitmap);
         }
-        let mut overlap = &dv_win & &dv_cur;
-        overlap -= &dv_base;
-        if !overlap.is_empty() {
+        merged.push((p, whole));
+    }
+    let mut descriptors = write_dvs(ctx.store, ctx.env.ids.uuid(), &partial)
+        .await?
+        .into_iter();
+    let now = ctx.env.clock.now_ms();
+    let mut replacements: BTreeMap<String, (Option<Add>, Remove)> = BTreeMap::new();
+    for (p, whole) in merged {
+        let (Some((win_add, _)), Some((cur_add, _))) = (winner.get(p), loser.get(p)) else {
             return Ok(None);
-        }
-        let merged = &dv_win | &dv_cur;
+        };
         let new_remove = win_add.to_remove(now, true);
-        let new_add = if merged.len() >= num_records as u64 {
+        let new_add = if whole {
             None
         } else {
-            let desc = write_dv(ctx.store, ctx.env.ids.uuid(), &merged).await?;
+            let desc = descriptors
+                .next()
+                .ok_or_else(|| EngineError::Internal("fewer DV descriptors than DVs".into()))?;
             let mut a = (*cur_add).clone();
             a.deletion_vector = Some(desc);
             a.data_change = true;

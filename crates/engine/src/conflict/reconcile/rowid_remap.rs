@@ -8,12 +8,18 @@
 //! position deletes exactly that logical row.
 //! Forward (the OPTIMIZE loses): the winner's new deletions in F (`dv_win \ dv_tomb`) are located in
 //! our outputs; they join the outputs' DVs; F's tombstone is re-pointed at the winner's post-image.
+//! When the winner removed F outright with `dataChange=true` (a DELETE of all its live rows, or an
+//! UPDATE that moved them all to new files under the same ids) and saw the same live rows
+//! (its remove's DV = our tombstone's), every row we copied from F is located and deleted from
+//! our outputs and our tombstone for F is dropped: the serial order is the winner, then a
+//! compaction without F.
 //! Reverse (the DML loses): the DML's new deletions in F (`dv_l1 \ dv_l0`) are located in the
 //! winner's outputs; the DML drops its pair on F and re-adds each affected output with its DV
 //! extended (dataChange=true); every winner source and output is settled.
 //! Declines: row tracking not enabled (no materialized column names); a winner that is not a pure
 //! relocation (reverse) or a loser that is not one (forward); any id missing or found twice; a
-//! new deletion the rewrite already dropped; a bare full-file removal of a source (H1); any error.
+//! new deletion the rewrite already dropped; a bare full-file removal of a source (H1) in reverse,
+//! or in forward by a `dataChange=false` winner or one that saw other live rows; any error.
 //! Events: `delta.rowTracking.conflictReconciliation.remapped` / `.reverseRemapped`.
 
 use crate::conflict_config::Switch;
@@ -159,6 +165,36 @@ async fn dv_of(
     }
 }
 
+/// The stable ids of the rows of source `wr.path` that our compaction copied — every row not in
+/// our tombstone's DV — when the winner deleted them all: `wr` is a `dataChange=true` remove with
+/// no re-add (a DELETE of every live row, or an UPDATE that rewrote them into new files, which
+/// keep their ids), and its DV is exactly our tombstone's (both saw the same live rows). Deleting
+/// those ids from our outputs gives "the winner, then a compaction without that source". `None`
+/// (decline) for a `dataChange=false` remove (a concurrent compaction moved the rows: they are
+/// not deleted), a differing DV, or a source not in the snapshot we read.
+async fn copied_rows_of_removed_source(
+    ctx: &ReconcileContext<'_>,
+    wr: &Remove,
+    dv_tomb: &RoaringTreemap,
+) -> Result<Option<Vec<i64>>> {
+    if !wr.data_change {
+        return Ok(None);
+    }
+    let Some(source) = ctx.snapshot.files.iter().find(|a| a.path == wr.path) else {
+        return Ok(None);
+    };
+    let Some(num_records) = source.num_records().and_then(|n| u64::try_from(n).ok()) else {
+        return Ok(None);
+    };
+    if dv_of(ctx, wr.deletion_vector.as_ref()).await? != *dv_tomb {
+        return Ok(None);
+    }
+    let mut copied = RoaringTreemap::new();
+    copied.insert_range(0..num_records);
+    copied -= dv_tomb;
+    Ok(Some(ids_of_rows(ctx, source, &copied).await?))
+}
+
 pub struct RowIdForward;
 
 async fn forward(
@@ -184,15 +220,22 @@ async fn forward(
     }
     let mut wanted = Vec::new();
     let mut repoint: BTreeMap<String, Add> = BTreeMap::new();
+    // Sources the winner removed outright: our tombstones for them are dropped (theirs stands).
+    let mut gone: BTreeSet<String> = BTreeSet::new();
     for wr in touched {
         let Some(ours) = removes.iter().find(|r| r.path == wr.path) else {
             return Ok(None);
         };
+        let dv_tomb = dv_of(ctx, ours.deletion_vector.as_ref()).await?;
         let Some(post) = ctx.winner.adds.iter().find(|a| a.path == wr.path) else {
-            return Ok(None);
+            let Some(ids) = copied_rows_of_removed_source(ctx, wr, &dv_tomb).await? else {
+                return Ok(None);
+            };
+            wanted.extend(ids);
+            gone.insert(wr.path.clone());
+            continue;
         };
         let dv_win = load_file_dv(ctx.store, &ctx.snapshot.root, post).await?;
-        let dv_tomb = dv_of(ctx, ours.deletion_vector.as_ref()).await?;
         if !dv_tomb.is_subset(&dv_win) {
             return Ok(None);
         }
@@ -211,8 +254,18 @@ async fn forward(
                 let Some(extra) = positions.get(&out.path) else {
                     return Ok(None);
                 };
-                staged.push(Action::Add(extend_dv(ctx, out, extra, false).await?));
+                let extended = extend_dv(ctx, out, extra, false).await?;
+                let deleted = extended
+                    .deletion_vector
+                    .as_ref()
+                    .map_or(0, |d| d.cardinality);
+                // An output left without a live row (it held only rows of removed sources) is
+                // not added at all.
+                if extended.num_records().is_none_or(|n| deleted < n) {
+                    staged.push(Action::Add(extended));
+                }
             }
+            Action::Remove(r) if gone.contains(&r.path) => {}
             Action::Remove(r) if repoint.contains_key(&r.path) => {
                 let Some(post) = repoint.get(&r.path) else {
                     return Ok(None);
@@ -225,7 +278,9 @@ async fn forward(
             other => staged.push(other.clone()),
         }
     }
-    Ok(Some((staged, repoint.into_keys().collect())))
+    let mut settled: Vec<String> = repoint.into_keys().collect();
+    settled.extend(gone);
+    Ok(Some((staged, settled)))
 }
 
 #[async_trait]
