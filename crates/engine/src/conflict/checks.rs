@@ -34,6 +34,8 @@ pub struct LoserState {
     pub read_set: ReadSet,
     /// Staged actions (paths decoded).
     pub staged: Vec<Action>,
+    /// What reconcilers learned about the loser's own new files (immutable), kept across winners.
+    pub own_files: std::sync::Arc<crate::conflict::reconcile::OwnFileCache>,
 }
 
 #[derive(Debug, Default)]

@@ -109,9 +109,9 @@ pub async fn update_txn(
     // Merge-on-read (DVs on, a predicate evaluable over its own columns): in rounds of files
     // holding up to UPDATE_CHUNK_ROWS rows, pass one finds the matched rows (keeping their
     // predicate columns) and pass two decodes the rest of only those rows, in sub-rounds of up to
-    // UPDATE_CHUNK_ROWS matched rows; each round's images are written before the next round is
-    // read, and only the matched row sets (bitmaps) outlive it. Memory follows the round, not the
-    // statement. Files and ids come in file order, as in one round.
+    // UPDATE_CHUNK_ROWS matched rows; images are written once UPDATE_CHUNK_BYTES of them are
+    // buffered, and only the matched row sets (bitmaps) outlive a round. Memory follows the round
+    // and one chunk of images, not the statement. Files and ids come in file order, as in one round.
     let matcher = match &predicate {
         Some(p) if snapshot.deletion_vectors_enabled() => {
             RowMatcher::new(Arc::clone(&snapshot), p)?
@@ -124,6 +124,10 @@ pub async fn update_txn(
         let opts = dml_read_options(&snapshot);
         let parallelism = txn.table.env.parallelism;
         let mut all: Vec<FileMatch> = Vec::with_capacity(files.len());
+        // Images are carried across rounds until UPDATE_CHUNK_BYTES, so a statement writes files
+        // of that size, not one small file per round.
+        let mut new_rows = Vec::new();
+        let mut new_bytes = 0usize;
         for round in rounds_by_rows(&files, |a| {
             a.num_records()
                 .map_or(u64::MAX, |n| u64::try_from(n).unwrap_or(u64::MAX))
@@ -141,7 +145,6 @@ pub async fn update_txn(
                 let images =
                     read_matched_rows(&txn.table.store, &snapshot, &opts, part, parallelism)
                         .await?;
-                let mut new_rows = Vec::new();
                 for (m, batches) in part.iter().zip(images) {
                     metrics.scanned_files += 1;
                     if m.matched.is_empty() {
@@ -152,10 +155,16 @@ pub async fn update_txn(
                         let batch = stabilize_row_tracking(&snapshot, &m.add, batch, true)?;
                         let updated = apply_assignments(&ectx, &batch, &phys_assign)?;
                         record_update(&mut txn, &batch, &updated).await?;
-                        new_rows.push(without_row_index(&updated)?);
+                        let image = without_row_index(&updated)?;
+                        new_bytes += image.get_array_memory_size();
+                        new_rows.push(image);
                     }
                 }
-                write_new_rows(&mut txn, &snapshot, &new_rows, &mut metrics).await?;
+                if new_bytes >= UPDATE_CHUNK_BYTES {
+                    write_new_rows(&mut txn, &snapshot, &new_rows, &mut metrics).await?;
+                    new_rows.clear();
+                    new_bytes = 0;
+                }
             }
             for m in &mut matches {
                 m.values = None;
@@ -163,7 +172,7 @@ pub async fn update_txn(
             all.append(&mut matches);
         }
         stage_dv_removals(&mut txn, &snapshot, &all, &mut metrics).await?;
-        return finish(txn, &snapshot, Vec::new(), metrics, start).await;
+        return finish(txn, &snapshot, new_rows, metrics, start).await;
     }
     // Full rows, file by file: each file's matched rows are removed and their images buffered,
     // written once the buffer reaches UPDATE_CHUNK_BYTES — memory follows one file and one chunk.

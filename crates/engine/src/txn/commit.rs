@@ -86,6 +86,7 @@ impl Transaction {
         let mut state_loser = LoserState {
             read_set: self.read_set.clone(),
             staged: self.actions.clone(),
+            own_files: Default::default(),
         };
         let mut version = read_version.map(|v| v + 1).unwrap_or(0);
         let max_attempts = self.table.conflict.max_attempts;

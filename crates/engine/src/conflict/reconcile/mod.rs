@@ -8,7 +8,10 @@ mod compaction;
 mod dv_merge;
 mod optimize_forward;
 mod optimize_reverse;
+mod own_files;
 mod rowid_remap;
+
+pub use own_files::OwnFileCache;
 
 use crate::conflict_config::Switch;
 use std::collections::BTreeSet;

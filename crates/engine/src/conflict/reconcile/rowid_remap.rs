@@ -24,6 +24,7 @@
 
 use crate::conflict_config::Switch;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use arrow::array::{Array, Int64Array, UInt64Array};
 use arrow::datatypes::{DataType, Field};
@@ -32,7 +33,7 @@ use delta_rlc_protocol::actions::{Action, Add, Remove};
 use roaring::RoaringTreemap;
 use serde_json::json;
 
-use super::{extend_dv, ReconcileContext, Reconciler, Rewrite};
+use super::{extend_dv, OwnFileCache, ReconcileContext, Reconciler, Rewrite};
 use crate::conflict::checks::LoserState;
 use crate::dv_io::{load_dv, load_file_dv};
 use crate::error::{EngineError, Result};
@@ -98,12 +99,50 @@ async fn ids_of_rows(
     Ok(out)
 }
 
+/// The materialized row ids of `out` with their physical positions, sorted by id (rows without
+/// one carry fresh ids, not the sources' stable ids, and are left out); `None` when the columns
+/// are missing.
+async fn row_ids_of_output(
+    ctx: &ReconcileContext<'_>,
+    snapshot: &Snapshot,
+    out: &Add,
+    id_col: &str,
+) -> Result<Option<Vec<(i64, u64)>>> {
+    let opts = FileReadOptions {
+        apply_dv: false,
+        with_row_index: true,
+        extra_columns: vec![Field::new(id_col, DataType::Int64, true)],
+    };
+    let mut rows = Vec::new();
+    for b in read_file(ctx.store, snapshot, out, &opts).await? {
+        let idx = b
+            .column_by_name(ROW_INDEX_COLUMN)
+            .and_then(|c| c.as_any().downcast_ref::<UInt64Array>().cloned());
+        let ids = b
+            .column_by_name(id_col)
+            .and_then(|c| c.as_any().downcast_ref::<Int64Array>().cloned());
+        let (Some(idx), Some(ids)) = (idx, ids) else {
+            return Ok(None);
+        };
+        rows.extend(
+            (0..idx.len())
+                .filter(|i| ids.is_valid(*i))
+                .map(|i| (ids.value(i), idx.value(i))),
+        );
+    }
+    rows.sort_unstable();
+    Ok(Some(rows))
+}
+
 /// Position of every wanted id among the *live* rows of `outputs`; each must occur exactly once.
+/// With `cache` (the outputs are the loser's own files), each output's ids are read once per
+/// transaction; its DV, which winners may have extended, is read every time.
 async fn locate(
     ctx: &ReconcileContext<'_>,
     snapshot: &Snapshot,
     outputs: &[&Add],
     wanted: &[i64],
+    cache: Option<&OwnFileCache>,
 ) -> Result<Option<BTreeMap<String, RoaringTreemap>>> {
     let Some((id_col, _)) = row_tracking_columns(snapshot) else {
         return Ok(None);
@@ -115,31 +154,35 @@ async fn locate(
     let mut found: HashMap<i64, (String, u64)> = HashMap::new();
     let mut dup = false;
     for out in outputs {
-        let dv = load_file_dv(ctx.store, &snapshot.root, out).await?;
-        let opts = FileReadOptions {
-            apply_dv: false,
-            with_row_index: true,
-            extra_columns: vec![Field::new(&id_col, DataType::Int64, true)],
+        let ids = match cache.and_then(|c| c.row_ids(&out.path)) {
+            Some(ids) => ids,
+            None => {
+                let Some(ids) = row_ids_of_output(ctx, snapshot, out, &id_col).await? else {
+                    return Ok(None);
+                };
+                let ids = Arc::new(ids);
+                if let Some(c) = cache {
+                    c.keep_row_ids(&out.path, Arc::clone(&ids));
+                }
+                ids
+            }
         };
-        for b in read_file(ctx.store, snapshot, out, &opts).await? {
-            let idx = b
-                .column_by_name(ROW_INDEX_COLUMN)
-                .and_then(|c| c.as_any().downcast_ref::<UInt64Array>().cloned());
-            let ids = b
-                .column_by_name(&id_col)
-                .and_then(|c| c.as_any().downcast_ref::<Int64Array>().cloned());
-            let (Some(idx), Some(ids)) = (idx, ids) else {
-                return Ok(None);
-            };
-            for i in 0..idx.len() {
-                // Unmaterialized ids in an output are fresh ids, not the sources' stable ids.
-                if !ids.is_valid(i) || dv.contains(idx.value(i)) {
+        let mut dv: Option<RoaringTreemap> = None;
+        for &id in &want {
+            let from = ids.partition_point(|(x, _)| *x < id);
+            for &(_, pos) in ids
+                .get(from..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|(x, _)| *x == id)
+            {
+                if dv.is_none() {
+                    dv = Some(load_file_dv(ctx.store, &snapshot.root, out).await?);
+                }
+                if dv.as_ref().is_some_and(|d| d.contains(pos)) {
                     continue;
                 }
-                let id = ids.value(i);
-                if want.contains(&id)
-                    && found.insert(id, (out.path.clone(), idx.value(i))).is_some()
-                {
+                if found.insert(id, (out.path.clone(), pos)).is_some() {
                     dup = true;
                 }
             }
@@ -243,7 +286,8 @@ async fn forward(
         wanted.extend(ids_of_rows(ctx, post, &new_rows).await?);
         repoint.insert(wr.path.clone(), post.clone());
     }
-    let Some(positions) = locate(ctx, ctx.snapshot, &adds, &wanted).await? else {
+    let Some(positions) = locate(ctx, ctx.snapshot, &adds, &wanted, Some(&state.own_files)).await?
+    else {
         return Ok(None);
     };
     let now = ctx.env.clock.now_ms();
@@ -366,7 +410,7 @@ async fn reverse(
         dropped.insert(r.path.clone());
     }
     let outputs: Vec<&Add> = w.adds.iter().collect();
-    let Some(positions) = locate(ctx, ctx.snapshot, &outputs, &wanted).await? else {
+    let Some(positions) = locate(ctx, ctx.snapshot, &outputs, &wanted, None).await? else {
         return Ok(None);
     };
     let now = ctx.env.clock.now_ms();
