@@ -143,9 +143,10 @@ pub async fn merge_exact(
     let source: arrow::array::ArrayRef = Arc::new(arrow::array::Int64Array::from_iter_values(
         (0..keys as i64).map(|k| k * 2),
     ));
-    // The key set a MERGE builds for one BIGINT key (the integer form).
+    // The key set a MERGE builds for one BIGINT key (the integer form, sealed as a MERGE seals
+    // it: these keys are dense enough for the bitmap form).
     let mut tuples =
-        delta_rlc_engine::key_equality::KeySet::for_pairs(&[(DataType::Int64, DataType::Int64)]);
+        delta_rlc_engine::key_set::KeySet::for_pairs(&[(DataType::Int64, DataType::Int64)]);
     tuples.insert_rows(&equality, &[source])?;
     let mut read_set = ReadSet::default();
     let ctx_df = datafusion::prelude::SessionContext::new();
@@ -156,7 +157,7 @@ pub async fn merge_exact(
     p.exact_keys = Some(Arc::new(SourceKeys {
         columns: vec!["id".into()],
         equality,
-        tuples,
+        tuples: tuples.seal(),
     }));
     read_set.add_predicate(p);
     let winner = WinningCommit {

@@ -18,6 +18,7 @@ pub mod error;
 pub mod events;
 pub mod expr_plan;
 pub mod key_equality;
+pub mod key_set;
 pub mod ops;
 pub mod read_set;
 pub mod retention;

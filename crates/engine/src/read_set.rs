@@ -29,7 +29,7 @@ pub struct SourceKeys {
     pub columns: Vec<String>,
     /// The equality the tuples were encoded with; target rows must be encoded with the same.
     pub equality: crate::key_equality::KeyEquality,
-    pub tuples: crate::key_equality::KeySet,
+    pub tuples: crate::key_set::KeySet,
 }
 
 impl ReadPredicate {

@@ -147,9 +147,15 @@ pub fn bool_mask(v: &ArrayRef) -> Result<BooleanArray> {
         .as_any()
         .downcast_ref::<BooleanArray>()
         .ok_or_else(|| EngineError::invalid("the condition is not a boolean expression"))?;
-    Ok((0..b.len())
-        .map(|i| Some(b.is_valid(i) && b.value(i)))
-        .collect())
+    Ok(null_as_false(b))
+}
+
+/// `b` with every NULL read as false; the result has no nulls (its value bits are the mask).
+pub fn null_as_false(b: &BooleanArray) -> BooleanArray {
+    match b.nulls() {
+        Some(valid) => BooleanArray::new(b.values() & valid.inner(), None),
+        None => BooleanArray::new(b.values().clone(), None),
+    }
 }
 
 /// Reads the candidate files for `predicate`, registering the read in the transaction: the predicate

@@ -32,7 +32,7 @@ use serde_json::json;
 
 use crate::error::{EngineError, Result};
 use crate::events::Event;
-use crate::key_equality::{KeyEquality, KeySet};
+use crate::key_equality::KeyEquality;
 use crate::read_set::SourceKeys;
 
 /// What a MERGE reads from its target.
@@ -149,7 +149,8 @@ pub fn target_read(
     let Some(equality) = KeyEquality::for_pairs(&pairs) else {
         return Ok(decline("key types without a shared equality"));
     };
-    let mut tuples = KeySet::for_pairs(&pairs);
+    let mut tuples =
+        crate::ops::merge_probe::presized_key_set(source, &source_names, &pairs, max_key_bytes);
     let mut key_bytes = 0usize;
     // A type without a min/max accumulator gets no range (no pre-filter on that column).
     let mut columns_min_max: Vec<Option<(MinAccumulator, MaxAccumulator)>> = target_types
@@ -171,14 +172,12 @@ pub fn target_read(
         .collect();
     for b in source.batches()? {
         let b = b?;
-        let mut cols: Vec<ArrayRef> = Vec::with_capacity(keys.len());
-        for name in &source_names {
-            // By name in the batch's own schema, as the join resolves ON.
-            let c = b.column_by_name(name).ok_or_else(|| {
-                EngineError::Internal(format!("MERGE source rows lack key column {name}"))
-            })?;
-            cols.push(c.clone());
-        }
+        // By name in the batch's own schema, as the join resolves ON: a missing, repeated or
+        // retyped key column leaves the source's keys unknown, so the read is coarser.
+        let Some(cols) = crate::ops::merge_probe::source_key_columns(&b, &source_names, &pairs)
+        else {
+            return Ok(decline("source key column missing, repeated or retyped"));
+        };
         // The pre-filter compares in the target's types (a value that does not cast equals no
         // target value, so dropping it loses nothing).
         let mut cast_cols: Vec<Option<ArrayRef>> = Vec::with_capacity(keys.len());
@@ -276,7 +275,7 @@ pub fn target_read(
         keys: Some(Arc::new(SourceKeys {
             columns,
             equality,
-            tuples,
+            tuples: tuples.seal(),
         })),
         event: Some(event),
     })

@@ -15,8 +15,8 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch};
-use arrow::datatypes::Schema;
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
+use arrow::datatypes::{DataType, Int32Type, Int64Type, Schema};
 use datafusion::common::{DFSchema, TableReference};
 
 use delta_rlc_protocol::actions::Add;
@@ -26,17 +26,90 @@ use super::merge::target::{FileState, TargetFile};
 use crate::error::{EngineError, Result};
 use crate::events::Event;
 use crate::key_equality::KeyEquality;
-use crate::key_equality::KeySet;
+use crate::key_set::{is_int_key, KeySet};
+use crate::read_set::SourceKeys;
 use crate::scan::{match_files, RowMatcher, RowVerdict};
 use crate::txn::Transaction;
 
 /// The source's key tuples, ready to test target rows against.
 pub struct KeyProbe {
-    /// Target key columns (unqualified names), in tuple order.
-    pub columns: Vec<String>,
-    equality: KeyEquality,
-    /// The source's distinct key tuples (an `i64` set for one integer key on both sides).
-    keys: KeySet,
+    /// Target key columns (unqualified names) in tuple order, the equality and the distinct
+    /// source tuples (sealed: see [`KeySet::seal`]).
+    keys: Arc<SourceKeys>,
+}
+
+/// The key columns of one source batch, found by name in the batch's own schema (as the join
+/// resolves ON); `None` when one is missing, ambiguous, or typed unlike the declared source key
+/// `types` (its pairs' second half). A caller that gets `None` cannot build the key set.
+pub(crate) fn source_key_columns(
+    b: &RecordBatch,
+    names: &[String],
+    types: &[(DataType, DataType)],
+) -> Option<Vec<ArrayRef>> {
+    let schema = b.schema();
+    names
+        .iter()
+        .zip(types)
+        .map(|(name, (_, t))| {
+            let mut named = schema
+                .fields()
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.name() == name);
+            let (i, _) = named.next()?;
+            if named.next().is_some() {
+                return None;
+            }
+            let c = b.columns().get(i)?;
+            (c.data_type() == t).then(|| Arc::clone(c))
+        })
+        .collect()
+}
+
+/// An empty key set for the source's key columns `names`, sized for what the rows held in memory
+/// say of a single integer key before any is inserted (its non-NULL values' min, max and count:
+/// see [`KeySet::presized`]). A spilled source is not read an extra time: it gets the plain set.
+pub(crate) fn presized_key_set(
+    source: &crate::ops::merge::SourceRows,
+    names: &[String],
+    pairs: &[(DataType, DataType)],
+    max_bytes: usize,
+) -> KeySet {
+    let plain = || KeySet::for_pairs(pairs);
+    let one_int = matches!(pairs, [(t, s)] if is_int_key(t) && is_int_key(s));
+    let (true, Some(batches)) = (one_int, source.in_memory()) else {
+        return plain();
+    };
+    let (mut lo, mut hi, mut count) = (i64::MAX, i64::MIN, 0usize);
+    for b in batches {
+        let Some(cols) = source_key_columns(b, names, pairs) else {
+            return plain();
+        };
+        let [c] = cols.as_slice() else {
+            return plain();
+        };
+        let range = match c.data_type() {
+            DataType::Int64 => {
+                let a = c.as_primitive::<Int64Type>();
+                arrow::compute::min(a).zip(arrow::compute::max(a))
+            }
+            DataType::Int32 => {
+                let a = c.as_primitive::<Int32Type>();
+                arrow::compute::min(a)
+                    .zip(arrow::compute::max(a))
+                    .map(|(a, b)| (i64::from(a), i64::from(b)))
+            }
+            _ => return plain(),
+        };
+        if let Some((a, b)) = range {
+            (lo, hi) = (lo.min(a), hi.max(b));
+            count += c.len() - c.null_count();
+        }
+    }
+    match count {
+        0 => plain(),
+        _ => KeySet::presized(pairs, lo, hi, count, max_bytes),
+    }
 }
 
 impl KeyProbe {
@@ -78,33 +151,10 @@ impl KeyProbe {
             .iter()
             .map(|&i| source_df.field(i).name().clone())
             .collect();
-        // The key columns of one source batch, found by name in the batch's own schema (as the
-        // join resolves ON); `None` — no probe — when one is missing, ambiguous, or typed unlike
-        // the declared source key.
-        let source_columns = |b: &RecordBatch| -> Option<Vec<ArrayRef>> {
-            source_names
-                .iter()
-                .zip(&types)
-                .map(|(name, (_, t))| {
-                    let schema = b.schema();
-                    let mut named = schema
-                        .fields()
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, f)| f.name() == name);
-                    let (i, _) = named.next()?;
-                    if named.next().is_some() {
-                        return None;
-                    }
-                    let c = b.columns().get(i)?;
-                    (c.data_type() == t).then(|| Arc::clone(c))
-                })
-                .collect()
-        };
-        let mut set = KeySet::for_pairs(&types);
+        let mut set = presized_key_set(source, &source_names, &types, max_key_bytes);
         let mut key_bytes = 0usize;
         for b in source.batches()? {
-            let Some(cols) = source_columns(&b?) else {
+            let Some(cols) = source_key_columns(&b?, &source_names, &types) else {
                 return Ok(None);
             };
             let Ok(added) = set.insert_rows(&equality, &cols) else {
@@ -115,16 +165,26 @@ impl KeyProbe {
                 return Ok(None);
             }
         }
-        Ok(Some(KeyProbe {
+        Ok(Some(KeyProbe::from_keys(Arc::new(SourceKeys {
             columns,
             equality,
-            keys: set,
-        }))
+            tuples: set.seal(),
+        }))))
+    }
+
+    /// The probe over a key set already built (the MERGE's source-key read holds the same one).
+    pub fn from_keys(keys: Arc<SourceKeys>) -> KeyProbe {
+        KeyProbe { keys }
+    }
+
+    /// Target key columns (unqualified names), in tuple order.
+    pub fn columns(&self) -> &[String] {
+        &self.keys.columns
     }
 
     /// Number of distinct source key tuples.
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.keys.tuples.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -135,6 +195,7 @@ impl KeyProbe {
     /// occur in the source? NULL keys answer false.
     pub fn contains(&self, batch: &RecordBatch) -> Result<BooleanArray> {
         let cols: Vec<ArrayRef> = self
+            .keys
             .columns
             .iter()
             .map(|c| {
@@ -143,12 +204,10 @@ impl KeyProbe {
                 })
             })
             .collect::<Result<_>>()?;
-        Ok(self
-            .keys
-            .contains_rows(&self.equality, &cols)?
-            .into_iter()
-            .map(Some)
-            .collect())
+        let keys = &self.keys;
+        Ok(BooleanArray::from(
+            keys.tuples.contains_rows(&keys.equality, &cols)?,
+        ))
     }
 }
 
@@ -257,8 +316,9 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(one.len(), 2);
-        // Keys past the memory budget: no probe (the MERGE reads its candidates in full).
-        let over = KeyProbe::build(&[("id".into(), "k".into())], &target, &src, &df, "s", 8);
+        // Keys past the memory budget: no probe (the MERGE reads its candidates in full). Two
+        // keys take at least a bitmap word (8 bytes) or two hash entries.
+        let over = KeyProbe::build(&[("id".into(), "k".into())], &target, &src, &df, "s", 7);
         assert!(over.unwrap().is_none());
         let got: Vec<bool> = one
             .contains(&t)

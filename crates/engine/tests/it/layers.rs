@@ -131,9 +131,15 @@ fn the_checker_and_the_statements_do_not_import_each_other() {
         );
     }
     // Leaves: the read set, the events and the conflict error import no engine module but the
-    // key equality (the read set's MERGE keys) — the checker and the statements both stand on them.
+    // key equality and key sets (the read set's MERGE keys) — the checker and the statements both
+    // stand on them.
     assert!(deps("events").is_empty() && deps("conflict_error").is_empty());
-    assert!(deps("read_set").iter().all(|d| d == "key_equality"));
+    assert!(deps("read_set")
+        .iter()
+        .all(|d| d == "key_equality" || d == "key_set"));
+    assert!(deps("key_set")
+        .iter()
+        .all(|d| d == "key_equality" || d == "error"));
 }
 
 #[test]

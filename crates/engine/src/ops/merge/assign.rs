@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use arrow::array::{Array, UInt64Array};
+use arrow::buffer::BooleanBuffer;
 use roaring::RoaringTreemap;
 
 use super::join::Joined;
@@ -16,26 +17,34 @@ use crate::scan::ROW_INDEX_COLUMN;
 
 /// For each joined row, the index of the clause that decides it (None: no clause applies).
 pub(super) fn assign_clauses(spec: &MergeSpec, joined: &Joined) -> Result<Vec<Option<usize>>> {
-    let (tp, sp) = (&joined.target_present, &joined.source_present);
-    let mut assigned: Vec<Option<usize>> = vec![None; joined.rows()];
+    // Presence flags and conditions have no nulls (NULL reads as false), so their value bits are
+    // the masks.
+    let (tp, sp) = (
+        joined.target_present.values(),
+        joined.source_present.values(),
+    );
+    let n = joined.rows();
+    let mut assigned: Vec<Option<usize>> = vec![None; n];
+    let mut open = BooleanBuffer::new_set(n);
     for (ci, clause) in spec.clauses.iter().enumerate() {
-        let cond = match &clause.condition {
-            Some(c) => Some(bool_mask(&joined.eval(c, &joined.batch)?)?),
-            None => None,
+        if open.count_set_bits() == 0 {
+            break;
+        }
+        let kind = match clause.kind {
+            ClauseKind::Matched => tp & sp,
+            ClauseKind::NotMatched => &!tp & sp,
+            ClauseKind::NotMatchedBySource => tp & &!sp,
         };
-        for (r, slot) in assigned.iter_mut().enumerate() {
-            if slot.is_some() {
-                continue;
-            }
-            let kind_ok = match clause.kind {
-                ClauseKind::Matched => tp.value(r) && sp.value(r),
-                ClauseKind::NotMatched => !tp.value(r) && sp.value(r),
-                ClauseKind::NotMatchedBySource => tp.value(r) && !sp.value(r),
-            };
-            if kind_ok && cond.as_ref().is_none_or(|c| c.value(r)) {
+        let mut decided = &kind & &open;
+        if let Some(c) = &clause.condition {
+            decided = &decided & bool_mask(&joined.eval(c, &joined.batch)?)?.values();
+        }
+        for r in decided.set_indices() {
+            if let Some(slot) = assigned.get_mut(r) {
                 *slot = Some(ci);
             }
         }
+        open = &open & &!&decided;
     }
     Ok(assigned)
 }
@@ -91,6 +100,9 @@ impl Removals {
         let mut removed_now = vec![false; assigned.len()];
         let files = u64_column(joined, &spec.target_alias, FILE_IDX)?;
         let row_indexes = u64_column(joined, &spec.target_alias, ROW_INDEX_COLUMN)?;
+        // The removing rows of this batch, in runs of one file: (joined row, clause, target row).
+        let mut run: Vec<(usize, &MergeClause, u64)> = Vec::new();
+        let mut run_file: Option<u64> = None;
         for (r, slot) in assigned.iter().enumerate() {
             let Some(clause) = slot.and_then(|ci| spec.clauses.get(ci)) else {
                 continue;
@@ -101,15 +113,57 @@ impl Removals {
             let Some((file, row)) = joined.target_row(&files, &row_indexes, r) else {
                 continue;
             };
-            // A target row is either matched (once per matching source row) or not matched by
-            // source (once): a second insertion is a second match.
-            let first = self.by_file.entry(file).or_default().insert(row);
-            if !first {
+            if run_file.is_some_and(|f| f != file) {
+                self.add_run(run_file, &mut run, &mut removed_now, metrics)?;
+            }
+            run_file = Some(file);
+            run.push((r, clause, row));
+        }
+        self.add_run(run_file, &mut run, &mut removed_now, metrics)?;
+        Ok(removed_now)
+    }
+
+    /// Adds one file's run of removing rows (drained). A run whose rows ascend past every row
+    /// already noted for the file is appended at once (none can be a repeat); any other run goes
+    /// row by row, where a row noted before is a second match.
+    fn add_run(
+        &mut self,
+        file: Option<u64>,
+        run: &mut Vec<(usize, &MergeClause, u64)>,
+        removed_now: &mut [bool],
+        metrics: &mut DmlMetrics,
+    ) -> Result<()> {
+        let Some(file) = file else {
+            return Ok(());
+        };
+        let rows = self.by_file.entry(file).or_default();
+        let ascending = run.windows(2).all(|w| w[0].2 < w[1].2)
+            && run
+                .first()
+                .is_some_and(|&(_, _, first)| rows.max().is_none_or(|m| m < first));
+        let mut fresh = vec![true; run.len()];
+        if ascending {
+            rows.append(run.iter().map(|&(_, _, row)| row))
+                .map_err(|_| EngineError::Internal("MERGE removals out of order".into()))?;
+        } else {
+            for (i, &(_, clause, row)) in run.iter().enumerate() {
+                // A target row is either matched (once per matching source row) or not matched
+                // by source (once): a second insertion is a second match.
+                if rows.insert(row) {
+                    continue;
+                }
                 if clause.kind == ClauseKind::Matched && !self.only_unconditional_delete {
                     return Err(EngineError::invalid(
                         "MERGE: multiple source rows matched the same target row; make the ON condition or the source unique",
                     ));
                 }
+                if let Some(f) = fresh.get_mut(i) {
+                    *f = false;
+                }
+            }
+        }
+        for (&(r, clause, _), first) in run.iter().zip(fresh) {
+            if !first {
                 continue;
             }
             if let Some(flag) = removed_now.get_mut(r) {
@@ -121,6 +175,7 @@ impl Removals {
                 ClauseAction::Insert(_) => {}
             }
         }
-        Ok(removed_now)
+        run.clear();
+        Ok(())
     }
 }

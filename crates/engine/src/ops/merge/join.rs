@@ -129,14 +129,16 @@ impl JoinedStream {
     /// One batch of the join as [`Joined`] rows.
     pub fn joined(&self, batch: RecordBatch) -> Joined {
         let n = batch.num_rows();
+        // NULL (the side lacks the row) and a missing column read as false; no nulls.
         let present = |i: usize| -> BooleanArray {
-            let c = batch
+            match batch
                 .columns()
                 .get(i)
-                .and_then(|c| c.as_any().downcast_ref::<BooleanArray>().cloned());
-            (0..n)
-                .map(|r| Some(c.as_ref().is_some_and(|c| c.is_valid(r) && c.value(r))))
-                .collect()
+                .and_then(|c| c.as_any().downcast_ref::<BooleanArray>())
+            {
+                Some(c) => crate::ops::dml::null_as_false(c),
+                None => BooleanArray::from(vec![false; n]),
+            }
         };
         let (target_present, source_present) = (present(self.t_present), present(self.s_present));
         Joined {

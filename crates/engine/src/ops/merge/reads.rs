@@ -121,7 +121,10 @@ pub(super) async fn plan_target(
             // No NOT MATCHED BY SOURCE clause: only target rows whose keys occur in the source can
             // join. With DVs, read just those (a key-probe pass, then their full rows).
             let source_alias = spec.source_alias.to_ascii_lowercase();
+            // The probe tests target rows against the read's own exact key set when there is
+            // one (built once, under the same equality); otherwise it builds its own.
             let probe = match snapshot.deletion_vectors_enabled() && !needs_target_only {
+                true if r.keys.is_some() => r.keys.clone().map(KeyProbe::from_keys),
                 true => KeyProbe::build(
                     &on_keys,
                     table_schema.as_ref(),
@@ -133,7 +136,7 @@ pub(super) async fn plan_target(
                 false => None,
             };
             let matcher = probe.and_then(|p| {
-                let columns = p.columns.clone();
+                let columns = p.columns().to_vec();
                 RowMatcher::with_verdict(Arc::clone(snapshot), columns, Arc::new(p))
             });
             let reads = match &r.predicate {
