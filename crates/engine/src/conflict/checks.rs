@@ -36,6 +36,8 @@ pub struct LoserState {
     pub staged: Vec<Action>,
     /// What reconcilers learned about the loser's own new files (immutable), kept across winners.
     pub own_files: std::sync::Arc<crate::conflict::reconcile::OwnFileCache>,
+    /// Deletion vectors reconcilers read or wrote (immutable, by unique id), kept across winners.
+    pub dvs: std::sync::Arc<crate::conflict::reconcile::DvCache>,
 }
 
 #[derive(Debug, Default)]

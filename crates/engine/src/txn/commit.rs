@@ -87,6 +87,7 @@ impl Transaction {
             read_set: self.read_set.clone(),
             staged: self.actions.clone(),
             own_files: Default::default(),
+            dvs: Default::default(),
         };
         let mut version = read_version.map(|v| v + 1).unwrap_or(0);
         let max_attempts = self.table.conflict.max_attempts;

@@ -20,17 +20,20 @@
 
 use crate::conflict_config::Switch;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::{Action, Add, Remove};
+use delta_rlc_protocol::dv::DvDescriptor;
 use delta_rlc_protocol::stats::FileStats;
 use futures::StreamExt;
 use roaring::RoaringTreemap;
 use serde_json::json;
 
+use super::DvCache;
 use super::{ReconcileContext, Reconciler, Rewrite};
 use crate::conflict::checks::LoserState;
-use crate::dv_io::{load_dv, load_file_dv, write_dvs};
+use crate::dv_io::{load_dv, write_dvs};
 use crate::error::{EngineError, Result};
 use crate::events::Event;
 
@@ -53,10 +56,35 @@ fn dv_updates<'a>(
     out
 }
 
+/// The DV `dv` of a file of `num_records` rows (empty for none), from the transaction's cache or
+/// read and kept there.
+async fn cached_dv(
+    ctx: &ReconcileContext<'_>,
+    cache: &DvCache,
+    path: &str,
+    dv: Option<&DvDescriptor>,
+    num_records: i64,
+) -> Result<Arc<RoaringTreemap>> {
+    let Some(dv) = dv else {
+        return Ok(Arc::new(RoaringTreemap::new()));
+    };
+    let id = dv.unique_id();
+    if let Some(hit) = cache.get(&id, num_records) {
+        return Ok(hit);
+    }
+    let bitmap = load_dv(ctx.store, &ctx.snapshot.root, dv, Some(num_records))
+        .await
+        .map_err(|e| EngineError::corrupt(format!("deletion vector of {path}: {e}")))?;
+    let bitmap = Arc::new(bitmap);
+    cache.keep(id, num_records, Arc::clone(&bitmap));
+    Ok(bitmap)
+}
+
 /// `dv_win ∪ dv_cur` and the file's numRecords when the loser's new deletions on `path` are
 /// disjoint from the winner's post-image and `dv_base ⊆ dv_win ∩ dv_cur`; `None` otherwise.
 async fn checked_merge(
     ctx: &ReconcileContext<'_>,
+    cache: &DvCache,
     path: &str,
     win_add: &Add,
     cur_add: &Add,
@@ -65,27 +93,43 @@ async fn checked_merge(
     let num_records = cur_add
         .num_records()
         .ok_or_else(|| EngineError::corrupt(format!("{path}: DV file without numRecords")))?;
-    let root = &ctx.snapshot.root;
-    let base = async {
-        match &cur_rm.deletion_vector {
-            Some(d) => load_dv(ctx.store, root, d, Some(num_records)).await,
-            None => Ok(RoaringTreemap::new()),
-        }
-    };
-    let (dv_win, dv_cur, dv_base) = futures::try_join!(
-        load_file_dv(ctx.store, root, win_add),
-        load_file_dv(ctx.store, root, cur_add),
-        base
-    )?;
-    if !dv_base.is_subset(&dv_cur) || !dv_base.is_subset(&dv_win) {
+    // The winner's post-image is of the same file: it must state the same row count.
+    if win_add.deletion_vector.is_some() && win_add.num_records() != Some(num_records) {
         return Ok(None);
     }
-    let mut overlap = &dv_win & &dv_cur;
-    overlap -= &dv_base;
+    let (dv_win, dv_cur, dv_base) = futures::try_join!(
+        cached_dv(
+            ctx,
+            cache,
+            path,
+            win_add.deletion_vector.as_ref(),
+            num_records
+        ),
+        cached_dv(
+            ctx,
+            cache,
+            path,
+            cur_add.deletion_vector.as_ref(),
+            num_records
+        ),
+        cached_dv(
+            ctx,
+            cache,
+            path,
+            cur_rm.deletion_vector.as_ref(),
+            num_records
+        ),
+    )?;
+    let (dv_win, dv_cur, dv_base) = (dv_win.as_ref(), dv_cur.as_ref(), dv_base.as_ref());
+    if !dv_base.is_subset(dv_cur) || !dv_base.is_subset(dv_win) {
+        return Ok(None);
+    }
+    let mut overlap = dv_win & dv_cur;
+    overlap -= dv_base;
     if !overlap.is_empty() {
         return Ok(None);
     }
-    Ok(Some((&dv_win | &dv_cur, num_records)))
+    Ok(Some((dv_win | dv_cur, num_records)))
 }
 
 async fn merge(
@@ -117,7 +161,7 @@ async fn merge(
         let (Some((win_add, _)), Some((cur_add, cur_rm))) = (winner.get(p), loser.get(p)) else {
             return Ok(None);
         };
-        pending.push(checked_merge(ctx, p, win_add, cur_add, cur_rm));
+        pending.push(checked_merge(ctx, &state.dvs, p, win_add, cur_add, cur_rm));
     }
     let checks = futures::stream::iter(pending)
         .buffered(ctx.env.parallelism.max(1))
@@ -126,21 +170,26 @@ async fn merge(
     // (path, whether the merged DV deletes every row); the partial DVs, in path order.
     let mut merged: Vec<(&String, bool)> = Vec::with_capacity(shared.len());
     let mut partial: Vec<RoaringTreemap> = Vec::with_capacity(shared.len());
+    let mut partial_records: Vec<i64> = Vec::with_capacity(shared.len());
     for (p, checked) in shared.iter().zip(checks) {
-        let Some((bitmap, num_records)) = checked? else {
+        let Some((bitmap, records)) = checked? else {
             return Ok(None);
         };
-        let num_records = u64::try_from(num_records)
+        let num_records = u64::try_from(records)
             .map_err(|_| EngineError::corrupt(format!("{p}: negative numRecords")))?;
         let whole = bitmap.len() >= num_records;
         if !whole {
             partial.push(bitmap);
+            partial_records.push(records);
         }
         merged.push((p, whole));
     }
-    let mut descriptors = write_dvs(ctx.store, ctx.env.ids.uuid(), &partial)
-        .await?
-        .into_iter();
+    let written = write_dvs(ctx.store, ctx.env.ids.uuid(), &partial).await?;
+    // The merged DVs are the loser's current DVs at the next winner.
+    for ((bitmap, records), desc) in partial.into_iter().zip(&partial_records).zip(&written) {
+        state.dvs.keep(desc.unique_id(), *records, Arc::new(bitmap));
+    }
+    let mut descriptors = written.into_iter();
     let now = ctx.env.clock.now_ms();
     let mut replacements: BTreeMap<String, (Option<Add>, Remove)> = BTreeMap::new();
     for (p, whole) in merged {

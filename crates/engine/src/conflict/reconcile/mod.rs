@@ -5,12 +5,14 @@
 //! state; the checker applies a rewrite whole ([`apply`]), so nothing can be half-applied.
 
 mod compaction;
+mod dv_cache;
 mod dv_merge;
 mod optimize_forward;
 mod optimize_reverse;
 mod own_files;
 mod rowid_remap;
 
+pub use dv_cache::DvCache;
 pub use own_files::OwnFileCache;
 
 use crate::conflict_config::Switch;
