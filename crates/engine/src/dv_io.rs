@@ -5,7 +5,7 @@ use bytes::Bytes;
 use delta_rlc_protocol::actions::Add;
 use delta_rlc_protocol::dv::{
     check_dv_file_version, decode_bitmap, decode_dv_entry, decode_dv_file_entry, dv_entry_len,
-    validate_bitmap, DvDescriptor, DvLocation,
+    validate_bitmap, without_run_containers, DvDescriptor, DvLocation,
 };
 use delta_rlc_protocol::stats::FileStats;
 use delta_rlc_protocol::table_path::TableRoot;
@@ -32,7 +32,13 @@ pub async fn load_dv(
     };
     let bitmap = decode_bitmap(&payload)?;
     validate_bitmap(&bitmap, dv.cardinality, num_records)?;
-    Ok(bitmap)
+    // Run containers make set operations quadratic (see `without_run_containers`). Expanded only
+    // when numRecords bounds the rows: at most numRecords / 8 bytes.
+    Ok(if num_records.is_some() {
+        without_run_containers(&bitmap)
+    } else {
+        bitmap
+    })
 }
 
 /// The payload of the DV entry at `offset` of DV file `rel`. Reads only the version byte and the

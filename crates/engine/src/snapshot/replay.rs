@@ -31,6 +31,13 @@ pub struct ReplayState {
     /// Adds of commits after the checkpoint (and of the checkpoint's own duplicate keys).
     files: HashMap<FileKey, Add>,
     tombstones: HashMap<FileKey, Remove>,
+    /// The previous snapshot's tombstones (ordered as `finish` orders them) when replaying onto
+    /// it; entries whose key is in `tombstones_shadowed` are dropped. Kept as a list, not hashed:
+    /// a table's tombstones grow by one per removed file, and re-hashing and re-sorting all of
+    /// them on every snapshot update was most of a small update's cost.
+    base_tombstones: Vec<Remove>,
+    /// Keys a replayed commit added (revived) or removed again: newer than the base's entry.
+    tombstones_shadowed: std::collections::HashSet<FileKey>,
     /// Applying the checkpoint (its adds go to `checkpoint_files`).
     in_checkpoint: bool,
     /// Keys the checkpoint lists as removed: none may also be one of its adds.
@@ -51,6 +58,8 @@ impl ReplayState {
             shadowed: std::collections::HashSet::new(),
             files: HashMap::new(),
             tombstones: HashMap::new(),
+            base_tombstones: Vec::new(),
+            tombstones_shadowed: std::collections::HashSet::new(),
             in_checkpoint: false,
             checkpoint_removed: std::collections::HashSet::new(),
             txns: BTreeMap::new(),
@@ -68,19 +77,7 @@ impl ReplayState {
         state.metadata = Some(snapshot.metadata.clone());
         state.checkpoint_files = snapshot.files.clone();
         state.writer_engines = snapshot.writer_engines.clone();
-        state.tombstones = snapshot
-            .tombstones
-            .iter()
-            .map(|r| {
-                (
-                    (
-                        r.path.clone(),
-                        r.deletion_vector.as_ref().map(|d| d.unique_id()),
-                    ),
-                    r.clone(),
-                )
-            })
-            .collect();
+        state.base_tombstones = snapshot.tombstones.clone();
         state.txns = snapshot.txns.clone();
         state.domains = snapshot.domains.clone();
         state.last_timestamp_ms = snapshot.timestamp_ms;
@@ -175,6 +172,9 @@ impl ReplayState {
                 if !self.tombstones.is_empty() {
                     self.tombstones.remove(&key);
                 }
+                if !self.base_tombstones.is_empty() {
+                    self.tombstones_shadowed.insert(key.clone());
+                }
                 if !self.checkpoint_files.is_empty() {
                     self.shadowed.insert(key.clone());
                 }
@@ -196,6 +196,9 @@ impl ReplayState {
                     self.checkpoint_removed.insert(key.clone());
                 } else if !self.checkpoint_files.is_empty() {
                     self.shadowed.insert(key.clone());
+                }
+                if !self.base_tombstones.is_empty() {
+                    self.tombstones_shadowed.insert(key.clone());
                 }
                 self.tombstones.insert(key, rm);
             }
@@ -253,7 +256,12 @@ impl ReplayState {
                 }
             }
         }
-        let mut tombstones = sorted_by_path(self.tombstones.into_values(), |r: &Remove| &r.path);
+        let later = sorted_by_path(self.tombstones.into_values(), |r: &Remove| &r.path);
+        let mut tombstones = merge_by_path(
+            std::mem::take(&mut self.base_tombstones),
+            &self.tombstones_shadowed,
+            later,
+        );
         // Equal paths (a file's tombstones with different DVs) in DV order, so the order never
         // depends on the map's iteration order.
         for run in tombstones.chunk_by_mut(|a, b| a.path == b.path) {
@@ -361,6 +369,37 @@ impl ReplayState {
         out.extend(later);
         Ok(out)
     }
+}
+
+/// `base` (ordered by path) without the entries whose key is in `shadowed`, merged with `later`
+/// (ordered by path); on equal paths the base's entry comes first.
+fn merge_by_path(
+    base: Vec<Remove>,
+    shadowed: &std::collections::HashSet<FileKey>,
+    later: Vec<Remove>,
+) -> Vec<Remove> {
+    if later.is_empty() && shadowed.is_empty() {
+        return base;
+    }
+    let paths: std::collections::HashSet<&str> = shadowed.iter().map(|k| k.0.as_str()).collect();
+    let mut out = Vec::with_capacity(base.len() + later.len());
+    let mut later = later.into_iter().peekable();
+    for r in base {
+        if paths.contains(r.path.as_str())
+            && shadowed.contains(&(
+                r.path.clone(),
+                r.deletion_vector.as_ref().map(|d| d.unique_id()),
+            ))
+        {
+            continue;
+        }
+        while let Some(l) = later.next_if(|l| l.path < r.path) {
+            out.push(l);
+        }
+        out.push(r);
+    }
+    out.extend(later);
+    out
 }
 
 /// `items` ordered by path (stable). Sorts an index permutation and moves each item twice (into a
@@ -502,6 +541,90 @@ mod tests {
                 ("c".into(), 7),
                 ("d".into(), 6),
                 ("e".into(), 8)
+            ]
+        );
+    }
+
+    fn tombstones(s: &Snapshot) -> Vec<(String, Option<String>, Option<i64>)> {
+        s.tombstones
+            .iter()
+            .map(|r| {
+                (
+                    r.path.clone(),
+                    r.deletion_vector.as_ref().map(|d| d.unique_id()),
+                    r.deletion_timestamp,
+                )
+            })
+            .collect()
+    }
+
+    fn remove_at(path: &str, dv: Option<&str>, ts: i64) -> Action {
+        let mut a = json!({"remove": {"path": path, "dataChange": true, "deletionTimestamp": ts}});
+        if let Some(d) = dv {
+            a["remove"]["deletionVector"] = json!({"storageType": "u", "pathOrInlineDv": d,
+                "offset": 1, "sizeInBytes": 10, "cardinality": 1});
+        }
+        action(a)
+    }
+
+    /// Replaying commits onto a held snapshot (its tombstones kept as an ordered list, shadowed
+    /// and merged) gives exactly the files and tombstones of a replay from scratch: a revived
+    /// tombstone, a tombstone replaced by a newer remove of the same key, one with a second DV
+    /// on the same path, and new ones before, between and after the held ones.
+    #[test]
+    fn replay_onto_a_snapshot_equals_a_full_replay() {
+        let mut first = header();
+        first.extend([
+            add("b", 1, None),
+            add("d", 2, Some("dv1")),
+            add("f", 3, None),
+            add("h", 4, None),
+        ]);
+        let second = vec![
+            remove_at("b", None, 10),
+            remove_at("d", Some("dv1"), 11),
+            add("d", 5, Some("dv2")),
+            remove_at("f", None, 12),
+            remove_at("x", None, 13),
+        ];
+        let third = vec![
+            add("b", 6, None),
+            remove_at("f", None, 20),
+            remove_at("d", Some("dv2"), 21),
+            add("d", 7, Some("dv3")),
+            remove_at("a", None, 22),
+            remove_at("g", None, 23),
+            remove_at("z", None, 24),
+        ];
+        let root = TableRoot::parse("memory://replay/t").unwrap();
+        let mut held = ReplayState::new(root.clone());
+        held.apply_commit(0, first.clone(), 0).unwrap();
+        held.apply_commit(1, second.clone(), 0).unwrap();
+        let held = held.finish(1, None).unwrap();
+        assert_eq!(tombstones(&held).len(), 4);
+        let mut onto = ReplayState::from_snapshot(&held);
+        onto.apply_commit(2, third.clone(), 0).unwrap();
+        let onto = onto.finish(2, None).unwrap();
+        let mut reference = ReplayState::new(root);
+        for (v, c) in [first, second, third].into_iter().enumerate() {
+            reference.apply_commit(v as u64, c, 0).unwrap();
+        }
+        let reference = reference.finish(2, None).unwrap();
+        assert_eq!(files(&onto), files(&reference));
+        assert_eq!(tombstones(&onto), tombstones(&reference));
+        assert_eq!(
+            tombstones(&onto)
+                .iter()
+                .map(|(p, d, t)| (p.as_str(), d.is_some(), *t))
+                .collect::<Vec<_>>(),
+            vec![
+                ("a", false, Some(22)),
+                ("d", true, Some(11)),
+                ("d", true, Some(21)),
+                ("f", false, Some(20)),
+                ("g", false, Some(23)),
+                ("x", false, Some(13)),
+                ("z", false, Some(24)),
             ]
         );
     }

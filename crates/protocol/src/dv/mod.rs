@@ -9,7 +9,9 @@ mod descriptor;
 mod file;
 pub mod z85;
 
-pub use bitmap::{decode_bitmap, encode_bitmap, MAGIC_NATIVE, MAGIC_PORTABLE};
+pub use bitmap::{
+    decode_bitmap, encode_bitmap, without_run_containers, MAGIC_NATIVE, MAGIC_PORTABLE,
+};
 pub use descriptor::{DvDescriptor, DvLocation, StorageType};
 pub use file::{
     check_dv_file_version, decode_dv_entry, decode_dv_file_entry, dv_entry_len, encode_dv_file,
