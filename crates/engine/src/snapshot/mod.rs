@@ -116,12 +116,14 @@ impl Snapshot {
     }
 
     /// Loads `version` (None = latest) reusing `previous`, a snapshot of the same table: when
-    /// the log from `previous.version` to the target is only commits (no newer checkpoint) and
+    /// the listing shows every commit from `previous.version` to the target and
     /// `previous.version`'s commit file is still the one it was built from (same listed
-    /// modification time), the new commits are replayed onto `previous`'s state — a reconciled
-    /// state, exactly what a checkpoint holds — instead of reading the checkpoint and every
-    /// commit again. Otherwise (an older target, a replaced table, a newer checkpoint, any doubt)
-    /// a full load. Both give the same snapshot (`tests`: incremental equals full).
+    /// identity), the new commits are replayed onto `previous`'s state — a reconciled state,
+    /// exactly what a checkpoint holds — instead of reading the checkpoint and every commit
+    /// again, also across a newer checkpoint. Otherwise (an older target, a replaced table, an
+    /// older checkpoint, a commit not listed, any doubt) a full load. Both give the same files,
+    /// metadata and protocol (`tests`: incremental equals full); see `after_segment` for the
+    /// tombstones a newer checkpoint may have expired.
     pub async fn load_after(
         store: &TableStore,
         previous: &Arc<Snapshot>,
@@ -189,25 +191,35 @@ impl Snapshot {
                 .is_ok_and(|bytes| commit_hash(&bytes) == h),
             _ => false,
         };
-        // The same checkpoint too: a full load reads its tombstones, which may differ.
-        let same_checkpoint =
-            segment.checkpoint.as_ref().map(|c| c.0) == previous.checkpoint_version;
-        if !same_base || !same_checkpoint || segment.version < previous.version {
+        // A checkpoint newer than `previous`'s holds the state of the commits up to it, which is
+        // `previous` plus the commits after it: those are replayed too, read from the listing
+        // (`earlier_commits` holds the ones at or below the checkpoint). The one difference from a
+        // full load: a checkpoint may leave out tombstones (and app transactions) past its writer's
+        // retention, which the replayed state keeps. Both only protect: VACUUM keeps a tombstoned
+        // file until its own cutoff, a checkpoint written from this snapshot applies the retention
+        // again, and a kept app transaction only makes a duplicate write be recognized. An older
+        // checkpoint than `previous`'s (its checkpoint deleted, a time-travel target): full load.
+        let checkpoint = segment.checkpoint.as_ref().map(|c| c.0);
+        if !same_base
+            || checkpoint < previous.checkpoint_version
+            || segment.version < previous.version
+        {
             return Snapshot::from_segment(store, &segment).await;
         }
-        if segment.version == previous.version {
+        if segment.version == previous.version && checkpoint == previous.checkpoint_version {
             return Ok(Arc::clone(previous));
         }
         let newer: Vec<&(u64, String, i64)> = segment
-            .commits
+            .earlier_commits
             .iter()
+            .chain(&segment.commits)
             .filter(|(v, _, _)| *v > previous.version)
             .collect();
         let contiguous = newer
             .iter()
             .zip(previous.version + 1..)
             .all(|((v, _, _), want)| *v == want)
-            && newer.last().is_some_and(|(v, _, _)| *v == segment.version);
+            && newer.last().map_or(previous.version, |(v, _, _)| *v) == segment.version;
         if !contiguous {
             return Snapshot::from_segment(store, &segment).await;
         }
@@ -219,8 +231,9 @@ impl Snapshot {
             let actions = delta_rlc_protocol::actions::parse_commit(*v, &bytes)?;
             state.apply_commit(*v, actions, *mtime)?;
         }
-        let mut snap = state.finish(segment.version, segment.checkpoint.as_ref().map(|c| c.0))?;
-        snap.commit_hash = last;
+        let mut snap = state.finish(segment.version, checkpoint)?;
+        // No commit read: only a checkpoint of `previous.version` is new.
+        snap.commit_hash = last.or(previous.commit_hash);
         snap.commit_file_id = segment.commit_ids.get(&segment.version).cloned();
         Ok(Arc::new(snap))
     }

@@ -20,6 +20,10 @@ pub struct LogSegment {
     pub checkpoint: Option<(u64, CheckpointFiles)>,
     /// (version, relative path, modification time ms) in ascending version order.
     pub commits: Vec<(u64, String, i64)>,
+    /// The listed commits at or below the checkpoint, ascending (not necessarily contiguous or
+    /// complete: only a listing's). With `commits`, what replaying onto a snapshot older than the
+    /// checkpoint reads; a full load never reads them.
+    pub earlier_commits: Vec<(u64, String, i64)>,
     /// Identity ("size:e-tag") of each listed commit file whose store gives an e-tag, by version:
     /// equal identities mean the same object, not rewritten since.
     pub commit_ids: std::collections::HashMap<u64, String>,
@@ -155,10 +159,10 @@ pub fn build_segment(listing: &[ObjectInfo], version: Option<u64>) -> Result<Log
         }
     };
     let start = checkpoint.as_ref().map(|(v, _)| v + 1).unwrap_or(0);
-    let needed: Vec<(u64, String, i64)> = commits
+    let (needed, earlier_commits): (Vec<_>, Vec<_>) = commits
         .into_iter()
-        .filter(|c| c.0 >= start && c.0 <= target)
-        .collect();
+        .filter(|c| c.0 <= target)
+        .partition(|c| c.0 >= start);
     let mut expect = start;
     for (v, _, _) in &needed {
         if *v != expect {
@@ -192,6 +196,7 @@ pub fn build_segment(listing: &[ObjectInfo], version: Option<u64>) -> Result<Log
         checkpoint,
         commit_ids,
         commits: needed,
+        earlier_commits,
     })
 }
 

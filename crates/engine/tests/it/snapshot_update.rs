@@ -249,3 +249,45 @@ fn a_table_with_short_log_retention_is_listed_not_probed() {
         assert_eq!((snap.version, snap.files.len()), (5, 5));
     });
 }
+
+/// A snapshot older than a new checkpoint is brought up to date by replaying the listed commits
+/// after it, across the checkpoint, without reading the checkpoint (here made unreadable after
+/// the reference load): the same state a full load gave, recorded as built on the new checkpoint
+/// so later listings start there. The twin: with a commit after the held version cleaned up, the
+/// update cannot replay and must read the checkpoint (and so fails on the unreadable one).
+#[test]
+fn a_held_snapshot_is_replayed_across_a_newer_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("t").display().to_string();
+    let mut s = SqlSession::new(Env::deterministic(35), ConflictConfig::default());
+    s.register("t", &loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT) TBLPROPERTIES ('delta.checkpointInterval' = '3')")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (0), (1)").await.unwrap();
+        let store = DeltaTable::open_existing(&loc).unwrap().store;
+        let held = Snapshot::load(&store, None).await.unwrap();
+        assert_eq!((held.version, held.checkpoint_version), (1, None));
+        s.execute("DELETE FROM t WHERE id = 1").await.unwrap();
+        s.execute("INSERT INTO t VALUES (2)").await.unwrap();
+        s.execute("INSERT INTO t VALUES (3)").await.unwrap();
+        let full = Snapshot::load(&store, None).await.unwrap();
+        assert_eq!((full.version, full.checkpoint_version), (4, Some(3)));
+        assert!(
+            !full.tombstones.is_empty(),
+            "the DELETE's remove is a tombstone"
+        );
+        let log = dir.path().join("t/_delta_log");
+        std::fs::write(
+            log.join("00000000000000000003.checkpoint.parquet"),
+            b"not parquet",
+        )
+        .unwrap();
+        let replayed = Snapshot::load_after(&store, &held, None).await.unwrap();
+        assert_same(&replayed, &full, "replayed across the checkpoint");
+        assert!(Snapshot::load(&store, None).await.is_err());
+        std::fs::remove_file(log.join("00000000000000000002.json")).unwrap();
+        assert!(Snapshot::load_after(&store, &held, None).await.is_err());
+    });
+}
