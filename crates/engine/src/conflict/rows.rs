@@ -17,7 +17,7 @@ use crate::arrow_conv::table_arrow_schema;
 use crate::dv_io::load_file_dv;
 use crate::error::{EngineError, Result};
 use crate::read_set::ReadPredicate;
-use crate::scan::{read_file, FileReadOptions, ROW_INDEX_COLUMN};
+use crate::scan::{read_file, read_file_rows, FileReadOptions, ROW_INDEX_COLUMN};
 use crate::snapshot::Snapshot;
 
 /// Does any row of `batch` selected by `selected` (None = all) satisfy `pred`?
@@ -87,10 +87,9 @@ pub async fn live_rows(
 /// Rows that a winner removed from a file: the pre-image's live rows minus the post-image's live
 /// rows (`post_dv` None = the whole file was removed). Returned with a selection mask per batch.
 /// When the post-image is a DV update, only the removed rows (`post_dv \ pre_dv`, usually a few
-/// among many) are kept: one batch of just those rows, all selected, or none when the winner
-/// removed nothing. The caller evaluates its predicates row by row, so the answer is the same as
-/// over the whole file with the mask; it is only cheaper (one predicate evaluation over the removed
-/// rows instead of a bitmap lookup per row and a planned evaluation per batch).
+/// among many) are decoded, through a row selection: one batch of just those rows, all selected,
+/// or none when the winner removed nothing. The caller evaluates its predicates row by row, so the
+/// answer is the same as over the whole file with the mask; it is only cheaper.
 pub async fn removed_rows(
     store: &TableStore,
     snapshot: &Snapshot,
@@ -98,22 +97,42 @@ pub async fn removed_rows(
     post_dv: Option<&RoaringTreemap>,
 ) -> Result<Vec<(RecordBatch, BooleanArray)>> {
     let pre_dv = load_file_dv(store, &snapshot.root, pre_image).await?;
-    let removed = match post_dv {
-        Some(post) => {
-            if !pre_dv.is_subset(post) {
-                return Err(EngineError::corrupt(format!(
-                    "the post-image DV of {} does not contain its pre-image DV",
-                    pre_image.path
-                )));
-            }
-            let removed = post - &pre_dv;
-            if removed.is_empty() {
-                return Ok(Vec::new());
-            }
-            Some(removed.iter().collect::<Vec<u64>>())
+    if let Some(post) = post_dv {
+        if !pre_dv.is_subset(post) {
+            return Err(EngineError::corrupt(format!(
+                "the post-image DV of {} does not contain its pre-image DV",
+                pre_image.path
+            )));
         }
-        None => None,
-    };
+        let removed = post - &pre_dv;
+        if removed.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Every removed row, decoded and nothing else (a row past the file's end is an error).
+        let opts = FileReadOptions {
+            apply_dv: false,
+            with_row_index: false,
+            extra_columns: Vec::new(),
+        };
+        let batches = read_file_rows(store, snapshot, pre_image, &opts, &removed, None).await?;
+        let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        let Some(first) = batches.first() else {
+            return Err(EngineError::corrupt(format!(
+                "rows the winner removed from {} are not in the file",
+                pre_image.path
+            )));
+        };
+        if rows as u64 != removed.len() {
+            return Err(EngineError::Internal(format!(
+                "read {rows} of the {} rows removed from {}",
+                removed.len(),
+                pre_image.path
+            )));
+        }
+        let batch = arrow::compute::concat_batches(&first.schema(), &batches)?;
+        let all = BooleanArray::from(vec![true; batch.num_rows()]);
+        return Ok(vec![(batch, all)]);
+    }
     let opts = FileReadOptions {
         apply_dv: false,
         with_row_index: true,
@@ -121,64 +140,15 @@ pub async fn removed_rows(
     };
     let batches = read_file(store, snapshot, pre_image, &opts).await?;
     let mut out = Vec::with_capacity(batches.len());
-    let mut kept = Vec::new();
     for b in batches {
         let idx = b
             .column_by_name(ROW_INDEX_COLUMN)
             .and_then(|c| c.as_any().downcast_ref::<UInt64Array>())
             .ok_or_else(|| EngineError::Internal("row index missing".into()))?;
-        let Some(removed) = &removed else {
-            let sel: BooleanArray = (0..idx.len())
-                .map(|i| Some(!pre_dv.contains(idx.value(i))))
-                .collect();
-            out.push((b, sel));
-            continue;
-        };
-        let sel: BooleanArray = match contiguous_range(idx) {
-            // One pass over the removed rows of this batch's range, not a lookup per row.
-            Some((first, len)) => {
-                let mut mask = vec![false; len];
-                let from = removed.partition_point(|r| *r < first);
-                for r in removed.iter().skip(from) {
-                    let Some(m) = usize::try_from(r - first)
-                        .ok()
-                        .and_then(|i| mask.get_mut(i))
-                    else {
-                        break;
-                    };
-                    *m = true;
-                }
-                BooleanArray::from(mask)
-            }
-            None => (0..idx.len())
-                .map(|i| Some(removed.binary_search(&idx.value(i)).is_ok()))
-                .collect(),
-        };
-        if sel.true_count() > 0 {
-            kept.push(arrow::compute::filter_record_batch(&b, &sel)?);
-        }
-    }
-    if removed.is_some() {
-        let Some(first) = kept.first() else {
-            return Err(EngineError::corrupt(format!(
-                "rows the winner removed from {} are not in the file",
-                pre_image.path
-            )));
-        };
-        let batch = arrow::compute::concat_batches(&first.schema(), &kept)?;
-        let all = BooleanArray::from(vec![true; batch.num_rows()]);
-        out.push((batch, all));
+        let sel: BooleanArray = (0..idx.len())
+            .map(|i| Some(!pre_dv.contains(idx.value(i))))
+            .collect();
+        out.push((b, sel));
     }
     Ok(out)
-}
-
-/// `(first index, row count)` when the batch's row indexes are `first, first + 1, …`.
-fn contiguous_range(idx: &UInt64Array) -> Option<(u64, usize)> {
-    let n = idx.len();
-    let first = if n == 0 { 0 } else { idx.value(0) };
-    let last = if n == 0 { 0 } else { idx.value(n - 1) };
-    let contiguous = n == 0 || last.checked_sub(first) == u64::try_from(n - 1).ok();
-    // Indexes are strictly increasing within a file read, so first..=last with n values is a run.
-    let increasing = idx.values().windows(2).all(|w| w[0] < w[1]);
-    (contiguous && increasing).then_some((first, n))
 }

@@ -152,7 +152,7 @@ impl RowMatcher {
     /// Matches one file.
     pub async fn match_file(&self, store: &TableStore, add: Add) -> Result<FileMatch> {
         let old_dv = load_file_dv(store, &self.snapshot.root, &add).await?;
-        let reader = open_reader(store, &self.snapshot, &add, Some(&self.columns), &[])
+        let reader = open_reader(store, &self.snapshot, &add, Some(&self.columns), &[], false)
             .await?
             .with_batch_size(MATCH_BATCH_ROWS)
             .build()
@@ -334,7 +334,15 @@ async fn decode_rows(
     opts: &FileReadOptions,
     wanted: &RoaringTreemap,
 ) -> Result<Vec<RecordBatch>> {
-    let builder = open_reader(store, snapshot, add, Some(columns), &opts.extra_columns).await?;
+    let builder = open_reader(
+        store,
+        snapshot,
+        add,
+        Some(columns),
+        &opts.extra_columns,
+        true,
+    )
+    .await?;
     let total = u64::try_from(builder.metadata().file_metadata().num_rows()).unwrap_or(0);
     if let Some(max) = wanted.max() {
         if max >= total {

@@ -80,7 +80,7 @@ pub async fn read_file_projected(
     } else {
         None
     };
-    let reader = open_reader(store, snapshot, add, projection, &opts.extra_columns).await?;
+    let reader = open_reader(store, snapshot, add, projection, &opts.extra_columns, false).await?;
     let reader = reader
         .with_batch_size(8192)
         .build()
@@ -175,19 +175,28 @@ fn partition_cols_of(snapshot: &Snapshot) -> &[String] {
 
 /// Opens one data file for reading: checks `numRecords` against the file when a DV refers to its
 /// rows, and restricts decoding to the `projection` columns (plus `extra` physical columns).
+/// `selective`: the caller reads only some rows (a row selection), so the file's page index is
+/// loaded when present and pages without a selected row are skipped, not decompressed.
 pub(crate) async fn open_reader(
     store: &TableStore,
     snapshot: &Snapshot,
     add: &Add,
     projection: Option<&[String]>,
     extra: &[Field],
+    selective: bool,
 ) -> Result<ParquetRecordBatchReaderBuilder<Bytes>> {
     // Files name columns physically (column mapping); the projection is logical.
     let physical =
         projection.map(|cols| crate::column_mapping::physical_projection(snapshot, cols));
     let projection = physical.as_deref();
     let bytes = store.get(&add.path).await?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+    let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_page_index_policy(
+        match selective {
+            true => parquet::file::metadata::PageIndexPolicy::Optional,
+            false => parquet::file::metadata::PageIndexPolicy::Skip,
+        },
+    );
+    let reader = ParquetRecordBatchReaderBuilder::try_new_with_options(bytes, options)
         .map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
     let physical_rows = reader.metadata().file_metadata().num_rows();
     if let Some(stats) = &add.stats {
