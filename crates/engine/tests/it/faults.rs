@@ -295,6 +295,10 @@ fn a_lagging_listing_gives_an_older_snapshot_and_the_commit_still_lands_once() {
 
 #[test]
 fn concurrent_writers_on_a_slow_throttling_store_lose_nothing() {
+    // Throttle bursts armed by four writers overlap, so a request can exhaust the store layer's
+    // retries: the statement then fails with a retryable kind, and a writer that retries it the
+    // way a job should (keyed by an app transaction id, so a retry after an unknown outcome does
+    // not append twice) lands every append exactly once.
     rt().block_on(async {
         let (table, faulty) = faulty_table("fault-slow");
         create(&table).await;
@@ -311,19 +315,19 @@ fn concurrent_writers_on_a_slow_throttling_store_lose_nothing() {
             };
             let faulty = faulty.clone();
             tasks.push(tokio::spawn(async move {
+                let app_id = format!("writer-{w}");
+                let mut failures = 0;
                 for i in 0..per_writer {
                     if i % 3 == 0 {
                         faulty.throttle_next(2);
                     }
-                    let snap = handle.snapshot(None).await.unwrap();
-                    let txn = insert_txn(
-                        Transaction::new(&handle, Some(snap), "WRITE"),
-                        &rows(&[w * 1000 + i]),
-                        InsertMode::Append,
-                    )
-                    .await
-                    .unwrap();
-                    txn.commit().await.unwrap();
+                    loop {
+                        match append_once(&handle, &app_id, w * 1000 + i, i).await {
+                            Ok(()) => break,
+                            Err(e) if e.kind().is_retryable() && failures < 20 => failures += 1,
+                            Err(e) => panic!("writer {w} append {i}: {e}"),
+                        }
+                    }
                 }
             }));
         }
@@ -338,8 +342,39 @@ fn concurrent_writers_on_a_slow_throttling_store_lose_nothing() {
             "one version per append"
         );
         assert_eq!(snap.files.len() as i64, writers * per_writer);
+        for w in 0..writers {
+            assert_eq!(snap.txns[&format!("writer-{w}")].version, per_writer - 1);
+        }
         assert!(faulty.transient_faults_fired().0 > 0);
     });
+}
+
+/// Appends `id` as app transaction (`app_id`, `seq`) unless that transaction already landed.
+async fn append_once(
+    handle: &DeltaTable,
+    app_id: &str,
+    id: i64,
+    seq: i64,
+) -> Result<(), delta_rlc_engine::EngineError> {
+    let snap = handle.snapshot(None).await?;
+    if snap.txns.get(app_id).is_some_and(|t| t.version >= seq) {
+        return Ok(());
+    }
+    let mut txn = insert_txn(
+        Transaction::new(handle, Some(snap), "WRITE"),
+        &rows(&[id]),
+        InsertMode::Append,
+    )
+    .await?;
+    txn.actions.push(delta_rlc_protocol::actions::Action::Txn(
+        delta_rlc_protocol::actions::Txn {
+            app_id: app_id.to_string(),
+            version: seq,
+            last_updated: None,
+        },
+    ));
+    txn.commit().await?;
+    Ok(())
 }
 
 #[test]
