@@ -92,7 +92,9 @@ scenario(c2+"13-three-one-overlapping.toml", "Case 2 twin: three DELETEs, two di
     steps=["A.start", "B.start", "C.start", "B.commit", "C.commit", "A.commit"])
 scenario(c2+"14-two-files.toml", "Case 2: disjoint DELETEs spanning two files both commit",
     [("A", "DELETE FROM t WHERE id IN (10, 60)"), ("B", "DELETE FROM t WHERE id IN (20, 70)")],
-    {"A": "committed", "B": "committed"}, [(CNT, [[96]]), (DV, [[2, 4]])], setup=TWO_FILES, events={"A": [MERGED]})
+    {"A": "committed", "B": "committed"}, [(CNT, [[96]]), (DV, [[2, 4]]),
+    # The merged DVs of one reconcile share one new DV file (as a statement writes them).
+    ("SELECT count(DISTINCT dv_file) FROM delta_files('t')", [[1]])], setup=TWO_FILES, events={"A": [MERGED]})
 scenario(c2+"15-merge-deletes.toml", "Case 2: disjoint MERGE matched-deletes both commit",
     [("A", "MERGE INTO t USING (SELECT 10 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE"),
      ("B", "MERGE INTO t USING (SELECT 20 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE")],
@@ -300,6 +302,22 @@ scenario(c4+"19-forward-chain.toml", "Case 4 forward: two DML winners in a row o
 scenario(c4+"20-forward-same-row-deleted-twice-is-fine.toml", "Case 4 forward: a source with a pre-existing DV, deletes before and after the OPTIMIZE read",
     [("A", "OPTIMIZE t"), ("B", "DELETE FROM t WHERE id IN (101, 299)")], {"A": "committed", "B": "committed"},
     [(IDS, s300([100, 101, 299])), (DV, [[1, 2]])], setup=THREE + ["DELETE FROM t WHERE id = 100"])
+# A clustered table already clustered by an OPTIMIZE, with a DV on its one file: the next OPTIMIZE
+# purges that file alone (a tagged compaction that keeps the row order), so Case 4 applies both ways.
+CLUSTERED = ["INSERT INTO t SELECT value, 'x' FROM range(%d, %d)" % (i*100, i*100+100) for i in (2, 0, 1)] + [
+    "OPTIMIZE t", "DELETE FROM t WHERE id = 10"]
+scenario(c4+"21-forward-clustered-purge.toml", "Case 4 forward on a clustered table: OPTIMIZE purges a clustered file's DV alone (a tagged compaction, order kept) while a DELETE lands on it — both commit",
+    [("A", "OPTIMIZE t"), ("B", "DELETE FROM t WHERE id = 150")], {"A": "committed", "B": "committed"},
+    [(IDS, s300([10, 150])), (DV, [[1, 1]])], setup=CLUSTERED, cluster_by=["id"], events={"A": [REMAP]})
+scenario(c4+"22-forward-clustered-purge-full-delete-aborts.toml", "Case 4 twin on a clustered table: the winner deletes every row of the file the OPTIMIZE purges — the OPTIMIZE aborts",
+    [("A", "OPTIMIZE t"), ("B", "DELETE FROM t WHERE id >= 0")], {"A": "aborted", "B": "committed"},
+    [(CNT, [[0]])], setup=CLUSTERED, cluster_by=["id"])
+scenario(c4+"23-reverse-clustered-purge.toml", "Case 4 reverse on a clustered table: a DELETE loses to an OPTIMIZE that purged a clustered file's DV — the deletion is remapped onto the output",
+    [("A", "DELETE FROM t WHERE id = 150"), ("B", "OPTIMIZE t")], {"A": "committed", "B": "committed"},
+    [(IDS, s300([10, 150])), (DV, [[1, 1]])], setup=CLUSTERED, cluster_by=["id"], events={"A": [REV]})
+scenario(c4+"24-reverse-clustered-purge-h1-aborts.toml", "Case 4 reverse twin on a clustered table: a DELETE of every row loses to the purging OPTIMIZE — the DELETE aborts (its bare remove cannot reach the output's rows)",
+    [("A", "DELETE FROM t WHERE id >= 0"), ("B", "OPTIMIZE t")], {"A": "aborted", "B": "committed"},
+    [(IDS, s300([10]))], setup=CLUSTERED, cluster_by=["id"])
 
 # ---------------- Case 3: append-only vs relocation ----------------
 c3 = "case3/"

@@ -7,6 +7,13 @@
 //! source's `remove`, `compactedInto` = [output] and `compactionInfo` = [{rowOffsetInTarget,
 //! sourceNumPhysicalRecords}] (Databricks' layout), which lets Case 4 remap concurrent deletions.
 //! ZORDER BY / clustering OPTIMIZE reorders rows along a Z-order curve and is never tagged.
+//! On a clustered table (no explicit ZORDER BY) clustering is incremental, as Delta's liquid
+//! clustering: its outputs carry `clusteringProvider` and a `clusteredBy` tag naming the columns
+//! (physical), and such a file is settled while the table's clustering columns are the same. Only
+//! the unsettled files are reordered; a settled file with a deletion vector is purged alone as a
+//! tagged compaction (its row order, hence its clustering, kept: Case 4 applies); a settled file
+//! without one is left alone. So a second OPTIMIZE with nothing new commits nothing, and a table
+//! larger than one output is not rewritten, nor read into memory, on every run.
 //! Both sides are dataChange=false; row ids and row commit versions are materialized so they stay
 //! stable; an OPTIMIZE with nothing to do commits nothing.
 
@@ -127,6 +134,32 @@ fn zorder_permutation(batch: &RecordBatch, cols: &[String]) -> Result<UInt32Arra
     ))
 }
 
+/// The provider name written on clustered outputs (Delta's liquid clustering).
+const CLUSTERING_PROVIDER: &str = "liquid";
+/// The add tag naming the (physical) clustering columns an output was clustered by.
+const CLUSTERED_BY_TAG: &str = "clusteredBy";
+
+/// How a bin is rewritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BinKind {
+    /// Sources written one after another with DVs applied, into one output: a pure compaction,
+    /// tagged with each source's run (Case 4).
+    Compact,
+    /// Rows reordered along the Z-order curve of the ZORDER / clustering columns: never tagged.
+    Reorder,
+}
+
+/// Whether `f` is already clustered by `columns` (physical): written by a clustering OPTIMIZE,
+/// and, when it names the columns it was clustered by, by these. A file from another engine's
+/// liquid clustering names none and counts as clustered, as that engine's OPTIMIZE treats it.
+fn clustered_by(f: &Add, columns: &str) -> bool {
+    f.clustering_provider.is_some()
+        && f.tags
+            .as_ref()
+            .and_then(|t| t.get(CLUSTERED_BY_TAG))
+            .is_none_or(|c| c.as_deref() == Some(columns))
+}
+
 fn partition_key(pv: &PartitionValues) -> String {
     serde_json::to_string(pv).unwrap_or_default()
 }
@@ -148,9 +181,13 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
     }
     let mut zorder = spec.zorder_by.clone();
     let clustered = clustering_columns(&snapshot);
-    if zorder.is_empty() && !clustered.is_empty() {
+    // Incremental clustering: the table's own clustering, not an explicit ZORDER BY.
+    let incremental = zorder.is_empty() && !clustered.is_empty();
+    if incremental {
         zorder = clustered;
     }
+    let clustered_by_columns =
+        serde_json::to_string(&clustering_physical_columns(&snapshot)).unwrap_or_default();
     for c in &zorder {
         if snapshot.metadata.partition_columns.contains(c) {
             return Err(EngineError::invalid(format!(
@@ -205,11 +242,25 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
             None => by_partition.push((k, vec![f])),
         }
     }
-    let mut bins: Vec<Vec<&Add>> = Vec::new();
+    let mut bins: Vec<(Vec<&Add>, BinKind)> = Vec::new();
     for (_, mut files) in by_partition {
+        if incremental {
+            let (settled, fresh): (Vec<&Add>, Vec<&Add>) = files
+                .into_iter()
+                .partition(|f| clustered_by(f, &clustered_by_columns));
+            if fresh.len() > 1 || fresh.iter().any(|f| f.deletion_vector.is_some()) {
+                bins.push((fresh, BinKind::Reorder));
+            }
+            for f in settled {
+                if f.deletion_vector.is_some() {
+                    bins.push((vec![f], BinKind::Compact));
+                }
+            }
+            continue;
+        }
         if !zorder.is_empty() {
             if files.len() > 1 || files.iter().any(|f| f.deletion_vector.is_some()) {
-                bins.push(files);
+                bins.push((files, BinKind::Reorder));
             }
             continue;
         }
@@ -219,17 +270,17 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
         let mut size = 0u64;
         for f in files {
             if !bin.is_empty() && size + f.size as u64 > target {
-                bins.push(std::mem::take(&mut bin));
+                bins.push((std::mem::take(&mut bin), BinKind::Compact));
                 size = 0;
             }
             size += f.size as u64;
             bin.push(f);
         }
         if !bin.is_empty() {
-            bins.push(bin);
+            bins.push((bin, BinKind::Compact));
         }
     }
-    bins.retain(|b| b.len() >= min_files || b.iter().any(|f| f.deletion_vector.is_some()));
+    bins.retain(|(b, _)| b.len() >= min_files || b.iter().any(|f| f.deletion_vector.is_some()));
     let now = txn.table.env.clock.now_ms();
     let extra: Vec<arrow::datatypes::Field> = row_tracking_columns(&snapshot)
         .map(|(i, v)| {
@@ -244,8 +295,18 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
         with_row_index: true,
         extra_columns: extra,
     };
-    let writer = FileWriter {
-        target_file_size: if zorder.is_empty() { u64::MAX } else { target },
+    // A compaction bin becomes exactly one output; a reordered bin is cut at the target size.
+    let compact_writer = FileWriter {
+        target_file_size: u64::MAX,
+        ..FileWriter::for_table(
+            &txn.table.store,
+            &txn.table.env,
+            &snapshot.schema,
+            &snapshot.metadata,
+        )?
+    };
+    let reorder_writer = FileWriter {
+        target_file_size: target,
         ..FileWriter::for_table(
             &txn.table.store,
             &txn.table.env,
@@ -257,7 +318,8 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
         (0u64, 0u64, 0i64, 0i64);
     let mut staged_adds = Vec::new();
     let mut staged_removes = Vec::new();
-    for bin in &bins {
+    for (bin, kind) in &bins {
+        let kind = *kind;
         let mut parts: Vec<RecordBatch> = Vec::new();
         let mut runs: Vec<(&Add, u64, i64)> = Vec::new(); // (source, rowOffsetInTarget, physical records)
         let mut offset = 0u64;
@@ -279,15 +341,30 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
             None => Vec::new(),
             Some(first) => {
                 let all = concat_batches(&first.schema(), &parts)?;
-                let all = if zorder.is_empty() {
-                    all
-                } else {
-                    take_record_batch(&all, &zorder_permutation(&all, &zorder)?)?
-                };
-                writer.write(&[all], false).await?
+                match kind {
+                    BinKind::Compact => compact_writer.write(&[all], false).await?,
+                    BinKind::Reorder => {
+                        let all = take_record_batch(&all, &zorder_permutation(&all, &zorder)?)?;
+                        reorder_writer.write(&[all], false).await?
+                    }
+                }
             }
         };
-        if zorder.is_empty() && adds.len() > 1 {
+        // On a clustered table every output is clustered: a reordered bin by the current
+        // columns, a purged settled file as its source was (its rows keep their order).
+        let adds: Vec<Add> = adds
+            .into_iter()
+            .map(|mut a| {
+                if incremental {
+                    a.clustering_provider = Some(CLUSTERING_PROVIDER.into());
+                    a.tags
+                        .get_or_insert_with(Default::default)
+                        .insert(CLUSTERED_BY_TAG.into(), Some(clustered_by_columns.clone()));
+                }
+                a
+            })
+            .collect();
+        if kind == BinKind::Compact && adds.len() > 1 {
             return Err(EngineError::Internal(
                 "a compaction bin produced more than one output".into(),
             ));
@@ -295,7 +372,7 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
         for (src, off, physical) in runs {
             let mut rm = src.to_remove(now, false);
             rm.stats = None;
-            if zorder.is_empty() && !spec.skip_capture {
+            if kind == BinKind::Compact && !spec.skip_capture {
                 if let Some(out) = adds.first() {
                     let mut tags = rm.tags.clone().unwrap_or_default();
                     tags.insert(

@@ -2,6 +2,7 @@
 
 mod alter;
 mod change_data;
+mod clustering;
 mod column_mapping;
 mod common;
 mod compaction_tags;

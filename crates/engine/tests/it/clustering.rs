@@ -1,0 +1,132 @@
+//! Incremental clustering: OPTIMIZE on a CLUSTER BY table reorders only files not yet clustered by
+//! the table's columns, purges a clustered file's deletion vector alone as a tagged compaction, and
+//! commits nothing when nothing is new.
+
+use std::collections::BTreeSet;
+
+use delta_rlc_engine::conflict::ConflictConfig;
+use delta_rlc_engine::env::Env;
+use delta_rlc_engine::sql::SqlSession;
+
+use crate::common::{latest_snapshot, rt, sorted_rows};
+
+async fn rows(s: &SqlSession, sql: &str) -> Vec<String> {
+    sorted_rows(&s.execute(sql).await.unwrap().batches)
+}
+
+fn paths(snap: &delta_rlc_engine::Snapshot) -> BTreeSet<String> {
+    snap.files.iter().map(|f| f.path.clone()).collect()
+}
+
+/// (removed path, whether its remove carries `compactedInto`) of commit `v`.
+fn removes(dir: &std::path::Path, v: u64) -> Vec<(String, bool)> {
+    let text = std::fs::read_to_string(dir.join(format!("t/_delta_log/{v:020}.json"))).unwrap();
+    text.lines()
+        .filter_map(|l| {
+            let j: serde_json::Value = serde_json::from_str(l).unwrap();
+            let r = j.get("remove")?;
+            Some((
+                r["path"].as_str().unwrap().to_string(),
+                r.pointer("/tags/compactedInto").is_some(),
+            ))
+        })
+        .collect()
+}
+
+fn clustered_by(snap: &delta_rlc_engine::Snapshot, columns: &str) -> bool {
+    snap.files.iter().all(|f| {
+        f.clustering_provider.as_deref() == Some("liquid")
+            && f.tags.as_ref().and_then(|t| t.get("clusteredBy")).cloned()
+                == Some(Some(columns.to_string()))
+    })
+}
+
+#[test]
+fn clustering_optimize_is_incremental() {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("t").display().to_string();
+    let mut s = SqlSession::new(Env::deterministic(31), ConflictConfig::default());
+    s.register("t", &loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT NOT NULL, v STRING) CLUSTER BY (id)")
+            .await
+            .unwrap();
+        for f in [2, 0, 1] {
+            s.execute(&format!(
+                "INSERT INTO t SELECT value, CAST(value % 3 AS VARCHAR) FROM range({}, {})",
+                f * 100,
+                f * 100 + 100
+            ))
+            .await
+            .unwrap();
+        }
+        s.execute("OPTIMIZE t").await.unwrap();
+        let clustered = latest_snapshot(&loc).await;
+        assert!(
+            clustered_by(&clustered, r#"["id"]"#),
+            "{:?}",
+            clustered.files
+        );
+        // Nothing new: nothing is rewritten, nothing committed.
+        s.execute("OPTIMIZE t").await.unwrap();
+        assert_eq!(latest_snapshot(&loc).await.version, clustered.version);
+
+        // A DV on a clustered file and two new files: the DV is purged alone (a tagged
+        // compaction), the two new files are reordered together (untagged), nothing else moves.
+        s.execute("DELETE FROM t WHERE id = 10").await.unwrap();
+        s.execute("INSERT INTO t SELECT value, 'n' FROM range(300, 350)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t SELECT value, 'n' FROM range(350, 400)")
+            .await
+            .unwrap();
+        let before = latest_snapshot(&loc).await;
+        let with_dv: Vec<String> = before
+            .files
+            .iter()
+            .filter(|f| f.deletion_vector.is_some())
+            .map(|f| f.path.clone())
+            .collect();
+        assert_eq!(with_dv.len(), 1);
+        s.execute("OPTIMIZE t").await.unwrap();
+        let after = latest_snapshot(&loc).await;
+        assert_eq!(after.version, before.version + 1);
+        let mut removed = removes(dir.path(), after.version);
+        removed.sort();
+        let fresh: BTreeSet<String> = paths(&before)
+            .difference(&paths(&clustered))
+            .filter(|p| !with_dv.contains(p))
+            .cloned()
+            .collect();
+        assert_eq!(fresh.len(), 2, "{fresh:?}");
+        let mut expected: Vec<(String, bool)> = fresh.into_iter().map(|p| (p, false)).collect();
+        expected.push((with_dv[0].clone(), true));
+        expected.sort();
+        assert_eq!(removed, expected);
+        assert_eq!(
+            paths(&before).difference(&paths(&after)).count(),
+            3,
+            "only the purged file and the two new files are rewritten"
+        );
+        assert!(after.files.iter().all(|f| f.deletion_vector.is_none()));
+        assert!(clustered_by(&after, r#"["id"]"#));
+        let sum: i64 = (0..400).sum::<i64>() - 10;
+        assert_eq!(
+            rows(&s, "SELECT count(*), sum(id) FROM t").await,
+            vec![format!("399|{sum}")]
+        );
+        s.execute("OPTIMIZE t").await.unwrap();
+        assert_eq!(latest_snapshot(&loc).await.version, after.version);
+
+        // New clustering columns: every file is clustered again, by them.
+        s.execute("ALTER TABLE t CLUSTER BY (v)").await.unwrap();
+        s.execute("OPTIMIZE t").await.unwrap();
+        let reclustered = latest_snapshot(&loc).await;
+        assert!(clustered_by(&reclustered, r#"["v"]"#));
+        assert!(paths(&reclustered).is_disjoint(&paths(&after)));
+        assert_eq!(
+            rows(&s, "SELECT count(*), sum(id) FROM t").await,
+            vec![format!("399|{sum}")]
+        );
+    });
+}
