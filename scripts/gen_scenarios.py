@@ -318,6 +318,24 @@ scenario(c4+"23-reverse-clustered-purge.toml", "Case 4 reverse on a clustered ta
 scenario(c4+"24-reverse-clustered-purge-h1-aborts.toml", "Case 4 reverse twin on a clustered table: a DELETE of every row loses to the purging OPTIMIZE — the DELETE aborts (its bare remove cannot reach the output's rows)",
     [("A", "DELETE FROM t WHERE id >= 0"), ("B", "OPTIMIZE t")], {"A": "aborted", "B": "committed"},
     [(IDS, s300([10]))], setup=CLUSTERED, cluster_by=["id"])
+# The same table with two new (unclustered) files: the OPTIMIZE purges the clustered file (tagged)
+# and reorders the new ones (untagged) in one commit. A DML that changed only the tagged source
+# and read the rest (a predicate stats cannot prune) is remapped; one that also changed a reordered
+# file aborts.
+MIXED = CLUSTERED + ["INSERT INTO t SELECT value, 'n' FROM range(300, 350)", "INSERT INTO t SELECT value, 'n' FROM range(350, 400)"]
+S400 = sum(range(400))
+scenario(c4+"25-reverse-mixed-clustering-winner.toml", "Case 4 reverse vs a clustering OPTIMIZE that purged one file (tagged) and reordered two (untagged): a DELETE that changed only the purged file and read the others is remapped",
+    [("A", "DELETE FROM t WHERE id % 1000 = 150"), ("B", "OPTIMIZE t")], {"A": "committed", "B": "committed"},
+    [(IDS, [[398, S400 - 10 - 150]]), (DV, [[2, 1]])], setup=MIXED, cluster_by=["id"], events={"A": [REV]})
+scenario(c4+"26-reverse-mixed-clustering-winner-untagged-aborts.toml", "Case 4 reverse twin: the DELETE also changed a file the clustering OPTIMIZE reordered (untagged) — the DELETE aborts",
+    [("A", "DELETE FROM t WHERE id % 1000 IN (150, 320)"), ("B", "OPTIMIZE t")], {"A": "aborted", "B": "committed"},
+    [(IDS, [[399, S400 - 10]]), (DV, [[2, 0]])], setup=MIXED, cluster_by=["id"])
+scenario(c4+"27-forward-mixed-clustering-loser.toml", "Case 4 forward: a clustering OPTIMIZE that purges one file and reorders two loses to a DELETE that changed only the purged file — remapped, both commit",
+    [("A", "OPTIMIZE t"), ("B", "DELETE FROM t WHERE id % 1000 = 150")], {"A": "committed", "B": "committed"},
+    [(IDS, [[398, S400 - 10 - 150]]), (DV, [[2, 1]])], setup=MIXED, cluster_by=["id"], events={"A": [REMAP]})
+scenario(c4+"28-forward-mixed-clustering-loser-untagged-aborts.toml", "Case 4 forward twin: the DELETE also changed a file the OPTIMIZE reorders — the OPTIMIZE aborts",
+    [("A", "OPTIMIZE t"), ("B", "DELETE FROM t WHERE id % 1000 IN (150, 320)")], {"A": "aborted", "B": "committed"},
+    [(IDS, [[397, S400 - 10 - 150 - 320]])], setup=MIXED, cluster_by=["id"])
 
 # ---------------- Case 3: append-only vs relocation ----------------
 c3 = "case3/"

@@ -1,18 +1,22 @@
 //! Case 4 reverse remap — a DV-writing DML loses to a pure compaction. Switch `optimizeReverse`.
 //!
-//! Proves: the winner only relocated rows (every removed file is tagged with a single-run
-//! composition into one of its outputs, every output is referenced, all dataChange=false), and each
-//! of the DML's new deletions in a compacted source F (`dv_l1 \ dv_l0`) is a row the compaction
-//! carried over (not in the compaction's read DV `dv_o`), at output position
-//! `offset + liveRank(i)` relative to `dv_o`.
+//! Proves: the winner only relocated rows (all its actions dataChange=false), every source the DML
+//! changed is tagged with a single-run composition into one of the winner's outputs, and each of
+//! the DML's new deletions in such a source F (`dv_l1 \ dv_l0`) is a row the compaction carried
+//! over (not in the compaction's read DV `dv_o`), at output position `offset + liveRank(i)`
+//! relative to `dv_o`.
 //! Rewrite: the DML's remove/add pair on F is dropped; for each output O it re-adds O with O's DV ∪
 //! the remapped positions (remove(O) + add(O), dataChange=true); its image files are untouched.
-//! Every winner source and output is settled (pure relocation).
+//! The tagged sources and the outputs their tags name are settled (pure relocation). A winner may
+//! also hold untagged sources and outputs no tag names (an incremental clustering OPTIMIZE reorders
+//! new files and purges clustered ones in one commit): the DML must not have changed those sources,
+//! and they stay for the other checks (Case 3 relocation clears what the DML only read).
 //! Why this is safe: after the rewrite the DML deletes exactly the same logical rows, now addressed
-//! in the file that holds them; the compaction changed no data.
-//! Declines: DVs not writable; a winner that is not a pure, fully tagged compaction (ZORDER,
-//! untagged engines); a source the DML removed outright (the H1 rule); a new deletion the compaction
-//! already saw; `dv_l0 ⊄ dv_l1` or `dv_l0 ⊄ dv_o`; positions out of range; any DV error.
+//! in the file that holds them; the compaction changed no data; nothing untagged is settled here.
+//! Declines: DVs not writable; a winner with a dataChange=true action or no tagged source; a
+//! source the DML changed that is untagged (ZORDER, engines that do not tag) or that the DML
+//! removed outright (the H1 rule); a new deletion the compaction already saw; `dv_l0 ⊄ dv_l1` or
+//! `dv_l0 ⊄ dv_o`; positions out of range; any DV error.
 //! Event: `delta.optimize.conflictReconciliation.reverseRemapped`.
 
 use crate::conflict_config::Switch;
@@ -49,19 +53,33 @@ async fn plan(
         return Ok(None);
     }
     let mut comps: BTreeMap<&str, Composition> = BTreeMap::new();
+    let mut untagged: BTreeSet<&str> = BTreeSet::new();
     for r in &w.removes {
-        let Some(c) = parse(r, &ctx.snapshot.root) else {
-            return Ok(None);
-        };
-        if !w.adds.iter().any(|a| a.path == c.output) {
-            return Ok(None);
+        match parse(r, &ctx.snapshot.root) {
+            Some(c) => {
+                if !w.adds.iter().any(|a| a.path == c.output) {
+                    return Ok(None);
+                }
+                comps.insert(r.path.as_str(), c);
+            }
+            None => {
+                untagged.insert(r.path.as_str());
+            }
         }
-        comps.insert(r.path.as_str(), c);
     }
-    let referenced: BTreeSet<&str> = comps.values().map(|c| c.output.as_str()).collect();
-    if w.adds.iter().any(|a| !referenced.contains(a.path.as_str())) {
+    if comps.is_empty() {
         return Ok(None);
     }
+    // An untagged source's rows cannot be located in the outputs: the DML must not have changed it.
+    let touches_untagged = state.staged.iter().any(|a| match a {
+        Action::Add(x) => untagged.contains(x.path.as_str()),
+        Action::Remove(x) => untagged.contains(x.path.as_str()),
+        _ => false,
+    });
+    if touches_untagged {
+        return Ok(None);
+    }
+    let referenced: BTreeSet<&str> = comps.values().map(|c| c.output.as_str()).collect();
     // The DML's actions on compacted sources: every one must be a DV update (H1).
     let loser_removes: Vec<&delta_rlc_protocol::actions::Remove> = state
         .staged
@@ -153,7 +171,7 @@ async fn plan(
         staged.push(Action::Add(new));
     }
     let sources: Vec<String> = comps.keys().map(|s| s.to_string()).collect();
-    let outputs: Vec<String> = w.adds.iter().map(|a| a.path.clone()).collect();
+    let outputs: Vec<String> = referenced.iter().map(|s| s.to_string()).collect();
     Ok(Some((staged, sources, outputs)))
 }
 
