@@ -134,6 +134,9 @@ fn zorder_permutation(batch: &RecordBatch, cols: &[String]) -> Result<UInt32Arra
     ))
 }
 
+/// Rows per batch handed to the writer by a reordering bin (the granularity of its output cuts).
+const REORDER_CHUNK_ROWS: usize = 65_536;
+
 /// The provider name written on clustered outputs (Delta's liquid clustering).
 const CLUSTERING_PROVIDER: &str = "liquid";
 /// The add tag naming the (physical) clustering columns an output was clustered by.
@@ -344,8 +347,18 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
                 match kind {
                     BinKind::Compact => compact_writer.write(&[all], false).await?,
                     BinKind::Reorder => {
-                        let all = take_record_batch(&all, &zorder_permutation(&all, &zorder)?)?;
-                        reorder_writer.write(&[all], false).await?
+                        // Taken in chunks that own their buffers, so the writer can cut outputs
+                        // at the target size (it cuts between batches, sized in memory).
+                        let order = zorder_permutation(&all, &zorder)?;
+                        let chunks = (0..order.len())
+                            .step_by(REORDER_CHUNK_ROWS)
+                            .map(|start| {
+                                let len = REORDER_CHUNK_ROWS.min(order.len() - start);
+                                take_record_batch(&all, &order.slice(start, len))
+                            })
+                            .collect::<std::result::Result<Vec<_>, _>>()?;
+                        drop(all);
+                        reorder_writer.write(&chunks, false).await?
                     }
                 }
             }
