@@ -87,8 +87,8 @@ def main():
                     m = dt.update(predicate=f"id % 2000 = {(n * 4 + writer) % 2000}", updates={"v": "v + 1"})
                     rows_changed += m.get("num_updated_rows", 0)
                 elif kind == "delete_scan":
-                    # scripts/bench_scale.py's DELETE_SCAN: the same residues as update_scan.
-                    m = dt.delete(f"id % 2000 = {(n * 4 + writer) % 2000}")
+                    # scripts/bench_scale.py's DELETE_SCAN: every 8000th key, residues w mod 4.
+                    m = dt.delete(f"id % 8000 = {(n * 4 + writer) % 8000}")
                     rows_changed += m.get("num_deleted_rows", 0)
                 elif kind in ("update_scale", "delete_scale", "merge_scale"):
                     lo = writer * region + (n * step) % region

@@ -28,7 +28,9 @@ DELETE = "DELETE FROM t WHERE id >= {lo} AND id < {lo} + %d" % DELETE_ROWS
 # Every pair of concurrent statements overlaps at the file level: legacy aborts, RLC must merge
 # the DVs (Case 2) and read the winner's new file (value-exact tier) to commit.
 UPDATE_SCAN = "UPDATE t SET v = v + 1 WHERE id % 2000 = ({n} * 4 + {w}) % 2000"
-DELETE_SCAN = "DELETE FROM t WHERE id % 2000 = ({n} * 4 + {w}) % 2000"
+# DELETE by a full scan: 1,250 rows (every 8000th key), so a writer's residues last 2,000
+# statements and it does not run dry within a run (with % 2000 it did after 500).
+DELETE_SCAN = "DELETE FROM t WHERE id % 8000 = ({n} * 4 + {w}) % 8000"
 # Half the source keys exist (updated), half are new (inserted, above every existing key).
 MERGE = ("MERGE INTO t USING (SELECT value AS id, 1 AS v, 'm' AS s FROM range({lo}, {lo} + %d) UNION ALL "
          "SELECT value, 1, 'm' FROM range({new}, {new} + %d)) s ON t.id = s.id "
@@ -41,9 +43,8 @@ WORKLOADS = {
     "W3 2 DELETE 2k + 1 UPDATE 5k writers + 1 OPTIMIZE": [
         ("delete", 2, DELETE, DELETE_ROWS, 0), ("update", 1, UPDATE, UPDATE_ROWS, 0), ("optimize", 1, "OPTIMIZE t", 0, 5000)],
     # W3 at the statement cost: the same statements found by a full scan (0.2-2 s each), so
-    # every DML statement and every OPTIMIZE share every file. A DELETE writer's residues are
-    # fresh for its first 500 statements (5,000 rows each).
-    "W3s 2 DELETE 5k + 1 UPDATE 5k writers by a full scan + 1 OPTIMIZE": [
+    # every DML statement and every OPTIMIZE share every file.
+    "W3s 2 DELETE 1.25k + 1 UPDATE 5k writers by a full scan + 1 OPTIMIZE": [
         ("delete_scan", 2, DELETE_SCAN, 0, 0), ("update_scan", 1, UPDATE_SCAN, 0, 0), ("optimize", 1, "OPTIMIZE t", 0, 5000)],
     "W4 4 writers MERGE 50k keys, disjoint": [("merge", 4, MERGE, MERGE_KEYS, 0)],
 }
