@@ -33,6 +33,20 @@ fn removes(dir: &std::path::Path, v: u64) -> Vec<(String, bool)> {
         .collect()
 }
 
+/// Three appends of `width` keys each, `[2w, 3w)`, `[0, w)`, `[w, 2w)` (so no file order is the
+/// key order), the second column `v_expr` of `value`.
+async fn insert_out_of_order(s: &SqlSession, v_expr: &str, width: i64) {
+    for f in [2, 0, 1] {
+        s.execute(&format!(
+            "INSERT INTO t SELECT value, {v_expr} FROM range({}, {})",
+            f * width,
+            f * width + width
+        ))
+        .await
+        .unwrap();
+    }
+}
+
 fn clustered_by(snap: &delta_rlc_engine::Snapshot, columns: &str) -> bool {
     snap.files.iter().all(|f| {
         f.clustering_provider.as_deref() == Some("liquid")
@@ -51,15 +65,7 @@ fn clustering_optimize_is_incremental() {
         s.execute("CREATE TABLE t (id BIGINT NOT NULL, v STRING) CLUSTER BY (id)")
             .await
             .unwrap();
-        for f in [2, 0, 1] {
-            s.execute(&format!(
-                "INSERT INTO t SELECT value, CAST(value % 3 AS VARCHAR) FROM range({}, {})",
-                f * 100,
-                f * 100 + 100
-            ))
-            .await
-            .unwrap();
-        }
+        insert_out_of_order(&s, "CAST(value % 3 AS VARCHAR)", 100).await;
         s.execute("OPTIMIZE t").await.unwrap();
         let clustered = latest_snapshot(&loc).await;
         assert!(
@@ -145,15 +151,7 @@ fn a_reordering_optimize_cuts_outputs_at_the_target_size() {
         )
         .await
         .unwrap();
-        for f in [2, 0, 1] {
-            s.execute(&format!(
-                "INSERT INTO t SELECT value, value * 2 FROM range({}, {})",
-                f * 100_000,
-                f * 100_000 + 100_000
-            ))
-            .await
-            .unwrap();
-        }
+        insert_out_of_order(&s, "value * 2", 100_000).await;
         s.execute("OPTIMIZE t").await.unwrap();
         let snap = latest_snapshot(loc).await;
         // 300,000 rows of two BIGINTs are 4.8 MB in memory, chunks of 65,536 rows 1 MB each.
