@@ -229,7 +229,7 @@ async fn commit_changes(
                 root.resolve(&rm.path)?,
                 pv,
                 rm.size.unwrap_or(0),
-                rm.deletion_vector.clone(),
+                rm.deletion_vector.as_deref().cloned(),
             );
             // numRecords bounds the DV's row indexes.
             file.stats = rm.stats.clone();
@@ -339,7 +339,7 @@ fn file_as_add(
         data_change: true,
         stats: None,
         tags: None,
-        deletion_vector,
+        deletion_vector: deletion_vector.map(Box::new),
         base_row_id: None,
         default_row_commit_version: None,
         clustering_provider: None,

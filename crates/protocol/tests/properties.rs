@@ -88,11 +88,11 @@ proptest! {
             data_change: dc,
             stats: Some("{\"numRecords\":3}".into()),
             tags: None,
-            deletion_vector: Some(DvDescriptor::inline(&[1, 2, 3, 4, 5], card).unwrap()),
+            deletion_vector: Some(Box::new(DvDescriptor::inline(&[1, 2, 3, 4, 5], card).unwrap())),
             base_row_id: base,
             default_row_commit_version: base,
             clustering_provider: None,
-            extra: extra_map,
+            extra: extra_map.into(),
         };
         let rm = Remove {
             path,

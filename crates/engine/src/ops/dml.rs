@@ -401,7 +401,7 @@ pub async fn stage_deleted_rows(
 /// `add` with the new DV `desc`: a data change, its stats kept but no longer tight (rows left).
 fn with_new_dv(add: &Add, desc: DvDescriptor) -> Result<Add> {
     let mut new_add = add.clone();
-    new_add.deletion_vector = Some(desc);
+    new_add.deletion_vector = Some(Box::new(desc));
     new_add.data_change = true;
     if let Some(s) = &new_add.stats {
         let mut st = FileStats::parse(s)?;

@@ -12,7 +12,6 @@ use arrow::array::{
 use arrow::datatypes::DataType;
 use delta_rlc_protocol::actions::Add;
 use delta_rlc_protocol::dv::DvDescriptor;
-use serde_json::Map;
 
 const ADD_FIELDS: &[&str] = &[
     "path",
@@ -94,11 +93,11 @@ pub fn decode_adds(add: &StructArray) -> Option<Vec<Option<Add>>> {
                 Some(m) if m.is_valid(i) => Some(entries(m, i)?),
                 _ => None,
             },
-            deletion_vector,
+            deletion_vector: deletion_vector.map(Box::new),
             base_row_id: opt_int64(base_row_id.as_ref(), i),
             default_row_commit_version: opt_int64(default_version.as_ref(), i),
             clustering_provider: opt_string(clustering.as_ref(), i),
-            extra: Map::new(),
+            extra: Default::default(),
         }));
     }
     Some(out)

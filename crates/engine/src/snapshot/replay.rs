@@ -75,7 +75,11 @@ impl ReplayState {
         let mut state = ReplayState::new(snapshot.root.clone());
         state.protocol = Some(snapshot.protocol.clone());
         state.metadata = Some(snapshot.metadata.clone());
-        state.checkpoint_files = snapshot.files.clone();
+        // With room for the new commits' files, merged in place without growing (and so copying)
+        // the list again.
+        let mut files = Vec::with_capacity(snapshot.files.len() + snapshot.files.len() / 4 + 64);
+        files.extend_from_slice(&snapshot.files);
+        state.checkpoint_files = files;
         state.writer_engines = snapshot.writer_engines.clone();
         state.base_tombstones = snapshot.tombstones.clone();
         state.txns = snapshot.txns.clone();
@@ -101,7 +105,7 @@ impl ReplayState {
         // The adds, prepared in place (no move of these large structs).
         let mut adds = actions.adds;
         for add in &mut adds {
-            check_sizes(&add.path, Some(add.size), add.deletion_vector.as_ref())
+            check_sizes(&add.path, Some(add.size), add.deletion_vector.as_deref())
                 .map_err(corrupt)?;
             add.path = self
                 .root
@@ -157,7 +161,7 @@ impl ReplayState {
             }
             Action::Metadata(m) => self.metadata = Some(m),
             Action::Add(mut add) => {
-                check_sizes(&add.path, Some(add.size), add.deletion_vector.as_ref())?;
+                check_sizes(&add.path, Some(add.size), add.deletion_vector.as_deref())?;
                 add.path = self.root.resolve(&add.path)?;
                 // Snapshot state is not a change: dataChange is false for reconciled files.
                 add.data_change = false;
@@ -181,7 +185,7 @@ impl ReplayState {
                 self.files.insert(key, add);
             }
             Action::Remove(mut rm) => {
-                check_sizes(&rm.path, rm.size, rm.deletion_vector.as_ref())?;
+                check_sizes(&rm.path, rm.size, rm.deletion_vector.as_deref())?;
                 rm.path = self.root.resolve(&rm.path)?;
                 rm.data_change = false;
                 // A tombstone keeps what a checkpoint keeps of it (no stats, no tags): only VACUUM
@@ -256,7 +260,8 @@ impl ReplayState {
                 }
             }
         }
-        let later = sorted_by_path(self.tombstones.into_values(), |r: &Remove| &r.path);
+        let later =
+            super::path_order::sorted_by_path(self.tombstones.into_values(), |r: &Remove| &r.path);
         let mut tombstones = merge_by_path(
             std::mem::take(&mut self.base_tombstones),
             &self.tombstones_shadowed,
@@ -324,7 +329,7 @@ impl ReplayState {
             }
         }
         if !base.is_sorted_by(|a, b| a.path <= b.path) {
-            base = sorted_by_path(base.into_iter(), |a: &Add| &a.path);
+            super::path_order::sort_by_path_in_place(&mut base, |a: &Add| &a.path);
         }
         // Exact duplicates (same path and DV) inside the checkpoint: the last one wins.
         let has_duplicates = base.windows(2).any(|w| match w {
@@ -344,76 +349,47 @@ impl ReplayState {
             }
             base = deduped;
         }
-        let later = sorted_by_path(std::mem::take(&mut self.files).into_values(), |a: &Add| {
-            &a.path
-        });
+        let later = super::path_order::sorted_by_path(
+            std::mem::take(&mut self.files).into_values(),
+            |a: &Add| &a.path,
+        );
         if later.is_empty() && shadowed.is_empty() {
             return Ok(base);
         }
-        // One pass, each entry moved once: drop shadowed checkpoint entries (paths first, no
-        // allocation per entry; the full key only on a path match) and merge the later commits'
-        // files in (stable: the checkpoint's entry first on equal paths).
-        let paths: std::collections::HashSet<&str> =
-            shadowed.iter().map(|k| k.0.as_str()).collect();
-        let mut out = Vec::with_capacity(base.len() + later.len());
-        let mut later = later.into_iter().peekable();
-        for a in base {
-            if paths.contains(a.path.as_str()) && shadowed.contains(&key_of(&a)) {
-                continue;
-            }
-            while let Some(l) = later.next_if(|l| l.path < a.path) {
-                out.push(l);
-            }
-            out.push(a);
+        // In place, so a large table's files are never held twice (a second list of a million
+        // entries was most of the peak memory of a load): drop the shadowed checkpoint entries
+        // (paths first, no allocation per entry; the full key only on a path match), then merge
+        // the later commits' files in (stable: the checkpoint's entry first on equal paths).
+        if !shadowed.is_empty() {
+            let paths: std::collections::HashSet<&str> =
+                shadowed.iter().map(|k| k.0.as_str()).collect();
+            base.retain(|a| !(paths.contains(a.path.as_str()) && shadowed.contains(&key_of(a))));
         }
-        out.extend(later);
-        Ok(out)
+        super::path_order::merge_sorted_into(&mut base, later, |a: &Add| &a.path);
+        Ok(base)
     }
 }
 
 /// `base` (ordered by path) without the entries whose key is in `shadowed`, merged with `later`
 /// (ordered by path); on equal paths the base's entry comes first.
 fn merge_by_path(
-    base: Vec<Remove>,
+    mut base: Vec<Remove>,
     shadowed: &std::collections::HashSet<FileKey>,
     later: Vec<Remove>,
 ) -> Vec<Remove> {
-    if later.is_empty() && shadowed.is_empty() {
-        return base;
+    if !shadowed.is_empty() {
+        let paths: std::collections::HashSet<&str> =
+            shadowed.iter().map(|k| k.0.as_str()).collect();
+        base.retain(|r| {
+            !(paths.contains(r.path.as_str())
+                && shadowed.contains(&(
+                    r.path.clone(),
+                    r.deletion_vector.as_ref().map(|d| d.unique_id()),
+                )))
+        });
     }
-    let paths: std::collections::HashSet<&str> = shadowed.iter().map(|k| k.0.as_str()).collect();
-    let mut out = Vec::with_capacity(base.len() + later.len());
-    let mut later = later.into_iter().peekable();
-    for r in base {
-        if paths.contains(r.path.as_str())
-            && shadowed.contains(&(
-                r.path.clone(),
-                r.deletion_vector.as_ref().map(|d| d.unique_id()),
-            ))
-        {
-            continue;
-        }
-        while let Some(l) = later.next_if(|l| l.path < r.path) {
-            out.push(l);
-        }
-        out.push(r);
-    }
-    out.extend(later);
-    out
-}
-
-/// `items` ordered by path (stable). Sorts an index permutation and moves each item twice (into a
-/// slot, out in order): sorting the actions themselves would move these large structs O(n log n)
-/// times (measured: a quarter of a 100k-file snapshot load).
-fn sorted_by_path<T>(items: impl Iterator<Item = T>, path: impl Fn(&T) -> &String) -> Vec<T> {
-    let mut slots: Vec<Option<T>> = items.map(Some).collect();
-    let key = |i: usize| slots.get(i).and_then(Option::as_ref).map(&path);
-    let mut order: Vec<usize> = (0..slots.len()).collect();
-    order.sort_by(|&a, &b| key(a).cmp(&key(b)));
-    order
-        .into_iter()
-        .filter_map(|i| slots.get_mut(i).and_then(Option::take))
-        .collect()
+    super::path_order::merge_sorted_into(&mut base, later, |r: &Remove| &r.path);
+    base
 }
 
 /// Unsupported features are not corruption: the table is fine, this engine cannot handle it.
@@ -637,18 +613,5 @@ mod tests {
         r.apply_checkpoint(1, split(checkpoint)).unwrap();
         let err = r.finish(1, Some(1)).unwrap_err();
         assert!(err.to_string().contains("both live and removed"), "{err}");
-    }
-
-    #[test]
-    fn sorted_by_path_is_a_stable_sort() {
-        let items: Vec<(String, u32)> = ["b", "a", "c", "a", "b"]
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.to_string(), i as u32))
-            .collect();
-        let mut want = items.clone();
-        want.sort_by(|x, y| x.0.cmp(&y.0));
-        assert_eq!(sorted_by_path(items.into_iter(), |x| &x.0), want);
-        assert!(sorted_by_path(Vec::<(String, u32)>::new().into_iter(), |x| &x.0).is_empty());
     }
 }

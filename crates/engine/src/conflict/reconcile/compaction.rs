@@ -70,7 +70,7 @@ pub fn remap(c: &Composition, read_dv: &RoaringTreemap, rows: &RoaringTreemap) -
 pub fn read_time_dv<'a>(c: &'a Composition, tombstone: &'a Remove) -> Option<&'a DvDescriptor> {
     match &c.read_dv {
         Some(recorded) => recorded.as_ref(),
-        None => tombstone.deletion_vector.as_ref(),
+        None => tombstone.deletion_vector.as_deref(),
     }
 }
 

@@ -102,21 +102,21 @@ async fn checked_merge(
             ctx,
             cache,
             path,
-            win_add.deletion_vector.as_ref(),
+            win_add.deletion_vector.as_deref(),
             num_records
         ),
         cached_dv(
             ctx,
             cache,
             path,
-            cur_add.deletion_vector.as_ref(),
+            cur_add.deletion_vector.as_deref(),
             num_records
         ),
         cached_dv(
             ctx,
             cache,
             path,
-            cur_rm.deletion_vector.as_ref(),
+            cur_rm.deletion_vector.as_deref(),
             num_records
         ),
     )?;
@@ -204,7 +204,7 @@ async fn merge(
                 .next()
                 .ok_or_else(|| EngineError::Internal("fewer DV descriptors than DVs".into()))?;
             let mut a = (*cur_add).clone();
-            a.deletion_vector = Some(desc);
+            a.deletion_vector = Some(Box::new(desc));
             a.data_change = true;
             if let Some(s) = &a.stats {
                 let mut st = FileStats::parse(s)?;

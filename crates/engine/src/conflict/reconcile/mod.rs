@@ -67,7 +67,9 @@ pub(super) async fn extend_dv(
     dv |= extra;
     let mut new = out.clone();
     new.data_change = data_change;
-    new.deletion_vector = Some(crate::dv_io::write_dv(ctx.store, ctx.env.ids.uuid(), &dv).await?);
+    new.deletion_vector = Some(Box::new(
+        crate::dv_io::write_dv(ctx.store, ctx.env.ids.uuid(), &dv).await?,
+    ));
     if let Some(s) = &new.stats {
         let mut st = delta_rlc_protocol::stats::FileStats::parse(s)?;
         st.widen();

@@ -229,7 +229,7 @@ async fn copied_rows_of_removed_source(
     let Some(num_records) = source.num_records().and_then(|n| u64::try_from(n).ok()) else {
         return Ok(None);
     };
-    if dv_of(ctx, wr.deletion_vector.as_ref()).await? != *dv_tomb {
+    if dv_of(ctx, wr.deletion_vector.as_deref()).await? != *dv_tomb {
         return Ok(None);
     }
     let mut copied = RoaringTreemap::new();
@@ -269,7 +269,7 @@ async fn forward(
         let Some(ours) = removes.iter().find(|r| r.path == wr.path) else {
             return Ok(None);
         };
-        let dv_tomb = dv_of(ctx, ours.deletion_vector.as_ref()).await?;
+        let dv_tomb = dv_of(ctx, ours.deletion_vector.as_deref()).await?;
         let Some(post) = ctx.winner.adds.iter().find(|a| a.path == wr.path) else {
             let Some(ids) = copied_rows_of_removed_source(ctx, wr, &dv_tomb).await? else {
                 return Ok(None);
@@ -397,8 +397,8 @@ async fn reverse(
             return Ok(None);
         };
         let dv_l1 = load_file_dv(ctx.store, &ctx.snapshot.root, a).await?;
-        let dv_l0 = dv_of(ctx, r.deletion_vector.as_ref()).await?;
-        let dv_tomb = dv_of(ctx, wr.deletion_vector.as_ref()).await?;
+        let dv_l0 = dv_of(ctx, r.deletion_vector.as_deref()).await?;
+        let dv_tomb = dv_of(ctx, wr.deletion_vector.as_deref()).await?;
         if !dv_l0.is_subset(&dv_l1) || !dv_l0.is_subset(&dv_tomb) {
             return Ok(None);
         }
