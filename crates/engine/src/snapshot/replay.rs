@@ -12,6 +12,7 @@ use datafusion::common::HashMap;
 
 use delta_rlc_protocol::actions::{Action, Add, DomainMetadata, Metadata, Protocol, Remove, Txn};
 use delta_rlc_protocol::column_mapping::{self, ColumnMappingMode};
+use delta_rlc_protocol::dv::DvDescriptor;
 use delta_rlc_protocol::schema::StructType;
 use delta_rlc_protocol::table_path::TableRoot;
 
@@ -262,6 +263,10 @@ impl ReplayState {
         }
         let later =
             super::path_order::sorted_by_path(self.tombstones.into_values(), |r: &Remove| &r.path);
+        // The base's runs of equal paths are in DV order already (it is a finished snapshot's
+        // list); only a run a later tombstone joins is sorted again.
+        let later_paths: std::collections::HashSet<String> =
+            later.iter().map(|r| r.path.clone()).collect();
         let mut tombstones = merge_by_path(
             std::mem::take(&mut self.base_tombstones),
             &self.tombstones_shadowed,
@@ -270,7 +275,7 @@ impl ReplayState {
         // Equal paths (a file's tombstones with different DVs) in DV order, so the order never
         // depends on the map's iteration order.
         for run in tombstones.chunk_by_mut(|a, b| a.path == b.path) {
-            if run.len() > 1 {
+            if run.len() > 1 && run.first().is_some_and(|r| later_paths.contains(&r.path)) {
                 run.sort_by_cached_key(|r| r.deletion_vector.as_ref().map(|d| d.unique_id()));
             }
         }
@@ -361,9 +366,8 @@ impl ReplayState {
         // (paths first, no allocation per entry; the full key only on a path match), then merge
         // the later commits' files in (stable: the checkpoint's entry first on equal paths).
         if !shadowed.is_empty() {
-            let paths: std::collections::HashSet<&str> =
-                shadowed.iter().map(|k| k.0.as_str()).collect();
-            base.retain(|a| !(paths.contains(a.path.as_str()) && shadowed.contains(&key_of(a))));
+            let shadow = ShadowKeys::new(&shadowed);
+            base.retain(|a| !shadow.contains(&a.path, a.deletion_vector.as_deref()));
         }
         super::path_order::merge_sorted_into(&mut base, later, |a: &Add| &a.path);
         Ok(base)
@@ -378,18 +382,41 @@ fn merge_by_path(
     later: Vec<Remove>,
 ) -> Vec<Remove> {
     if !shadowed.is_empty() {
-        let paths: std::collections::HashSet<&str> =
-            shadowed.iter().map(|k| k.0.as_str()).collect();
-        base.retain(|r| {
-            !(paths.contains(r.path.as_str())
-                && shadowed.contains(&(
-                    r.path.clone(),
-                    r.deletion_vector.as_ref().map(|d| d.unique_id()),
-                )))
-        });
+        let shadow = ShadowKeys::new(shadowed);
+        base.retain(|r| !shadow.contains(&r.path, r.deletion_vector.as_deref()));
     }
     super::path_order::merge_sorted_into(&mut base, later, |r: &Remove| &r.path);
     base
+}
+
+/// A set of file keys looked up by an entry's path and DV without building the entry's key: a
+/// file updated a thousand times has a thousand tombstones, all of them compared on every
+/// snapshot update that touches the file.
+struct ShadowKeys<'a> {
+    by_path: HashMap<&'a str, Vec<Option<&'a str>>>,
+}
+
+impl<'a> ShadowKeys<'a> {
+    fn new(keys: &'a std::collections::HashSet<FileKey>) -> Self {
+        let mut by_path: HashMap<&str, Vec<Option<&str>>> = HashMap::new();
+        for (path, dv) in keys {
+            by_path
+                .entry(path.as_str())
+                .or_default()
+                .push(dv.as_deref());
+        }
+        ShadowKeys { by_path }
+    }
+
+    fn contains(&self, path: &str, dv: Option<&DvDescriptor>) -> bool {
+        self.by_path.get(path).is_some_and(|ids| {
+            ids.iter().any(|id| match (id, dv) {
+                (None, None) => true,
+                (Some(id), Some(d)) => d.has_unique_id(id),
+                _ => false,
+            })
+        })
+    }
 }
 
 /// Unsupported features are not corruption: the table is fine, this engine cannot handle it.

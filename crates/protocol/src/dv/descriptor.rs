@@ -59,6 +59,31 @@ impl DvDescriptor {
         }
     }
 
+    /// Whether [`DvDescriptor::unique_id`] is `id`, without building the string (snapshot updates
+    /// compare every tombstone of a touched path).
+    pub fn has_unique_id(&self, id: &str) -> bool {
+        let Some(rest) = id.strip_prefix(self.storage_type.as_str()) else {
+            return false;
+        };
+        let Some(rest) = rest.strip_prefix(self.path_or_inline_dv.as_str()) else {
+            return false;
+        };
+        match self.offset {
+            None => rest.is_empty(),
+            Some(o) => {
+                // The offset's decimal form, formatted on the stack (an i32 takes at most 11 bytes).
+                let mut buf = [0u8; 12];
+                let mut cursor = std::io::Cursor::new(&mut buf[..]);
+                if std::io::Write::write_fmt(&mut cursor, format_args!("{o}")).is_err() {
+                    return false;
+                }
+                let len = usize::try_from(cursor.position()).unwrap_or(0);
+                rest.strip_prefix('@')
+                    .is_some_and(|n| Some(n.as_bytes()) == buf.get(..len))
+            }
+        }
+    }
+
     fn checked_offset(&self) -> Result<u64> {
         let o = self.offset.unwrap_or(0);
         u64::try_from(o).map_err(|_| ProtocolError::dv(format!("negative offset {o}")))
@@ -152,6 +177,27 @@ impl DvDescriptor {
 #[allow(clippy::indexing_slicing)] // tests index fixed fixtures
 mod tests {
     use super::*;
+
+    #[test]
+    fn has_unique_id_agrees_with_unique_id() {
+        let mut d = DvDescriptor::inline(&[1, 2, 3, 4, 5], 3).unwrap();
+        for offset in [None, Some(0), Some(1), Some(42), Some(i32::MAX), Some(-7)] {
+            d.offset = offset;
+            let id = d.unique_id();
+            assert!(d.has_unique_id(&id), "{id}");
+            for other in [
+                format!("{id}0"),
+                id[..id.len() - 1].to_string(),
+                format!("x{id}"),
+                String::new(),
+            ] {
+                assert!(!d.has_unique_id(&other), "{other} vs {id}");
+            }
+        }
+        d.offset = Some(5);
+        assert!(!d.has_unique_id(&format!("{}{}@05", d.storage_type, d.path_or_inline_dv)));
+        assert!(!d.has_unique_id(&format!("{}{}", d.storage_type, d.path_or_inline_dv)));
+    }
 
     #[test]
     fn uuid_path_with_prefix() {

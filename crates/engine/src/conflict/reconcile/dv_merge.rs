@@ -121,15 +121,18 @@ async fn checked_merge(
         ),
     )?;
     let (dv_win, dv_cur, dv_base) = (dv_win.as_ref(), dv_cur.as_ref(), dv_base.as_ref());
-    if !dv_base.is_subset(dv_cur) || !dv_base.is_subset(dv_win) {
+    // The loser's own new deletions, a few rows where the DVs hold many: with `dv_base ⊆ dv_cur`
+    // (checked by cardinality: |cur \ base| + |base| = |cur| exactly then), the overlap
+    // `(win ∩ cur) \ base` is `win ∩ own`, and with `dv_base ⊆ dv_win` the merge `win ∪ cur` is
+    // `win ∪ own`. Two passes over the large sets instead of five.
+    let own = dv_cur - dv_base;
+    if own.len().checked_add(dv_base.len()) != Some(dv_cur.len()) || !dv_base.is_subset(dv_win) {
         return Ok(None);
     }
-    let mut overlap = dv_win & dv_cur;
-    overlap -= dv_base;
-    if !overlap.is_empty() {
+    if !own.is_disjoint(dv_win) {
         return Ok(None);
     }
-    Ok(Some((dv_win | dv_cur, num_records)))
+    Ok(Some((dv_win | &own, num_records)))
 }
 
 async fn merge(
