@@ -79,35 +79,32 @@ pub fn sort_by_path_in_place<T>(items: &mut [T], path: impl Fn(&T) -> &String) {
 mod tests {
     use super::*;
 
+    /// The in-place sort of `items` equals a stable sort, and merging its split at `cut` (each
+    /// side sorted) equals the stable sort of both, the base's entry first on ties.
+    fn assert_sort_and_merge(items: &[(String, u32)], cut: usize) {
+        let stable = |v: &[(String, u32)]| {
+            let mut v = v.to_vec();
+            v.sort_by(|x, y| x.0.cmp(&y.0));
+            v
+        };
+        let mut got = items.to_vec();
+        sort_by_path_in_place(&mut got, |e| &e.0);
+        assert_eq!(got, stable(items));
+        let (mut base, later) = (stable(&items[..cut]), stable(&items[cut..]));
+        let want = stable(&[base.clone(), later.clone()].concat());
+        merge_sorted_into(&mut base, later, |e| &e.0);
+        assert_eq!(base, want, "cut {cut} of {items:?}");
+    }
+
     #[test]
     fn in_place_sort_and_merge_equal_a_stable_sort() {
-        let items: Vec<(String, u32)> = [
-            ("c", 0),
-            ("a", 1),
-            ("b", 2),
-            ("a", 3),
-            ("c", 4),
-            ("b", 5),
-            ("d", 6),
-        ]
-        .iter()
-        .map(|(p, i)| (p.to_string(), *i))
-        .collect();
-        let mut want = items.clone();
-        want.sort_by(|x, y| x.0.cmp(&y.0));
-        let mut got = items.clone();
-        sort_by_path_in_place(&mut got, |x| &x.0);
-        assert_eq!(got, want);
-        // Every split into a base and a later run merges to the stable order (base first on ties).
+        let items: Vec<(String, u32)> = ["c", "a", "b", "a", "c", "b", "d"]
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.to_string(), i as u32))
+            .collect();
         for cut in 0..=items.len() {
-            let (b, l) = items.split_at(cut);
-            let (mut b, mut l) = (b.to_vec(), l.to_vec());
-            b.sort_by(|x, y| x.0.cmp(&y.0));
-            l.sort_by(|x, y| x.0.cmp(&y.0));
-            let mut want: Vec<(String, u32)> = b.iter().chain(l.iter()).cloned().collect();
-            want.sort_by(|x, y| x.0.cmp(&y.0));
-            merge_sorted_into(&mut b, l, |x| &x.0);
-            assert_eq!(b, want, "cut {cut}");
+            assert_sort_and_merge(&items, cut);
         }
     }
 
@@ -124,19 +121,8 @@ mod tests {
             let items: Vec<(String, u32)> = (0..len)
                 .map(|i| (format!("p{}", next(8)), i as u32))
                 .collect();
-            let mut want = items.clone();
-            want.sort_by(|a, b| a.0.cmp(&b.0));
-            let mut got = items.clone();
-            sort_by_path_in_place(&mut got, |e| &e.0);
-            assert_eq!(got, want);
             let cut = next(len as u64 + 1) as usize;
-            let (mut b, mut l) = (items[..cut].to_vec(), items[cut..].to_vec());
-            b.sort_by(|a, c| a.0.cmp(&c.0));
-            l.sort_by(|a, c| a.0.cmp(&c.0));
-            let mut merged_want: Vec<(String, u32)> = b.iter().chain(l.iter()).cloned().collect();
-            merged_want.sort_by(|a, c| a.0.cmp(&c.0));
-            merge_sorted_into(&mut b, l, |e| &e.0);
-            assert_eq!(b, merged_want);
+            assert_sort_and_merge(&items, cut);
         }
     }
 
