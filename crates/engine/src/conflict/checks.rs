@@ -38,8 +38,6 @@ pub struct LoserState {
     pub own_files: std::sync::Arc<crate::conflict::reconcile::OwnFileCache>,
     /// Deletion vectors reconcilers read or wrote (immutable, by unique id), kept across winners.
     pub dvs: std::sync::Arc<crate::conflict::reconcile::DvCache>,
-    /// Winners' DV updates that Case 2 already checked along a chain (by version and path).
-    pub dv_chains: std::sync::Arc<crate::conflict::reconcile::DvChainMemo>,
 }
 
 #[derive(Debug, Default)]
@@ -245,12 +243,10 @@ async fn check_whole_commit(
 }
 
 /// Runs every check of one winning commit against the loser, letting reconcilers rewrite the loser.
-/// `later` are the winners after `w` that the same retry round read (checked at their own turns).
 pub async fn check_winner(
     input: &CheckInput<'_>,
     state: &mut LoserState,
     w: &WinningCommit,
-    later: &[WinningCommit],
 ) -> Result<CheckOutcome> {
     let mut out = CheckOutcome::default();
     check_whole_commit(input, state, w, &mut out).await?;
@@ -270,7 +266,6 @@ pub async fn check_winner(
             config: input.config,
             env: input.env,
             winner: w,
-            later,
             resolved: &resolved,
         };
         match r.reconcile(&ctx, state).await {

@@ -88,7 +88,6 @@ impl Transaction {
             staged: self.actions.clone(),
             own_files: Default::default(),
             dvs: Default::default(),
-            dv_chains: Default::default(),
         };
         let mut version = read_version.map(|v| v + 1).unwrap_or(0);
         let max_attempts = self.table.conflict.max_attempts;
@@ -159,7 +158,6 @@ impl Transaction {
                 env: &self.table.env,
             };
             let mut v = version;
-            let mut winners: Vec<WinningCommit> = Vec::new();
             while latest.is_none_or(|l| v <= l) {
                 let bytes = match store
                     .get(&format!("{LOG_DIR}/{}", commit_file_name(v)))
@@ -186,14 +184,7 @@ impl Transaction {
                     // A metadata winner may have shortened the retention the probe relies on.
                     latest = Some(self.latest_version(v).await?);
                 }
-                winners.push(winner);
-                v += 1;
-            }
-            // The round's winners are all read before any is checked, so a check may look ahead
-            // along them (Case 2 checks a file's DV chain against its end once per round).
-            for (i, winner) in winners.iter().enumerate() {
-                let later = winners.get(i + 1..).unwrap_or_default();
-                let outcome = check_winner(&input, &mut state_loser, winner, later).await?;
+                let outcome = check_winner(&input, &mut state_loser, &winner).await?;
                 events.extend(outcome.events);
                 if let Some(h) = winner.row_id_high_water_mark() {
                     state.row_id_hwm = state.row_id_hwm.max(h);
@@ -204,6 +195,7 @@ impl Transaction {
                 {
                     state.last_ict = Some(state.last_ict.map_or(t, |l| l.max(t)));
                 }
+                v += 1;
             }
             version = v;
         }

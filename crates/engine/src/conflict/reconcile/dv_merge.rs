@@ -11,10 +11,7 @@
 //! its own rows from the file the winner left; no row is deleted or updated twice. The winner's new
 //! image files are never settled here: they still go through the append check (an UPDATE may move
 //! a row *into* the loser's predicate). With several winners, each step uses the previous winner's
-//! post-image as the base (the loser's re-pointed remove), so chains stay conservative. Within one
-//! retry round, `dv_win` is the DV at the end of P's chain through the round's later winners
-//! (each removing P with exactly the DV the previous added: [`super::dv_chain`], which states why
-//! the end alone decides); those winners then find P settled at their turn.
+//! post-image as the base (the loser's re-pointed remove), so chains stay conservative.
 //! Declines (all-or-nothing): DVs not writable on the table; a path the winner removed outright; a
 //! path the loser only read; any overlap; `dv_base ⊄ dv_win`; any DV read or write error. Merged DV
 //! files of failed attempts are orphans left to VACUUM.
@@ -138,19 +135,10 @@ async fn checked_merge(
     Ok(Some((dv_win | &own, num_records)))
 }
 
-/// What a merge settles: the loser's new staged actions, the paths settled, and how many of them
-/// an earlier winner's merge of this round already checked (see [`super::dv_chain`]).
-struct Merged {
-    staged: Vec<Action>,
-    settled: Vec<String>,
-    passed: usize,
-}
-
-fn dv_id(dv: Option<&DvDescriptor>) -> Option<String> {
-    dv.map(DvDescriptor::unique_id)
-}
-
-async fn merge(ctx: &ReconcileContext<'_>, state: &LoserState) -> Result<Option<Merged>> {
+async fn merge(
+    ctx: &ReconcileContext<'_>,
+    state: &LoserState,
+) -> Result<Option<(Vec<Action>, Vec<String>)>> {
     if !ctx.snapshot.deletion_vectors_enabled() {
         return Ok(None);
     }
@@ -161,89 +149,35 @@ async fn merge(ctx: &ReconcileContext<'_>, state: &LoserState) -> Result<Option<
         state.staged.iter().filter_map(Action::as_add),
         &loser_removes,
     );
-    // Paths whose update by this winner an earlier merge of this round checked, as a link of a
-    // chain whose end the loser's remove still points at: settled with nothing to do.
-    let mut passed: Vec<String> = Vec::new();
-    for (p, (win_add, win_rm)) in &winner {
-        if ctx.resolved.contains(p) {
-            continue;
-        }
-        let Some(cur_rm) = loser_removes.iter().find(|r| &r.path == p) else {
-            continue;
-        };
-        if state.dv_chains.passed(
-            ctx.winner.version,
-            p,
-            dv_id(win_rm.deletion_vector.as_deref()),
-            dv_id(win_add.deletion_vector.as_deref()),
-            dv_id(cur_rm.deletion_vector.as_deref()),
-        ) {
-            passed.push(p.clone());
-        }
-    }
     let shared: Vec<String> = loser
         .keys()
-        .filter(|p| winner.contains_key(*p) && !ctx.resolved.contains(*p) && !passed.contains(p))
+        .filter(|p| winner.contains_key(*p) && !ctx.resolved.contains(*p))
         .cloned()
         .collect();
-    if shared.is_empty() && passed.is_empty() {
+    if shared.is_empty() {
         return Ok(None);
-    }
-    // Each shared path is checked against the end of its DV chain through the later winners of
-    // this round (the winner's own post-image when no later winner continues it).
-    let mut ends: BTreeMap<&String, (&Add, Vec<(u64, String, String)>)> = BTreeMap::new();
-    for p in &shared {
-        let Some((win_add, _)) = winner.get(p) else {
-            return Ok(None);
-        };
-        ends.insert(p, super::dv_chain::chain_end(p, win_add, ctx.later));
     }
     // Every shared path is checked before anything is written (all-or-nothing), its three DVs
     // loaded concurrently; the merged DVs then go into one new DV file, as a statement writes them.
-    // When the check against a chain's end fails, the winner's own post-image is checked instead:
-    // if that passes, the overlap is a later winner's, and the abort names that winner at its turn.
     let mut pending = Vec::with_capacity(shared.len());
     for p in &shared {
-        let (Some((win_add, _)), Some((end_add, links)), Some((cur_add, cur_rm))) =
-            (winner.get(p), ends.get(p), loser.get(p))
-        else {
+        let (Some((win_add, _)), Some((cur_add, cur_rm))) = (winner.get(p), loser.get(p)) else {
             return Ok(None);
         };
-        let (win_add, end_add, cur_add, cur_rm) = (*win_add, *end_add, *cur_add, *cur_rm);
-        let chained = !links.is_empty();
-        let dvs = &state.dvs;
-        pending.push(async move {
-            if chained {
-                if let Some(m) = checked_merge(ctx, dvs, p, end_add, cur_add, cur_rm).await? {
-                    return Ok(Some((m, true)));
-                }
-            }
-            Result::Ok(
-                checked_merge(ctx, dvs, p, win_add, cur_add, cur_rm)
-                    .await?
-                    .map(|m| (m, false)),
-            )
-        });
+        pending.push(checked_merge(ctx, &state.dvs, p, win_add, cur_add, cur_rm));
     }
     let checks = futures::stream::iter(pending)
         .buffered(ctx.env.parallelism.max(1))
-        .collect::<Vec<Result<Option<((RoaringTreemap, i64), bool)>>>>()
+        .collect::<Vec<Result<Option<(RoaringTreemap, i64)>>>>()
         .await;
     // (path, whether the merged DV deletes every row); the partial DVs, in path order.
     let mut merged: Vec<(&String, bool)> = Vec::with_capacity(shared.len());
     let mut partial: Vec<RoaringTreemap> = Vec::with_capacity(shared.len());
     let mut partial_records: Vec<i64> = Vec::with_capacity(shared.len());
     for (p, checked) in shared.iter().zip(checks) {
-        let Some(((bitmap, records), chained)) = checked? else {
+        let Some((bitmap, records)) = checked? else {
             return Ok(None);
         };
-        if !chained {
-            // Checked against this winner's own post-image: no later winner is passed.
-            let Some((win_add, _)) = winner.get(p) else {
-                return Ok(None);
-            };
-            ends.insert(p, (win_add, Vec::new()));
-        }
         let num_records = u64::try_from(records)
             .map_err(|_| EngineError::corrupt(format!("{p}: negative numRecords")))?;
         let whole = bitmap.len() >= num_records;
@@ -253,11 +187,7 @@ async fn merge(ctx: &ReconcileContext<'_>, state: &LoserState) -> Result<Option<
         }
         merged.push((p, whole));
     }
-    let written = if partial.is_empty() {
-        Vec::new()
-    } else {
-        write_dvs(ctx.store, ctx.env.ids.uuid(), &partial).await?
-    };
+    let written = write_dvs(ctx.store, ctx.env.ids.uuid(), &partial).await?;
     // The merged DVs are the loser's current DVs at the next winner.
     for ((bitmap, records), desc) in partial.into_iter().zip(&partial_records).zip(&written) {
         state.dvs.keep(desc.unique_id(), *records, Arc::new(bitmap));
@@ -266,10 +196,10 @@ async fn merge(ctx: &ReconcileContext<'_>, state: &LoserState) -> Result<Option<
     let now = ctx.env.clock.now_ms();
     let mut replacements: BTreeMap<String, (Option<Add>, Remove)> = BTreeMap::new();
     for (p, whole) in merged {
-        let (Some((end_add, _)), Some((cur_add, _))) = (ends.get(p), loser.get(p)) else {
+        let (Some((win_add, _)), Some((cur_add, _))) = (winner.get(p), loser.get(p)) else {
             return Ok(None);
         };
-        let new_remove = end_add.to_remove(now, true);
+        let new_remove = win_add.to_remove(now, true);
         let new_add = if whole {
             None
         } else {
@@ -288,24 +218,6 @@ async fn merge(ctx: &ReconcileContext<'_>, state: &LoserState) -> Result<Option<
         };
         replacements.insert(p.clone(), (new_add, new_remove));
     }
-    // Everything is checked: the later winners this merge passed settle their link of the path
-    // at their own turn, while the loser's remove stays on the chain's end.
-    for (p, (end_add, links)) in &ends {
-        let Some(end_dv) = dv_id(end_add.deletion_vector.as_deref()) else {
-            continue;
-        };
-        for (version, removed_dv, added_dv) in links {
-            state.dv_chains.record(
-                *version,
-                p,
-                super::dv_chain::Link {
-                    removed_dv: removed_dv.clone(),
-                    added_dv: added_dv.clone(),
-                    end_dv: end_dv.clone(),
-                },
-            );
-        }
-    }
     let mut staged = Vec::with_capacity(state.staged.len());
     for a in &state.staged {
         match a {
@@ -322,14 +234,7 @@ async fn merge(ctx: &ReconcileContext<'_>, state: &LoserState) -> Result<Option<
             other => staged.push(other.clone()),
         }
     }
-    let passed_count = passed.len();
-    let mut settled = shared;
-    settled.extend(passed);
-    Ok(Some(Merged {
-        staged,
-        settled,
-        passed: passed_count,
-    }))
+    Ok(Some((staged, shared)))
 }
 
 #[async_trait]
@@ -347,16 +252,16 @@ impl Reconciler for DvMerge {
         ctx: &ReconcileContext<'_>,
         state: &LoserState,
     ) -> Result<Option<Rewrite>> {
-        let Some(m) = merge(ctx, state).await? else {
+        let Some((staged, paths)) = merge(ctx, state).await? else {
             return Ok(None);
         };
         let event = Event::new(
             "delta.rowLevelConcurrency.deletionVectorsMerged",
-            json!({"winningCommitVersion": ctx.winner.version, "resolvedPaths": m.settled, "checkedWithEarlierWinner": m.passed, "winningOperation": ctx.winner.operation()}),
+            json!({"winningCommitVersion": ctx.winner.version, "resolvedPaths": paths, "winningOperation": ctx.winner.operation()}),
         );
         Ok(Some(Rewrite {
-            staged: m.staged,
-            settled: m.settled,
+            staged,
+            settled: paths,
             event,
         }))
     }

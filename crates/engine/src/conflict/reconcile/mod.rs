@@ -6,7 +6,6 @@
 
 mod compaction;
 mod dv_cache;
-mod dv_chain;
 mod dv_merge;
 mod optimize_forward;
 mod optimize_reverse;
@@ -14,7 +13,6 @@ mod own_files;
 mod rowid_remap;
 
 pub use dv_cache::DvCache;
-pub use dv_chain::DvChainMemo;
 pub use own_files::OwnFileCache;
 
 use crate::conflict_config::Switch;
@@ -36,10 +34,6 @@ pub struct ReconcileContext<'a> {
     pub config: &'a ConflictConfig,
     pub env: &'a Env,
     pub winner: &'a WinningCommit,
-    /// The winners after `winner` that this retry round read, in version order (each is checked
-    /// at its own turn; a reconciler may only use them to check `winner`'s paths against a later
-    /// state, as Case 2 does along a DV chain).
-    pub later: &'a [WinningCommit],
     /// Paths already settled by an earlier reconciler for this winner.
     pub resolved: &'a BTreeSet<String>,
 }
