@@ -121,6 +121,20 @@ scenario(c2+"18-three-writer-chain-one-overlap.toml", "Case 2 twin: three writer
     {"A": "committed", "B": "aborted", "C": "committed"}, [(CNT, [[98]]), ("SELECT count(*) FROM t WHERE id = 20", [[1]])],
     steps=["A.start", "B.start", "C.start", "C.commit", "B.commit", "A.commit"])
 
+# A MERGE whose source reads the same table: its choice of rows depends on rows it does not
+# delete, so a winner's disjoint deletion can change it. Case 2 proves only the target rows decided
+# one by one and declines; the twin with a source that does not read the table still merges.
+COUNT_SRC = "MERGE INTO t USING (SELECT count(*) - 1 AS id FROM t) s ON t.id = s.id WHEN MATCHED THEN DELETE"
+scenario(c2+"19-merge-source-counts-the-table.toml", "Case 2 twin: a MERGE whose source counts the table — a winner's disjoint DELETE changes the count, so the loser aborts",
+    [("A", COUNT_SRC), ("B", "DELETE FROM t WHERE id = 0")],
+    {"A": "aborted", "B": "committed"}, [(CNT, [[99]]), ("SELECT count(*) FROM t WHERE id = 99", [[1]])])
+scenario(c2+"19b-merge-source-without-the-table.toml", "Case 2: the same MERGE with a source that does not read the table merges with a disjoint DELETE",
+    [("A", "MERGE INTO t USING (SELECT 99 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE"), ("B", "DELETE FROM t WHERE id = 0")],
+    {"A": "committed", "B": "committed"}, [(CNT, [[98]]), (DV, [[1, 2]]), ("SELECT count(*) FROM t WHERE id IN (0, 99)", [[0]])], events={"A": [MERGED]})
+scenario(c2+"20-merge-source-filters-the-table.toml", "Case 2 twin: a MERGE whose source reads row 5 of the table — the winner deletes row 5, so the loser aborts (its row 6 stays)",
+    [("A", "MERGE INTO t USING (SELECT id + 1 AS id FROM t WHERE id = 5) s ON t.id = s.id WHEN MATCHED THEN DELETE"), ("B", "DELETE FROM t WHERE id = 5")],
+    {"A": "aborted", "B": "committed"}, [(CNT, [[99]]), ("SELECT count(*) FROM t WHERE id = 6", [[1]])])
+
 # ---------------- Case 1: conflict-time data skipping ----------------
 c1 = "case1/"
 TEN = ["INSERT INTO t SELECT value, 'x' FROM range(%d, %d)" % (i*100, i*100+100) for i in range(10)]

@@ -50,6 +50,10 @@ pub struct ReadSet {
     /// Paths of files read (decoded, relative), with the DV unique id they had when read.
     pub files: BTreeSet<(String, Option<String>)>,
     pub whole_table: bool,
+    /// The statement also read the table through a query (a MERGE source, a subquery, the SELECT
+    /// of an INSERT), not only through its own target scan. Such reads are not row-local: a row a
+    /// winner deletes can change what the statement does to other rows.
+    pub query_reads: bool,
     /// Application ids whose txn version this transaction read (exactly-once writers).
     pub app_ids: BTreeSet<String>,
 }
@@ -61,6 +65,10 @@ impl ReadSet {
 
     pub fn read_whole_table(&mut self) {
         self.whole_table = true;
+    }
+
+    pub fn read_by_query(&mut self) {
+        self.query_reads = true;
     }
 
     pub fn add_predicate(&mut self, p: ReadPredicate) {

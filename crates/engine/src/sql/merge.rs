@@ -157,7 +157,15 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
     } else {
         other_refs
     };
-    let ctx = session.context_for(&source_refs).await?;
+    // The transaction's snapshot is taken before the source runs, so a source that reads the
+    // target sees that version or a newer one: every commit that could change what it read comes
+    // after the transaction's read version and is checked as a winner. The source's reads of the
+    // target are recorded (as a query's: see `ReadSet::query_reads`) and join the transaction's.
+    let snapshot = table.snapshot(None).await?;
+    let source_reads = Arc::new(std::sync::Mutex::new(crate::read_set::ReadSet::default()));
+    let ctx = session
+        .context_recording(&source_refs, &target.location, Arc::clone(&source_reads))
+        .await?;
     let df = ctx.sql(&source_sql).await?;
     let source_schema = Arc::new(df.schema().as_arrow().clone());
     let stream = df
@@ -167,8 +175,12 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
     let budget = crate::ops::merge::source::memory_budget(&table.env);
     let source = SourceRows::from_stream(Arc::clone(&source_schema), stream, budget).await?;
     let target_alias = target_alias.unwrap_or(target_name);
-    let snapshot = table.snapshot(None).await?;
-    let txn = Transaction::new(&table, Some(snapshot), "MERGE");
+    let mut txn = Transaction::new(&table, Some(snapshot), "MERGE");
+    let recorded = source_reads
+        .lock()
+        .map_err(|_| EngineError::Internal("the read set's lock is poisoned".into()))?
+        .clone();
+    super::session::merge_reads(&mut txn.read_set, recorded);
     let (txn, snapshot) = match evolve {
         true => crate::ops::merge::evolve::evolve_for_source(txn, &source_schema).await?,
         false => {

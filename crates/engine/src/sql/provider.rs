@@ -83,6 +83,7 @@ impl TableProvider for DeltaTableProvider {
                 EngineError::Internal("the read set's lock is poisoned".into()).into_datafusion()
             })?;
             {
+                r.read_by_query();
                 match &filter {
                     None => r.read_whole_table(),
                     Some(f) => r.add_predicate(split_predicate(

@@ -176,9 +176,15 @@ impl SqlSession {
         Ok(ctx)
     }
 
-    /// A DataFusion context with the given references registered (no read recording).
-    pub(crate) async fn context_for(&self, refs: &[TableRef]) -> Result<SessionContext> {
-        self.context(refs, None).await
+    /// A DataFusion context whose scans of the table at `location` record their reads into
+    /// `reads` (a statement's query over the table it writes).
+    pub(crate) async fn context_recording(
+        &self,
+        refs: &[TableRef],
+        location: &str,
+        reads: Arc<Mutex<ReadSet>>,
+    ) -> Result<SessionContext> {
+        self.context(refs, Some((location, reads))).await
     }
 
     async fn query(
@@ -627,10 +633,13 @@ fn alias_positional_columns(query: &str) -> String {
         .unwrap_or_else(|| query.to_string())
 }
 
-/// Adds the reads a streamed query recorded to those the insert mode staged (an overwrite's).
-fn merge_reads(into: &mut ReadSet, recorded: ReadSet) {
+/// Adds the reads a query recorded to those the statement staged (an overwrite's, a MERGE's).
+pub(crate) fn merge_reads(into: &mut ReadSet, recorded: ReadSet) {
     if recorded.whole_table {
         into.read_whole_table();
+    }
+    if recorded.query_reads {
+        into.read_by_query();
     }
     for p in recorded.predicates {
         into.add_predicate(p);

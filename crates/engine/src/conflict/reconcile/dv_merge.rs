@@ -12,9 +12,12 @@
 //! image files are never settled here: they still go through the append check (an UPDATE may move
 //! a row *into* the loser's predicate). With several winners, each step uses the previous winner's
 //! post-image as the base (the loser's re-pointed remove), so chains stay conservative.
-//! Declines (all-or-nothing): DVs not writable on the table; a path the winner removed outright; a
-//! path the loser only read; any overlap; `dv_base ⊄ dv_win`; any DV read or write error. Merged DV
-//! files of failed attempts are orphans left to VACUUM.
+//! Declines (all-or-nothing): DVs not writable on the table; a loser that read the whole table or
+//! read it through a query besides its target scan (a MERGE source or subquery over the same
+//! table: the proof covers only rows the loser's own target predicate decides one by one, and a
+//! row the winner deleted may change what such a read computes); a path the winner removed
+//! outright; a path the loser only read; any overlap; `dv_base ⊄ dv_win`; any DV read or write
+//! error. Merged DV files of failed attempts are orphans left to VACUUM.
 //! Event: `delta.rowLevelConcurrency.deletionVectorsMerged` (winningCommitVersion, resolvedPaths,
 //! winningOperation).
 
@@ -139,7 +142,10 @@ async fn merge(
     ctx: &ReconcileContext<'_>,
     state: &LoserState,
 ) -> Result<Option<(Vec<Action>, Vec<String>)>> {
-    if !ctx.snapshot.deletion_vectors_enabled() {
+    if !ctx.snapshot.deletion_vectors_enabled()
+        || state.read_set.whole_table
+        || state.read_set.query_reads
+    {
         return Ok(None);
     }
     let win_removes: Vec<&Remove> = ctx.winner.removes.iter().collect();
