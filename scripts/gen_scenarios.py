@@ -134,6 +134,9 @@ scenario(c2+"19b-merge-source-without-the-table.toml", "Case 2: the same MERGE w
 scenario(c2+"20-merge-source-filters-the-table.toml", "Case 2 twin: a MERGE whose source reads row 5 of the table — the winner deletes row 5, so the loser aborts (its row 6 stays)",
     [("A", "MERGE INTO t USING (SELECT id + 1 AS id FROM t WHERE id = 5) s ON t.id = s.id WHEN MATCHED THEN DELETE"), ("B", "DELETE FROM t WHERE id = 5")],
     {"A": "aborted", "B": "committed"}, [(CNT, [[99]]), ("SELECT count(*) FROM t WHERE id = 6", [[1]])])
+scenario(c2+"21-merge-insert-from-a-count.toml", "A MERGE that inserts a row computed from the table's count aborts against a concurrent DELETE (its source read the whole table)",
+    [("A", "MERGE INTO t USING (SELECT count(*) + 1000 AS id, 'n' AS v FROM t) s ON t.id = s.id WHEN NOT MATCHED THEN INSERT *"), ("B", "DELETE FROM t WHERE id = 0")],
+    {"A": "ConcurrentDeleteRead", "B": "committed"}, [(CNT, [[99]]), ("SELECT count(*) FROM t WHERE id >= 1000", [[0]])])
 
 # ---------------- Case 1: conflict-time data skipping ----------------
 c1 = "case1/"
