@@ -74,7 +74,7 @@ pub async fn load_file_dv(
         return Ok(RoaringTreemap::new());
     };
     let num_records = match &add.stats {
-        Some(s) => FileStats::parse(s)?.num_records,
+        Some(s) => FileStats::parse_num_records(s)?,
         None => None,
     };
     let num_records = num_records.ok_or_else(|| {

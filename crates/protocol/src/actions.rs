@@ -462,9 +462,7 @@ impl Add {
     /// `numRecords` from the file's statistics: physical rows, DV not applied. `None` without
     /// stats, with unparseable stats, or when the writer did not record it.
     pub fn num_records(&self) -> Option<i64> {
-        crate::stats::FileStats::parse(self.stats.as_deref()?)
-            .ok()?
-            .num_records
+        crate::stats::FileStats::parse_num_records(self.stats.as_deref()?).ok()?
     }
 
     /// Logical file identity: (path, DV unique id).

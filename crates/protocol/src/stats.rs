@@ -36,6 +36,54 @@ pub struct FileStats {
     pub tight_bounds: Option<bool>,
 }
 
+/// [`FileStats`] with the bound maps checked (an object or null, as [`de_map`] accepts) but not
+/// kept.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // the skipped maps are read only to check their shape
+struct RecordCount {
+    #[serde(default)]
+    num_records: Option<i64>,
+    #[serde(default)]
+    min_values: SkippedMap,
+    #[serde(default)]
+    max_values: SkippedMap,
+    #[serde(default)]
+    null_count: SkippedMap,
+    #[serde(default)]
+    tight_bounds: Option<bool>,
+}
+
+/// A JSON object or null, its entries skipped.
+#[derive(Default)]
+struct SkippedMap;
+
+impl<'de> Deserialize<'de> for SkippedMap {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Skip;
+        impl<'de> serde::de::Visitor<'de> for Skip {
+            type Value = SkippedMap;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_unit<E>(self) -> Result<SkippedMap, E> {
+                Ok(SkippedMap)
+            }
+            fn visit_none<E>(self) -> Result<SkippedMap, E> {
+                Ok(SkippedMap)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<SkippedMap, A::Error> {
+                while m.next_entry::<String, serde::de::IgnoredAny>()?.is_some() {}
+                Ok(SkippedMap)
+            }
+        }
+        d.deserialize_any(Skip)
+    }
+}
+
 fn de_map<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Map<String, Value>, D::Error> {
     let v: Option<Map<String, Value>> = Option::deserialize(d)?;
     Ok(v.unwrap_or_default())
@@ -49,6 +97,18 @@ impl FileStats {
             return Err(ProtocolError::Stats("negative numRecords".into()));
         }
         Ok(st)
+    }
+
+    /// `numRecords` of `s`: exactly `FileStats::parse(s).map(|st| st.num_records)` (the same
+    /// JSON and types accepted, the same errors), without keeping the bounds. Every scan of a file
+    /// with a DV checks its row count, so this runs once per file per statement.
+    pub fn parse_num_records(s: &str) -> Result<Option<i64>> {
+        let st: RecordCount =
+            serde_json::from_str(s).map_err(|e| ProtocolError::Stats(e.to_string()))?;
+        if st.num_records.is_some_and(|n| n < 0) {
+            return Err(ProtocolError::Stats("negative numRecords".into()));
+        }
+        Ok(st.num_records)
     }
 
     pub fn to_json_string(&self) -> String {
@@ -131,6 +191,29 @@ mod tests {
         assert_eq!(FileStats::parse(&st.to_json_string()).unwrap(), st);
         assert!(FileStats::parse("{").is_err());
         assert!(FileStats::parse(r#"{"numRecords":-1}"#).is_err());
+        // The row count alone: the same answer as the full parse on every input.
+        for s in [
+            r#"{"numRecords":10,"minValues":{"a":1,"s":{"x":"b"}},"maxValues":{"a":9},"nullCount":{"a":3},"tightBounds":false}"#,
+            r#"{"numRecords":7}"#,
+            r#"{"minValues":{"a":1}}"#,
+            r#"{"numRecords":5,"minValues":null,"other":[1,{"x":2}]}"#,
+            r#"{"numRecords":-1}"#,
+            r#"{"numRecords":"5"}"#,
+            r#"{"numRecords":5,"minValues":3}"#,
+            r#"{"numRecords":5,"minValues":[1]}"#,
+            r#"{"numRecords":5,"tightBounds":"yes"}"#,
+            r#"{"numRecords":5,"numRecords":6}"#,
+            r#"{"numRecords":5"#,
+            "[]",
+            "",
+        ] {
+            let full = FileStats::parse(s).map(|st| st.num_records).ok();
+            assert_eq!(FileStats::parse_num_records(s).ok(), full, "{s}");
+        }
+        assert_eq!(
+            FileStats::parse_num_records(r#"{"numRecords":7}"#).unwrap(),
+            Some(7)
+        );
     }
 
     #[test]

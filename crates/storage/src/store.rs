@@ -100,12 +100,15 @@ pub struct TableStore {
     local_dir: Option<PathBuf>,
     /// The local filesystem store behind `store` (same root), to map object paths to files.
     local_fs: Option<Arc<LocalFileSystem>>,
+    /// The root directory as `local_fs` maps paths: what a checked file's ancestors must reach.
+    local_root: Option<PathBuf>,
     commit_mode: CommitMode,
     /// Retries of idempotent operations on remote stores (none on a local disk).
     retry: RetryPolicy,
 }
 
 mod listing;
+mod local_read;
 
 fn memory_stores() -> &'static Mutex<HashMap<String, Arc<InMemory>>> {
     static STORES: OnceLock<Mutex<HashMap<String, Arc<InMemory>>>> = OnceLock::new();
@@ -145,6 +148,7 @@ impl TableStore {
                 root_uri: cloud.root_uri,
                 local_dir: None,
                 local_fs: None,
+                local_root: None,
                 commit_mode: cloud.commit_mode,
                 retry: RetryPolicy::DEFAULT,
             });
@@ -167,6 +171,7 @@ impl TableStore {
                     .to_string(),
                 local_dir: None,
                 local_fs: None,
+                local_root: None,
                 commit_mode: CommitMode::PutIfAbsent,
                 retry: RetryPolicy::DEFAULT,
             });
@@ -202,12 +207,18 @@ impl TableStore {
         let store =
             Arc::new(LocalFileSystem::new_with_prefix(&base).map_err(|e| invalid(e.to_string()))?);
         let root_uri = format!("file://{}", dir.display());
+        // The root as the store maps paths (its existing part resolved by the store).
+        let local_root = store
+            .path_to_filesystem(&prefix.clone().join("x"))
+            .ok()
+            .and_then(|x| x.parent().map(std::path::Path::to_path_buf));
         Ok(TableStore {
             store: store.clone(),
             prefix,
             root_uri,
             local_dir: Some(dir),
             local_fs: Some(store),
+            local_root,
             commit_mode: CommitMode::PutIfAbsent,
             retry: RetryPolicy {
                 attempts: 1,
@@ -240,6 +251,7 @@ impl TableStore {
             root_uri: root_uri.trim_end_matches('/').to_string(),
             local_dir: None,
             local_fs: None,
+            local_root: None,
             commit_mode: CommitMode::PutIfAbsent,
             retry: RetryPolicy::DEFAULT,
         }
@@ -253,6 +265,7 @@ impl TableStore {
             root_uri: self.root_uri.clone(),
             local_dir: None,
             local_fs: None,
+            local_root: None,
             commit_mode: self.commit_mode,
             retry: self.retry,
         }
@@ -316,42 +329,6 @@ impl TableStore {
         })
     }
 
-    /// On a local root: refuses a path whose file is a symbolic link or whose directory does not
-    /// resolve (symlinks followed) under the root's resolved directory, so nothing outside the root
-    /// is ever read or deleted. A path that does not exist passes (the operation then reports it).
-    fn check_local(&self, p: &Path, rel: &str) -> Result<()> {
-        let (Some(fs), Some(root)) = (&self.local_fs, &self.local_dir) else {
-            return Ok(());
-        };
-        let file = fs
-            .path_to_filesystem(p)
-            .map_err(|e| StorageError::from_os(e, rel))?;
-        let outside = |why: &str| {
-            StorageError::new(
-                StorageErrorKind::InvalidPath,
-                format!("{rel}: {why}; refusing to follow it outside the table root"),
-            )
-        };
-        match std::fs::symlink_metadata(&file) {
-            Ok(m) if m.file_type().is_symlink() => return Err(outside("is a symbolic link")),
-            Ok(_) => {}
-            Err(_) => return Ok(()),
-        }
-        let real_root = std::fs::canonicalize(root)
-            .map_err(|e| StorageError::new(StorageErrorKind::Io, format!("{rel}: {e}")))?;
-        let real_dir = file
-            .parent()
-            .map(std::fs::canonicalize)
-            .transpose()
-            .map_err(|e| StorageError::new(StorageErrorKind::Io, format!("{rel}: {e}")))?;
-        if !real_dir.is_some_and(|d| d.starts_with(&real_root)) {
-            return Err(outside(
-                "resolves outside the table root (a symbolic link on its path)",
-            ));
-        }
-        Ok(())
-    }
-
     fn relative(&self, p: &Path) -> String {
         let parts: Vec<String> = match p.prefix_match(&self.prefix) {
             Some(it) => it.map(|part| part.as_ref().to_string()).collect(),
@@ -362,7 +339,11 @@ impl TableStore {
 
     pub async fn get(&self, rel: &str) -> Result<Bytes> {
         let p = self.object_path(rel)?;
-        self.check_local(&p, rel)?;
+        if let Some(file) = self.check_local(&p, rel)? {
+            if let Some(bytes) = local_read::read_whole(&file, rel)? {
+                return Ok(bytes);
+            }
+        }
         let (store, p) = (&self.store, &p);
         retrying(self.retry, move || async move {
             let r = store
@@ -382,7 +363,11 @@ impl TableStore {
         ranges: &[std::ops::Range<u64>],
     ) -> Result<Vec<Bytes>> {
         let p = self.object_path(rel)?;
-        self.check_local(&p, rel)?;
+        if let Some(file) = self.check_local(&p, rel)? {
+            if let Some(parts) = local_read::read_ranges(&file, rel, ranges)? {
+                return Ok(parts);
+            }
+        }
         let (store, p) = (&self.store, &p);
         retrying(self.retry, move || async move {
             store
@@ -658,6 +643,54 @@ mod tests {
         assert_eq!(
             store.get("p=a%3Ab/c d/f.parquet").await.unwrap(),
             Bytes::from_static(b"x")
+        );
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn local_reads_refuse_a_symbolic_link_at_any_depth_below_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(outside.join("deep")).unwrap();
+        std::fs::write(outside.join("f.parquet"), b"o").unwrap();
+        std::fs::write(outside.join("deep/f.parquet"), b"o").unwrap();
+        // The root itself is reached through a link: that is where the table is, and it is read.
+        let real = dir.path().join("real");
+        std::fs::create_dir_all(real.join("p=1/q=2")).unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("t")).unwrap();
+        let store = TableStore::open(dir.path().join("t").to_str().unwrap()).unwrap();
+        for (rel, body) in [
+            ("f.parquet", "a"),
+            ("p=1/f.parquet", "b"),
+            ("p=1/q=2/f.parquet", "c"),
+        ] {
+            std::fs::write(real.join(rel), body).unwrap();
+            assert_eq!(store.get(rel).await.unwrap(), Bytes::from(body), "{rel}");
+        }
+        // A linked file in the root, a linked directory, and a linked directory one level down.
+        std::os::unix::fs::symlink(outside.join("f.parquet"), real.join("l.parquet")).unwrap();
+        std::os::unix::fs::symlink(&outside, real.join("p=2")).unwrap();
+        std::os::unix::fs::symlink(&outside, real.join("p=1/q=3")).unwrap();
+        for rel in [
+            "l.parquet",
+            "p=2/f.parquet",
+            "p=2/deep/f.parquet",
+            "p=1/q=3/f.parquet",
+        ] {
+            let e = store.get(rel).await.unwrap_err();
+            assert_eq!(e.kind, StorageErrorKind::InvalidPath, "{rel}: {e}");
+            assert!(
+                e.to_string().contains("outside the table root"),
+                "{rel}: {e}"
+            );
+            let e = store.delete(rel).await.unwrap_err();
+            assert_eq!(e.kind, StorageErrorKind::InvalidPath, "{rel}: {e}");
+        }
+        assert!(outside.join("deep/f.parquet").exists() && outside.join("f.parquet").exists());
+        // A missing file passes the check and is reported as missing by the read.
+        assert_eq!(
+            store.get("p=1/none.parquet").await.unwrap_err().kind,
+            StorageErrorKind::NotFound
         );
     }
 

@@ -199,15 +199,13 @@ pub(crate) async fn open_reader(
     let reader = ParquetRecordBatchReaderBuilder::try_new_with_options(bytes, options)
         .map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
     let physical_rows = reader.metadata().file_metadata().num_rows();
-    if let Some(stats) = &add.stats {
-        if let Ok(st) = FileStats::parse(stats) {
-            if let Some(n) = st.num_records {
-                if n != physical_rows && add.deletion_vector.is_some() {
-                    return Err(EngineError::corrupt(format!(
-                        "data file {}: numRecords {n} but the file has {physical_rows} rows",
-                        add.path
-                    )));
-                }
+    if let (Some(stats), Some(_)) = (&add.stats, &add.deletion_vector) {
+        if let Ok(Some(n)) = FileStats::parse_num_records(stats) {
+            if n != physical_rows {
+                return Err(EngineError::corrupt(format!(
+                    "data file {}: numRecords {n} but the file has {physical_rows} rows",
+                    add.path
+                )));
             }
         }
     }

@@ -361,9 +361,7 @@ impl Snapshot {
     pub fn num_rows(&self) -> Option<i64> {
         let mut total = 0i64;
         for f in &self.files {
-            let n = delta_rlc_protocol::stats::FileStats::parse(f.stats.as_deref()?)
-                .ok()?
-                .num_records?;
+            let n = f.num_records()?;
             let deleted = f
                 .deletion_vector
                 .as_ref()

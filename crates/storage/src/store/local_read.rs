@@ -1,0 +1,252 @@
+//! Local files: the check that keeps every operation under the table root, and reads of small
+//! files on the calling thread.
+//!
+//! Why read on the calling thread: the object store's local reads hand each file to the blocking
+//! pool twice (open, then read), and a full scan opens every file of the table. Measured on a
+//! 4-writer full-scan UPDATE workload (W1s in BENCHMARKS.md), the thread hand-offs (futex waits
+//! and wake-ups) were 16% of a writer's CPU samples, more than reading the bytes. A read of a file
+//! up to [`INLINE_READ_MAX_BYTES`] from the page cache takes microseconds; larger files still go
+//! through the pool, so a worker thread is never held by a long read.
+//!
+//! Invariant: an inline read returns the bytes of the very file [`TableStore::check_local`]
+//! checked. The file is opened and its device and inode compared with the checked ones, so a path
+//! swapped for a symbolic link (or another file) between the check and the open is refused, not
+//! followed.
+
+use std::io::Read;
+use std::ops::Range;
+use std::path::PathBuf;
+
+use bytes::Bytes;
+use object_store::path::Path;
+
+use super::{Result, StorageError, StorageErrorKind, TableStore};
+
+/// Files up to this size are read on the calling thread.
+pub(super) const INLINE_READ_MAX_BYTES: u64 = 8 << 20;
+
+/// A file under a local root that passed [`TableStore::check_local`], with its `lstat`.
+pub(super) struct LocalFile {
+    pub path: PathBuf,
+    pub meta: std::fs::Metadata,
+}
+
+impl TableStore {
+    /// On a local root: refuses a path whose file is a symbolic link or whose directory does not
+    /// resolve (symlinks followed) under the root's resolved directory, so nothing outside the root
+    /// is ever read or deleted. A path that does not exist passes (the operation then reports it).
+    /// Returns the checked file (`None` off a local root or when it does not exist).
+    ///
+    /// One `lstat` per path component below the root: when the file and every directory between it
+    /// and the root are not symbolic links (and `..` never occurs: [`Self::object_path`]), the
+    /// file's resolved directory is the root's resolved directory joined with those names, so it is
+    /// under the root. A file directly in the root (every data and DV file of an unpartitioned
+    /// table) needs only its own `lstat`. Where the file's ancestors do not lead back to the store's
+    /// root lexically, both directories are resolved and compared instead.
+    pub(super) fn check_local(&self, p: &Path, rel: &str) -> Result<Option<LocalFile>> {
+        let (Some(fs), Some(root)) = (&self.local_fs, &self.local_dir) else {
+            return Ok(None);
+        };
+        let file = fs
+            .path_to_filesystem(p)
+            .map_err(|e| StorageError::from_os(e, rel))?;
+        let outside = |why: &str| {
+            StorageError::new(
+                StorageErrorKind::InvalidPath,
+                format!("{rel}: {why}; refusing to follow it outside the table root"),
+            )
+        };
+        let meta = match std::fs::symlink_metadata(&file) {
+            Ok(m) if m.file_type().is_symlink() => return Err(outside("is a symbolic link")),
+            Ok(m) => m,
+            Err(_) => return Ok(None),
+        };
+        let on_path = || outside("resolves outside the table root (a symbolic link on its path)");
+        let io = |e: std::io::Error| StorageError::new(StorageErrorKind::Io, format!("{rel}: {e}"));
+        let fs_root = self.local_root.as_deref();
+        let depth = rel.matches('/').count();
+        let mut dirs = file.ancestors().skip(1);
+        let below_root: Vec<&std::path::Path> = dirs.by_ref().take(depth).collect();
+        if below_root.len() == depth && fs_root.is_some() && dirs.next() == fs_root {
+            for dir in below_root {
+                if std::fs::symlink_metadata(dir)
+                    .map_err(io)?
+                    .file_type()
+                    .is_symlink()
+                {
+                    return Err(on_path());
+                }
+            }
+            return Ok(Some(LocalFile { path: file, meta }));
+        }
+        let real_root = std::fs::canonicalize(root).map_err(io)?;
+        let real_dir = file
+            .parent()
+            .map(std::fs::canonicalize)
+            .transpose()
+            .map_err(io)?;
+        if !real_dir.is_some_and(|d| d.starts_with(&real_root)) {
+            return Err(on_path());
+        }
+        Ok(Some(LocalFile { path: file, meta }))
+    }
+}
+
+/// Opens `file` for an inline read: `None` when it is not a regular file of at most
+/// [`INLINE_READ_MAX_BYTES`] (the caller reads it through the store), or on a platform where the
+/// identity check below is not available.
+#[cfg(unix)]
+fn open_checked(file: &LocalFile, rel: &str) -> Result<Option<(std::fs::File, u64)>> {
+    use std::os::unix::fs::MetadataExt;
+    if !file.meta.is_file() || file.meta.len() > INLINE_READ_MAX_BYTES {
+        return Ok(None);
+    }
+    let f = match std::fs::File::open(&file.path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(StorageError::new(
+                StorageErrorKind::NotFound,
+                format!("{rel}: not found"),
+            ))
+        }
+        Err(e) => return Err(io(rel, e)),
+    };
+    let opened = f.metadata().map_err(|e| io(rel, e))?;
+    if (opened.dev(), opened.ino()) != (file.meta.dev(), file.meta.ino()) {
+        return Err(StorageError::new(
+            StorageErrorKind::InvalidPath,
+            format!("{rel}: replaced while it was opened; refusing to follow it"),
+        ));
+    }
+    if !opened.is_file() || opened.len() > INLINE_READ_MAX_BYTES {
+        return Ok(None);
+    }
+    Ok(Some((f, opened.len())))
+}
+
+#[cfg(not(unix))]
+fn open_checked(_file: &LocalFile, _rel: &str) -> Result<Option<(std::fs::File, u64)>> {
+    Ok(None)
+}
+
+fn io(rel: &str, e: std::io::Error) -> StorageError {
+    StorageError::new(StorageErrorKind::Io, format!("{rel}: {e}"))
+}
+
+/// The whole of a small checked file, or `None` to read it through the store.
+pub(super) fn read_whole(file: &LocalFile, rel: &str) -> Result<Option<Bytes>> {
+    let Some((mut f, len)) = open_checked(file, rel)? else {
+        return Ok(None);
+    };
+    // `len` is bounded by INLINE_READ_MAX_BYTES; a file that grew since is read to its end.
+    let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    f.read_to_end(&mut buf).map_err(|e| io(rel, e))?;
+    Ok(Some(Bytes::from(buf)))
+}
+
+/// Byte ranges of a small checked file, or `None` to read them through the store. A range past
+/// the end of the file (or reversed) is an error, as from the store.
+pub(super) fn read_ranges(
+    file: &LocalFile,
+    rel: &str,
+    ranges: &[Range<u64>],
+) -> Result<Option<Vec<Bytes>>> {
+    let Some((f, len)) = open_checked(file, rel)? else {
+        return Ok(None);
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        let mut out = Vec::with_capacity(ranges.len());
+        for r in ranges {
+            if r.start > r.end || r.end > len {
+                return Err(StorageError::new(
+                    StorageErrorKind::Io,
+                    format!(
+                        "{rel}: range {}..{} is outside the file of {len} bytes",
+                        r.start, r.end
+                    ),
+                ));
+            }
+            // Bounded by the file's length, itself at most INLINE_READ_MAX_BYTES.
+            let mut buf = vec![0u8; usize::try_from(r.end - r.start).unwrap_or(0)];
+            f.read_exact_at(&mut buf, r.start).map_err(|e| io(rel, e))?;
+            out.push(Bytes::from(buf));
+        }
+        Ok(Some(out))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (f, len, ranges);
+        Ok(None)
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn checked(store: &TableStore, rel: &str) -> LocalFile {
+        let p = store.object_path(rel).unwrap();
+        store.check_local(&p, rel).unwrap().unwrap()
+    }
+
+    #[tokio::test]
+    async fn small_files_are_read_inline_and_large_ones_through_the_store_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TableStore::open(dir.path().to_str().unwrap()).unwrap();
+        let small: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        let large: Vec<u8> = (0..(INLINE_READ_MAX_BYTES as u32 + 10))
+            .map(|i| (i % 241) as u8)
+            .collect();
+        std::fs::write(dir.path().join("s.parquet"), &small).unwrap();
+        std::fs::create_dir(dir.path().join("p=1")).unwrap();
+        std::fs::write(dir.path().join("p=1/l.parquet"), &large).unwrap();
+        assert!(read_whole(&checked(&store, "s.parquet"), "s")
+            .unwrap()
+            .is_some());
+        assert!(read_whole(&checked(&store, "p=1/l.parquet"), "l")
+            .unwrap()
+            .is_none());
+        for (rel, body) in [("s.parquet", &small), ("p=1/l.parquet", &large)] {
+            assert_eq!(
+                store.get(rel).await.unwrap().as_ref(),
+                body.as_slice(),
+                "{rel}"
+            );
+            let ranges = [0..10, 99_990..100_000, 5..5, 7..1_007];
+            let parts = store.get_ranges(rel, &ranges).await.unwrap();
+            for (r, part) in ranges.iter().zip(&parts) {
+                let want = &body[r.start as usize..r.end as usize];
+                assert_eq!(part.as_ref(), want, "{rel} {r:?}");
+            }
+            let past = store.get_ranges(rel, &[0..body.len() as u64 + 1]).await;
+            assert!(past.is_err(), "{rel}: a range past the end");
+        }
+        assert_eq!(
+            store.get("missing.parquet").await.unwrap_err().kind,
+            StorageErrorKind::NotFound
+        );
+    }
+
+    #[test]
+    fn a_file_swapped_after_its_check_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TableStore::open(dir.path().to_str().unwrap()).unwrap();
+        std::fs::write(dir.path().join("a.parquet"), b"a").unwrap();
+        let file = checked(&store, "a.parquet");
+        // Another file now stands at the checked path (a rename over it, or a link swapped in).
+        std::fs::write(dir.path().join("b.parquet"), b"b").unwrap();
+        std::fs::rename(dir.path().join("b.parquet"), dir.path().join("a.parquet")).unwrap();
+        let e = read_whole(&file, "a.parquet").unwrap_err();
+        assert_eq!(e.kind, StorageErrorKind::InvalidPath, "{e}");
+        let e = read_ranges(&file, "a.parquet", &[0..1]).unwrap_err();
+        assert_eq!(e.kind, StorageErrorKind::InvalidPath, "{e}");
+        // Checked again, it is read.
+        let again = checked(&store, "a.parquet");
+        assert_eq!(
+            read_whole(&again, "a.parquet").unwrap().unwrap().as_ref(),
+            b"b"
+        );
+    }
+}
