@@ -54,7 +54,7 @@ struct RecordCount {
     tight_bounds: Option<bool>,
 }
 
-/// A JSON object or null, its entries skipped.
+/// A JSON object or null, its entries checked as a `Map<String, Value>` would be, then dropped.
 #[derive(Default)]
 struct SkippedMap;
 
@@ -76,7 +76,9 @@ impl<'de> Deserialize<'de> for SkippedMap {
                 self,
                 mut m: A,
             ) -> Result<SkippedMap, A::Error> {
-                while m.next_entry::<String, serde::de::IgnoredAny>()?.is_some() {}
+                // Each value built and dropped, not skipped: skipping would accept what the full
+                // parse rejects (a number out of range, a lone surrogate, nesting past the limit).
+                while m.next_entry::<String, Value>()?.is_some() {}
                 Ok(SkippedMap)
             }
         }
@@ -204,11 +206,26 @@ mod tests {
             r#"{"numRecords":5,"tightBounds":"yes"}"#,
             r#"{"numRecords":5,"numRecords":6}"#,
             r#"{"numRecords":5"#,
+            r#"{"numRecords":5,"minValues":{"a":1e400}}"#,
+            r#"{"numRecords":5,"minValues":{"a":"\ud800"}}"#,
             "[]",
             "",
         ] {
             let full = FileStats::parse(s).map(|st| st.num_records).ok();
             assert_eq!(FileStats::parse_num_records(s).ok(), full, "{s}");
+        }
+        let deep = format!(
+            r#"{{"numRecords":5,"maxValues":{{"a":{}1{}}}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert!(FileStats::parse(&deep).is_err());
+        assert!(FileStats::parse_num_records(&deep).is_err());
+        for bad in [
+            r#"{"numRecords":5,"minValues":{"a":1e400}}"#,
+            r#"{"numRecords":5,"minValues":{"a":"\ud800"}}"#,
+        ] {
+            assert!(FileStats::parse_num_records(bad).is_err(), "{bad}");
         }
         assert_eq!(
             FileStats::parse_num_records(r#"{"numRecords":7}"#).unwrap(),

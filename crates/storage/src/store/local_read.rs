@@ -9,9 +9,11 @@
 //! through the pool, so a worker thread is never held by a long read.
 //!
 //! Invariant: an inline read returns the bytes of the very file [`TableStore::check_local`]
-//! checked. The file is opened and its device and inode compared with the checked ones, so a path
-//! swapped for a symbolic link (or another file) between the check and the open is refused, not
-//! followed.
+//! `lstat`ed: the open file's device and inode are compared with the checked ones, so a file
+//! swapped for a link (or another file) between the check and the open is refused. Not closed: a
+//! directory below the root swapped for a link and back between the checks of one call (the file
+//! and each directory are `lstat`ed one after the other, as the resolved-path check before did);
+//! only an `openat` walk with `O_NOFOLLOW` would close that.
 
 use std::io::Read;
 use std::ops::Range;
@@ -138,9 +140,22 @@ pub(super) fn read_whole(file: &LocalFile, rel: &str) -> Result<Option<Bytes>> {
     let Some((mut f, len)) = open_checked(file, rel)? else {
         return Ok(None);
     };
-    // `len` is bounded by INLINE_READ_MAX_BYTES; a file that grew since is read to its end.
+    // `len` is bounded by INLINE_READ_MAX_BYTES. Exactly `len` bytes, as the store reads the size
+    // it stat'ed: a file cut short since is an error, bytes appended since are not read.
     let mut buf = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    f.read_to_end(&mut buf).map_err(|e| io(rel, e))?;
+    (&mut f)
+        .take(len)
+        .read_to_end(&mut buf)
+        .map_err(|e| io(rel, e))?;
+    if buf.len() as u64 != len {
+        return Err(StorageError::new(
+            StorageErrorKind::Io,
+            format!(
+                "{rel}: {} bytes read of {len}; the file changed while it was read",
+                buf.len()
+            ),
+        ));
+    }
     Ok(Some(Bytes::from(buf)))
 }
 
@@ -159,6 +174,11 @@ pub(super) fn read_ranges(
         use std::os::unix::fs::FileExt;
         let mut out = Vec::with_capacity(ranges.len());
         for r in ranges {
+            // An empty range reads nothing, wherever it starts (as the store answers it).
+            if r.start == r.end {
+                out.push(Bytes::new());
+                continue;
+            }
             if r.start > r.end || r.end > len {
                 return Err(StorageError::new(
                     StorageErrorKind::Io,
@@ -182,15 +202,109 @@ pub(super) fn read_ranges(
     }
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests {
+    use super::super::PutOutcome;
     use super::*;
 
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn local_reads_refuse_a_symbolic_link_at_any_depth_below_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(outside.join("deep")).unwrap();
+        std::fs::write(outside.join("f.parquet"), b"o").unwrap();
+        std::fs::write(outside.join("deep/f.parquet"), b"o").unwrap();
+        // The root itself is reached through a link: that is where the table is, and it is read.
+        let real = dir.path().join("real");
+        std::fs::create_dir_all(real.join("p=1/q=2")).unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("t")).unwrap();
+        let store = TableStore::open(dir.path().join("t").to_str().unwrap()).unwrap();
+        for (rel, body) in [
+            ("f.parquet", "a"),
+            ("p=1/f.parquet", "b"),
+            ("p=1/q=2/f.parquet", "c"),
+        ] {
+            std::fs::write(real.join(rel), body).unwrap();
+            assert_eq!(store.get(rel).await.unwrap(), Bytes::from(body), "{rel}");
+        }
+        // A linked file in the root, a linked directory, and a linked directory one level down.
+        std::os::unix::fs::symlink(outside.join("f.parquet"), real.join("l.parquet")).unwrap();
+        std::os::unix::fs::symlink(&outside, real.join("p=2")).unwrap();
+        std::os::unix::fs::symlink(&outside, real.join("p=1/q=3")).unwrap();
+        for rel in [
+            "l.parquet",
+            "p=2/f.parquet",
+            "p=2/deep/f.parquet",
+            "p=1/q=3/f.parquet",
+        ] {
+            let e = store.get(rel).await.unwrap_err();
+            assert_eq!(e.kind, StorageErrorKind::InvalidPath, "{rel}: {e}");
+            assert!(
+                e.to_string().contains("outside the table root"),
+                "{rel}: {e}"
+            );
+            let e = store.delete(rel).await.unwrap_err();
+            assert_eq!(e.kind, StorageErrorKind::InvalidPath, "{rel}: {e}");
+        }
+        assert!(outside.join("deep/f.parquet").exists() && outside.join("f.parquet").exists());
+        // A missing file passes the check and is reported as missing by the read.
+        assert_eq!(
+            store.get("p=1/none.parquet").await.unwrap_err().kind,
+            StorageErrorKind::NotFound
+        );
+    }
+
+    #[tokio::test]
+    async fn a_root_created_later_keeps_its_name_verbatim() {
+        let dir = tempfile::tempdir().unwrap();
+        // Neither directory exists when the store is opened; `~`, `%` and non-ASCII names are
+        // ones a percent-encoding prefix would have mapped to another directory.
+        let root = dir.path().join("t~1 é%41").join("sub");
+        let store = TableStore::open(root.to_str().unwrap()).unwrap();
+        assert!(
+            !dir.path().join("t~1 é%41").exists(),
+            "opening creates nothing"
+        );
+        let commit = "_delta_log/00000000000000000000.json";
+        assert!(matches!(
+            store.put_if_absent(commit, Bytes::from_static(b"c")).await,
+            PutOutcome::Created
+        ));
+        store
+            .put("a.parquet", Bytes::from_static(b"a"))
+            .await
+            .unwrap();
+        assert!(root.join(commit).is_file() && root.join("a.parquet").is_file());
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "one directory"
+        );
+        assert_eq!(
+            store.get("a.parquet").await.unwrap(),
+            Bytes::from_static(b"a")
+        );
+        assert_eq!(store.get(commit).await.unwrap(), Bytes::from_static(b"c"));
+        let listed: Vec<String> = store
+            .list("")
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|o| o.path)
+            .collect();
+        assert_eq!(listed, vec![commit.to_string(), "a.parquet".to_string()]);
+        store.delete("a.parquet").await.unwrap();
+        assert!(!root.join("a.parquet").exists());
+    }
+
+    #[cfg(unix)]
     fn checked(store: &TableStore, rel: &str) -> LocalFile {
         let p = store.object_path(rel).unwrap();
         store.check_local(&p, rel).unwrap().unwrap()
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn small_files_are_read_inline_and_large_ones_through_the_store_alike() {
         let dir = tempfile::tempdir().unwrap();
@@ -214,10 +328,16 @@ mod tests {
                 body.as_slice(),
                 "{rel}"
             );
-            let ranges = [0..10, 99_990..100_000, 5..5, 7..1_007];
+            let ranges = [
+                0..10,
+                99_990..100_000,
+                5..5,
+                7..1_007,
+                200_000_000..200_000_000,
+            ];
             let parts = store.get_ranges(rel, &ranges).await.unwrap();
             for (r, part) in ranges.iter().zip(&parts) {
-                let want = &body[r.start as usize..r.end as usize];
+                let want = body.get(r.start as usize..r.end as usize).unwrap_or(&[]);
                 assert_eq!(part.as_ref(), want, "{rel} {r:?}");
             }
             let past = store.get_ranges(rel, &[0..body.len() as u64 + 1]).await;
@@ -229,6 +349,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_file_swapped_after_its_check_is_refused() {
         let dir = tempfile::tempdir().unwrap();
