@@ -343,10 +343,8 @@ impl TableStore {
 
     pub async fn get(&self, rel: &str) -> Result<Bytes> {
         let p = self.object_path(rel)?;
-        if let Some(file) = self.check_local(&p, rel)? {
-            if let Some(bytes) = local_read::read_whole(&file, rel)? {
-                return Ok(bytes);
-            }
+        if let Some(bytes) = self.read_local_whole(&p, rel)? {
+            return Ok(bytes);
         }
         let (store, p) = (&self.store, &p);
         retrying(self.retry, move || async move {
@@ -367,10 +365,8 @@ impl TableStore {
         ranges: &[std::ops::Range<u64>],
     ) -> Result<Vec<Bytes>> {
         let p = self.object_path(rel)?;
-        if let Some(file) = self.check_local(&p, rel)? {
-            if let Some(parts) = local_read::read_ranges(&file, rel, ranges)? {
-                return Ok(parts);
-            }
+        if let Some(parts) = self.read_local_ranges(&p, rel, ranges)? {
+            return Ok(parts);
         }
         let (store, p) = (&self.store, &p);
         retrying(self.retry, move || async move {

@@ -9,8 +9,10 @@
 //! through the pool, so a worker thread is never held by a long read.
 //!
 //! Invariant: an inline read returns the bytes of the very file [`TableStore::check_local`]
-//! `lstat`ed: the open file's device and inode are compared with the checked ones, so a file
-//! swapped for a link (or another file) between the check and the open is refused. Not closed: a
+//! `lstat`ed: the open file's device and inode are compared with the checked ones. When they
+//! differ the file was replaced between the check and the open — legitimately (two writers
+//! renaming the same checkpoint into place) or by a link swapped in — and the path is checked and
+//! opened again; a link is then refused by the check. Not closed: a
 //! directory below the root swapped for a link and back between the checks of one call (the file
 //! and each directory are `lstat`ed one after the other, as the resolved-path check before did);
 //! only an `openat` walk with `O_NOFOLLOW` would close that.
@@ -26,6 +28,54 @@ use super::{Result, StorageError, StorageErrorKind, TableStore};
 
 /// Files up to this size are read on the calling thread.
 pub(super) const INLINE_READ_MAX_BYTES: u64 = 8 << 20;
+
+/// How an inline read went.
+pub(super) enum Inline<T> {
+    Read(T),
+    /// Not a small regular file (or not on this platform): read it through the store.
+    Store,
+    /// The open file is not the one checked: check the path again.
+    Changed,
+}
+
+impl TableStore {
+    /// The whole of `rel` read inline, checked again if it was replaced between check and open;
+    /// `None` when it is to be read through the store (off a local root, missing, large, or
+    /// replaced twice in a row: then read by path, as before inline reads).
+    pub(super) fn read_local_whole(&self, p: &Path, rel: &str) -> Result<Option<Bytes>> {
+        for _ in 0..2 {
+            let Some(file) = self.check_local(p, rel)? else {
+                return Ok(None);
+            };
+            match read_whole(&file, rel)? {
+                Inline::Read(bytes) => return Ok(Some(bytes)),
+                Inline::Store => return Ok(None),
+                Inline::Changed => continue,
+            }
+        }
+        Ok(None)
+    }
+
+    /// [`Self::read_local_whole`] for byte ranges.
+    pub(super) fn read_local_ranges(
+        &self,
+        p: &Path,
+        rel: &str,
+        ranges: &[Range<u64>],
+    ) -> Result<Option<Vec<Bytes>>> {
+        for _ in 0..2 {
+            let Some(file) = self.check_local(p, rel)? else {
+                return Ok(None);
+            };
+            match read_ranges(&file, rel, ranges)? {
+                Inline::Read(parts) => return Ok(Some(parts)),
+                Inline::Store => return Ok(None),
+                Inline::Changed => continue,
+            }
+        }
+        Ok(None)
+    }
+}
 
 /// A file under a local root that passed [`TableStore::check_local`], with its `lstat`.
 pub(super) struct LocalFile {
@@ -94,14 +144,14 @@ impl TableStore {
     }
 }
 
-/// Opens `file` for an inline read: `None` when it is not a regular file of at most
-/// [`INLINE_READ_MAX_BYTES`] (the caller reads it through the store), or on a platform where the
-/// identity check below is not available.
+/// Opens `file` for an inline read: `Store` when it is not a regular file of at most
+/// [`INLINE_READ_MAX_BYTES`], or on a platform where the identity check below is not available;
+/// `Changed` when the file opened is not the file checked.
 #[cfg(unix)]
-fn open_checked(file: &LocalFile, rel: &str) -> Result<Option<(std::fs::File, u64)>> {
+fn open_checked(file: &LocalFile, rel: &str) -> Result<Inline<(std::fs::File, u64)>> {
     use std::os::unix::fs::MetadataExt;
     if !file.meta.is_file() || file.meta.len() > INLINE_READ_MAX_BYTES {
-        return Ok(None);
+        return Ok(Inline::Store);
     }
     let f = match std::fs::File::open(&file.path) {
         Ok(f) => f,
@@ -115,30 +165,29 @@ fn open_checked(file: &LocalFile, rel: &str) -> Result<Option<(std::fs::File, u6
     };
     let opened = f.metadata().map_err(|e| io(rel, e))?;
     if (opened.dev(), opened.ino()) != (file.meta.dev(), file.meta.ino()) {
-        return Err(StorageError::new(
-            StorageErrorKind::InvalidPath,
-            format!("{rel}: replaced while it was opened; refusing to follow it"),
-        ));
+        return Ok(Inline::Changed);
     }
     if !opened.is_file() || opened.len() > INLINE_READ_MAX_BYTES {
-        return Ok(None);
+        return Ok(Inline::Store);
     }
-    Ok(Some((f, opened.len())))
+    Ok(Inline::Read((f, opened.len())))
 }
 
 #[cfg(not(unix))]
-fn open_checked(_file: &LocalFile, _rel: &str) -> Result<Option<(std::fs::File, u64)>> {
-    Ok(None)
+fn open_checked(_file: &LocalFile, _rel: &str) -> Result<Inline<(std::fs::File, u64)>> {
+    Ok(Inline::Store)
 }
 
 fn io(rel: &str, e: std::io::Error) -> StorageError {
     StorageError::new(StorageErrorKind::Io, format!("{rel}: {e}"))
 }
 
-/// The whole of a small checked file, or `None` to read it through the store.
-pub(super) fn read_whole(file: &LocalFile, rel: &str) -> Result<Option<Bytes>> {
-    let Some((mut f, len)) = open_checked(file, rel)? else {
-        return Ok(None);
+/// The whole of a small checked file.
+fn read_whole(file: &LocalFile, rel: &str) -> Result<Inline<Bytes>> {
+    let (mut f, len) = match open_checked(file, rel)? {
+        Inline::Read(opened) => opened,
+        Inline::Store => return Ok(Inline::Store),
+        Inline::Changed => return Ok(Inline::Changed),
     };
     // `len` is bounded by INLINE_READ_MAX_BYTES. Exactly `len` bytes, as the store reads the size
     // it stat'ed: a file cut short since is an error, bytes appended since are not read.
@@ -156,18 +205,16 @@ pub(super) fn read_whole(file: &LocalFile, rel: &str) -> Result<Option<Bytes>> {
             ),
         ));
     }
-    Ok(Some(Bytes::from(buf)))
+    Ok(Inline::Read(Bytes::from(buf)))
 }
 
-/// Byte ranges of a small checked file, or `None` to read them through the store. A range past
-/// the end of the file (or reversed) is an error, as from the store.
-pub(super) fn read_ranges(
-    file: &LocalFile,
-    rel: &str,
-    ranges: &[Range<u64>],
-) -> Result<Option<Vec<Bytes>>> {
-    let Some((f, len)) = open_checked(file, rel)? else {
-        return Ok(None);
+/// Byte ranges of a small checked file. A range past the end of the file (or reversed) is an
+/// error, as from the store.
+fn read_ranges(file: &LocalFile, rel: &str, ranges: &[Range<u64>]) -> Result<Inline<Vec<Bytes>>> {
+    let (f, len) = match open_checked(file, rel)? {
+        Inline::Read(opened) => opened,
+        Inline::Store => return Ok(Inline::Store),
+        Inline::Changed => return Ok(Inline::Changed),
     };
     #[cfg(unix)]
     {
@@ -193,12 +240,12 @@ pub(super) fn read_ranges(
             f.read_exact_at(&mut buf, r.start).map_err(|e| io(rel, e))?;
             out.push(Bytes::from(buf));
         }
-        Ok(Some(out))
+        Ok(Inline::Read(out))
     }
     #[cfg(not(unix))]
     {
         let _ = (f, len, ranges);
-        Ok(None)
+        Ok(Inline::Store)
     }
 }
 
@@ -316,12 +363,14 @@ mod tests {
         std::fs::write(dir.path().join("s.parquet"), &small).unwrap();
         std::fs::create_dir(dir.path().join("p=1")).unwrap();
         std::fs::write(dir.path().join("p=1/l.parquet"), &large).unwrap();
-        assert!(read_whole(&checked(&store, "s.parquet"), "s")
-            .unwrap()
-            .is_some());
-        assert!(read_whole(&checked(&store, "p=1/l.parquet"), "l")
-            .unwrap()
-            .is_none());
+        assert!(matches!(
+            read_whole(&checked(&store, "s.parquet"), "s").unwrap(),
+            Inline::Read(_)
+        ));
+        assert!(matches!(
+            read_whole(&checked(&store, "p=1/l.parquet"), "l").unwrap(),
+            Inline::Store
+        ));
         for (rel, body) in [("s.parquet", &small), ("p=1/l.parquet", &large)] {
             assert_eq!(
                 store.get(rel).await.unwrap().as_ref(),
@@ -350,24 +399,45 @@ mod tests {
     }
 
     #[cfg(unix)]
-    #[test]
-    fn a_file_swapped_after_its_check_is_refused() {
+    #[tokio::test]
+    async fn a_file_swapped_after_its_check_is_checked_again() {
         let dir = tempfile::tempdir().unwrap();
-        let store = TableStore::open(dir.path().to_str().unwrap()).unwrap();
-        std::fs::write(dir.path().join("a.parquet"), b"a").unwrap();
-        let file = checked(&store, "a.parquet");
-        // Another file now stands at the checked path (a rename over it, or a link swapped in).
-        std::fs::write(dir.path().join("b.parquet"), b"b").unwrap();
-        std::fs::rename(dir.path().join("b.parquet"), dir.path().join("a.parquet")).unwrap();
-        let e = read_whole(&file, "a.parquet").unwrap_err();
-        assert_eq!(e.kind, StorageErrorKind::InvalidPath, "{e}");
-        let e = read_ranges(&file, "a.parquet", &[0..1]).unwrap_err();
-        assert_eq!(e.kind, StorageErrorKind::InvalidPath, "{e}");
-        // Checked again, it is read.
-        let again = checked(&store, "a.parquet");
+        let store = TableStore::open(dir.path().join("t").to_str().unwrap()).unwrap();
+        std::fs::create_dir(dir.path().join("t")).unwrap();
+        std::fs::write(dir.path().join("outside.parquet"), b"o").unwrap();
+        for rel in ["a.parquet", "c.parquet"] {
+            std::fs::write(dir.path().join("t").join(rel), b"a").unwrap();
+        }
+        let a = checked(&store, "a.parquet");
+        let c = checked(&store, "c.parquet");
+        // Another file renamed over the checked one (two writers placing the same checkpoint),
+        // and a link swapped in for the other.
+        std::fs::write(dir.path().join("t/b.tmp"), b"b").unwrap();
+        std::fs::rename(dir.path().join("t/b.tmp"), dir.path().join("t/a.parquet")).unwrap();
+        std::fs::remove_file(dir.path().join("t/c.parquet")).unwrap();
+        std::os::unix::fs::symlink(
+            dir.path().join("outside.parquet"),
+            dir.path().join("t/c.parquet"),
+        )
+        .unwrap();
+        for file in [&a, &c] {
+            assert!(matches!(read_whole(file, "x").unwrap(), Inline::Changed));
+            assert!(matches!(
+                read_ranges(file, "x", &[0..1]).unwrap(),
+                Inline::Changed
+            ));
+        }
+        // Checked again: the renamed file is read, the link is refused.
+        assert_eq!(store.get("a.parquet").await.unwrap().as_ref(), b"b");
         assert_eq!(
-            read_whole(&again, "a.parquet").unwrap().unwrap().as_ref(),
-            b"b"
+            store.get_ranges("a.parquet", &[0..1]).await.unwrap(),
+            vec![Bytes::from_static(b"b")]
         );
+        for e in [
+            store.get("c.parquet").await.unwrap_err(),
+            store.get_ranges("c.parquet", &[0..1]).await.unwrap_err(),
+        ] {
+            assert_eq!(e.kind, StorageErrorKind::InvalidPath, "{e}");
+        }
     }
 }
