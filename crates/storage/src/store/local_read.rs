@@ -69,7 +69,14 @@ impl TableStore {
             };
             match read_ranges(&file, rel, ranges)? {
                 Inline::Read(parts) => return Ok(Some(parts)),
-                Inline::Store => return Ok(None),
+                Inline::Store => {
+                    // The store allocates a range before it reads the file: a range from a
+                    // corrupt length field (a DV's sizeInBytes) must not reach it.
+                    if file.meta.is_file() {
+                        check_ranges(rel, ranges, file.meta.len())?;
+                    }
+                    return Ok(None);
+                }
                 Inline::Changed => continue,
             }
         }
@@ -208,6 +215,23 @@ fn read_whole(file: &LocalFile, rel: &str) -> Result<Inline<Bytes>> {
     Ok(Inline::Read(Bytes::from(buf)))
 }
 
+/// Every range lies within a file of `len` bytes (an empty range anywhere, as the store answers
+/// it); a reversed range or one past the end is an error.
+fn check_ranges(rel: &str, ranges: &[Range<u64>], len: u64) -> Result<()> {
+    for r in ranges {
+        if r.start != r.end && (r.start > r.end || r.end > len) {
+            return Err(StorageError::new(
+                StorageErrorKind::Io,
+                format!(
+                    "{rel}: range {}..{} is outside the file of {len} bytes",
+                    r.start, r.end
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Byte ranges of a small checked file. A range past the end of the file (or reversed) is an
 /// error, as from the store.
 fn read_ranges(file: &LocalFile, rel: &str, ranges: &[Range<u64>]) -> Result<Inline<Vec<Bytes>>> {
@@ -221,19 +245,11 @@ fn read_ranges(file: &LocalFile, rel: &str, ranges: &[Range<u64>]) -> Result<Inl
         use std::os::unix::fs::FileExt;
         let mut out = Vec::with_capacity(ranges.len());
         for r in ranges {
+            check_ranges(rel, std::slice::from_ref(r), len)?;
             // An empty range reads nothing, wherever it starts (as the store answers it).
             if r.start == r.end {
                 out.push(Bytes::new());
                 continue;
-            }
-            if r.start > r.end || r.end > len {
-                return Err(StorageError::new(
-                    StorageErrorKind::Io,
-                    format!(
-                        "{rel}: range {}..{} is outside the file of {len} bytes",
-                        r.start, r.end
-                    ),
-                ));
             }
             // Bounded by the file's length, itself at most INLINE_READ_MAX_BYTES.
             let mut buf = vec![0u8; usize::try_from(r.end - r.start).unwrap_or(0)];
@@ -391,6 +407,12 @@ mod tests {
             }
             let past = store.get_ranges(rel, &[0..body.len() as u64 + 1]).await;
             assert!(past.is_err(), "{rel}: a range past the end");
+            // A range from a corrupt length field is refused before anything is allocated.
+            let huge = store.get_ranges(rel, &[1..(1 << 31)]).await.unwrap_err();
+            assert!(
+                huge.to_string().contains("outside the file"),
+                "{rel}: {huge}"
+            );
         }
         assert_eq!(
             store.get("missing.parquet").await.unwrap_err().kind,
