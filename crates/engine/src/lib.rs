@@ -6,6 +6,7 @@
 )]
 
 pub mod arrow_conv;
+pub mod value_cast;
 pub mod changes;
 pub mod column_mapping;
 pub mod conflict;

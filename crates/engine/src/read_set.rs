@@ -56,6 +56,16 @@ pub struct ReadSet {
     pub query_reads: bool,
     /// Application ids whose txn version this transaction read (exactly-once writers).
     pub app_ids: BTreeSet<String>,
+    /// Columns the statement's expressions used beyond its read predicates — the targets of its
+    /// assignments and the columns their values, MERGE clause conditions and inserted values
+    /// read — declared by the operation once it has planned them all. `None` (the default, and
+    /// any operation that does not declare) means every column: a winner's type change of any
+    /// column is then a conflict (`conflict::metadata_change`).
+    pub expression_columns: Option<BTreeSet<String>>,
+    /// Columns into which the statement wrote a value converted inexactly from another type
+    /// (`ops::conform`: 0.5 into an INT column is 0): re-run under a wider type, the value would
+    /// differ. Recorded by the writer wherever it converts, whatever the operation declared.
+    pub inexact_writes: BTreeSet<String>,
 }
 
 impl ReadSet {
@@ -77,6 +87,25 @@ impl ReadSet {
 
     pub fn read_file(&mut self, path: &str, dv_id: Option<String>) {
         self.files.insert((path.to_string(), dv_id));
+    }
+
+    /// Declares columns the statement's non-predicate expressions used (see `expression_columns`);
+    /// an operation that declares nothing is taken to depend on every column.
+    pub fn used_columns<I: IntoIterator<Item = String>>(&mut self, cols: I) {
+        self.expression_columns
+            .get_or_insert_with(BTreeSet::new)
+            .extend(cols);
+    }
+
+    /// The columns whose type the statement's outcome may depend on outside its read predicates,
+    /// or None for "every column" (undeclared, or read through a query or as a whole table).
+    pub fn type_dependent_columns(&self) -> Option<BTreeSet<String>> {
+        if self.whole_table || self.query_reads {
+            return None;
+        }
+        let mut cols = self.expression_columns.clone()?;
+        cols.extend(self.inexact_writes.iter().cloned());
+        Some(cols)
     }
 
     pub fn file_paths(&self) -> BTreeSet<&str> {

@@ -27,12 +27,23 @@ fn fresh(m: &Model, k: i64) -> (i64, u64) {
     (k, next)
 }
 
+/// The first value of `g` that only a widened `g` (BIGINT) holds: writing it into an INT `g` is
+/// refused, and after `ALTER COLUMN g TYPE BIGINT` it is an ordinary value that predicates planned
+/// under INT must still see (the type-widening soundness rule).
+pub const WIDE_G: i64 = 3_000_000_000;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Pred {
     VLess(i64),
     VMod(i64, i64),
     GEq(i64),
     KBetween(i64, i64),
+    /// `(g = c OR k = k0)`: a DELETE/UPDATE that changes a row under INT and would change a wide
+    /// row written after a widening (the conflict checks must read that row as BIGINT).
+    GEqOrK(i64, i64),
+    /// `g / d = c`: integer division — an expression whose proof under a widening is not a literal
+    /// comparison, so a concurrent widening must abort its statement.
+    GDiv(i64, i64),
 }
 
 impl Pred {
@@ -42,6 +53,8 @@ impl Pred {
             Pred::VMod(m, r) => format!("v % {m} = {r}"),
             Pred::GEq(c) => format!("g = {c}"),
             Pred::KBetween(a, b) => format!("k BETWEEN {a} AND {b}"),
+            Pred::GEqOrK(c, k) => format!("(g = {c} OR k = {k})"),
+            Pred::GDiv(d, c) => format!("g / {d} = {c}"),
         }
     }
 
@@ -51,6 +64,9 @@ impl Pred {
             Pred::VMod(m, rem) => r.v % m == *rem,
             Pred::GEq(c) => r.g == *c,
             Pred::KBetween(a, b) => k >= *a && k <= *b,
+            Pred::GEqOrK(c, k0) => r.g == *c || k == *k0,
+            // Integer division truncates toward zero, as the engine's does; d is never 0.
+            Pred::GDiv(d, c) => r.g.checked_div(*d) == Some(*c),
         }
     }
 }
@@ -157,6 +173,15 @@ impl Op {
                 | Op::AlterWidenG
                 | Op::AlterRenameAdded(_)
         )
+    }
+
+    /// The statement writes a value of `g` that only a widened (BIGINT) `g` holds.
+    pub fn writes_wide_g(&self) -> bool {
+        match self {
+            Op::Insert(rows) => rows.iter().any(|(_, _, g)| *g >= WIDE_G),
+            Op::UpdateG { g, .. } => *g >= WIDE_G,
+            _ => false,
+        }
     }
 
     pub fn sql(&self) -> String {

@@ -58,6 +58,13 @@ pub fn is_rule_refusal(e: &delta_rlc_engine::EngineError) -> bool {
         && m.contains("violated")
 }
 
+/// A statement refused because it writes a value of `g` that an INT `g` cannot hold.
+pub fn is_wide_value_refusal(op: &Op, e: &delta_rlc_engine::EngineError) -> bool {
+    op.writes_wide_g()
+        && e.kind() == delta_rlc_engine::ErrorKind::InvalidArgument
+        && e.to_string().contains("cannot cast")
+}
+
 /// Constraint bounds (`v < bound`) in force after the committed ADD CONSTRAINTs among `records`
 /// up to `version`.
 fn bounds_at(by_version: &BTreeMap<u64, &TxnRecord>, version: u64) -> Vec<i64> {
@@ -217,6 +224,23 @@ pub async fn judge(
         let Outcome::Failed(msg) = &rec.outcome else {
             continue;
         };
+        if rec.op.writes_wide_g() && msg.contains("cannot cast") {
+            // Justified only while g was INT: no widening committed at or before the snapshot.
+            if by_version
+                .range(..=rec.read_version)
+                .any(|(_, r)| matches!(r.op, Op::AlterWidenG))
+            {
+                out.push(anomaly(
+                    "G",
+                    format!(
+                        "{} refused at v{} although g was already BIGINT: {msg}",
+                        rec.op.sql(),
+                        rec.read_version
+                    ),
+                ));
+            }
+            continue;
+        }
         if !(msg.contains("constraint") && msg.contains("violated")) {
             continue;
         }

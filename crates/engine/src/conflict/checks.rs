@@ -38,6 +38,18 @@ pub struct LoserState {
     pub own_files: std::sync::Arc<crate::conflict::reconcile::OwnFileCache>,
     /// Deletion vectors reconcilers read or wrote (immutable, by unique id), kept across winners.
     pub dvs: std::sync::Arc<crate::conflict::reconcile::DvCache>,
+    /// The read snapshot under the newest schema a winner committed (None while no winner changed
+    /// it): tiers and reconcilers read winners' files through it, so a value only a widened type
+    /// holds is read as that type, never through the loser's older, narrower schema.
+    pub table_view: Option<std::sync::Arc<Snapshot>>,
+}
+
+impl LoserState {
+    /// The snapshot the checks read and evaluate through: the read snapshot, under the newest
+    /// schema a winner committed.
+    pub fn view<'a>(&'a self, read_snapshot: &'a Snapshot) -> &'a Snapshot {
+        self.table_view.as_deref().unwrap_or(read_snapshot)
+    }
 }
 
 #[derive(Debug, Default)]
@@ -105,8 +117,14 @@ async fn check_metadata_change(
         return Err(abort("the table's metadata changed".into()));
     }
     let old = &input.read_snapshot.metadata;
-    let verdict = metadata_change::classify(old, new, &state.staged, &allowed_config_change)
-        .map_err(|e| abort(format!("cannot classify the change: {e}")))?;
+    let verdict = metadata_change::classify(
+        old,
+        new,
+        &state.staged,
+        &state.read_set,
+        &allowed_config_change,
+    )
+    .map_err(|e| abort(format!("cannot classify the change: {e}")))?;
     let rows_checked = match verdict {
         Verdict::Conflict(reason) => return Err(abort(reason)),
         Verdict::Compatible => false,
@@ -130,12 +148,26 @@ async fn check_metadata_change(
             }
         }
     };
+    let widened = crate::conflict::type_change::widened_columns(
+        &input.read_snapshot.schema,
+        &delta_rlc_protocol::schema::StructType::parse(&new.schema_string)
+            .map_err(|e| abort(format!("cannot read the new schema: {e}")))?,
+    );
+    let proofs: Vec<serde_json::Value> = widened
+        .iter()
+        .zip(
+            crate::conflict::type_change::prove(&widened, &state.read_set)
+                .map_err(abort)?,
+        )
+        .map(|(w, proof)| serde_json::json!({"column": w.column, "from": w.from.name(), "to": w.to.name(), "proof": proof}))
+        .collect();
     out.events.push(Event::new(
         "delta.rowLevelConcurrency.metadataChangeReconciled",
         serde_json::json!({
             "winningVersion": w.version,
             "winningOperation": w.operation(),
             "newRowsChecked": rows_checked,
+            "typeChanges": proofs,
         }),
     ));
     Ok(())
@@ -250,6 +282,21 @@ pub async fn check_winner(
 ) -> Result<CheckOutcome> {
     let mut out = CheckOutcome::default();
     check_whole_commit(input, state, w, &mut out).await?;
+    if let Some(m) = &w.metadata {
+        // Accepted: from here on the winners' files are read under the winner's schema.
+        if m.schema_string != state.view(input.read_snapshot).metadata.schema_string {
+            let view = input.read_snapshot.with_metadata(m).map_err(|e| {
+                conflict(
+                    ConflictKind::MetadataChanged,
+                    w,
+                    vec![],
+                    Some(format!("cannot read the new schema: {e}")),
+                    Some("metadataChange"),
+                )
+            })?;
+            state.table_view = Some(std::sync::Arc::new(view));
+        }
+    }
 
     // Reconcilers: each proposes a rewrite of the loser (with the paths it settles) or declines;
     // the checker applies a rewrite whole. A failed reconciler is a decline, logged and named in
@@ -261,7 +308,7 @@ pub async fn check_winner(
             continue;
         }
         let ctx = ReconcileContext {
-            snapshot: input.read_snapshot,
+            snapshot: state.view(input.read_snapshot),
             store: input.store,
             config: input.config,
             env: input.env,
@@ -545,7 +592,7 @@ fn tier_context<'a>(
     w: &'a WinningCommit,
 ) -> TierContext<'a> {
     TierContext::new(
-        input.read_snapshot,
+        state.view(input.read_snapshot),
         input.store,
         &state.read_set,
         &state.staged,

@@ -15,9 +15,13 @@
 //!   be one of the old schema's (else old data could surface under it).
 //! - existing columns unchanged (name, type, nested fields, column-mapping ids) except their comment
 //!   and NOT NULL → nullable; columns may be reordered (files are read by name).
-//! - a top-level column widened (`type_widening::is_widening`, recorded in `delta.typeChanges`):
-//!   the loser's files hold the narrower type, which every reader of the feature casts, and the
-//!   column's file stats stop pruning once the change is recorded (`Snapshot::stats_usable`).
+//! - a top-level column widened (`type_widening::is_widening`, recorded in `delta.typeChanges`),
+//!   **only where `type_change::prove` shows the loser's statement means the same under the new
+//!   type** (it does not use the column, or only compares an integer column with integer
+//!   literals under an integer widening): the loser's files hold the narrower type, which every
+//!   reader of the feature casts, and the column's file stats stop pruning once the change is
+//!   recorded (`Snapshot::stats_usable`). The checks of later winners read their files through
+//!   the new metadata (`checks.rs`).
 //! - NOT NULL added to a column, new or changed CHECK constraints: **checked on the loser's new
 //!   rows** (every staged add's live rows, value-exact, with the winner's rules). Any violation, or
 //!   any failure to read or evaluate, is a conflict.
@@ -40,7 +44,9 @@ use delta_rlc_protocol::type_widening::{is_widening, TYPE_CHANGES_KEY};
 use delta_rlc_storage::TableStore;
 
 use crate::constraints::{TableConstraints, CONSTRAINT_PREFIX};
+use super::type_change;
 use crate::error::Result;
+use crate::read_set::ReadSet;
 use crate::snapshot::Snapshot;
 
 /// What a compatible change requires of the loser's new rows.
@@ -81,6 +87,7 @@ pub fn classify(
     old: &Metadata,
     new: &Metadata,
     staged: &[Action],
+    read_set: &ReadSet,
     allowed_key: &dyn Fn(&str, Option<&String>, &str) -> bool,
 ) -> Result<Verdict> {
     if old.id != new.id {
@@ -103,6 +110,13 @@ pub fn classify(
     match schema_change(&old_schema, &new_schema) {
         Err(reason) => return Ok(Verdict::Conflict(reason)),
         Ok(tightened) => check_rows |= tightened,
+    }
+    // A widening holds only where the loser's statement means the same under the new type.
+    if let Err(reason) = type_change::prove(
+        &type_change::widened_columns(&old_schema, &new_schema),
+        read_set,
+    ) {
+        return Ok(Verdict::Conflict(reason));
     }
     let keys: BTreeSet<&String> = old
         .configuration
@@ -281,8 +295,8 @@ fn neutral_metadata(f: &StructField) -> bool {
         && type_ok(&f.data_type)
 }
 
-/// Checks every new row the loser stages (the live rows of each data-changing add, read as the
-/// read snapshot wrote them) against `new`'s constraints; a column the loser's files lack (added
+/// Checks every new row the loser stages (the live rows of each data-changing add, read under
+/// the new schema) against `new`'s constraints; a column the loser's files lack (added
 /// by the winner, nullable) is NULL. Ok(None) when all hold, Ok(Some(reason)) for a violation;
 /// read or evaluation failures are errors (the caller keeps the conflict).
 pub async fn check_new_rows(
@@ -293,6 +307,15 @@ pub async fn check_new_rows(
 ) -> Result<Option<String>> {
     let schema = StructType::parse(&new.schema_string)?;
     let rules = TableConstraints::new(&schema, &new.configuration)?;
+    // The rows as the new schema reads them (a widened column cast to its new type, an added one
+    // NULL): the rules are evaluated over the table as it is when this transaction lands.
+    let view;
+    let read_snapshot = if new.schema_string == read_snapshot.metadata.schema_string {
+        read_snapshot
+    } else {
+        view = read_snapshot.with_metadata(new)?;
+        &view
+    };
     for a in staged {
         let Action::Add(add) = a else { continue };
         if !add.data_change {
@@ -331,7 +354,9 @@ mod tests {
     }
 
     fn verdict(old: &Metadata, new: &Metadata, staged: &[Action]) -> Verdict {
-        classify(old, new, staged, &|_, _, _| false).unwrap()
+        let mut appends = ReadSet::default();
+        appends.used_columns([]);
+        classify(old, new, staged, &appends, &|_, _, _| false).unwrap()
     }
 
     fn is_conflict(v: Verdict) -> bool {

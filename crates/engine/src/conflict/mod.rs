@@ -9,6 +9,7 @@ pub mod reconcile;
 pub mod rows;
 mod summary;
 pub mod tiers;
+pub mod type_change;
 
 pub use checks::{check_winner, CheckInput, CheckOutcome, LoserState};
 pub use summary::WinningCommit;

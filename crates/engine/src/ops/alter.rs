@@ -428,6 +428,18 @@ fn change_type(
             "changing a column's type needs type widening: ALTER TABLE t SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true') first",
         ));
     }
+    // A rule that reads the column would mean something else under the new type (`v / 10 <= 4`
+    // holds for 45 as INT, not as DOUBLE; `CAST(v AS STRING)` is '45' or '45.0'), and rows
+    // already written were checked or generated under the old one: Delta refuses, so do we.
+    refuse_if_referenced(schema, metadata, column, "retyped")?;
+    if let Some(f) = column.first().and_then(|c| schema.field(c)) {
+        if column.len() == 1 && crate::constraints::generation_of(f).is_some() {
+            return Err(EngineError::invalid(format!(
+                "{} cannot be retyped: it is a generated column (its values were computed and checked under its type)",
+                f.name
+            )));
+        }
+    }
     if !schema_path::through_structs_only(schema, column) {
         // Delta records an element's or a map entry's change on the enclosing field with a
         // `fieldPath`; this engine neither writes nor reads those.

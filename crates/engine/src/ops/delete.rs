@@ -52,6 +52,8 @@ fn logical_rows(add: &delta_rlc_protocol::actions::Add) -> u64 {
 }
 
 pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result<Transaction> {
+    // A DELETE evaluates nothing but its predicate (a read predicate); rows it rewrites are copied.
+    txn.read_set.used_columns([]);
     let snapshot: Arc<Snapshot> = Arc::clone(txn.snapshot()?);
     let start = txn.table.env.clock.now_ms();
     txn.operation = "DELETE".into();

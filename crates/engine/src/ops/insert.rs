@@ -3,6 +3,7 @@
 //! removes every live file and reads the whole table; REPLACE WHERE removes the files matching the
 //! predicate, reads them, and requires every new row to satisfy it.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use arrow::array::{Array, RecordBatch};
@@ -28,6 +29,15 @@ pub enum InsertMode {
 
 /// Casts `batches` to the table schema by column position.
 pub fn conform_batches(batches: &[RecordBatch], schema: &SchemaRef) -> Result<Vec<RecordBatch>> {
+    conform_batches_exact(batches, schema).map(|(b, _)| b)
+}
+
+/// [`conform_batches`], with the names of the columns into which some value converted inexactly.
+pub fn conform_batches_exact(
+    batches: &[RecordBatch],
+    schema: &SchemaRef,
+) -> Result<(Vec<RecordBatch>, BTreeSet<String>)> {
+    let mut inexact = BTreeSet::new();
     let mut out = Vec::with_capacity(batches.len());
     for b in batches {
         if b.num_columns() != schema.fields().len() {
@@ -45,11 +55,15 @@ pub fn conform_batches(batches: &[RecordBatch], schema: &SchemaRef) -> Result<Ve
         }
         let mut cols = Vec::with_capacity(b.num_columns());
         for (col, field) in b.columns().iter().zip(schema.fields()) {
-            cols.push(super::conform::conform_column(col.clone(), field)?);
+            let (col, exact) = super::conform::conform_column_exact(col.clone(), field)?;
+            if !exact {
+                inexact.insert(field.name().clone());
+            }
+            cols.push(col);
         }
         out.push(RecordBatch::try_new(schema.clone(), cols)?);
     }
-    Ok(out)
+    Ok((out, inexact))
 }
 
 /// The metadata the transaction writes against: staged (CREATE / CTAS) or the read snapshot's.
@@ -75,7 +89,8 @@ pub async fn write_rows(txn: &mut Transaction, batches: &[RecordBatch]) -> Resul
         }
     }
     let arrow_schema = table_arrow_schema(&schema);
-    let batches = conform_batches(batches, &arrow_schema)?;
+    let (batches, inexact) = conform_batches_exact(batches, &arrow_schema)?;
+    txn.read_set.inexact_writes.extend(inexact);
     crate::txn::identity::check_no_explicit(&schema, &batches)?;
     let batches = crate::txn::identity::fill(txn, &schema, batches)?;
     let rows: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
@@ -195,6 +210,9 @@ where
 /// columns, else exactly the matching rows, as a DELETE removes them (deletion vectors or
 /// rewrites), so rows outside the predicate survive.
 async fn stage_insert_mode(mut txn: Transaction, mode: &InsertMode) -> Result<Transaction> {
+    // An INSERT evaluates no expression over the table's columns but its REPLACE WHERE predicate
+    // (a read predicate); its values' conversions are recorded as they are written.
+    txn.read_set.used_columns([]);
     if txn.read_snapshot.is_some() && txn.operation != "CREATE TABLE AS SELECT" {
         txn.operation = "WRITE".into();
     }

@@ -103,6 +103,15 @@ pub async fn update_txn(
             )));
         }
         phys_assign.push((idx, ectx.physical(e)?));
+        // The assigned column and every column its value reads depend on their types: a winner
+        // widening one of them changes what re-running this UPDATE would write.
+        let target = ectx.arrow_schema.field(idx).name().clone();
+        let reads = e.column_refs().into_iter().map(|c| c.name.clone());
+        txn.read_set
+            .used_columns(std::iter::once(target).chain(reads).collect::<Vec<_>>());
+    }
+    if assignments.is_empty() {
+        txn.read_set.used_columns([]);
     }
     let phys_pred = predicate.as_ref().map(|p| ectx.physical(p)).transpose()?;
     let mut metrics = DmlMetrics::default();

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use arrow::array::{new_null_array, Array, ArrayRef, BooleanArray, RecordBatch, UInt64Array};
-use arrow::compute::{cast, filter_record_batch};
+use arrow::compute::filter_record_batch;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use bytes::Bytes;
 use delta_rlc_protocol::actions::Add;
@@ -305,7 +305,9 @@ pub(crate) fn table_column(
             };
             match c.data_type() == field.data_type() {
                 true => c,
-                false => cast(&c, field.data_type()).map_err(|e| {
+                // A numeric value that is not exactly the table's type fails the read (a file
+                // of a later, wider schema read through an older one): never NULL or truncated.
+                false => crate::value_cast::cast_for_read(&c, field.data_type()).map_err(|e| {
                     EngineError::corrupt(format!("data file {}: column {name}: {e}", add.path))
                 })?,
             }

@@ -307,6 +307,17 @@ impl Snapshot {
             .unwrap_or(logical)
     }
 
+    /// This snapshot's files and state under a later commit's `metadata`: how the conflict checks
+    /// read and judge files that winners wrote after changing the schema (a value only a widened
+    /// type holds must be read as that type). A copy of the file list, so made only when a winner
+    /// changed the schema.
+    pub fn with_metadata(&self, metadata: &Metadata) -> Result<Snapshot> {
+        let mut view = self.clone();
+        view.schema = StructType::parse(&metadata.schema_string)?;
+        view.metadata = metadata.clone();
+        Ok(view)
+    }
+
     /// Whether a top-level column's file stats may prune: not when its type was widened
     /// (`delta.typeChanges`), since files written before the change hold stats of the narrower
     /// type — a float's `0.1` is not the double its value widens to, so a bound could exclude a

@@ -180,7 +180,7 @@ pub async fn prepare_optimize(
         let mut parts = Vec::new();
         while !c.at_end() && !c.peek_kw("ZORDER") {
             if let Some(t) = c.next() {
-                parts.push(t.to_string());
+                parts.push(super::refs::sql_text(&t));
             }
         }
         let ectx = ExprContext::new(&snapshot, Some(&name))?;

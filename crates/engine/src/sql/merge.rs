@@ -53,7 +53,7 @@ fn mark_stars(tokens: &[Token]) -> String {
             i = end + 1;
             continue;
         }
-        out.push_str(&tokens[i].to_string());
+        out.push_str(&super::refs::sql_text(&tokens[i]));
         i += 1;
     }
     out

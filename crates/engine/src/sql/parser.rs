@@ -127,7 +127,7 @@ impl Cursor {
             .get(self.pos..)
             .unwrap_or(&[])
             .iter()
-            .map(|t| t.to_string())
+            .map(super::refs::sql_text)
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -148,7 +148,7 @@ impl Cursor {
                         Token::RParen => depth -= 1,
                         _ => {}
                     }
-                    parts.push(t.to_string());
+                    parts.push(super::refs::sql_text(&t));
                 }
             }
         }

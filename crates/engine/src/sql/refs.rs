@@ -34,11 +34,78 @@ pub fn tokenize(sql: &str) -> Result<Vec<Token>> {
         .tokenize()
         .map_err(|e| EngineError::invalid(format!("SQL syntax error: {e}")))?;
     for t in &tokens {
-        if let Token::Number(n, _) = t {
-            check_number_literal(n)?;
+        match t {
+            Token::Number(n, _) => check_number_literal(n)?,
+            // Only literal kinds that `sql_text` writes back exactly are accepted.
+            Token::SingleQuotedString(_)
+            | Token::DoubleQuotedString(_)
+            | Token::NationalStringLiteral(_)
+            | Token::HexStringLiteral(_)
+            | Token::Whitespace(_) => {}
+            Token::Word(w) if matches!(w.quote_style, None | Some('"') | Some('`')) => {}
+            Token::Word(w) => {
+                return Err(EngineError::invalid(format!(
+                    "SQL syntax error: identifiers quoted with {:?} are not supported",
+                    w.quote_style.unwrap_or(' ')
+                )))
+            }
+            t if is_string_literal(t) => {
+                return Err(EngineError::invalid(format!(
+                    "SQL syntax error: this kind of string literal is not supported: {t}"
+                )))
+            }
+            _ => {}
         }
     }
     Ok(tokens)
+}
+
+/// A string-like literal token (any quoting).
+fn is_string_literal(t: &Token) -> bool {
+    matches!(
+        t,
+        Token::SingleQuotedString(_)
+            | Token::TripleSingleQuotedString(_)
+            | Token::DoubleQuotedString(_)
+            | Token::TripleDoubleQuotedString(_)
+            | Token::DollarQuotedString(_)
+            | Token::NationalStringLiteral(_)
+            | Token::QuoteDelimitedStringLiteral(_)
+            | Token::NationalQuoteDelimitedStringLiteral(_)
+            | Token::EscapedStringLiteral(_)
+            | Token::UnicodeStringLiteral(_)
+            | Token::HexStringLiteral(_)
+            | Token::SingleQuotedByteStringLiteral(_)
+            | Token::TripleSingleQuotedByteStringLiteral(_)
+            | Token::DoubleQuotedByteStringLiteral(_)
+            | Token::TripleDoubleQuotedByteStringLiteral(_)
+            | Token::SingleQuotedRawStringLiteral(_)
+            | Token::DoubleQuotedRawStringLiteral(_)
+            | Token::TripleSingleQuotedRawStringLiteral(_)
+            | Token::TripleDoubleQuotedRawStringLiteral(_)
+    )
+}
+
+/// A token as SQL text that tokenizes back to the same token. sqlparser's `Display` writes a
+/// string's value between quotes without doubling the quotes inside (`'it''s'` prints as
+/// `'it's'`, so `'x'' OR ''1''=''1'` would print as a predicate true for every row): every
+/// re-assembly of statement text from tokens goes through here instead.
+pub fn sql_text(t: &Token) -> String {
+    fn quoted(open: char, close: char, v: &str) -> String {
+        let doubled = format!("{close}{close}");
+        format!("{open}{}{close}", v.replace(close, &doubled))
+    }
+    match t {
+        Token::SingleQuotedString(s) => quoted('\'', '\'', s),
+        Token::DoubleQuotedString(s) => quoted('"', '"', s),
+        Token::NationalStringLiteral(s) => format!("N{}", quoted('\'', '\'', s)),
+        Token::Word(w) => match w.quote_style {
+            Some('"') => quoted('"', '"', &w.value),
+            Some('`') => quoted('`', '`', &w.value),
+            _ => w.value.clone(),
+        },
+        other => other.to_string(),
+    }
 }
 
 /// A numeric literal must fit a DOUBLE at least: `1e99999` (or 400 digits) is an error, not `inf`.
@@ -102,7 +169,7 @@ pub fn split_statements(script: &str) -> Result<Vec<String>> {
             has_sql = false;
         } else {
             has_sql |= !is_ws(&t);
-            cur.push_str(&t.to_string());
+            cur.push_str(&sql_text(&t));
         }
     }
     if has_sql {
@@ -405,7 +472,7 @@ pub fn rewrite(
         out.push(t.clone());
         i += 1;
     }
-    let sql = out.iter().map(|t| t.to_string()).collect::<String>();
+    let sql = out.iter().map(sql_text).collect::<String>();
     // Long generated OR/AND chains: shallow and IN lists before anything plans them.
     if out.len() >= super::flatten::MIN_STATEMENT_TOKENS {
         if let Some(flat) = super::flatten::flatten_long_chains(&sql) {

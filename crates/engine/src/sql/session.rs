@@ -571,7 +571,7 @@ impl SqlSession {
                             datafusion::sql::sqlparser::tokenizer::Token::RParen => depth -= 1,
                             _ => {}
                         }
-                        pred.push(t.to_string());
+                        pred.push(super::refs::sql_text(&t));
                     }
                     None => break,
                 }

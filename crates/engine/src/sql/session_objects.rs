@@ -94,7 +94,7 @@ impl SessionObjects {
             .get(start..)
             .unwrap_or_default()
             .iter()
-            .map(|t| t.to_string())
+            .map(super::refs::sql_text)
             .collect::<String>()
             .trim()
             .trim_end_matches(';')

@@ -88,6 +88,7 @@ impl Transaction {
             staged: self.actions.clone(),
             own_files: Default::default(),
             dvs: Default::default(),
+            table_view: None,
         };
         let mut version = read_version.map(|v| v + 1).unwrap_or(0);
         let max_attempts = self.table.conflict.max_attempts;

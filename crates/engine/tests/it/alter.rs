@@ -263,6 +263,45 @@ fn type_widening_reads_old_files_widened_and_stops_pruning_on_their_stats() {
     });
 }
 
+/// ALTER COLUMN … TYPE on a column that a CHECK constraint or a generated column reads, or on a
+/// generated column, is refused as Delta refuses it: under the new type the rule means something
+/// else (`v / 10 <= 4` holds for 45 as INT, not as DOUBLE; `CAST(v AS STRING)` is '45' or '45.0'),
+/// and the rows already written were checked or generated under the old one. Nothing commits; once
+/// the constraint is dropped the widening goes through.
+#[test]
+fn a_column_read_by_a_rule_cannot_be_retyped() {
+    let loc = "memory://alter-widen-rules/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute(
+            "CREATE TABLE t (id BIGINT, v INT, w INT, g STRING GENERATED ALWAYS AS (CAST(w AS STRING))) \
+             TBLPROPERTIES ('delta.enableTypeWidening' = 'true')",
+        )
+        .await
+        .unwrap();
+        s.execute("INSERT INTO t (id, v, w) VALUES (1, 45, 45)")
+            .await
+            .unwrap();
+        s.execute("ALTER TABLE t ADD CONSTRAINT tens CHECK (v / 10 <= 4)")
+            .await
+            .unwrap();
+        let version = latest_snapshot(loc).await.version;
+        for (bad, names) in [
+            ("ALTER TABLE t ALTER COLUMN v TYPE DOUBLE", "tens"),
+            ("ALTER TABLE t ALTER COLUMN v TYPE BIGINT", "tens"),
+            ("ALTER TABLE t ALTER COLUMN w TYPE BIGINT", "g"),
+        ] {
+            let err = s.execute(bad).await.expect_err(bad).to_string();
+            assert!(!err.contains('\n'), "{bad}: {err}");
+            assert!(err.contains("cannot be retyped") && err.contains(names), "{bad}: {err}");
+        }
+        assert_eq!(latest_snapshot(loc).await.version, version, "nothing committed");
+        s.execute("ALTER TABLE t DROP CONSTRAINT tens").await.unwrap();
+        s.execute("ALTER TABLE t ALTER COLUMN v TYPE DOUBLE").await.unwrap();
+        assert_eq!(rows(&s, "SELECT id, v, g FROM t").await, vec!["1|45.0|45"]);
+    });
+}
+
 /// ALTER TABLE … CLUSTER BY: a plain table becomes clustered (features added), the columns change
 /// (physical names under column mapping), `CLUSTER BY NONE` clears them, the next OPTIMIZE clusters
 /// by the new columns with the rows unchanged; a partitioned table, an unknown column, a repeated

@@ -27,6 +27,8 @@ pub(super) async fn plan_target(
     spec: &MergeSpec,
     snapshot: &Arc<Snapshot>,
 ) -> Result<TargetPlan> {
+    txn.read_set
+        .used_columns(expression_columns(spec, &snapshot.schema));
     let has = |k: ClauseKind| spec.clauses.iter().any(|c| c.kind == k);
     let needs_target_only = has(ClauseKind::NotMatchedBySource);
     let table_schema = crate::arrow_conv::table_arrow_schema(&snapshot.schema);
@@ -184,4 +186,49 @@ pub(super) async fn plan_target(
         _ => whole(register_candidates(txn, snapshot, None)?),
     };
     Ok(TargetPlan { files })
+}
+
+/// Every column a MERGE's expressions read or write besides its registered reads (for the
+/// type-change proof, `conflict::type_change`): the ON condition's columns (its keys too —
+/// coarser than needed, never missing one), every clause condition's, each assigned or inserted
+/// column and the columns its value reads; `UPDATE SET *`, `INSERT *` and an INSERT without a
+/// column list write every column. Names of source columns are included as well: a superset.
+fn expression_columns(
+    spec: &MergeSpec,
+    schema: &delta_rlc_protocol::schema::StructType,
+) -> Vec<String> {
+    use super::ClauseAction;
+    let every = || schema.fields.iter().map(|f| f.name.clone());
+    let refs = |e: &Expr| {
+        e.column_refs()
+            .into_iter()
+            .map(|c| c.name.clone())
+            .collect::<Vec<_>>()
+    };
+    let mut out = refs(&spec.on);
+    for c in &spec.clauses {
+        if let Some(cond) = &c.condition {
+            out.extend(refs(cond));
+        }
+        match &c.action {
+            ClauseAction::Delete => {}
+            ClauseAction::Update(None) | ClauseAction::Insert(None) => out.extend(every()),
+            ClauseAction::Update(Some(sets)) => {
+                for (col, value) in sets {
+                    out.push(col.clone());
+                    out.extend(refs(value));
+                }
+            }
+            ClauseAction::Insert(Some((cols, values))) => {
+                match cols.is_empty() {
+                    true => out.extend(every()),
+                    false => out.extend(cols.iter().cloned()),
+                }
+                for v in values {
+                    out.extend(refs(v));
+                }
+            }
+        }
+    }
+    out
 }
