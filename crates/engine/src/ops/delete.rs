@@ -89,7 +89,7 @@ pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result
                 &snapshot.metadata.partition_columns,
                 p.to_string(),
             ));
-            for f in candidate_files(&snapshot, Some(p))? {
+            for f in crate::scan::files_matching_partition_predicate(&snapshot, p)? {
                 txn.read_set
                     .read_file(&f.path, f.deletion_vector.as_ref().map(|d| d.unique_id()));
                 metrics.deleted_rows += logical_rows(f);

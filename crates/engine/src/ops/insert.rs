@@ -254,7 +254,7 @@ async fn stage_insert_mode(mut txn: Transaction, mode: &InsertMode) -> Result<Tr
                 return Ok(txn);
             }
             txn.change_data.file_actions_are_changes = true;
-            for f in crate::scan::candidate_files(&snap, Some(pred))? {
+            for f in crate::scan::files_matching_partition_predicate(&snap, pred)? {
                 txn.read_set
                     .read_file(&f.path, f.deletion_vector.as_ref().map(|d| d.unique_id()));
                 txn.remove_file(f.to_remove(now, true));

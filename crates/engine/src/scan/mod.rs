@@ -40,6 +40,67 @@ pub fn candidate_files<'a>(snapshot: &'a Snapshot, filter: Option<&Expr>) -> Res
     }
 }
 
+/// The files whose every row satisfies `predicate`, a predicate over partition columns only:
+/// evaluated exactly on each file's partition values (a file is chosen only when the predicate is
+/// true for them; false, NULL and any evaluation failure keep it out). Pruning
+/// ([`candidate_files`]) only says which files *may* match — a predicate it cannot reason about
+/// (`g / 2 = 0`) keeps every file — so a statement that removes whole files must use this.
+pub fn files_matching_partition_predicate<'a>(
+    snapshot: &'a Snapshot,
+    predicate: &Expr,
+) -> Result<Vec<&'a Add>> {
+    use arrow::array::{Array, BooleanArray, RecordBatchOptions};
+    use arrow::datatypes::Schema;
+    use datafusion::common::DFSchema;
+    use datafusion::prelude::SessionContext;
+    let candidates = candidate_files(snapshot, Some(predicate))?;
+    if candidates.is_empty() {
+        return Ok(candidates);
+    }
+    let table = table_arrow_schema(&snapshot.schema);
+    let fields: Vec<arrow::datatypes::FieldRef> = table
+        .fields()
+        .iter()
+        .filter(|f| snapshot.metadata.partition_columns.contains(f.name()))
+        .cloned()
+        .collect();
+    let one_row = RecordBatch::try_new_with_options(
+        Arc::new(Schema::empty()),
+        vec![],
+        &RecordBatchOptions::new().with_row_count(Some(1)),
+    )?;
+    let mut columns = Vec::with_capacity(fields.len());
+    for f in &fields {
+        let per_file = candidates
+            .iter()
+            .map(|add| read::table_column(snapshot, add, f, &one_row))
+            .collect::<Result<Vec<_>>>()?;
+        let refs: Vec<&dyn Array> = per_file.iter().map(|a| a.as_ref()).collect();
+        columns.push(arrow::compute::concat(&refs)?);
+    }
+    // Partition values may be NULL whatever the column's nullability.
+    let schema = Arc::new(Schema::new(
+        fields
+            .iter()
+            .map(|f| f.as_ref().clone().with_nullable(true))
+            .collect::<Vec<_>>(),
+    ));
+    let batch = RecordBatch::try_new(schema.clone(), columns)?;
+    let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
+    let phys = crate::expr_plan::plan_physical(&SessionContext::new(), predicate, &df_schema)?;
+    let v = phys.evaluate(&batch)?.into_array(batch.num_rows())?;
+    let v = v
+        .as_any()
+        .downcast_ref::<BooleanArray>()
+        .ok_or_else(|| crate::error::EngineError::invalid("the predicate is not boolean"))?;
+    Ok(candidates
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| v.is_valid(*i) && v.value(*i))
+        .map(|(_, a)| a)
+        .collect())
+}
+
 /// Reads every live row of the snapshot whose file may match `filter` (rows are not filtered; the
 /// caller applies the predicate). Output has the table schema.
 pub async fn scan(

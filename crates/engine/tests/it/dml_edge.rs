@@ -312,3 +312,35 @@ fn update_in_rounds_rewrites_every_row_once() {
         assert_eq!(parts[2], parts[3], "every matched row updated, no other");
     });
 }
+
+/// A DELETE or REPLACE WHERE whose predicate reads only partition columns removes whole files:
+/// only those whose partition values make the predicate true. Pruning cannot reason about
+/// `g / 2 = 0` and keeps every file, which removed every partition (found by the simulator's
+/// integer-division predicates). NULL partitions never match.
+#[test]
+fn partition_only_predicates_remove_exactly_the_matching_partitions() {
+    let mut s = SqlSession::new(Env::deterministic(11), ConflictConfig::default());
+    s.register("p", "memory://dml-edge-partition-only/p");
+    s.register("q", "memory://dml-edge-partition-only/q");
+    rt().block_on(async {
+        for t in ["p", "q"] {
+            s.execute(&format!("CREATE TABLE {t} (k BIGINT, g INT) PARTITIONED BY (g)"))
+                .await
+                .unwrap();
+            s.execute(&format!(
+                "INSERT INTO {t} VALUES (1, 0), (2, 1), (3, 2), (4, 3), (5, NULL)"
+            ))
+            .await
+            .unwrap();
+        }
+    });
+    assert_eq!(run(&s, "DELETE FROM p WHERE g / 2 = 0"), Some(2));
+    assert_eq!(rows(&s, "SELECT k, g FROM p"), vec!["3|2", "4|3", "5|NULL"]);
+    assert_eq!(run(&s, "DELETE FROM p WHERE g % 2 = 1 OR g IS NULL"), Some(2));
+    assert_eq!(rows(&s, "SELECT k, g FROM p"), vec!["3|2"]);
+    run(&s, "INSERT INTO q REPLACE WHERE g / 2 = 1 SELECT 9, 2");
+    assert_eq!(
+        rows(&s, "SELECT k, g FROM q"),
+        vec!["1|0", "2|1", "5|NULL", "9|2"]
+    );
+}
