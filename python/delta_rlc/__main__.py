@@ -21,7 +21,12 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.file:
         text = sys.stdin.read() if args.file == "-" else open(args.file, encoding="utf-8").read()
-        statements = [x.strip() for x in text.split(";") if x.strip()]
+        # The engine's splitter: a ';' inside a string or a comment does not end a statement.
+        try:
+            statements = delta_rlc._internal.split_statements(text)
+        except (DeltaError, ValueError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     elif args.statement:
         statements = [args.statement]
     else:

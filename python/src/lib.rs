@@ -731,11 +731,19 @@ fn sql<'py>(
     sql_result(py, out.batches, out.commit.as_ref(), out.message)
 }
 
+/// The statements of a SQL script, split by the SQL tokenizer (a `;` inside a string or a
+/// comment does not split).
+#[pyfunction]
+fn split_statements(script: String) -> PyResult<Vec<String>> {
+    delta_rlc::split_statements(&script).map_err(to_py_err)
+}
+
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<RawTable>()?;
     m.add_function(wrap_pyfunction!(sql, m)?)?;
+    m.add_function(wrap_pyfunction!(split_statements, m)?)?;
     m.add("DeltaError", py.get_type::<DeltaError>())?;
     m.add("CommitFailedError", py.get_type::<CommitFailedError>())?;
     m.add(

@@ -97,6 +97,10 @@ enum Command {
         /// timestamps, NULLs, multi-column MERGE keys) judged by serial replay.
         #[arg(long)]
         values: bool,
+        /// Schema-change histories: type widening on every table, a third of the operations
+        /// widening `g` or writing and matching values only the widened type holds.
+        #[arg(long)]
+        schema_changes: bool,
     },
     /// In-process measurements for BENCHMARKS.md (see scripts/bench.py).
     Bench {
@@ -393,6 +397,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             start,
             txns,
             values,
+            schema_changes,
         } => {
             let start = std::env::var("DELTA_SIM_SEED")
                 .ok()
@@ -408,8 +413,9 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                 if minutes.is_some_and(|m| began.elapsed().as_secs_f64() > m * 60.0) {
                     break;
                 }
-                let r = delta_rlc_sim::sim::run(&delta_rlc_sim::sim::config_for_seed(seed, txns))
-                    .await?;
+                let mut config = delta_rlc_sim::sim::config_for_seed(seed, txns);
+                config.schema_changes = schema_changes;
+                let r = delta_rlc_sim::sim::run(&config).await?;
                 delta_rlc_sim::sim::accumulate(&mut total, &r);
                 n += 1;
                 if !r.anomalies.is_empty() {

@@ -153,7 +153,8 @@ pub async fn shell(session: &SqlSession, format: output::Format) -> Result<(), E
         }
         buf.push_str(&line);
         buf.push('\n');
-        if !line.trim_end().ends_with(';') {
+        // Only a top-level `;` ends a statement (not one inside a comment or a string).
+        if !delta_rlc_engine::sql::statement_complete(&buf) {
             continue;
         }
         source.remember(&buf);

@@ -88,7 +88,7 @@ pub use merge::{DeleteClause, InsertClause, MergeBuilder, MergeSource, UpdateCla
 pub use options::{CommitOptions, ConflictSettings, Isolation, TableOptions};
 pub use outcome::{CommitOutcome, Metrics, ReconcileEvent, SqlOutcome, VacuumOutcome};
 pub use scan::{RecordBatchStream, ScanBuilder};
-pub use table::{sql, At, ProtocolInfo, Table, TableMetadata, TableSnapshot};
+pub use table::{split_statements, sql, At, ProtocolInfo, Table, TableMetadata, TableSnapshot};
 pub use write::{SchemaMode, WriteBuilder, WriteMode};
 
 /// Commits a planned engine transaction with `options` and reports it.

@@ -225,6 +225,12 @@ pub async fn sql(statement: &str, options: &TableOptions) -> Result<SqlOutcome> 
     Ok(SqlOutcome::from_engine(session.execute(statement).await?))
 }
 
+/// Splits a SQL script into its statements with the SQL tokenizer: a `;` inside a string, a quoted
+/// identifier or a comment does not split. The one splitter behind `sql -f`, the shell and Python.
+pub fn split_statements(script: &str) -> Result<Vec<String>> {
+    Ok(delta_rlc_engine::sql::split_statements(script)?)
+}
+
 /// A table's metadata: identity, name, description, partitioning, properties.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -1,6 +1,11 @@
 //! Casting a column's values to another type without silently changing them.
 //!
-//! Two users, one rule ("a value converts exactly when converting it back gives it again"):
+//! Two users, one rule: a value converts exactly when its type is contained in the target's
+//! (`widens`), or when it is an integer that converting back gives again (an integer the target
+//! holds is the same number in every wider type). Any other source — a float, a decimal, a string,
+//! a date, a boolean — converts exactly only by type: `CAST(0.1 AS DECIMAL(3,1))` into a FLOAT
+//! converts back to 0.1, yet the float is 0.100000001490116…, which a DOUBLE column would not hold
+//! (found by a red-team pass). So:
 //! - reads (`scan::read`): a file column whose type differs from the table's is cast to the
 //!   table's. A widening (the file predates a type change) is always exact. Anything numeric that
 //!   is not a widening — a file written under a *wider* type read through an older, narrower
@@ -75,7 +80,7 @@ pub fn widens(from: &DataType, to: &DataType) -> bool {
 }
 
 /// Casts `value` to `to` with overflow as an error, and tells whether every value converted
-/// exactly (converting back gives the original, by total order).
+/// exactly: by type (`widens`), or an integer that converting back gives again (total order).
 pub fn cast_checked(value: &ArrayRef, to: &DataType) -> Result<(ArrayRef, bool), String> {
     if value.data_type() == to {
         return Ok((value.clone(), true));
@@ -89,7 +94,11 @@ pub fn cast_checked(value: &ArrayRef, to: &DataType) -> Result<(ArrayRef, bool),
     if widens(value.data_type(), to) || !(to.is_numeric() || to == &DataType::Date32) {
         return Ok((out, true));
     }
-    Ok((out.clone(), converts_back(value, &out)))
+    let integer_into_number = int_bits(value.data_type()).is_some() && to.is_numeric();
+    Ok((
+        out.clone(),
+        integer_into_number && converts_back(value, &out),
+    ))
 }
 
 /// `converted` cast back to `original`'s type equals `original` at every row (NULLs included).
@@ -152,13 +161,39 @@ mod tests {
     }
 
     #[test]
+    fn only_integers_convert_exactly_by_value() {
+        use arrow::array::{BooleanArray, Date32Array, Decimal128Array, StringArray};
+        // Red-team cases: each converts back to itself, yet a wider column would hold another
+        // value (or the statement would fail there).
+        let tenth: ArrayRef =
+            Arc::new(Decimal128Array::from(vec![1i128]).with_precision_and_scale(3, 1).unwrap());
+        assert!(!cast_checked(&tenth, &DataType::Float32).unwrap().1);
+        let text: ArrayRef = Arc::new(StringArray::from(vec!["0.1"]));
+        assert!(!cast_checked(&text, &DataType::Float32).unwrap().1);
+        let double: ArrayRef = Arc::new(Float64Array::from(vec![549_755_813_888.06]));
+        assert!(!cast_checked(&double, &DataType::Decimal128(14, 2)).unwrap().1);
+        let day: ArrayRef = Arc::new(Date32Array::from(vec![7]));
+        assert!(!cast_checked(&day, &DataType::Int32).unwrap().1);
+        let yes: ArrayRef = Arc::new(BooleanArray::from(vec![true]));
+        assert!(!cast_checked(&yes, &DataType::Int32).unwrap().1);
+        let number: ArrayRef = Arc::new(Int32Array::from(vec![19725]));
+        assert!(!cast_checked(&number, &DataType::Date32).unwrap().1);
+        let big: ArrayRef = Arc::new(Int64Array::from(vec![16_777_217]));
+        assert!(!cast_checked(&big, &DataType::Float32).unwrap().1);
+        let small: ArrayRef = Arc::new(Int64Array::from(vec![7, -3]));
+        assert!(cast_checked(&small, &DataType::Float32).unwrap().1);
+        assert!(cast_checked(&small, &DataType::Decimal128(6, 2)).unwrap().1);
+    }
+
+    #[test]
     fn writes_report_inexact_conversions() {
         let half: ArrayRef = Arc::new(Float64Array::from(vec![2.0, 0.5]));
         let (v, exact) = cast_checked(&half, &DataType::Int32).unwrap();
         assert!(!exact);
         assert_eq!(v.as_ref(), &Int32Array::from(vec![2, 0]) as &dyn Array);
+        // A float source is exact only by type, even when its values are whole.
         let whole: ArrayRef = Arc::new(Float64Array::from(vec![Some(2.0), None]));
-        assert!(cast_checked(&whole, &DataType::Int32).unwrap().1);
+        assert!(!cast_checked(&whole, &DataType::Int32).unwrap().1);
         let literal: ArrayRef = Arc::new(Int64Array::from(vec![7]));
         assert!(cast_checked(&literal, &DataType::Int32).unwrap().1);
         let too_big: ArrayRef = Arc::new(Int64Array::from(vec![5_000_000_000]));

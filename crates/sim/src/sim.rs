@@ -55,6 +55,10 @@ pub struct SimConfig {
     pub txns: usize,
     pub faults: bool,
     pub conflict: ConflictConfig,
+    /// Schema-change histories: every table has type widening and an unpartitioned `g`, and a
+    /// third of the operations are drawn from the type-widening alphabet (`ALTER COLUMN g TYPE
+    /// BIGINT`, statements writing or matching values only a widened `g` holds).
+    pub schema_changes: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -93,6 +97,33 @@ fn pred(rng: &mut Rng) -> Pred {
             let a = rng.range(0, 200);
             Pred::KBetween(a, a + rng.range(0, 30))
         }
+    }
+}
+
+/// An operation of the type-widening alphabet: the widening itself, and statements whose rows
+/// or predicates involve a value only a widened `g` holds (a loser that planned under INT must
+/// still see such a row written after the widening).
+fn schema_change_op(rng: &mut Rng, next_key: &mut i64) -> Op {
+    let wide = crate::model::WIDE_G + rng.range(0, 2);
+    // Keys below 40 are those of the first setup file (it holds 5 to 39 of them), so these
+    // statements mostly change a row under INT and would also change a wide row written after
+    // the widening.
+    let key = rng.range(0, 40);
+    match rng.below(6) {
+        0 | 1 => Op::AlterWidenG,
+        2 => {
+            *next_key += 1;
+            Op::Insert(vec![(*next_key, rng.range(0, 60), wide)])
+        }
+        3 => Op::UpdateG {
+            pred: Pred::KBetween(key, key + rng.range(0, 5)),
+            g: wide,
+        },
+        4 => Op::Delete(Pred::GEqOrK(wide, key)),
+        _ => Op::UpdateV {
+            pred: Pred::GEqOrK(wide, key),
+            add: rng.range(1, 10),
+        },
     }
 }
 
@@ -167,7 +198,7 @@ fn fnv(h: &mut u64, s: &str) {
 }
 
 /// Table layout chosen by the seed.
-fn table_sql(rng: &mut Rng) -> String {
+fn table_sql(rng: &mut Rng, schema_changes: bool) -> String {
     let mut props = vec![format!(
         "'delta.enableDeletionVectors' = '{}'",
         rng.chance(75)
@@ -179,7 +210,7 @@ fn table_sql(rng: &mut Rng) -> String {
         props.push("'delta.checkpointInterval' = '3'".into());
     }
     // Type widening: `g` may be widened to BIGINT once (old files keep INT).
-    if rng.chance(50) {
+    if rng.chance(50) || schema_changes {
         props.push("'delta.enableTypeWidening' = 'true'".into());
     }
     // Column mapping: physical names in files, stats and partition values under every tier.
@@ -191,12 +222,16 @@ fn table_sql(rng: &mut Rng) -> String {
     if rng.chance(30) {
         props.push("'delta.enableChangeDataFeed' = 'true'".into());
     }
-    let part = if rng.chance(30) {
+    let part = if rng.chance(30) && !schema_changes {
         " PARTITIONED BY (g)"
     } else {
         ""
     };
-    format!("CREATE TABLE t (k BIGINT NOT NULL, v BIGINT NOT NULL, g INT NOT NULL){part} TBLPROPERTIES ({})", props.join(", "))
+    // In schema-change histories `g` is nullable (no statement writes NULL into it): a check that
+    // read a widened value through the old INT schema would see NULL instead of failing on a
+    // NOT NULL column, so such a bug shows up as a wrong commit, not as an extra abort.
+    let g = if schema_changes { "g INT" } else { "g INT NOT NULL" };
+    format!("CREATE TABLE t (k BIGINT NOT NULL, v BIGINT NOT NULL, {g}){part} TBLPROPERTIES ({})", props.join(", "))
 }
 
 enum Slot {
@@ -227,7 +262,7 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
     let mut session = SqlSession::new(Env::deterministic(cfg.seed), cfg.conflict.clone());
     session.use_store(&location, store);
     session.register("t", &location);
-    session.execute(&table_sql(&mut rng)).await?;
+    session.execute(&table_sql(&mut rng, cfg.schema_changes)).await?;
     let mut model = Model::new();
     let mut next_key = 1_000_000i64;
     for f in 0..rng.range(1, 4) {
@@ -268,7 +303,11 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
         match std::mem::replace(slot, Slot::Idle) {
             Slot::Idle if remaining > 0 => {
                 remaining -= 1;
-                let op = random_op(&mut rng, &mut next_key, records.len() as i64);
+                let op = if cfg.schema_changes && rng.chance(35) {
+                    schema_change_op(&mut rng, &mut next_key)
+                } else {
+                    random_op(&mut rng, &mut next_key, records.len() as i64)
+                };
                 let rec_idx = records.len();
                 if cfg.faults {
                     arm_transient(&mut rng, &faulty);
@@ -449,6 +488,7 @@ pub fn config_for_seed(seed: u64, txns: usize) -> SimConfig {
         txns,
         faults: !seed.is_multiple_of(5),
         conflict,
+        schema_changes: false,
     }
 }
 

@@ -67,6 +67,42 @@ fn fixed_seed_set_has_no_anomalies() {
     );
 }
 
+/// Schema-change histories (type widening on every table, a third of the operations widening
+/// `g` or writing and matching values only the widened type holds): no anomaly, and the
+/// widenings do get reconciled with concurrent writers. The 10,000-history campaign and its
+/// mutation check are in docs/verification.md.
+#[test]
+fn schema_change_histories_have_no_anomalies() {
+    let rt = rt();
+    let mut totals = SimReport::default();
+    let mut bad = Vec::new();
+    for seed in 700_001..=700_150u64 {
+        let mut cfg = config_for(seed);
+        cfg.schema_changes = true;
+        let r = rt
+            .block_on(run(&cfg))
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        accumulate(&mut totals, &r);
+        if !r.anomalies.is_empty() {
+            bad.push(format!("seed {seed} (schema changes): {:?}", r.anomalies));
+        }
+    }
+    assert!(bad.is_empty(), "anomalies:\n{}", bad.join("\n"));
+    assert!(
+        totals
+            .events
+            .get("delta.rowLevelConcurrency.metadataChangeReconciled")
+            .is_some_and(|n| *n > 0),
+        "schema changes must be reconciled with concurrent writers: {:?}",
+        totals.events
+    );
+    assert!(
+        totals.aborts.get("MetadataChanged").is_some_and(|n| *n > 0),
+        "and some must abort: {:?}",
+        totals.aborts
+    );
+}
+
 #[test]
 fn one_seed_twice_gives_the_same_trace() {
     let rt = rt();

@@ -12,8 +12,10 @@
 //! **Proves** (the loser commits): for each widened column `c` (N → W) the loser's outcome is the
 //! same under both types, by one of
 //! - `untouched`: no read predicate, MERGE key, assignment, value or condition of the loser reads
-//!   or writes `c` — rows it copies keep their N values, which every reader widens, exactly as
-//!   they would read had it run after the change;
+//!   `c`, and every value it wrote into `c` converted exactly (`value_cast`: by type, or an
+//!   integer that fits — a value of N is the same value in W ⊇ N, while `CAST(0.1 AS DECIMAL)`
+//!   into FLOAT is not 0.1 in DOUBLE) — rows it copies keep their N values, which every reader
+//!   widens, exactly as they would read had it run after the change;
 //! - `integerLiteralComparison`: N and W are both integer types, and every use of `c` is in a read
 //!   predicate as `c <op> literal`, `c IN (literals)`, `c BETWEEN literal AND literal` or
 //!   `c IS [NOT] NULL` with integer literals (combined by AND/OR/NOT), or a MERGE key. For every

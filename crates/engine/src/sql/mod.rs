@@ -20,5 +20,5 @@ mod session_objects;
 
 pub use crate::expr_plan::strip_qualifiers;
 pub use provider::DeltaTableProvider;
-pub use refs::split_statements;
+pub use refs::{split_statements, statement_complete};
 pub use session::{Prepared, SqlSession, StatementOutput, StreamingOutput};

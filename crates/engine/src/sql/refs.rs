@@ -153,6 +153,20 @@ const REF_AFTER: &[&str] = &[
     "OVERWRITE",
 ];
 
+/// Whether the shell's buffer `text` ends a statement: its last token other than whitespace and
+/// comments is a top-level `;`. A `;` at the end of a line inside a comment or a string does not
+/// end it (a string or comment still open is incomplete); text the tokenizer refuses for another
+/// reason is complete, so that running it reports the error.
+pub fn statement_complete(text: &str) -> bool {
+    match Tokenizer::new(&GenericDialect {}, text).tokenize() {
+        Ok(tokens) => tokens.iter().rev().find(|t| !is_ws(t)) == Some(&Token::SemiColon),
+        Err(e) => {
+            let m = e.to_string();
+            !(m.contains("Unterminated") || m.contains("EOF"))
+        }
+    }
+}
+
 /// Splits a script into its statements at top-level semicolons (a `;` inside a string, quoted
 /// identifier or comment does not split). Empty statements are dropped.
 pub fn split_statements(script: &str) -> Result<Vec<String>> {
