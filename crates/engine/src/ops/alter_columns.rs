@@ -49,6 +49,15 @@ pub(super) fn add_columns(
                 "ADD COLUMNS: {shown} cannot be a generated column (rows already written have no value for it; as in Delta)"
             )));
         }
+        // Rows already written would hold NULL ids, and other writers would generate ids that
+        // collide with none of them only by luck: Delta refuses adding an identity column.
+        if crate::txn::identity::is_identity(c)
+            || c.metadata.keys().any(|k| k.starts_with("delta.identity."))
+        {
+            return Err(EngineError::invalid(format!(
+                "ADD COLUMNS: {shown} cannot be an identity column (rows already written have no id; as in Delta, create the table with it)"
+            )));
+        }
         let target = match parent.is_empty() {
             true => &mut *schema,
             false => schema_path::parent_struct_mut(schema, &path)?,

@@ -17,6 +17,22 @@ use datafusion::prelude::SessionContext;
 
 use crate::error::{EngineError, Result};
 
+/// The latest snapshot of the Delta table at `location`, when a file reference (`'./t.parquet'`,
+/// `read_parquet('dir')`) names a folder holding a `_delta_log`; None for a glob, or where no
+/// table is (one listing).
+pub(super) async fn delta_table_behind(
+    session: &super::session::SqlSession,
+    location: &str,
+) -> Result<Option<Arc<crate::snapshot::Snapshot>>> {
+    if location.contains(['*', '?', '[']) {
+        return Ok(None);
+    }
+    let Ok(table) = session.table(location) else {
+        return Ok(None);
+    };
+    table.latest_if_exists().await
+}
+
 /// How a file reference is read.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FileSource {

@@ -4,6 +4,7 @@
 
 mod alter;
 mod changes_fn;
+mod copy;
 mod describe;
 mod dml;
 mod file_tables;

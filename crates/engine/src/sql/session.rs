@@ -146,7 +146,15 @@ impl SqlSession {
         let ctx = SessionContext::new();
         for r in refs {
             // Data files (`'new.csv'`, `read_parquet('dir/*.parquet')`) are listing tables.
-            if let Some(src) = &r.file {
+            // A folder holding a `_delta_log` is a table whatever its name (`'./t.parquet'`):
+            // reading its files raw would return deleted and pre-update rows.
+            let delta = match &r.file {
+                Some(_) if !is_local_file(&r.location) => {
+                    super::file_tables::delta_table_behind(self, &r.location).await?
+                }
+                _ => None,
+            };
+            if let (Some(src), None) = (&r.file, &delta) {
                 let provider = super::file_tables::file_table(&ctx, &r.location, src).await?;
                 ctx.register_table(r.ident.to_ascii_lowercase(), provider)?;
                 continue;
@@ -157,6 +165,7 @@ impl SqlSession {
             }
             // The latest version: existence and snapshot from one listing.
             let snapshot = match r.version {
+                None if delta.is_some() => delta,
                 None => table.latest_if_exists().await?,
                 Some(v) => match table.exists().await? {
                     true => Some(table.snapshot(Some(v)).await?),
@@ -434,6 +443,10 @@ impl SqlSession {
             ("ALTER", _) => Ok(Prepared::Write(Box::new(
                 super::alter::prepare_alter(self, &rw.refs, rw.tokens.clone()).await?,
             ))),
+            ("COPY", _) => {
+                super::copy::check(self, &rw.sql).await?;
+                Ok(Prepared::Rows(self.query(&rw.refs, &rw.sql, None).await?))
+            }
             ("REPLACE", _) => Err(EngineError::Unsupported(format!(
                 "{first_kw} is not supported yet"
             ))),
@@ -655,7 +668,7 @@ fn local_path(location: &str) -> Option<&std::path::Path> {
         .then(|| std::path::Path::new(location.strip_prefix("file://").unwrap_or(location)))
 }
 
-fn is_local_file(location: &str) -> bool {
+pub(super) fn is_local_file(location: &str) -> bool {
     local_path(location).is_some_and(|p| p.is_file())
 }
 

@@ -20,6 +20,7 @@ mod readers;
 mod reads_never_write;
 mod scenarios;
 mod snapshot_update;
+mod statements;
 mod tier_soundness;
 mod time_travel;
 mod vacuum_soak;

@@ -139,6 +139,49 @@ fn normalize_qualifiers(e: Expr, aliases: &[&str]) -> Result<Expr> {
 
 impl MergeSpec {
     /// The same MERGE with every column qualifier spelled as the lower-case alias.
+    /// Every column a clause assigns or inserts is a table column, named once per clause, and an
+    /// INSERT has as many values as columns — checked before any row is read, for SQL, Rust and
+    /// Python alike (an unknown column in `UPDATE SET` was ignored when the clause matched).
+    fn check_columns(&self, schema: &delta_rlc_protocol::schema::StructType) -> Result<()> {
+        let known = |c: &str| schema.fields.iter().any(|f| f.name.eq_ignore_ascii_case(c));
+        let check = |what: &str, cols: &mut dyn Iterator<Item = &String>| -> Result<()> {
+            let mut seen = std::collections::BTreeSet::new();
+            for c in cols {
+                if !known(c) {
+                    return Err(EngineError::invalid(format!("MERGE {what}: unknown column {c}")));
+                }
+                if !seen.insert(c.to_ascii_lowercase()) {
+                    return Err(EngineError::invalid(format!(
+                        "MERGE {what}: column {c} is assigned more than once"
+                    )));
+                }
+            }
+            Ok(())
+        };
+        for c in &self.clauses {
+            match &c.action {
+                ClauseAction::Update(Some(sets)) => {
+                    check("UPDATE SET", &mut sets.iter().map(|(c, _)| c))?
+                }
+                ClauseAction::Insert(Some((cols, values))) => {
+                    check("INSERT", &mut cols.iter())?;
+                    let expected = match cols.is_empty() {
+                        true => schema.fields.len(),
+                        false => cols.len(),
+                    };
+                    if values.len() != expected {
+                        return Err(EngineError::invalid(format!(
+                            "MERGE INSERT: {} values for {expected} columns",
+                            values.len()
+                        )));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
     fn normalized(mut self) -> Result<Self> {
         let (t, s) = (
             self.target_alias.to_ascii_lowercase(),
@@ -219,6 +262,7 @@ pub async fn merge_txn_on(
 ) -> Result<Transaction> {
     use futures::StreamExt;
     let spec = spec.normalized()?;
+    spec.check_columns(&snapshot.schema)?;
     if txn.snapshot()?.version != snapshot.version {
         return Err(EngineError::Internal(
             "MERGE against another version than it read".into(),

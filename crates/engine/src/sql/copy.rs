@@ -1,0 +1,122 @@
+//! `COPY (query) TO 'target' [STORED AS f] …`: DataFusion writes the files; this module refuses
+//! what must never be written. A target inside a Delta table (the folder itself, or anything below
+//! a folder that holds a `_delta_log`) would overwrite committed log or data files, plant a fake
+//! commit, or leave files the table does not know: refused, as Spark refuses writing plain files
+//! into a Delta table's location. An unknown `STORED AS` format is refused rather than guessed.
+
+use datafusion::sql::parser::{DFParser, Statement as DFStatement};
+
+use super::session::SqlSession;
+use crate::error::{EngineError, Result};
+
+/// The formats DataFusion's COPY writes.
+const FORMATS: &[&str] = &["CSV", "PARQUET", "JSON", "ARROW"];
+
+/// At most this many folders above a target are checked (deeper paths are refused).
+const MAX_DEPTH: usize = 64;
+
+/// Checks a COPY statement (already rewritten: the source's table references are identifiers, the
+/// target is as written). Ok when the target is outside every Delta table and the format is known.
+pub(super) async fn check(session: &SqlSession, sql: &str) -> Result<()> {
+    let statements = DFParser::parse_sql(sql)
+        .map_err(|e| EngineError::invalid(format!("SQL syntax error: {e}")))?;
+    let Some(DFStatement::CopyTo(copy)) = statements.front() else {
+        return Err(EngineError::invalid(
+            "COPY: expected COPY (query) TO 'target' [STORED AS format]",
+        ));
+    };
+    if let Some(f) = &copy.stored_as {
+        if !FORMATS.iter().any(|k| k.eq_ignore_ascii_case(f)) {
+            return Err(EngineError::invalid(format!(
+                "COPY: unknown format {f} (supported: {})",
+                FORMATS.join(", ")
+            )));
+        }
+    }
+    let folders = target_and_folders_above(&copy.target);
+    if folders.len() > MAX_DEPTH {
+        return Err(EngineError::invalid(format!(
+            "COPY: target {} is nested too deeply to check",
+            copy.target
+        )));
+    }
+    for folder in folders {
+        if holds_delta_log(session, &folder).await? {
+            return Err(EngineError::invalid(format!(
+                "COPY: target {} is inside the Delta table at {folder}; write to a table with INSERT, or COPY to a folder outside it",
+                copy.target
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `a/b/c` → [`a/b/c`, `a/b`, `a`] (a URL keeps its scheme and bucket; a leading `/` stays).
+fn target_and_folders_above(target: &str) -> Vec<String> {
+    let trimmed = target.trim_end_matches('/');
+    let root_len = match trimmed.find("://") {
+        Some(i) => trimmed[i + 3..]
+            .find('/')
+            .map_or(trimmed.len(), |j| i + 3 + j),
+        None => 0,
+    };
+    let mut out = vec![trimmed.to_string()];
+    let mut cur = trimmed;
+    while let Some(i) = cur.rfind('/') {
+        if i < root_len || i == 0 {
+            break;
+        }
+        cur = &cur[..i];
+        out.push(cur.to_string());
+    }
+    if !trimmed.contains("://") && !trimmed.starts_with('/') && !out.iter().any(|p| p == ".") {
+        out.push(".".into());
+    }
+    out
+}
+
+/// Whether `folder` holds a non-empty `_delta_log` (a listing that finds nothing is no table; a
+/// failed listing is an error, so the COPY is refused rather than risked).
+async fn holds_delta_log(session: &SqlSession, folder: &str) -> Result<bool> {
+    // A file (the target itself, existing) holds nothing.
+    if super::session::is_local_file(folder) {
+        return Ok(false);
+    }
+    let table = match session.table(folder) {
+        Ok(t) => t,
+        // Not a location a store can open (a file name with odd characters): no table there.
+        Err(EngineError::Storage(e))
+            if e.kind == delta_rlc_storage::StorageErrorKind::InvalidPath =>
+        {
+            return Ok(false)
+        }
+        Err(e) => return Err(e),
+    };
+    match table.store.list("_delta_log").await {
+        Ok(entries) => Ok(!entries.is_empty()),
+        Err(e) if e.kind == delta_rlc_storage::StorageErrorKind::NotFound => Ok(false),
+        Err(e) => Err(EngineError::Storage(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::target_and_folders_above;
+
+    #[test]
+    fn folders_above_a_target() {
+        assert_eq!(
+            target_and_folders_above("./t/_delta_log/00.json"),
+            vec!["./t/_delta_log/00.json", "./t/_delta_log", "./t", "."]
+        );
+        assert_eq!(
+            target_and_folders_above("/data/t/x.csv"),
+            vec!["/data/t/x.csv", "/data/t", "/data"]
+        );
+        assert_eq!(
+            target_and_folders_above("s3://b/t/out/"),
+            vec!["s3://b/t/out", "s3://b/t"]
+        );
+        assert_eq!(target_and_folders_above("out.csv"), vec!["out.csv", "."]);
+    }
+}
