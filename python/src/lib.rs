@@ -734,8 +734,8 @@ fn sql<'py>(
 /// The statements of a SQL script, split by the SQL tokenizer (a `;` inside a string or a
 /// comment does not split).
 #[pyfunction]
-fn split_statements(script: String) -> PyResult<Vec<String>> {
-    delta_rlc::split_statements(&script).map_err(to_py_err)
+fn split_statements(py: Python<'_>, script: String) -> PyResult<Vec<String>> {
+    delta_rlc::split_statements(&script).map_err(|e| to_py_err(py, e))
 }
 
 #[pymodule]

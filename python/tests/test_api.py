@@ -235,6 +235,29 @@ def test_sql_and_cli(tmp_path):
     assert r.returncode == 2 and r.stderr.startswith("error:")
 
 
+def test_statements_mean_what_they_say(tmp_path):
+    # A quoted literal stays one literal; a ';' in a comment or a string does not end a statement;
+    # MERGE refuses an unknown column. Each of these deleted or changed rows before.
+    uri = str(tmp_path / "q")
+    delta_rlc.sql(f"CREATE TABLE '{uri}' (id BIGINT, name STRING)")
+    delta_rlc.sql(f"INSERT INTO '{uri}' VALUES (1, 'x'), (2, 'it''s')")
+    delta_rlc.sql(f"DELETE FROM '{uri}' WHERE name = 'x'' OR ''1''=''1'")
+    assert delta_rlc.sql(f"SELECT count(*) AS n FROM '{uri}'").read_all().to_pylist() == [{"n": 2}]
+    assert delta_rlc.sql("SELECT 'it''s' AS s").read_all().to_pylist() == [{"s": "it's"}]
+    import subprocess
+    import sys
+
+    script = tmp_path / "s.sql"
+    script.write_text(f"DELETE FROM '{uri}' -- remove the test row;\nWHERE id = 1;\nSELECT 'a;b' AS s;\n")
+    r = subprocess.run([sys.executable, "-m", "delta_rlc", "sql", "-f", str(script)], capture_output=True, text=True)
+    assert r.returncode == 0, r
+    assert '"a;b"' in r.stdout or "a;b" in r.stdout, r
+    assert DeltaTable(uri).to_pyarrow_table().sort_by("id").to_pylist() == [{"id": 2, "name": "it's"}]
+    with pytest.raises((DeltaError, ValueError), match="unknown column nosuch"):
+        DeltaTable(uri).merge(pa.table({"id": [2]}), "target.id = source.id").when_matched_update({"nosuch": "1"}).execute()
+    assert DeltaTable(uri).to_pyarrow_table().to_pylist() == [{"id": 2, "name": "it's"}]
+
+
 def test_schema_evolution_merge_and_overwrite(tmp_path):
     """deltalake's schema_mode: "merge" adds the data's new columns (old rows NULL; missing columns
     written NULL), "overwrite" replaces the schema; without it a mismatch is an error and nothing
