@@ -51,7 +51,8 @@ pub(super) async fn check(session: &SqlSession, sql: &str) -> Result<()> {
     Ok(())
 }
 
-/// `a/b/c` → [`a/b/c`, `a/b`, `a`] (a URL keeps its scheme and bucket; a leading `/` stays).
+/// `a/b/c` → [`a/b/c`, `a/b`, `a`, `.`]; a URL's folders end at its bucket (a table may live at
+/// a bucket's root); an absolute path's at the first folder below `/`.
 fn target_and_folders_above(target: &str) -> Vec<String> {
     let trimmed = target.trim_end_matches('/');
     let root_len = match trimmed.find("://") {
@@ -115,7 +116,7 @@ mod tests {
         );
         assert_eq!(
             target_and_folders_above("s3://b/t/out/"),
-            vec!["s3://b/t/out", "s3://b/t"]
+            vec!["s3://b/t/out", "s3://b/t", "s3://b"]
         );
         assert_eq!(target_and_folders_above("out.csv"), vec!["out.csv", "."]);
     }
