@@ -23,4 +23,22 @@ def test_sql_file_and_shell_split_where_the_parser_does(tmp_path):
         else:
             r = subprocess.run([BIN, "shell"], input=script, capture_output=True, text=True)
             assert r.returncode == 0 and "error" not in r.stderr, r
-        assert rlc_rows(f"SELECT id, name FROM '{uri}' ORDER BY id") == [[2, "a;\nb"], [3, "it's"]], how
+        assert rlc_rows(f"SELECT id, name FROM '{uri}' ORDER BY id") == [{"id": 2, "name": "a;\nb"}, {"id": 3, "name": "it's"}], how
+
+
+def test_every_row_statement_honours_the_format_and_a_closed_pipe_is_quiet(tmp_path):
+    uri = str(tmp_path / "f")
+    rlc("sql", f"CREATE TABLE '{uri}' (id BIGINT, name STRING) TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')")
+    rlc("sql", f"INSERT INTO '{uri}' VALUES (1, 'a'), (2, 'b')")
+    for stmt in [f"DESCRIBE '{uri}'", f"DESCRIBE HISTORY '{uri}'", f"SELECT * FROM table_changes('{uri}', 0)"]:
+        csv = rlc("--format", "csv", "sql", stmt).stdout.splitlines()
+        assert csv and "," in csv[0] and not csv[0].startswith("+"), (stmt, csv)
+        nd = rlc("--format", "ndjson", "sql", stmt).stdout.splitlines()
+        assert nd and all(line.startswith("{") for line in nd), (stmt, nd)
+    # The reader goes away after one line: no panic, no error message.
+    p = subprocess.Popen([BIN, "--format", "csv", "sql", "SELECT * FROM range(2000000)"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.readline()
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    p.wait(timeout=120)
+    assert "panicked" not in err and "error" not in err, err

@@ -621,6 +621,13 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
 const STATEMENT_STACK_BYTES: usize = 512 << 20;
 
 fn main() -> ExitCode {
+    // A closed stdout (`delta-rlc sql … | head`) ends the process quietly, as it does for any
+    // Unix tool, instead of a panic in a print: Rust starts programs with SIGPIPE ignored.
+    #[cfg(unix)]
+    // SAFETY: called first in main, before any thread exists; restores the default disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     delta_rlc_engine::warnings::set_warning_sink(|m| eprintln!("warning: {m}"));
     let runner = std::thread::Builder::new()

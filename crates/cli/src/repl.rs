@@ -32,6 +32,22 @@ pub async fn run_statement(
     }
     match out? {
         StreamingOutput::Rows(stream) => output::print_stream(stream, format).await,
+        // Rows of DESCRIBE, SHOW, table_changes(…), delta_files(…) in the format asked for.
+        StreamingOutput::Done(out)
+            if out.commit.is_none()
+                && out.message.is_none()
+                && matches!(format, output::Format::Csv | output::Format::Ndjson) =>
+        {
+            let schema = out.batches.first().map_or_else(
+                || std::sync::Arc::new(arrow::datatypes::Schema::empty()),
+                |b| b.schema(),
+            );
+            let rows = futures::stream::iter(out.batches.into_iter().map(Ok));
+            let stream = Box::pin(
+                datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(schema, rows),
+            );
+            output::print_stream(stream, format).await
+        }
         StreamingOutput::Done(out) => output::print_statement(&out, format == output::Format::Json),
     }
 }
