@@ -18,7 +18,9 @@
 //!   widens, exactly as they would read had it run after the change;
 //! - `integerLiteralComparison`: N and W are both integer types, and every use of `c` is in a read
 //!   predicate as `c <op> literal`, `c IN (literals)`, `c BETWEEN literal AND literal` or
-//!   `c IS [NOT] NULL` with integer literals (combined by AND/OR/NOT), or a MERGE key. For every
+//!   `c IS [NOT] NULL` with integer literals (combined by AND/OR/NOT), or a key of the exact
+//!   source-key read (a MERGE declares its ON columns as used by its expressions too, so today a
+//!   MERGE whose key is widened aborts: coarser than this rule). For every
 //!   value N can hold, an integer comparison with an integer literal answers the same whatever the
 //!   integer width it is evaluated in; rows holding values only W can hold were written by winners
 //!   after the change, and the checker evaluates the predicate over them as W.
