@@ -127,6 +127,13 @@ impl ExprContext {
             .map_err(|e| EngineError::invalid(format!("{e}")))
     }
 
+    /// Plans a parsed SQL expression — never printed back to text first: sqlparser's `Display`
+    /// loses quotes (a literal ending in `''` prints as one that ends in `'`).
+    pub fn plan(&self, e: &datafusion::sql::sqlparser::ast::Expr) -> Result<Expr> {
+        plan_sql_expr(&self.ctx, e, &self.df_schema)
+            .map_err(|e| EngineError::invalid(format!("{e}")))
+    }
+
     pub fn physical(&self, e: &Expr) -> Result<Arc<dyn PhysicalExpr>> {
         crate::expr_plan::plan_physical(&self.ctx, e, &self.df_schema)
     }
@@ -524,4 +531,20 @@ pub async fn scan_file(
         rows,
         old_dv,
     }))
+}
+
+/// A parsed SQL expression planned against `schema` with `ctx`'s options (the same planner
+/// `parse_sql_expr` uses after parsing).
+pub fn plan_sql_expr(
+    ctx: &SessionContext,
+    e: &datafusion::sql::sqlparser::ast::Expr,
+    schema: &DFSchema,
+) -> datafusion::error::Result<Expr> {
+    ctx.state().create_logical_expr_from_sql_expr(
+        datafusion::sql::sqlparser::ast::ExprWithAlias {
+            expr: e.clone(),
+            alias: None,
+        },
+        schema,
+    )
 }

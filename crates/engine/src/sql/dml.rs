@@ -104,7 +104,7 @@ pub async fn prepare_delete(
     let predicate = d
         .selection
         .as_ref()
-        .map(|e| ectx.parse(&e.to_string()))
+        .map(|e| ectx.plan(e))
         .transpose()?;
     let predicate = predicate.map(strip_qualifiers);
     let txn = Transaction::new(&table, Some(snapshot), "DELETE");
@@ -152,12 +152,12 @@ pub async fn prepare_update(
                 "UPDATE: column {col} is assigned more than once"
             )));
         }
-        assignments.push((col, strip_qualifiers(ectx.parse(&a.value.to_string())?)));
+        assignments.push((col, strip_qualifiers(ectx.plan(&a.value)?)));
     }
     let predicate = u
         .selection
         .as_ref()
-        .map(|e| ectx.parse(&e.to_string()))
+        .map(|e| ectx.plan(e))
         .transpose()?
         .map(strip_qualifiers);
     let txn = Transaction::new(&table, Some(snapshot), "UPDATE");

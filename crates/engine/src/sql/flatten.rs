@@ -31,13 +31,15 @@ pub fn flatten_long_chains(sql: &str) -> Option<String> {
     for st in &mut stmts {
         let _ = st.visit(&mut v);
     }
-    v.changed.then(|| {
-        stmts
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .join("; ")
-    })
+    if !v.changed {
+        return None;
+    }
+    // Only an exact print replaces the statement as written (see `refs::print_exactly`).
+    let printed = stmts
+        .iter()
+        .map(super::refs::print_exactly)
+        .collect::<Option<Vec<_>>>()?;
+    Some(printed.join("; "))
 }
 
 /// Visits expressions root first, so a chain is replaced as a whole before its links are visited

@@ -132,11 +132,12 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
                 .ok_or_else(|| EngineError::invalid("MERGE: a subquery source needs an alias"))?;
             // A column list on the alias (`AS s(id, v)`) names the subquery's columns, as in a
             // SELECT's FROM: keep it by selecting through the aliased derived table.
+            let text = query_as_written(&tokens, subquery)?;
             let sql = if alias.columns.is_empty() {
-                subquery.to_string()
+                text
             } else {
                 // The alias prints with its own `AS` when it was written with one.
-                format!("SELECT * FROM ({subquery}) {alias}")
+                format!("SELECT * FROM ({text}) {alias}")
             };
             (sql, alias.name.value.clone())
         }
@@ -218,7 +219,7 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
                             "MERGE: column {col} is assigned more than once in one UPDATE SET"
                         )));
                     } else {
-                        let value = exprs.parse("UPDATE SET", &a.value.to_string())?;
+                        let value = exprs.plan("UPDATE SET", &a.value)?;
                         assigns.push((col, value));
                     }
                 }
@@ -242,7 +243,7 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
                     }
                     let values = row
                         .iter()
-                        .map(|e| exprs.parse("INSERT", &e.to_string()))
+                        .map(|e| exprs.plan("INSERT", e))
                         .collect::<Result<Vec<_>>>()?;
                     ClauseAction::Insert(Some((cols, values)))
                 }
@@ -256,7 +257,7 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
             condition: c
                 .predicate
                 .as_ref()
-                .map(|p| exprs.parse("condition", &p.to_string()))
+                .map(|p| exprs.plan("condition", p))
                 .transpose()?,
             action,
         });
@@ -264,7 +265,7 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
     if clauses.is_empty() {
         return Err(EngineError::invalid("MERGE needs at least one WHEN clause"));
     }
-    let on = exprs.parse("ON", &m.on.to_string())?;
+    let on = exprs.plan("ON", &m.on)?;
     let spec = MergeSpec {
         target_alias,
         source_alias,
@@ -273,4 +274,64 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
         clauses,
     };
     merge_txn_on(txn, spec, snapshot).await
+}
+
+/// The text of the source query exactly as written: the tokens between the parentheses after the
+/// statement's first top-level USING, written back by `sql_text`, and checked by parsing them to
+/// the same tree. sqlparser's printing loses quotes (a literal ending in two quotes prints as one
+/// ending in one), so a source query is never re-printed; one that cannot be taken back is refused.
+fn query_as_written(
+    tokens: &[Token],
+    query: &datafusion::sql::sqlparser::ast::Query,
+) -> Result<String> {
+    let refuse = || EngineError::invalid("MERGE: the source query could not be read as written");
+    let mut depth = 0i64;
+    let mut using = None;
+    for (i, t) in tokens.iter().enumerate() {
+        match t {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            _ if depth == 0 && keyword_of(t).as_deref() == Some("USING") => {
+                using = Some(i);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let start = using.ok_or_else(refuse)?;
+    let mut it = tokens
+        .iter()
+        .enumerate()
+        .skip(start + 1)
+        .filter(|(_, t)| !matches!(t, Token::Whitespace(_)));
+    let (open, first) = it.next().ok_or_else(refuse)?;
+    if first != &Token::LParen {
+        return Err(refuse());
+    }
+    let mut depth = 0i64;
+    let mut close = None;
+    for (i, t) in tokens.iter().enumerate().skip(open) {
+        match t {
+            Token::LParen => depth += 1,
+            Token::RParen => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let close = close.ok_or_else(refuse)?;
+    let text: String = tokens
+        .get(open + 1..close)
+        .ok_or_else(refuse)?
+        .iter()
+        .map(super::refs::sql_text)
+        .collect();
+    match parse_one(text.trim()) {
+        Ok(Statement::Query(q)) if *q == *query => Ok(text.trim().to_string()),
+        _ => Err(refuse()),
+    }
 }

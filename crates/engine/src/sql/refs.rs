@@ -153,6 +153,22 @@ const REF_AFTER: &[&str] = &[
     "OVERWRITE",
 ];
 
+/// A statement's text when sqlparser prints it exactly: the printed text parses back to the same
+/// tree. sqlparser's `Display` takes a `''` or `\'` inside a string for an escape already made and
+/// does not escape it again, so `'a'''''` (a, two quotes) prints as `'a'''` (a, one quote). A rewrite
+/// of the AST that must be printed goes through here, and is dropped (or the statement refused)
+/// when the print is not exact.
+pub fn print_exactly(
+    statement: &datafusion::sql::sqlparser::ast::Statement,
+) -> Option<String> {
+    use datafusion::sql::sqlparser::parser::Parser;
+    let text = statement.to_string();
+    match Parser::parse_sql(&GenericDialect {}, &text) {
+        Ok(back) if back.len() == 1 && back.first() == Some(statement) => Some(text),
+        _ => None,
+    }
+}
+
 /// Whether the shell's buffer `text` ends a statement: its last token other than whitespace and
 /// comments is a top-level `;`. A `;` at the end of a line inside a comment or a string does not
 /// end it (a string or comment still open is incomplete); text the tokenizer refuses for another

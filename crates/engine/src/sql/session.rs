@@ -630,6 +630,7 @@ fn alias_positional_columns(query: &str) -> String {
     let Some(Statement::Query(q)) = stmts.first_mut() else {
         return query.to_string();
     };
+    let mut changed = false;
     if let SetExpr::Select(sel) = q.body.as_mut() {
         for (i, item) in sel.projection.iter_mut().enumerate() {
             if let SelectItem::UnnamedExpr(e) = item {
@@ -637,13 +638,16 @@ fn alias_positional_columns(query: &str) -> String {
                     expr: e.clone(),
                     alias: Ident::new(format!("__c{i}")),
                 };
+                changed = true;
             }
         }
     }
-    stmts
-        .first()
-        .map(|s| s.to_string())
-        .unwrap_or_else(|| query.to_string())
+    // Printed only when changed and only when the print is exact; else the query as written
+    // (DataFusion may then refuse duplicate names: an error, never another statement).
+    match (changed, stmts.first()) {
+        (true, Some(st)) => super::refs::print_exactly(st).unwrap_or_else(|| query.to_string()),
+        _ => query.to_string(),
+    }
 }
 
 /// Adds the reads a query recorded to those the statement staged (an overwrite's, a MERGE's).

@@ -93,6 +93,25 @@ fn quoted_literals_mean_what_they_say() {
         );
         // A quoted identifier with a doubled quote inside.
         assert_eq!(rows(&s, "SELECT 1 AS \"a\"\"b\"").await, vec!["1"]);
+        // Literals ending in doubled quotes, through MERGE's source query, condition and values
+        // (sqlparser prints 'a''''' as 'a''': a statement is never re-printed).
+        s.execute(&format!(
+            "MERGE INTO '{path}' t USING (SELECT 1 AS id, 'q''''' AS name) s ON t.id = s.id \
+             WHEN MATCHED AND s.name = 'q''''' THEN UPDATE SET name = s.name || ''''"
+        ))
+        .await
+        .unwrap();
+        assert_eq!(
+            rows(&s, &format!("SELECT name FROM '{path}' WHERE id = 1")).await,
+            vec!["q'''"]
+        );
+        s.execute(&format!("UPDATE '{path}' SET name = 'z''' WHERE name = 'q'''''''"))
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, &format!("SELECT name FROM '{path}' WHERE id = 1")).await,
+            vec!["z'"]
+        );
     });
 }
 
@@ -242,4 +261,124 @@ fn add_columns_cannot_add_an_identity_column() {
             vec!["6"]
         );
     });
+}
+
+/// Characters that break a parser that handles statements as text: quotes, `;`, comment markers,
+/// backslashes, newlines, unicode.
+fn tricky_string() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    prop::collection::vec(
+        prop_oneof![
+            Just("'".to_string()),
+            Just("''".to_string()),
+            Just("\"".to_string()),
+            Just(";".to_string()),
+            Just("--".to_string()),
+            Just("/*".to_string()),
+            Just("*/".to_string()),
+            Just("\\".to_string()),
+            Just("\n".to_string()),
+            Just(" OR 1=1".to_string()),
+            Just("é".to_string()),
+            Just("x".to_string()),
+            "[a-c]{1,3}".prop_map(|s| s),
+        ],
+        0..6,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
+fn sql_literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+    /// For predicates over arbitrary string literals, `DELETE … WHERE p` removes exactly the rows
+    /// that `SELECT … WHERE p` returned just before, and UPDATE writes the literal unchanged.
+    #[test]
+    fn delete_removes_exactly_what_select_returns(
+        values in proptest::collection::vec(tricky_string(), 1..6),
+        probe in tricky_string(),
+        pick in 0usize..3,
+    ) {
+        let loc = format!("memory://statements-prop-{}/t", uuid_like(&values, &probe, pick));
+        let mut s = session();
+        s.register("t", &loc);
+        rt().block_on(async {
+            s.execute("CREATE TABLE t (id BIGINT, name STRING)").await.unwrap();
+            let rows: Vec<String> = values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| format!("({i}, {})", sql_literal(v)))
+                .collect();
+            s.execute(&format!("INSERT INTO t VALUES {}", rows.join(", "))).await.unwrap();
+            let lit = sql_literal(&probe);
+            let pred = match pick {
+                0 => format!("name = {lit}"),
+                1 => format!("name <> {lit} AND id > 0"),
+                _ => format!("name IN ({lit}, 'x') OR id = 0"),
+            };
+            let before = rows_of(&s, &format!("SELECT id FROM t WHERE {pred}")).await;
+            let expected: Vec<usize> = values
+                .iter()
+                .enumerate()
+                .filter(|(i, v)| match pick {
+                    0 => **v == probe,
+                    1 => **v != probe && *i > 0,
+                    _ => **v == probe || v.as_str() == "x" || *i == 0,
+                })
+                .map(|(i, _)| i)
+                .collect();
+            let mut expected_rows: Vec<String> = expected.iter().map(|i| i.to_string()).collect();
+            expected_rows.sort();
+            assert_eq!(before, expected_rows, "SELECT WHERE {pred}");
+            s.execute(&format!("UPDATE t SET name = {lit} WHERE id = 0")).await.unwrap();
+            assert_eq!(
+                rows_of(&s, "SELECT name FROM t WHERE id = 0").await,
+                vec![probe.clone()],
+                "UPDATE SET name = {lit}"
+            );
+            let before = rows_of(&s, &format!("SELECT id FROM t WHERE {pred}")).await;
+            let all = rows_of(&s, "SELECT id FROM t").await;
+            s.execute(&format!("DELETE FROM t WHERE {pred}")).await.unwrap();
+            let after = rows_of(&s, "SELECT id FROM t").await;
+            let mut want: Vec<String> = all.into_iter().filter(|r| !before.contains(r)).collect();
+            want.sort();
+            assert_eq!(after, want, "DELETE WHERE {pred}");
+        });
+    }
+}
+
+async fn rows_of(s: &SqlSession, sql: &str) -> Vec<String> {
+    let batches = s
+        .execute(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .batches;
+    // Strings as they are (sorted_rows formats them for display).
+    let mut out = Vec::new();
+    for b in &batches {
+        let c = b.column(0);
+        use arrow::array::Array;
+        let c = arrow::compute::cast(c, &arrow::datatypes::DataType::Utf8).unwrap();
+        let c = c
+            .as_any()
+            .downcast_ref::<arrow::array::StringArray>()
+            .unwrap();
+        for i in 0..c.len() {
+            out.push(c.value(i).to_string());
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A name for the case's table from its inputs (each case its own table).
+fn uuid_like(values: &[String], probe: &str, pick: usize) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (values, probe, pick).hash(&mut h);
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    h.finish() ^ N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
 }

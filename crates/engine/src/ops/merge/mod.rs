@@ -111,6 +111,13 @@ impl MergeExprParser {
             .parse_sql_expr(sql, &self.schema)
             .map_err(|e| EngineError::invalid(format!("MERGE {what}: {e}")))
     }
+
+    /// Plans a parsed SQL expression without printing it back to text (see
+    /// [`crate::ops::dml::plan_sql_expr`]).
+    pub fn plan(&self, what: &str, e: &datafusion::sql::sqlparser::ast::Expr) -> Result<Expr> {
+        crate::ops::dml::plan_sql_expr(&self.ctx, e, &self.schema)
+            .map_err(|e| EngineError::invalid(format!("MERGE {what}: {e}")))
+    }
 }
 
 /// Column qualifiers that name an alias in another case are the alias (tables are registered
