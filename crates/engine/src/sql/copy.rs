@@ -33,7 +33,10 @@ pub(super) async fn check(session: &SqlSession, sql: &str) -> Result<()> {
             )));
         }
     }
-    let folders = target_and_folders_above(&copy.target);
+    let folders = match local_target(&copy.target) {
+        Some(path) => target_and_folders_above(&path),
+        None => target_and_folders_above(&copy.target),
+    };
     if folders.len() > MAX_DEPTH {
         return Err(EngineError::invalid(format!(
             "COPY: target {} is nested too deeply to check",
@@ -49,6 +52,42 @@ pub(super) async fn check(session: &SqlSession, sql: &str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A local target as the file system will resolve it: a `file://` URL decoded (`%63t` is `ct`,
+/// `file://localhost/…` is `/…`), and the deepest folder that exists resolved through links (a
+/// link to a folder inside a table is inside the table); the rest appended. None for other URLs.
+fn local_target(target: &str) -> Option<String> {
+    let path = if target.starts_with("file:") {
+        url::Url::parse(target).ok()?.to_file_path().ok()?
+    } else if target.contains("://") {
+        return None;
+    } else {
+        std::path::PathBuf::from(target)
+    };
+    let mut existing = path.as_path();
+    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            let mut out = real;
+            // The parts below do not exist (no links among them): `.` and `..` are lexical.
+            for part in rest.iter().rev() {
+                match part.to_str() {
+                    Some(".") => {}
+                    Some("..") => {
+                        out.pop();
+                    }
+                    _ => out.push(part),
+                }
+            }
+            return Some(out.to_string_lossy().into_owned());
+        }
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+        if existing.as_os_str().is_empty() {
+            existing = std::path::Path::new(".");
+        }
+    }
 }
 
 /// `a/b/c` → [`a/b/c`, `a/b`, `a`, `.`]; a URL's folders end at its bucket (a table may live at

@@ -26,14 +26,15 @@ pub fn parse_one(sql: &str) -> Result<Statement> {
         .ok_or_else(|| EngineError::invalid("empty statement"))
 }
 
+/// The last part of a name, unquoted: the identifier's own value (`"a""b"` is `a"b`), never its
+/// printed text with quotes trimmed (which turned `"""x"""` into `x`).
 pub fn last_ident(name: &ObjectName) -> String {
+    use datafusion::sql::sqlparser::ast::ObjectNamePart;
     name.0
         .last()
-        .map(|p| {
-            p.to_string()
-                .trim_matches('"')
-                .trim_matches('`')
-                .to_string()
+        .map(|p| match p {
+            ObjectNamePart::Identifier(i) => i.value.clone(),
+            other => other.to_string(),
         })
         .unwrap_or_default()
 }

@@ -131,6 +131,29 @@ fn is_literal(e: &Expr) -> bool {
     }
 }
 
+/// The class of a literal whose values an IN list keeps exact together: integers (no `.`, no
+/// exponent), other numbers, strings; None for anything else (kept as an equality).
+fn literal_class(e: &Expr) -> Option<&'static str> {
+    use datafusion::sql::sqlparser::ast::Value;
+    let v = match e {
+        Expr::Value(v) => &v.value,
+        Expr::UnaryOp {
+            op: UnaryOperator::Minus | UnaryOperator::Plus,
+            expr,
+        } => match expr.as_ref() {
+            Expr::Value(v) if matches!(v.value, Value::Number(..)) => &v.value,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    match v {
+        Value::Number(n, _) if n.chars().all(|c| c.is_ascii_digit()) => Some("integer"),
+        Value::Number(..) => Some("number"),
+        Value::SingleQuotedString(_) => Some("string"),
+        _ => None,
+    }
+}
+
 /// `c = lit` terms on the same column (two or more) become `c IN (lits)`, at the position of the
 /// first; every other term is kept as it is.
 fn equalities_to_in_lists(terms: Vec<Expr>) -> Vec<Expr> {
@@ -153,7 +176,18 @@ fn equalities_to_in_lists(terms: Vec<Expr>) -> Vec<Expr> {
                 continue;
             }
         };
-        let key = col.to_string();
+        // One list per column *and literal class*: an IN list coerces its values to one type, so
+        // `id = 9007199254740993 OR id = 0.5` must not become `id IN (9007199254740993, 0.5)`
+        // (compared as DOUBLE, it matches 9007199254740992 too; found by a red-team pass).
+        let Some(class) = literal_class(&value) else {
+            out.push(Expr::BinaryOp {
+                left: Box::new(col),
+                op: BinaryOperator::Eq,
+                right: Box::new(value),
+            });
+            continue;
+        };
+        let key = format!("{class}:{col}");
         match lists.get(&key).and_then(|&i| out.get_mut(i)) {
             Some(Expr::InList { list, .. }) => list.push(value),
             _ => {

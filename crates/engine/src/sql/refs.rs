@@ -183,6 +183,18 @@ pub fn statement_complete(text: &str) -> bool {
     }
 }
 
+/// A call runs one statement: text with two (`CREATE …; INSERT …`) ran the first and dropped or
+/// fused the rest. Scripts go through `split_statements` (`sql -f`, the shell, Python's `-f`).
+pub fn one_statement(sql: &str) -> Result<()> {
+    let n = split_statements(sql)?.len();
+    if n > 1 {
+        return Err(EngineError::invalid(format!(
+            "expected one statement, found {n}: run a script with sql -f (or split it first)"
+        )));
+    }
+    Ok(())
+}
+
 /// Splits a script into its statements at top-level semicolons (a `;` inside a string, quoted
 /// identifier or comment does not split). Empty statements are dropped.
 pub fn split_statements(script: &str) -> Result<Vec<String>> {

@@ -230,6 +230,7 @@ impl SqlSession {
     /// Runs `sql` with its rows streamed when it is a query (SELECT, WITH, VALUES, …, whatever
     /// DataFusion plans), and as [`SqlSession::execute`] otherwise.
     pub async fn execute_streaming(&self, sql: &str) -> Result<StreamingOutput> {
+        super::refs::one_statement(sql)?;
         let rw = self
             .resolve_as_of(rewrite(sql, &self.named, &self.session_objects()?)?)
             .await?;
@@ -327,6 +328,7 @@ impl SqlSession {
 
     /// Phase one of a statement.
     pub async fn prepare(&self, sql: &str) -> Result<Prepared> {
+        super::refs::one_statement(sql)?;
         let rw = self
             .resolve_as_of(rewrite(sql, &self.named, &self.session_objects()?)?)
             .await?;
@@ -443,6 +445,17 @@ impl SqlSession {
             ("ALTER", _) => Ok(Prepared::Write(Box::new(
                 super::alter::prepare_alter(self, &rw.refs, rw.tokens.clone()).await?,
             ))),
+            // EXPLAIN ANALYZE runs its statement: a COPY inside it would skip the checks below.
+            ("EXPLAIN", _)
+                if rw
+                    .tokens
+                    .iter()
+                    .any(|t| keyword_of(t).as_deref() == Some("COPY")) =>
+            {
+                Err(EngineError::Unsupported(
+                    "EXPLAIN of COPY is not supported".into(),
+                ))
+            }
             ("COPY", _) => {
                 super::copy::check(self, &rw.sql).await?;
                 Ok(Prepared::Rows(self.query(&rw.refs, &rw.sql, None).await?))

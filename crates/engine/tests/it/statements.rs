@@ -382,3 +382,79 @@ fn uuid_like(values: &[String], probe: &str, pick: usize) -> u64 {
     static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     h.finish() ^ N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
 }
+
+/// Second red-team pass: COPY through EXPLAIN ANALYZE, a percent-encoded or `localhost` file URL
+/// and a link into a table's subfolder; two statements in one call; a long OR chain whose IN list
+/// would have compared BIGINTs as DOUBLE; a quoted column name whose quotes are part of it.
+#[test]
+fn second_red_team_pass() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap().to_string_lossy().to_string();
+    let table = format!("{base}/ct");
+    let s = session();
+    rt().block_on(async {
+        names_table(&s, &table).await;
+        std::fs::create_dir_all(format!("{table}/sub")).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(format!("{table}/sub"), format!("{base}/up")).unwrap();
+        let encoded = format!("file://{}", table.replace("/ct", "/%63t"));
+        for sql in [
+            format!("EXPLAIN ANALYZE COPY (SELECT 1 AS a) TO '{table}/e1.csv' STORED AS CSV"),
+            format!("COPY (SELECT 1 AS a) TO '{encoded}/x7.csv' STORED AS CSV"),
+            format!("COPY (SELECT 1 AS a) TO 'file://localhost{table}/e7.csv' STORED AS CSV"),
+            format!("COPY (SELECT 1 AS a) TO '{base}/up/x10.csv' STORED AS CSV"),
+        ] {
+            err(&s, &sql).await;
+        }
+        let written: Vec<_> = walk(std::path::Path::new(&table))
+            .into_iter()
+            .filter(|p| p.ends_with(".csv"))
+            .collect();
+        assert!(written.is_empty(), "{written:?}");
+        let e = err(
+            &s,
+            &format!("CREATE TABLE '{base}/s1' (id BIGINT); INSERT INTO '{base}/s1' VALUES (5)"),
+        )
+        .await;
+        assert!(e.contains("one statement"), "{e}");
+        assert!(!std::path::Path::new(&format!("{base}/s1")).exists());
+        let big = format!("{base}/big");
+        s.execute(&format!("CREATE TABLE '{big}' (id BIGINT)")).await.unwrap();
+        s.execute(&format!(
+            "INSERT INTO '{big}' VALUES (9007199254740992), (9007199254740993)"
+        ))
+        .await
+        .unwrap();
+        let pad: Vec<String> = (1..=70).map(|i| format!("id = -{i}")).collect();
+        s.execute(&format!(
+            "DELETE FROM '{big}' WHERE id = 9007199254740993 OR id = 0.5 OR {}",
+            pad.join(" OR ")
+        ))
+        .await
+        .unwrap();
+        assert_eq!(
+            rows(&s, &format!("SELECT id FROM '{big}'")).await,
+            vec!["9007199254740992"]
+        );
+        let qc = format!("{base}/qc");
+        s.execute(&format!("CREATE TABLE '{qc}' (x BIGINT, \"\"\"x\"\"\" BIGINT)"))
+            .await
+            .unwrap();
+        s.execute(&format!("INSERT INTO '{qc}' VALUES (1, 2)")).await.unwrap();
+        s.execute(&format!("UPDATE '{qc}' SET \"\"\"x\"\"\" = 20")).await.unwrap();
+        assert_eq!(rows(&s, &format!("SELECT * FROM '{qc}'")).await, vec!["1|20"]);
+    });
+}
+
+fn walk(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() && !p.is_symlink() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p.to_string_lossy().to_string());
+        }
+    }
+    out
+}
