@@ -50,9 +50,9 @@ pub struct Widened {
 
 /// The proofs used (one per widened column, for the event), or the reason none holds.
 pub fn prove(widened: &[Widened], read_set: &ReadSet) -> Result<Vec<&'static str>, String> {
-    if widened.is_empty() {
+    let Some(first) = widened.first() else {
         return Ok(Vec::new());
-    }
+    };
     let Some(dependent) = read_set.type_dependent_columns() else {
         let why = if read_set.whole_table {
             "it read the whole table"
@@ -63,8 +63,8 @@ pub fn prove(widened: &[Widened], read_set: &ReadSet) -> Result<Vec<&'static str
         };
         return Err(format!(
             "column {} changed type ({}), and this transaction may depend on it: {why}",
-            widened[0].column,
-            describe(&widened[0])
+            first.column,
+            describe(first)
         ));
     };
     let mut proofs = Vec::with_capacity(widened.len());
