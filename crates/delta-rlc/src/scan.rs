@@ -7,7 +7,6 @@ use std::task::{Context, Poll};
 use arrow::datatypes::SchemaRef;
 use arrow::record_batch::RecordBatch;
 use datafusion::physical_plan::SendableRecordBatchStream;
-use datafusion::prelude::SessionContext;
 use delta_rlc_engine::ops::dml::ExprContext;
 use delta_rlc_engine::sql::DeltaTableProvider;
 use futures::{Stream, StreamExt, TryStreamExt};
@@ -85,7 +84,7 @@ impl ScanBuilder {
         let inner = &self.table.inner;
         let snapshot = inner.snapshot(self.version).await?;
         let provider = DeltaTableProvider::new(inner.clone(), Arc::clone(&snapshot), None);
-        let ctx = SessionContext::new();
+        let ctx = delta_rlc_engine::spark::context();
         let mut df = ctx.read_table(Arc::new(provider))?;
         if let Some(f) = &self.filter {
             let ectx = ExprContext::new(&snapshot, None)?;

@@ -92,7 +92,7 @@ impl TableConstraints {
             });
         }
         let df_schema = DFSchema::try_from(arrow_schema.as_ref().clone())?;
-        let ctx = SessionContext::new();
+        let ctx = crate::spark::rules_context();
         let mut rules = Vec::new();
         for (name, sql) in check_constraints(config) {
             let label = format!("CHECK constraint {name} ({sql})");
@@ -119,6 +119,9 @@ impl TableConstraints {
                 let logical = ctx
                     .parse_sql_expr(sql, &df_schema)
                     .map_err(|e| cannot(e.to_string()))?;
+                if let Some(why) = not_as_spark(&logical, &df_schema) {
+                    return Err(cannot(why));
+                }
                 if let Some(g) = logical.column_refs().iter().find(|c| {
                     schema
                         .field(&c.name)
@@ -308,6 +311,18 @@ impl TableConstraints {
     }
 }
 
+/// Why `logical` would not evaluate here as Delta Spark evaluates it, if it would not: the rule
+/// is then refused, never evaluated with other semantics (see `crate::spark::portable`).
+fn not_as_spark(logical: &datafusion::logical_expr::Expr, df_schema: &DFSchema) -> Option<String> {
+    let spark = match crate::spark::rewrite::spark_semantics(logical.clone(), df_schema, true) {
+        Ok(t) => t.data,
+        Err(e) => return Some(crate::error::one_line(&e.to_string())),
+    };
+    crate::spark::portable::unportable(&spark, df_schema).map(|c| {
+        format!("it uses {c}, which this engine cannot evaluate exactly as Spark does")
+    })
+}
+
 fn plan_rule(ctx: &SessionContext, df_schema: &DFSchema, label: String, sql: &str) -> Result<Rule> {
     let cannot = |e: String| {
         EngineError::Unsupported(format!(
@@ -318,6 +333,9 @@ fn plan_rule(ctx: &SessionContext, df_schema: &DFSchema, label: String, sql: &st
     let logical = ctx
         .parse_sql_expr(sql, df_schema)
         .map_err(|e| cannot(e.to_string()))?;
+    if let Some(why) = not_as_spark(&logical, df_schema) {
+        return Err(cannot(why));
+    }
     let mut columns: Vec<String> = logical
         .column_refs()
         .into_iter()

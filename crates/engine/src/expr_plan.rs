@@ -1,7 +1,8 @@
 //! Planning a logical expression for row-by-row evaluation outside a query plan (DML predicates and
 //! assignments): type coercion and simplification as DataFusion's optimizer would apply them in a
 //! query (some functions, such as `coalesce`, only execute in their simplified form), then physical
-//! planning.
+//! planning. Spark's semantics (`crate::spark`) are applied first: every expression evaluated here
+//! means what it means in Spark.
 
 use std::sync::Arc;
 
@@ -24,7 +25,10 @@ pub fn plan_physical(
             .with_schema(Arc::new(schema.clone()))
             .build(),
     );
-    let coerced = simplifier.coerce(expr.clone(), schema)?;
+    // Spark's meaning first (integer division, overflow, zero divisors), then DataFusion's typing
+    // of the rest around it.
+    let spark = crate::spark::rewrite::spark_semantics(expr.clone(), schema, crate::spark::ANSI)?.data;
+    let coerced = simplifier.coerce(spark, schema)?;
     let simplified = simplifier.simplify(coerced)?;
     Ok(ctx.create_physical_expr(simplified, schema)?)
 }

@@ -27,6 +27,7 @@ pub mod row_tracking;
 pub mod scan;
 pub mod scenario;
 pub mod snapshot;
+pub mod spark;
 pub mod sql;
 
 pub use error::{EngineError, ErrorKind, Result};

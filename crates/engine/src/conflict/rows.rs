@@ -8,7 +8,6 @@
 
 use arrow::array::{Array, BooleanArray, RecordBatch, UInt64Array};
 use datafusion::common::DFSchema;
-use datafusion::prelude::SessionContext;
 use delta_rlc_protocol::actions::Add;
 use delta_rlc_storage::TableStore;
 use roaring::RoaringTreemap;
@@ -39,7 +38,7 @@ pub fn any_row_matches(
         // Planned exactly as the statement planned its own predicate (coercion, then the
         // simplifier: it rewrites small IN lists into `=` chains, and DataFusion's `=` and IN
         // disagree on -0.0), so the tier's answer is the statement's.
-        let phys = crate::expr_plan::plan_physical(&SessionContext::new(), &expr, &df_schema)?;
+        let phys = crate::expr_plan::plan_physical(&crate::spark::context(), &expr, &df_schema)?;
         let v = phys.evaluate(&table_part)?.into_array(n)?;
         let v = v
             .as_any()

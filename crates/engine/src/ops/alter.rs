@@ -428,8 +428,8 @@ fn change_type(
             "changing a column's type needs type widening: ALTER TABLE t SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true') first",
         ));
     }
-    // A rule that reads the column would mean something else under the new type (`v / 10 <= 4`
-    // holds for 45 as INT, not as DOUBLE; `CAST(v AS STRING)` is '45' or '45.0'), and rows
+    // A rule that reads the column would mean something else under the new type
+    // (`CAST(v AS STRING)` is '45' or '45.0'; `v * 2` overflows at another bound), and rows
     // already written were checked or generated under the old one: Delta refuses, so do we.
     refuse_if_referenced(schema, metadata, column, "retyped")?;
     if let Some(f) = column.first().and_then(|c| schema.field(c)) {

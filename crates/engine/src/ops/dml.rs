@@ -117,7 +117,7 @@ impl ExprContext {
             schema: snapshot.schema.clone(),
             arrow_schema,
             df_schema,
-            ctx: SessionContext::new(),
+            ctx: crate::spark::context(),
         })
     }
 

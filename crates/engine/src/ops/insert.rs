@@ -267,11 +267,10 @@ async fn stage_insert_mode(mut txn: Transaction, mode: &InsertMode) -> Result<Tr
 /// Errors unless `pred` is true for every row (NULL counts as false).
 pub fn check_rows_satisfy(schema: &StructType, batches: &[RecordBatch], pred: &Expr) -> Result<()> {
     use datafusion::common::DFSchema;
-    use datafusion::prelude::SessionContext;
     let arrow_schema = table_arrow_schema(schema);
     let batches = conform_batches(batches, &arrow_schema)?;
     let df_schema = DFSchema::try_from(arrow_schema.as_ref().clone())?;
-    let phys = SessionContext::new().create_physical_expr(pred.clone(), &df_schema)?;
+    let phys = crate::expr_plan::plan_physical(&crate::spark::context(), pred, &df_schema)?;
     for b in &batches {
         let v = phys.evaluate(b)?.into_array(b.num_rows())?;
         let v = v

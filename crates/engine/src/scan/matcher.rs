@@ -17,7 +17,6 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::DFSchema;
 use datafusion::logical_expr::Expr;
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::prelude::SessionContext;
 use delta_rlc_protocol::actions::Add;
 use delta_rlc_storage::TableStore;
 use futures::StreamExt;
@@ -91,7 +90,7 @@ impl RowMatcher {
             return Ok(None);
         };
         let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
-        let phys = crate::expr_plan::plan_physical(&SessionContext::new(), predicate, &df_schema)?;
+        let phys = crate::expr_plan::plan_physical(&crate::spark::context(), predicate, &df_schema)?;
         Ok(Some(RowMatcher {
             snapshot,
             schema,

@@ -52,7 +52,6 @@ pub fn files_matching_partition_predicate<'a>(
     use arrow::array::{Array, BooleanArray, RecordBatchOptions};
     use arrow::datatypes::Schema;
     use datafusion::common::DFSchema;
-    use datafusion::prelude::SessionContext;
     let candidates = candidate_files(snapshot, Some(predicate))?;
     if candidates.is_empty() {
         return Ok(candidates);
@@ -87,7 +86,7 @@ pub fn files_matching_partition_predicate<'a>(
     ));
     let batch = RecordBatch::try_new(schema.clone(), columns)?;
     let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
-    let phys = crate::expr_plan::plan_physical(&SessionContext::new(), predicate, &df_schema)?;
+    let phys = crate::expr_plan::plan_physical(&crate::spark::context(), predicate, &df_schema)?;
     let v = phys.evaluate(&batch)?.into_array(batch.num_rows())?;
     let v = v
         .as_any()

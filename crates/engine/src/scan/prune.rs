@@ -19,7 +19,6 @@ use datafusion::common::pruning::PruningStatistics;
 use datafusion::common::{Column, DFSchema, ScalarValue};
 use datafusion::logical_expr::Expr;
 use datafusion::physical_optimizer::pruning::PruningPredicate;
-use datafusion::prelude::SessionContext;
 use delta_rlc_protocol::actions::Add;
 use delta_rlc_protocol::partition::parse_partition_value;
 use delta_rlc_protocol::schema::DataType as DeltaType;
@@ -304,8 +303,10 @@ pub fn prune_with_stats(
     let Ok(df_schema) = DFSchema::try_from(schema.as_ref().clone()) else {
         return Ok(keep_all);
     };
-    let ctx = SessionContext::new();
-    let Ok(phys) = ctx.create_physical_expr(filter.clone(), &df_schema) else {
+    // Planned as every evaluation is (Spark's arithmetic): a predicate pruned under other
+    // semantics than its rows are matched under could skip a file holding a matching row.
+    let ctx = crate::spark::context();
+    let Ok(phys) = crate::expr_plan::plan_physical(&ctx, filter, &df_schema) else {
         return Ok(keep_all);
     };
     #[allow(deprecated)]

@@ -143,7 +143,7 @@ impl SqlSession {
         refs: &[TableRef],
         record_for: Option<(&str, Arc<Mutex<ReadSet>>)>,
     ) -> Result<SessionContext> {
-        let ctx = SessionContext::new();
+        let ctx = crate::spark::context();
         for r in refs {
             // Data files (`'new.csv'`, `read_parquet('dir/*.parquet')`) are listing tables.
             // A folder holding a `_delta_log` is a table whatever its name (`'./t.parquet'`):
@@ -603,7 +603,7 @@ impl SqlSession {
                 }
             }
             let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
-            let expr = SessionContext::new().parse_sql_expr(&pred.join(" "), &df_schema)?;
+            let expr = crate::spark::context().parse_sql_expr(&pred.join(" "), &df_schema)?;
             mode = InsertMode::ReplaceWhere(expr);
         }
         let query = alias_positional_columns(&c.rest_sql());

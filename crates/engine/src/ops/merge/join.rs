@@ -207,7 +207,12 @@ fn join_context(env: &crate::env::Env, source_bytes: usize) -> Result<SessionCon
         );
         runtime = runtime.with_memory_pool(Arc::new(tracked));
     }
-    let ctx = SessionContext::new_with_config_rt(config, runtime.build_arc()?);
+    let state = datafusion::execution::session_state::SessionStateBuilder::new()
+        .with_config(config)
+        .with_runtime_env(runtime.build_arc()?)
+        .with_default_features()
+        .build();
+    let ctx = SessionContext::new_with_state(crate::spark::with_spark_semantics(state));
     Ok(ctx)
 }
 

@@ -101,7 +101,7 @@ impl MergeExprParser {
         )?;
         Ok(MergeExprParser {
             schema: target.join(&source)?,
-            ctx: SessionContext::new(),
+            ctx: crate::spark::context(),
         })
     }
 

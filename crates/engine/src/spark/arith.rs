@@ -1,0 +1,202 @@
+//! Spark's arithmetic operators as DataFusion functions, where DataFusion's own operators answer
+//! differently (Spark 4, `spark.sql.ansi.enabled` on by default):
+//! - `/` on integers and floats is DOUBLE division (`5 / 2` is 2.5, not 2);
+//! - `+`, `-`, `*` on integers raise `[ARITHMETIC_OVERFLOW]` instead of wrapping;
+//! - `/` and `%` by zero raise `[DIVIDE_BY_ZERO]` (also on floats, where IEEE gives inf or NaN);
+//! - `%` is Java's remainder: the dividend's sign, and `MIN % -1` is 0.
+//!
+//! With ANSI off (Spark's legacy mode) overflow wraps and a zero divisor gives NULL, as in Spark.
+//! A zero divisor raises only when the dividend is not NULL (`NULL / 0` is NULL), as Spark
+//! evaluates the divisor first and skips the dividend when it is NULL.
+//!
+//! The arguments arrive already cast to the type Spark computes in (see `rewrite.rs`): both
+//! Float64 for division, one common integer or float type for the others.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, ArrowPrimitiveType, AsArray, PrimitiveArray};
+use arrow::datatypes::{
+    DataType, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
+};
+use datafusion::common::{exec_err, DataFusionError, Result};
+use datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+};
+
+/// The operators DataFusion evaluates differently from Spark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ArithOp {
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Remainder,
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct SparkArith {
+    op: ArithOp,
+    ansi: bool,
+    signature: Signature,
+}
+
+/// The function computing `op` as Spark does.
+pub fn udf(op: ArithOp, ansi: bool) -> Arc<ScalarUDF> {
+    Arc::new(ScalarUDF::from(SparkArith {
+        op,
+        ansi,
+        signature: Signature::any(2, Volatility::Immutable),
+    }))
+}
+
+/// Whether `name` is one of these functions (a rewrite already applied).
+pub fn is_spark_arith(name: &str) -> bool {
+    name.starts_with("spark_") || name.starts_with("legacy_")
+}
+
+impl ScalarUDFImpl for SparkArith {
+    fn name(&self) -> &str {
+        match (self.op, self.ansi) {
+            (ArithOp::Add, true) => "spark_add",
+            (ArithOp::Subtract, true) => "spark_subtract",
+            (ArithOp::Multiply, true) => "spark_multiply",
+            (ArithOp::Divide, true) => "spark_divide",
+            (ArithOp::Remainder, true) => "spark_remainder",
+            (ArithOp::Add, false) => "legacy_add",
+            (ArithOp::Subtract, false) => "legacy_subtract",
+            (ArithOp::Multiply, false) => "legacy_multiply",
+            (ArithOp::Divide, false) => "legacy_divide",
+            (ArithOp::Remainder, false) => "legacy_remainder",
+        }
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        match (self.op, arg_types) {
+            (ArithOp::Divide, _) => Ok(DataType::Float64),
+            (_, [t, ..]) => Ok(t.clone()),
+            _ => exec_err!("{} takes two arguments", self.name()),
+        }
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
+        let [l, r] = arrays.as_slice() else {
+            return exec_err!("{} takes two arguments", self.name());
+        };
+        if l.data_type() != r.data_type() {
+            return exec_err!(
+                "{}: operands of different types ({} and {})",
+                self.name(),
+                l.data_type(),
+                r.data_type()
+            );
+        }
+        let out = match self.op {
+            ArithOp::Add | ArithOp::Subtract | ArithOp::Multiply => self.checked(l, r)?,
+            ArithOp::Divide => divide(l, r, self.ansi)?,
+            ArithOp::Remainder => remainder(l, r, self.ansi)?,
+        };
+        Ok(ColumnarValue::Array(out))
+    }
+}
+
+impl SparkArith {
+    fn checked(&self, l: &ArrayRef, r: &ArrayRef) -> Result<ArrayRef> {
+        use arrow::compute::kernels::numeric as n;
+        let out = match (self.op, self.ansi) {
+            (ArithOp::Add, true) => n::add(l, r),
+            (ArithOp::Subtract, true) => n::sub(l, r),
+            (ArithOp::Multiply, true) => n::mul(l, r),
+            (ArithOp::Add, false) => n::add_wrapping(l, r),
+            (ArithOp::Subtract, false) => n::sub_wrapping(l, r),
+            (ArithOp::Multiply, false) => n::mul_wrapping(l, r),
+            _ => return exec_err!("{}: not an additive operator", self.name()),
+        };
+        out.map_err(|e| match e {
+            arrow::error::ArrowError::ArithmeticOverflow(m) => DataFusionError::Execution(format!(
+                "[ARITHMETIC_OVERFLOW] {m}. Use 'try_add'/'try_multiply' or set spark.sql.ansi.enabled to false to tolerate overflow"
+            )),
+            other => DataFusionError::ArrowError(Box::new(other), None),
+        })
+    }
+}
+
+fn divide_by_zero() -> DataFusionError {
+    DataFusionError::Execution(
+        "[DIVIDE_BY_ZERO] Division by zero. Use 'try_divide' to tolerate a zero divisor and return NULL instead"
+            .to_string(),
+    )
+}
+
+/// Element-wise `f` where both sides are set; a zero divisor raises (ANSI) or gives NULL.
+fn by_divisor<T: ArrowPrimitiveType>(
+    l: &ArrayRef,
+    r: &ArrayRef,
+    ansi: bool,
+    is_zero: impl Fn(T::Native) -> bool,
+    f: impl Fn(T::Native, T::Native) -> T::Native,
+) -> Result<ArrayRef> {
+    let l = l.as_primitive::<T>();
+    let r = r.as_primitive::<T>();
+    let out = l
+        .iter()
+        .zip(r.iter())
+        .map(|pair| match pair {
+            (Some(_), Some(b)) if is_zero(b) => match ansi {
+                true => Err(divide_by_zero()),
+                false => Ok(None),
+            },
+            (Some(a), Some(b)) => Ok(Some(f(a, b))),
+            _ => Ok(None),
+        })
+        .collect::<Result<PrimitiveArray<T>>>()?;
+    Ok(Arc::new(out))
+}
+
+fn divide(l: &ArrayRef, r: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
+    match l.data_type() {
+        DataType::Float64 => by_divisor::<Float64Type>(l, r, ansi, |b| b == 0.0, |a, b| a / b),
+        other => exec_err!("spark_divide: expected DOUBLE operands, got {other}"),
+    }
+}
+
+fn remainder(l: &ArrayRef, r: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
+    match l.data_type() {
+        DataType::Int8 => by_divisor::<Int8Type>(l, r, ansi, |b| b == 0, i8::wrapping_rem),
+        DataType::Int16 => by_divisor::<Int16Type>(l, r, ansi, |b| b == 0, i16::wrapping_rem),
+        DataType::Int32 => by_divisor::<Int32Type>(l, r, ansi, |b| b == 0, i32::wrapping_rem),
+        DataType::Int64 => by_divisor::<Int64Type>(l, r, ansi, |b| b == 0, i64::wrapping_rem),
+        DataType::Float32 => by_divisor::<Float32Type>(l, r, ansi, |b| b == 0.0, |a, b| a % b),
+        DataType::Float64 => by_divisor::<Float64Type>(l, r, ansi, |b| b == 0.0, |a, b| a % b),
+        other => exec_err!("spark_remainder: unexpected operand type {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Float64Array, Int32Array};
+
+    #[test]
+    fn remainder_follows_java() {
+        let l: ArrayRef = Arc::new(Int32Array::from(vec![Some(-7), Some(i32::MIN), None]));
+        let r: ArrayRef = Arc::new(Int32Array::from(vec![Some(2), Some(-1), Some(0)]));
+        let out = remainder(&l, &r, true).unwrap();
+        let out = out.as_primitive::<Int32Type>();
+        assert_eq!(out.iter().collect::<Vec<_>>(), vec![Some(-1), Some(0), None]);
+    }
+
+    #[test]
+    fn zero_divisor_raises_only_for_a_set_dividend() {
+        let l: ArrayRef = Arc::new(Float64Array::from(vec![Some(1.0)]));
+        let r: ArrayRef = Arc::new(Float64Array::from(vec![Some(-0.0)]));
+        assert!(divide(&l, &r, true).is_err());
+        assert_eq!(divide(&l, &r, false).unwrap().null_count(), 1);
+        let l: ArrayRef = Arc::new(Float64Array::from(vec![None::<f64>]));
+        assert_eq!(divide(&l, &r, true).unwrap().null_count(), 1);
+    }
+}

@@ -1,0 +1,160 @@
+//! Which expressions a table's log may hold: a CHECK constraint, an invariant or a generation
+//! expression is stored only when every construct in it evaluates here exactly as Delta Spark
+//! evaluates it (after `rewrite`). Anything else is refused at CREATE / ALTER with a one-line
+//! error naming the construct, and a table that already holds one (written by Spark) stays
+//! readable while writes that must evaluate it are refused with the same error: a rule is never
+//! evaluated with other semantics than the table's other writers use.
+//!
+//! The list is deliberately short; it grows only with a construct proven equal (the Spark corpus
+//! in `tests/data/spark_expressions.tsv` holds the evidence for each).
+//!
+//! Refused, with the reason:
+//! - casts from strings to numbers, dates or timestamps (Spark trims and accepts forms Arrow
+//!   refuses), from floats or timestamps to strings (`1.0E10` against `10000000000`), and between
+//!   TIMESTAMP and DATE (the result depends on the Spark session's time zone);
+//! - comparing a string with a number (Spark casts the string to the number, DataFusion the
+//!   number to a string: `'10' > 9`);
+//! - regular expressions (Java's and Rust's engines differ), LIKE with an escape;
+//! - functions outside the list below, aggregates, windows, subqueries.
+
+use std::collections::BTreeSet;
+
+use arrow::datatypes::DataType;
+use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::common::DFSchema;
+use datafusion::logical_expr::{Expr, ExprSchemable, Operator};
+
+/// Functions whose DataFusion implementation gives Spark's results for every input the engine
+/// accepts (NULL in, NULL out; the same characters for strings).
+const SAME_AS_SPARK: &[&str] = &[
+    "abs",
+    "coalesce",
+    "nullif",
+    "lower",
+    "upper",
+    "btrim",
+    "ltrim",
+    "rtrim",
+    "character_length",
+    "get_field",
+    "greatest",
+    "least",
+];
+
+/// `None` when `expr` evaluates here as in Spark; else the construct that does not, as the user
+/// wrote it where possible.
+pub fn unportable(expr: &Expr, schema: &DFSchema) -> Option<String> {
+    let allowed: BTreeSet<&str> = SAME_AS_SPARK.iter().copied().collect();
+    let mut found = None;
+    let _ = expr.apply(|e| {
+        let verdict = check_node(e, schema, &allowed);
+        match verdict {
+            Some(why) => {
+                found = Some(why);
+                Ok(TreeNodeRecursion::Stop)
+            }
+            None => Ok(TreeNodeRecursion::Continue),
+        }
+    });
+    found
+}
+
+fn check_node(e: &Expr, schema: &DFSchema, allowed: &BTreeSet<&str>) -> Option<String> {
+    let ty = |x: &Expr| x.get_type(schema).ok();
+    match e {
+        Expr::Column(_) | Expr::Literal(..) | Expr::Alias(_) | Expr::Not(_) | Expr::Negative(_) => None,
+        Expr::IsNull(_)
+        | Expr::IsNotNull(_)
+        | Expr::IsTrue(_)
+        | Expr::IsFalse(_)
+        | Expr::IsUnknown(_)
+        | Expr::IsNotTrue(_)
+        | Expr::IsNotFalse(_)
+        | Expr::IsNotUnknown(_)
+        | Expr::Case(_) => None,
+        Expr::BinaryExpr(b) => {
+            use Operator::*;
+            match b.op {
+                Eq | NotEq | Lt | LtEq | Gt | GtEq | IsDistinctFrom | IsNotDistinctFrom => {
+                    string_against_number(ty(&b.left), ty(&b.right))
+                }
+                Plus | Minus | Multiply | Divide | Modulo | And | Or | StringConcat
+                | BitwiseAnd | BitwiseOr | BitwiseXor => None,
+                ref op => Some(format!("the operator {op}")),
+            }
+        }
+        Expr::Between(b) => string_against_number(ty(&b.expr), ty(&b.low))
+            .or_else(|| string_against_number(ty(&b.expr), ty(&b.high))),
+        Expr::InList(l) => l
+            .list
+            .iter()
+            .find_map(|x| string_against_number(ty(&l.expr), ty(x))),
+        Expr::Like(l) => {
+            let plain = l.escape_char.is_none()
+                && !l.case_insensitive
+                && matches!(&*l.pattern, Expr::Literal(v, _) if !v.to_string().contains('\\'));
+            match plain {
+                true => None,
+                false => Some("LIKE with an escape, a computed pattern or ILIKE".into()),
+            }
+        }
+        Expr::Cast(c) => cast_verdict(ty(&c.expr), c.field.data_type()),
+        Expr::TryCast(c) => cast_verdict(ty(&c.expr), c.field.data_type()),
+        Expr::ScalarFunction(f) => {
+            let name = f.name();
+            match allowed.contains(name) || super::arith::is_spark_arith(name) {
+                true => None,
+                false => Some(format!("the function {name}()")),
+            }
+        }
+        Expr::AggregateFunction(_) => Some("an aggregate function".into()),
+        Expr::WindowFunction(_) => Some("a window function".into()),
+        Expr::ScalarSubquery(_) | Expr::Exists(_) | Expr::InSubquery(_) => {
+            Some("a subquery".into())
+        }
+        Expr::SimilarTo(_) => Some("SIMILAR TO".into()),
+        other => Some(format!("{}", other.variant_name())),
+    }
+}
+
+fn is_string(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
+fn is_number(t: &DataType) -> bool {
+    t.is_numeric()
+}
+
+fn string_against_number(a: Option<DataType>, b: Option<DataType>) -> Option<String> {
+    match (a, b) {
+        (Some(a), Some(b))
+            if (is_string(&a) && is_number(&b)) || (is_number(&a) && is_string(&b)) =>
+        {
+            Some(format!("comparing a {a} with a {b} (Spark casts the string to a number)"))
+        }
+        (None, _) | (_, None) => Some("an expression whose type cannot be worked out".into()),
+        _ => None,
+    }
+}
+
+fn cast_verdict(from: Option<DataType>, to: &DataType) -> Option<String> {
+    let Some(from) = from else {
+        return Some("a cast from a value whose type cannot be worked out".into());
+    };
+    use DataType::*;
+    let exact = match (&from, to) {
+        (a, b) if a == b => true,
+        (Null, _) => true,
+        (a, b) if a.is_integer() && (b.is_integer() || b.is_floating() || matches!(b, Decimal128(..))) => true,
+        (Boolean, b) if b.is_integer() => true,
+        (a, Boolean) if a.is_integer() => true,
+        (a, b) if is_string(b) => a.is_integer() || matches!(a, Boolean | Date32) || is_string(a),
+        (Decimal128(..), Float64) => true,
+        (Float32, Float64) => true,
+        _ => false,
+    };
+    match exact {
+        true => None,
+        false => Some(format!("CAST from {from} to {to}")),
+    }
+}
