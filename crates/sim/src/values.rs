@@ -46,7 +46,7 @@ const KEYS: &[KeyColumn] = &[
         name: "d",
         pool: &[
             ("CAST(0.0 AS DOUBLE)", Some("zero")),
-            ("CAST(-0.0 AS DOUBLE)", Some("zero")),
+            ("CAST('-0.0' AS DOUBLE)", Some("zero")),
             ("CAST('NaN' AS DOUBLE)", Some("nan")),
             ("CAST('inf' AS DOUBLE)", Some("inf")),
             ("CAST('-inf' AS DOUBLE)", Some("-inf")),
@@ -60,7 +60,7 @@ const KEYS: &[KeyColumn] = &[
         name: "f",
         pool: &[
             ("CAST(0.0 AS FLOAT)", Some("zero")),
-            ("CAST(-0.0 AS FLOAT)", Some("zero")),
+            ("CAST('-0.0' AS FLOAT)", Some("zero")),
             ("CAST('NaN' AS FLOAT)", Some("nan")),
             ("CAST(1.5 AS FLOAT)", Some("1.5")),
             ("CAST(NULL AS FLOAT)", None),

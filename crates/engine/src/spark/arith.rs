@@ -95,26 +95,30 @@ impl ScalarUDFImpl for SparkArith {
                 r.data_type()
             );
         }
-        let out = match self.op {
-            ArithOp::Add | ArithOp::Subtract | ArithOp::Multiply => self.checked(l, r)?,
-            ArithOp::Divide => divide(l, r, self.ansi)?,
-            ArithOp::Remainder => remainder(l, r, self.ansi)?,
-        };
-        Ok(ColumnarValue::Array(out))
+        Ok(ColumnarValue::Array(evaluate(self.op, self.ansi, l, r)?))
     }
 }
 
-impl SparkArith {
-    fn checked(&self, l: &ArrayRef, r: &ArrayRef) -> Result<ArrayRef> {
+/// `l op r` as Spark computes it, element-wise (operands of one type).
+pub fn evaluate(op: ArithOp, ansi: bool, l: &ArrayRef, r: &ArrayRef) -> Result<ArrayRef> {
+    match op {
+        ArithOp::Add | ArithOp::Subtract | ArithOp::Multiply => checked(op, ansi, l, r),
+        ArithOp::Divide => divide(l, r, ansi),
+        ArithOp::Remainder => remainder(l, r, ansi),
+    }
+}
+
+fn checked(op: ArithOp, ansi: bool, l: &ArrayRef, r: &ArrayRef) -> Result<ArrayRef> {
+    {
         use arrow::compute::kernels::numeric as n;
-        let out = match (self.op, self.ansi) {
+        let out = match (op, ansi) {
             (ArithOp::Add, true) => n::add(l, r),
             (ArithOp::Subtract, true) => n::sub(l, r),
             (ArithOp::Multiply, true) => n::mul(l, r),
             (ArithOp::Add, false) => n::add_wrapping(l, r),
             (ArithOp::Subtract, false) => n::sub_wrapping(l, r),
             (ArithOp::Multiply, false) => n::mul_wrapping(l, r),
-            _ => return exec_err!("{}: not an additive operator", self.name()),
+            _ => return exec_err!("{op:?}: not an additive operator"),
         };
         out.map_err(|e| match e {
             arrow::error::ArrowError::ArithmeticOverflow(m) => DataFusionError::Execution(format!(
@@ -125,11 +129,11 @@ impl SparkArith {
     }
 }
 
-fn divide_by_zero() -> DataFusionError {
-    DataFusionError::Execution(
-        "[DIVIDE_BY_ZERO] Division by zero. Use 'try_divide' to tolerate a zero divisor and return NULL instead"
-            .to_string(),
-    )
+fn by_zero(op: ArithOp) -> DataFusionError {
+    DataFusionError::Execution(match op {
+        ArithOp::Remainder => "[REMAINDER_BY_ZERO] Remainder by zero. Use 'try_mod' to tolerate a zero divisor and return NULL instead",
+        _ => "[DIVIDE_BY_ZERO] Division by zero. Use 'try_divide' to tolerate a zero divisor and return NULL instead",
+    }.to_string())
 }
 
 /// Element-wise `f` where both sides are set; a zero divisor raises (ANSI) or gives NULL.
@@ -137,6 +141,7 @@ fn by_divisor<T: ArrowPrimitiveType>(
     l: &ArrayRef,
     r: &ArrayRef,
     ansi: bool,
+    op: ArithOp,
     is_zero: impl Fn(T::Native) -> bool,
     f: impl Fn(T::Native, T::Native) -> T::Native,
 ) -> Result<ArrayRef> {
@@ -147,7 +152,7 @@ fn by_divisor<T: ArrowPrimitiveType>(
         .zip(r.iter())
         .map(|pair| match pair {
             (Some(_), Some(b)) if is_zero(b) => match ansi {
-                true => Err(divide_by_zero()),
+                true => Err(by_zero(op)),
                 false => Ok(None),
             },
             (Some(a), Some(b)) => Ok(Some(f(a, b))),
@@ -159,19 +164,19 @@ fn by_divisor<T: ArrowPrimitiveType>(
 
 fn divide(l: &ArrayRef, r: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
     match l.data_type() {
-        DataType::Float64 => by_divisor::<Float64Type>(l, r, ansi, |b| b == 0.0, |a, b| a / b),
+        DataType::Float64 => by_divisor::<Float64Type>(l, r, ansi, ArithOp::Divide, |b| b == 0.0, |a, b| a / b),
         other => exec_err!("spark_divide: expected DOUBLE operands, got {other}"),
     }
 }
 
 fn remainder(l: &ArrayRef, r: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
     match l.data_type() {
-        DataType::Int8 => by_divisor::<Int8Type>(l, r, ansi, |b| b == 0, i8::wrapping_rem),
-        DataType::Int16 => by_divisor::<Int16Type>(l, r, ansi, |b| b == 0, i16::wrapping_rem),
-        DataType::Int32 => by_divisor::<Int32Type>(l, r, ansi, |b| b == 0, i32::wrapping_rem),
-        DataType::Int64 => by_divisor::<Int64Type>(l, r, ansi, |b| b == 0, i64::wrapping_rem),
-        DataType::Float32 => by_divisor::<Float32Type>(l, r, ansi, |b| b == 0.0, |a, b| a % b),
-        DataType::Float64 => by_divisor::<Float64Type>(l, r, ansi, |b| b == 0.0, |a, b| a % b),
+        DataType::Int8 => by_divisor::<Int8Type>(l, r, ansi, ArithOp::Remainder, |b| b == 0, i8::wrapping_rem),
+        DataType::Int16 => by_divisor::<Int16Type>(l, r, ansi, ArithOp::Remainder, |b| b == 0, i16::wrapping_rem),
+        DataType::Int32 => by_divisor::<Int32Type>(l, r, ansi, ArithOp::Remainder, |b| b == 0, i32::wrapping_rem),
+        DataType::Int64 => by_divisor::<Int64Type>(l, r, ansi, ArithOp::Remainder, |b| b == 0, i64::wrapping_rem),
+        DataType::Float32 => by_divisor::<Float32Type>(l, r, ansi, ArithOp::Remainder, |b| b == 0.0, |a, b| a % b),
+        DataType::Float64 => by_divisor::<Float64Type>(l, r, ansi, ArithOp::Remainder, |b| b == 0.0, |a, b| a % b),
         other => exec_err!("spark_remainder: unexpected operand type {other}"),
     }
 }

@@ -38,6 +38,8 @@ pub fn with_spark_semantics(state: SessionState) -> SessionState {
 
 /// A planning context that reads expressions as Spark does: the one every part of the engine
 /// plans queries and expressions with.
+/// `2.5` is read as DECIMAL(2,1), as Spark reads it (so `v * 1.1` is exact decimal arithmetic,
+/// as when Spark computed the rows already in a table); `2.5e0` is a DOUBLE.
 pub fn context() -> SessionContext {
     context_with(SessionConfig::new())
 }
@@ -46,13 +48,12 @@ pub fn context() -> SessionContext {
 /// planned in: [`context`], with `2.5` read as DECIMAL(2,1) as Spark reads it (so `v * 1.1` is
 /// exact decimal arithmetic, as when Spark computed the rows already in the table).
 pub fn rules_context() -> SessionContext {
-    let mut config = SessionConfig::new();
-    config.options_mut().sql_parser.parse_float_as_decimal = true;
-    context_with(config)
+    context()
 }
 
 /// [`context`] with `config`.
-pub fn context_with(config: SessionConfig) -> SessionContext {
+pub fn context_with(mut config: SessionConfig) -> SessionContext {
+    config.options_mut().sql_parser.parse_float_as_decimal = true;
     let state = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()

@@ -40,7 +40,7 @@ pub fn spark_semantics(expr: Expr, schema: &DFSchema, ansi: bool) -> Result<Tran
 fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Expr>> {
     match e {
         Expr::BinaryExpr(b) if arith_op(&b.op).is_some() => {
-            let (Ok(lt), Ok(rt)) = (b.left.get_type(schema), b.right.get_type(schema)) else {
+            let (Some(lt), Some(rt)) = (type_of(&b.left, schema), type_of(&b.right, schema)) else {
                 return Ok(Transformed::no(Expr::BinaryExpr(b)));
             };
             match binary(&b, &lt, &rt, ansi) {
@@ -49,7 +49,7 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
             }
         }
         Expr::Negative(inner) => {
-            let Ok(t) = inner.get_type(schema) else {
+            let Some(t) = type_of(&inner, schema) else {
                 return Ok(Transformed::no(Expr::Negative(inner)));
             };
             let t = spark_literal_type(&inner, &t);
@@ -91,7 +91,153 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
             };
             Ok(Transformed::yes(chained))
         }
+        // Spark types an integer literal that fits as INT wherever it stands (`coalesce(i, -1)`
+        // is INT arithmetic's operand, `abs(2)` an INT); comparisons and IN lists compare values
+        // and are left alone.
+        Expr::ScalarFunction(mut f)
+            if NUMERIC_PASS_THROUGH.contains(&f.name()) && f.args.iter().any(is_wide_int_literal) =>
+        {
+            f.args = f.args.into_iter().map(narrow_literal).collect();
+            Ok(Transformed::yes(Expr::ScalarFunction(f)))
+        }
+        Expr::Case(mut c)
+            if c.when_then_expr.iter().any(|(_, t)| is_wide_int_literal(t))
+                || c.else_expr.as_deref().is_some_and(is_wide_int_literal) =>
+        {
+            c.when_then_expr = c
+                .when_then_expr
+                .into_iter()
+                .map(|(w, t)| (w, Box::new(narrow_literal(*t))))
+                .collect();
+            c.else_expr = c.else_expr.map(|e| Box::new(narrow_literal(*e)));
+            Ok(Transformed::yes(Expr::Case(c)))
+        }
+        // Spark compares 0.0 and -0.0 as equal; Arrow orders -0.0 below 0.0. Only a comparison
+        // with a zero (or between two computed values) can tell them apart: such float operands
+        // get `+ 0.0`, which turns -0.0 into 0.0 and leaves every other value (NaN included).
+        Expr::BinaryExpr(b) if is_comparison(&b.op) => {
+            let (Some(lt), Some(rt)) = (type_of(&b.left, schema), type_of(&b.right, schema)) else {
+                return Ok(Transformed::no(Expr::BinaryExpr(b)));
+            };
+            if !(is_float(&lt) || is_float(&rt)) || !(may_be_zero(&b.left) && may_be_zero(&b.right)) {
+                return Ok(Transformed::no(Expr::BinaryExpr(b)));
+            }
+            let norm = |e: Box<Expr>, t: &DataType| -> Box<Expr> {
+                match (&*e, is_float(t)) {
+                    (Expr::Literal(..), _) | (_, false) => e,
+                    _ => plus_zero(e),
+                }
+            };
+            let left = norm(normalize_zero_literal(b.left), &lt);
+            let right = norm(normalize_zero_literal(b.right), &rt);
+            Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(left, b.op, right))))
+        }
+        Expr::InList(mut l) if float_near_zero(&l.expr, &l.list, schema) => {
+            l.expr = plus_zero(l.expr);
+            l.list = l.list.into_iter().map(|x| *normalize_zero_literal(Box::new(x))).collect();
+            Ok(Transformed::yes(Expr::InList(l)))
+        }
+        Expr::Between(mut b)
+            if float_near_zero(&b.expr, &[(*b.low).clone(), (*b.high).clone()], schema) =>
+        {
+            b.expr = plus_zero(b.expr);
+            b.low = normalize_zero_literal(b.low);
+            b.high = normalize_zero_literal(b.high);
+            Ok(Transformed::yes(Expr::Between(b)))
+        }
         other => Ok(Transformed::no(other)),
+    }
+}
+
+/// A float `e` set against values of which one may be a zero (IN, BETWEEN).
+fn float_near_zero(e: &Expr, others: &[Expr], schema: &DFSchema) -> bool {
+    !matches!(e, Expr::Literal(..))
+        && type_of(e, schema).is_some_and(|t| is_float(&t))
+        && others.iter().any(may_be_zero)
+}
+
+/// `e + 0.0` as a DOUBLE: -0.0 becomes 0.0, every other value (NaN included) stays. A call, not
+/// a `+`: DataFusion's simplifier drops `x + 0.0` (and with it the normalization).
+fn plus_zero(e: Box<Expr>) -> Box<Expr> {
+    let f = DataType::Float64;
+    Box::new(call(
+        ArithOp::Add,
+        true,
+        cast(*e, &f),
+        Expr::Literal(ScalarValue::Float64(Some(0.0)), None),
+    ))
+}
+
+/// Functions whose result type is their arguments' common type (so an INT literal keeps INT
+/// arithmetic INT). Constructors (`named_struct`, `make_array`) are not here: their literals
+/// would change the built type (Spark casts it on insert; the writer here compares shapes).
+const NUMERIC_PASS_THROUGH: &[&str] = &["abs", "coalesce", "nullif", "greatest", "least", "nvl", "ifnull"];
+
+fn is_comparison(op: &Operator) -> bool {
+    matches!(
+        op,
+        Operator::Eq | Operator::NotEq | Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq
+            | Operator::IsDistinctFrom | Operator::IsNotDistinctFrom
+    )
+}
+
+/// Whether `e` may evaluate to a (signed) zero: anything but a non-zero literal.
+fn may_be_zero(e: &Expr) -> bool {
+    match e {
+        Expr::Literal(v, _) => match v {
+            ScalarValue::Float64(Some(x)) => *x == 0.0,
+            ScalarValue::Float32(Some(x)) => *x == 0.0,
+            v => v.is_null() || v.clone().cast_to(&DataType::Float64).ok().is_none_or(|x| x == ScalarValue::Float64(Some(0.0))),
+        },
+        _ => true,
+    }
+}
+
+/// A `-0.0` literal as `0.0`.
+fn normalize_zero_literal(e: Box<Expr>) -> Box<Expr> {
+    match &*e {
+        Expr::Literal(ScalarValue::Float64(Some(x)), m) if *x == 0.0 => {
+            Box::new(Expr::Literal(ScalarValue::Float64(Some(0.0)), m.clone()))
+        }
+        Expr::Literal(ScalarValue::Float32(Some(x)), m) if *x == 0.0 => {
+            Box::new(Expr::Literal(ScalarValue::Float32(Some(0.0)), m.clone()))
+        }
+        _ => e,
+    }
+}
+
+fn is_wide_int_literal(e: &Expr) -> bool {
+    matches!(e, Expr::Literal(ScalarValue::Int64(Some(v)), _) if i32::try_from(*v).is_ok())
+}
+
+fn narrow_literal(e: Expr) -> Expr {
+    match e {
+        Expr::Literal(ScalarValue::Int64(Some(v)), m) => match i32::try_from(v) {
+            Ok(n) => Expr::Literal(ScalarValue::Int32(Some(n)), m),
+            Err(_) => Expr::Literal(ScalarValue::Int64(Some(v)), m),
+        },
+        other => other,
+    }
+}
+
+/// The type of an operand. The nodes this rewrite creates carry their type at the top (a call
+/// whose operands are casts or literals), read without walking the subtree: `get_type` on a chain
+/// of n additions is O(n) per node, O(n²) for the chain (`SELECT 1+1+…+1`).
+fn type_of(e: &Expr, schema: &DFSchema) -> Option<DataType> {
+    match e {
+        Expr::Literal(v, _) => Some(v.data_type()),
+        Expr::Cast(c) => Some(c.field.data_type().clone()),
+        Expr::ScalarFunction(f) if super::arith::is_spark_arith(f.name()) => {
+            if f.name().ends_with("_divide") {
+                return Some(DataType::Float64);
+            }
+            match f.args.first() {
+                Some(Expr::Cast(c)) => Some(c.field.data_type().clone()),
+                Some(Expr::Literal(v, _)) => Some(v.data_type()),
+                _ => e.get_type(schema).ok(),
+            }
+        }
+        _ => e.get_type(schema).ok(),
     }
 }
 
@@ -142,7 +288,20 @@ fn binary(b: &BinaryExpr, lt: &DataType, rt: &DataType, ansi: bool) -> Option<Ex
     }
 }
 
+/// The call computing `l op r`; between two literals its value, computed now (a chain of
+/// literals, `1+1+…+1`, would otherwise be a call nested thousands deep, which DataFusion names
+/// and types in quadratic time). A literal operation that raises stays a call, to raise when run.
 fn call(op: ArithOp, ansi: bool, l: Expr, r: Expr) -> Expr {
+    if let (Expr::Literal(a, _), Expr::Literal(b, _)) = (&l, &r) {
+        let folded = a.to_array().and_then(|a| {
+            let b = b.to_array()?;
+            let out = super::arith::evaluate(op, ansi, &a, &b)?;
+            ScalarValue::try_from_array(&out, 0)
+        });
+        if let Ok(v) = folded {
+            return Expr::Literal(v, None);
+        }
+    }
     Expr::ScalarFunction(ScalarFunction::new_udf(udf(op, ansi), vec![l, r]))
 }
 

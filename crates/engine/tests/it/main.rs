@@ -20,6 +20,7 @@ mod readers;
 mod reads_never_write;
 mod scenarios;
 mod snapshot_update;
+mod spark_corpus;
 mod spark_semantics;
 mod statements;
 mod tier_soundness;

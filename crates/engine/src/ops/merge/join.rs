@@ -207,6 +207,8 @@ fn join_context(env: &crate::env::Env, source_bytes: usize) -> Result<SessionCon
         );
         runtime = runtime.with_memory_pool(Arc::new(tracked));
     }
+    let mut config = config;
+    config.options_mut().sql_parser.parse_float_as_decimal = true;
     let state = datafusion::execution::session_state::SessionStateBuilder::new()
         .with_config(config)
         .with_runtime_env(runtime.build_arc()?)
