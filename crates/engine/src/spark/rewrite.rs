@@ -101,9 +101,17 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
             Ok(Transformed::yes(Expr::ScalarFunction(f)))
         }
         Expr::Case(mut c)
-            if c.when_then_expr.iter().any(|(_, t)| is_wide_int_literal(t))
-                || c.else_expr.as_deref().is_some_and(is_wide_int_literal) =>
+            if (c.when_then_expr.iter().any(|(_, t)| is_wide_int_literal(t))
+                || c.else_expr.as_deref().is_some_and(is_wide_int_literal))
+                && c
+                    .when_then_expr
+                    .iter()
+                    .map(|(_, t)| t.as_ref())
+                    .chain(c.else_expr.as_deref())
+                    .all(|t| is_wide_int_literal(t) || type_of(t, schema).is_some_and(|t| is_integer(&t) && integer_rank(&t) <= 3)) =>
         {
+            // Only when every result is INT-sized: DataFusion types an uncoerced CASE by its
+            // first branch, so one narrowed literal beside a BIGINT would narrow the whole CASE.
             c.when_then_expr = c
                 .when_then_expr
                 .into_iter()
@@ -115,10 +123,20 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
         // Spark compares 0.0 and -0.0 as equal; Arrow orders -0.0 below 0.0. Only a comparison
         // with a zero (or between two computed values) can tell them apart: such float operands
         // get `+ 0.0`, which turns -0.0 into 0.0 and leaves every other value (NaN included).
-        Expr::BinaryExpr(b) if is_comparison(&b.op) => {
-            let (Some(lt), Some(rt)) = (type_of(&b.left, schema), type_of(&b.right, schema)) else {
+        Expr::BinaryExpr(mut b) if is_comparison(&b.op) => {
+            let (Some(mut lt), Some(mut rt)) = (type_of(&b.left, schema), type_of(&b.right, schema)) else {
                 return Ok(Transformed::no(Expr::BinaryExpr(b)));
             };
+            // DECIMAL against a float compares as DOUBLE in Spark (DataFusion casts the float to a
+            // DECIMAL, which fails for 1e308).
+            let f = DataType::Float64;
+            if is_decimal(&lt) && is_float(&rt) {
+                b.left = Box::new(cast(*b.left, &f));
+                lt = f.clone();
+            } else if is_float(&lt) && is_decimal(&rt) {
+                b.right = Box::new(cast(*b.right, &f));
+                rt = f.clone();
+            }
             if !(is_float(&lt) || is_float(&rt)) || !(may_be_zero(&b.left) && may_be_zero(&b.right)) {
                 return Ok(Transformed::no(Expr::BinaryExpr(b)));
             }
@@ -132,20 +150,67 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
             let right = norm(normalize_zero_literal(b.right), &rt);
             Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(left, b.op, right))))
         }
+        // DECIMAL beside a float compares as DOUBLE (as in comparisons above).
+        Expr::InList(mut l) if mixes_decimal_and_float(std::iter::once(l.expr.as_ref()).chain(l.list.iter()), schema) => {
+            l.expr = Box::new(decimal_as_double(*l.expr, schema));
+            l.list = l.list.into_iter().map(|x| decimal_as_double(x, schema)).collect();
+            Ok(Transformed::yes(Expr::InList(l)))
+        }
+        Expr::Between(mut b)
+            if mixes_decimal_and_float([b.expr.as_ref(), b.low.as_ref(), b.high.as_ref()].into_iter(), schema) =>
+        {
+            b.expr = Box::new(decimal_as_double(*b.expr, schema));
+            b.low = Box::new(decimal_as_double(*b.low, schema));
+            b.high = Box::new(decimal_as_double(*b.high, schema));
+            Ok(Transformed::yes(Expr::Between(b)))
+        }
         Expr::InList(mut l) if float_near_zero(&l.expr, &l.list, schema) => {
             l.expr = plus_zero(l.expr);
-            l.list = l.list.into_iter().map(|x| *normalize_zero_literal(Box::new(x))).collect();
+            l.list = l
+                .list
+                .into_iter()
+                .map(|x| match x {
+                    Expr::Literal(..) => *normalize_zero_literal(Box::new(x)),
+                    x if type_of(&x, schema).is_some_and(|t| is_float(&t)) => *plus_zero(Box::new(x)),
+                    x => x,
+                })
+                .collect();
             Ok(Transformed::yes(Expr::InList(l)))
         }
         Expr::Between(mut b)
             if float_near_zero(&b.expr, &[(*b.low).clone(), (*b.high).clone()], schema) =>
         {
             b.expr = plus_zero(b.expr);
-            b.low = normalize_zero_literal(b.low);
-            b.high = normalize_zero_literal(b.high);
+            let bound = |x: Box<Expr>| match &*x {
+                Expr::Literal(..) => normalize_zero_literal(x),
+                e if type_of(e, schema).is_some_and(|t| is_float(&t)) => plus_zero(x),
+                _ => x,
+            };
+            b.low = bound(b.low);
+            b.high = bound(b.high);
             Ok(Transformed::yes(Expr::Between(b)))
         }
         other => Ok(Transformed::no(other)),
+    }
+}
+
+fn mixes_decimal_and_float<'a>(mut es: impl Iterator<Item = &'a Expr>, schema: &DFSchema) -> bool {
+    let (mut dec, mut float) = (false, false);
+    es.all(|e| {
+        match type_of(e, schema) {
+            Some(t) if is_decimal(&t) => dec = true,
+            Some(t) if is_float(&t) => float = true,
+            _ => {}
+        }
+        true
+    });
+    dec && float
+}
+
+fn decimal_as_double(e: Expr, schema: &DFSchema) -> Expr {
+    match type_of(&e, schema) {
+        Some(t) if is_decimal(&t) => cast(e, &DataType::Float64),
+        _ => e,
     }
 }
 
@@ -156,12 +221,13 @@ fn float_near_zero(e: &Expr, others: &[Expr], schema: &DFSchema) -> bool {
         && others.iter().any(may_be_zero)
 }
 
-/// `e + 0.0` as a DOUBLE: -0.0 becomes 0.0, every other value (NaN included) stays. A call, not
-/// a `+`: DataFusion's simplifier drops `x + 0.0` (and with it the normalization).
+/// `e` as a DOUBLE compared as Spark compares: -0.0 becomes 0.0 and every NaN one NaN (Arrow's
+/// total order puts -0.0 below 0.0 and a negative NaN apart from NaN). A call: DataFusion's
+/// simplifier would drop an `x + 0.0`.
 fn plus_zero(e: Box<Expr>) -> Box<Expr> {
     let f = DataType::Float64;
     Box::new(call(
-        ArithOp::Add,
+        ArithOp::CanonicalFloat,
         true,
         cast(*e, &f),
         Expr::Literal(ScalarValue::Float64(Some(0.0)), None),
@@ -181,12 +247,12 @@ fn is_comparison(op: &Operator) -> bool {
     )
 }
 
-/// Whether `e` may evaluate to a (signed) zero: anything but a non-zero literal.
+/// Whether `e` may evaluate to a (signed) zero or a NaN: anything but another literal.
 fn may_be_zero(e: &Expr) -> bool {
     match e {
         Expr::Literal(v, _) => match v {
-            ScalarValue::Float64(Some(x)) => *x == 0.0,
-            ScalarValue::Float32(Some(x)) => *x == 0.0,
+            ScalarValue::Float64(Some(x)) => *x == 0.0 || x.is_nan(),
+            ScalarValue::Float32(Some(x)) => *x == 0.0 || x.is_nan(),
             v => v.is_null() || v.clone().cast_to(&DataType::Float64).ok().is_none_or(|x| x == ScalarValue::Float64(Some(0.0))),
         },
         _ => true,
@@ -228,6 +294,9 @@ fn type_of(e: &Expr, schema: &DFSchema) -> Option<DataType> {
         Expr::Literal(v, _) => Some(v.data_type()),
         Expr::Cast(c) => Some(c.field.data_type().clone()),
         Expr::ScalarFunction(f) if super::arith::is_spark_arith(f.name()) => {
+            if f.name().ends_with("_decimal_divide") {
+                return e.get_type(schema).ok();
+            }
             if f.name().ends_with("_divide") {
                 return Some(DataType::Float64);
             }
@@ -263,24 +332,47 @@ fn binary(b: &BinaryExpr, lt: &DataType, rt: &DataType, ansi: bool) -> Option<Ex
     match op {
         ArithOp::Divide => {
             let numeric = |t: &DataType| is_integer(t) || is_float(t) || is_decimal(t);
-            if !(numeric(&lt) && numeric(&rt)) || (any_decimal && !any_float) {
+            if !(numeric(&lt) && numeric(&rt)) {
                 return None;
+            }
+            if any_decimal && !any_float {
+                // Spark's decimal division: integers as their DECIMAL (INT is DECIMAL(10,0)),
+                // the quotient at Spark's precision and scale, rounded HALF_UP.
+                let (Some(ld), Some(rd)) = (as_decimal(&l, &lt), as_decimal(&r, &rt)) else {
+                    return None;
+                };
+                return Some(call(ArithOp::DecimalDivide, ansi, cast(l, &ld), cast(r, &rd)));
             }
             let f = DataType::Float64;
             Some(call(op, ansi, cast(l, &f), cast(r, &f)))
+        }
+        _ if any_decimal && !any_float => {
+            // An integer literal in decimal arithmetic is a DECIMAL of just its digits (Spark's
+            // `DecimalType.fromLiteral`); DataFusion widens it to DECIMAL(20,0), which changes the
+            // result's precision and, through it, the scale of a later division.
+            let lit_dec = |e: Expr, t: &DataType| match (&e, is_integer(t)) {
+                (Expr::Literal(..), true) => as_decimal(&e, t).map(|d| cast(e.clone(), &d)).unwrap_or(e),
+                _ => e,
+            };
+            let (nl, nr) = (lit_dec(l.clone(), &lt), lit_dec(r.clone(), &rt));
+            if nl == l && nr == r {
+                return None;
+            }
+            Some(Expr::BinaryExpr(BinaryExpr::new(Box::new(nl), b.op, Box::new(nr))))
         }
         _ if is_integer(&lt) && is_integer(&rt) => {
             let t = wider_integer(&lt, &rt);
             Some(call(op, ansi, cast(l, &t), cast(r, &t)))
         }
-        ArithOp::Remainder if any_float && !any_decimal => {
-            let numeric = |t: &DataType| is_integer(t) || is_float(t);
+        ArithOp::Remainder if any_float => {
+            let numeric = |t: &DataType| is_integer(t) || is_float(t) || is_decimal(t);
             if !(numeric(&lt) && numeric(&rt)) {
                 return None;
             }
             let t = match (&lt, &rt) {
-                (DataType::Float64, _) | (_, DataType::Float64) => DataType::Float64,
-                _ => DataType::Float32,
+                (DataType::Float32, r) if !is_decimal(r) && *r != DataType::Float64 => DataType::Float32,
+                (l, DataType::Float32) if !is_decimal(l) && *l != DataType::Float64 => DataType::Float32,
+                _ => DataType::Float64,
             };
             Some(call(op, ansi, cast(l, &t), cast(r, &t)))
         }
@@ -291,6 +383,28 @@ fn binary(b: &BinaryExpr, lt: &DataType, rt: &DataType, ansi: bool) -> Option<Ex
 /// The call computing `l op r`; between two literals its value, computed now (a chain of
 /// literals, `1+1+…+1`, would otherwise be a call nested thousands deep, which DataFusion names
 /// and types in quadratic time). A literal operation that raises stays a call, to raise when run.
+/// The DECIMAL Spark reads an integer or decimal operand as: an integer literal as just its
+/// digits (`3` is DECIMAL(1,0)), an integer column by its type's width.
+fn as_decimal(e: &Expr, t: &DataType) -> Option<DataType> {
+    let digits = |v: i128| v.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1) as u8;
+    match (e, t) {
+        (Expr::Literal(ScalarValue::Int64(Some(v)), _), _) => Some(DataType::Decimal128(digits(i128::from(*v)), 0)),
+        (Expr::Literal(ScalarValue::Int32(Some(v)), _), _) => Some(DataType::Decimal128(digits(i128::from(*v)), 0)),
+        _ => as_decimal_type(t),
+    }
+}
+
+fn as_decimal_type(t: &DataType) -> Option<DataType> {
+    match t {
+        DataType::Decimal128(..) => Some(t.clone()),
+        DataType::Int8 => Some(DataType::Decimal128(3, 0)),
+        DataType::Int16 => Some(DataType::Decimal128(5, 0)),
+        DataType::Int32 => Some(DataType::Decimal128(10, 0)),
+        DataType::Int64 => Some(DataType::Decimal128(20, 0)),
+        _ => None,
+    }
+}
+
 fn call(op: ArithOp, ansi: bool, l: Expr, r: Expr) -> Expr {
     if let (Expr::Literal(a, _), Expr::Literal(b, _)) = (&l, &r) {
         let folded = a.to_array().and_then(|a| {

@@ -64,10 +64,18 @@ fn ansi_arithmetic_raises_where_spark_raises() {
         fails(&s, "SELECT 2147483647 + 1", "ARITHMETIC_OVERFLOW").await;
         fails(&s, "SELECT -2147483647 - 2", "ARITHMETIC_OVERFLOW").await;
         assert_eq!(rows(&s, "SELECT 2147483648 + 1").await, vec!["2147483649"]);
+        // Literals as Spark types them: 0.1 + 0.2 is DECIMAL 0.3; -0.0 = 0.0 and NaN = NaN.
+        assert_eq!(rows(&s, "SELECT 0.1 + 0.2").await, vec!["0.3"]);
+        assert_eq!(
+            rows(&s, "SELECT CAST('-0.0' AS DOUBLE) = 0, CAST('NaN' AS DOUBLE) IN (CAST('NaN' AS DOUBLE)), CAST('-0.0' AS DOUBLE) BETWEEN 0 AND 1").await,
+            vec!["true|true|true"]
+        );
         fails(&s, "SELECT 1 / 0", "DIVIDE_BY_ZERO").await;
         fails(&s, "SELECT CAST(1.5 AS DOUBLE) / 0", "DIVIDE_BY_ZERO").await;
-        // A decimal divisor of zero raises too (Arrow's message).
-        fails(&s, "SELECT 1.5 / 0", "ivide by zero").await;
+        // A decimal divisor of zero raises too; decimal division takes Spark's result type
+        // (scale max(6, s1 + p2 + 1)) and rounds HALF_UP.
+        fails(&s, "SELECT 1.5 / 0", "DIVIDE_BY_ZERO").await;
+        assert_eq!(rows(&s, "SELECT 1.00 / 3, 2.00 / 3, CAST(1 AS DECIMAL(10,2)) / 7").await, vec!["0.333333|0.666667|0.142857"]);
         fails(&s, "SELECT 7 % 0", "REMAINDER_BY_ZERO").await;
         assert_eq!(rows(&s, "SELECT CAST(NULL AS INT) / 0").await, vec!["NULL"]);
         assert_eq!(rows(&s, "SELECT -7 % 2, 7 % -2, CAST(7.5 AS DOUBLE) % 2").await, vec!["-1|1|1.5"]);
