@@ -41,8 +41,9 @@ pub enum Pred {
     /// `(g = c OR k = k0)`: a DELETE/UPDATE that changes a row under INT and would change a wide
     /// row written after a widening (the conflict checks must read that row as BIGINT).
     GEqOrK(i64, i64),
-    /// `g / d = c`: integer division — an expression whose proof under a widening is not a literal
-    /// comparison, so a concurrent widening must abort its statement.
+    /// `g / d = c`: division (Spark's: DOUBLE, so only multiples of d match) — an expression whose
+    /// proof under a widening is not a literal comparison, so a concurrent widening must abort
+    /// its statement.
     GDiv(i64, i64),
 }
 
@@ -65,8 +66,9 @@ impl Pred {
             Pred::GEq(c) => r.g == *c,
             Pred::KBetween(a, b) => k >= *a && k <= *b,
             Pred::GEqOrK(c, k0) => r.g == *c || k == *k0,
-            // Integer division truncates toward zero, as the engine's does; d is never 0.
-            Pred::GDiv(d, c) => r.g.checked_div(*d) == Some(*c),
+            // Spark's `/` is DOUBLE division; d is never 0 and |g| < 2^53, so the quotient equals
+            // the integer c exactly when g = c * d.
+            Pred::GDiv(d, c) => (r.g as f64) / (*d as f64) == *c as f64,
         }
     }
 }
