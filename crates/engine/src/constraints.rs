@@ -119,7 +119,7 @@ impl TableConstraints {
                 let logical = ctx
                     .parse_sql_expr(sql, &df_schema)
                     .map_err(|e| cannot(e.to_string()))?;
-                if let Some(why) = not_as_spark(&logical, &df_schema) {
+                if let Some(why) = not_as_spark(sql, &logical, &df_schema) {
                     return Err(cannot(why));
                 }
                 if let Some(g) = logical.column_refs().iter().find(|c| {
@@ -313,7 +313,10 @@ impl TableConstraints {
 
 /// Why `logical` would not evaluate here as Delta Spark evaluates it, if it would not: the rule
 /// is then refused, never evaluated with other semantics (see `crate::spark::portable`).
-fn not_as_spark(logical: &datafusion::logical_expr::Expr, df_schema: &DFSchema) -> Option<String> {
+fn not_as_spark(sql: &str, logical: &datafusion::logical_expr::Expr, df_schema: &DFSchema) -> Option<String> {
+    if let Some(c) = crate::spark::portable::exponent_literal(sql) {
+        return Some(format!("it uses {c}, which this engine cannot evaluate exactly as Spark does"));
+    }
     let spark = match crate::spark::rewrite::spark_semantics(logical.clone(), df_schema, true) {
         Ok(t) => t.data,
         Err(e) => return Some(crate::error::one_line(&e.to_string())),
@@ -333,7 +336,7 @@ fn plan_rule(ctx: &SessionContext, df_schema: &DFSchema, label: String, sql: &st
     let logical = ctx
         .parse_sql_expr(sql, df_schema)
         .map_err(|e| cannot(e.to_string()))?;
-    if let Some(why) = not_as_spark(&logical, df_schema) {
+    if let Some(why) = not_as_spark(sql, &logical, df_schema) {
         return Err(cannot(why));
     }
     let mut columns: Vec<String> = logical

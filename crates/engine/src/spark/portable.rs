@@ -78,7 +78,8 @@ fn check_node(e: &Expr, schema: &DFSchema, allowed: &BTreeSet<&str>) -> Option<S
                 Eq | NotEq | Lt | LtEq | Gt | GtEq | IsDistinctFrom | IsNotDistinctFrom => {
                     string_against_number(ty(&b.left), ty(&b.right))
                 }
-                Plus | Minus | Multiply | Divide | Modulo | And | Or | StringConcat
+                Plus | Minus | Multiply => decimal_past_38(&b.op, ty(&b.left), ty(&b.right)),
+                Divide | Modulo | And | Or | StringConcat
                 | BitwiseAnd | BitwiseOr | BitwiseXor => None,
                 ref op => Some(format!("the operator {op}")),
             }
@@ -115,6 +116,33 @@ fn check_node(e: &Expr, schema: &DFSchema, allowed: &BTreeSet<&str>) -> Option<S
         Expr::SimilarTo(_) => Some("SIMILAR TO".into()),
         other => Some(format!("{}", other.variant_name())),
     }
+}
+
+/// DECIMAL `+ - *` whose Spark result precision passes 38: Spark then gives up scale (rounding
+/// HALF_UP), DataFusion keeps it.
+fn decimal_past_38(op: &Operator, a: Option<DataType>, b: Option<DataType>) -> Option<String> {
+    let (Some(DataType::Decimal128(p1, s1)), Some(DataType::Decimal128(p2, s2))) = (a, b) else {
+        return None;
+    };
+    let (p1, s1, p2, s2) = (i32::from(p1), i32::from(s1), i32::from(p2), i32::from(s2));
+    let precision = match op {
+        Operator::Multiply => p1 + p2 + 1,
+        _ => (p1 - s1).max(p2 - s2) + s1.max(s2) + 1,
+    };
+    (precision > 38).then(|| format!("DECIMAL arithmetic past 38 digits ({op})"))
+}
+
+/// A numeric literal written with an exponent (`1e3`): DOUBLE in Spark, DECIMAL here.
+pub fn exponent_literal(sql: &str) -> Option<String> {
+    use datafusion::sql::sqlparser::dialect::GenericDialect;
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;
+    tokens.iter().find_map(|t| match t {
+        Token::Number(n, _) if n.contains(['e', 'E']) => {
+            Some(format!("the exponent literal {n} (write CAST('{n}' AS DOUBLE))"))
+        }
+        _ => None,
+    })
 }
 
 fn is_string(t: &DataType) -> bool {

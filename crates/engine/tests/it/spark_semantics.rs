@@ -163,3 +163,45 @@ fn rules_spark_would_evaluate_differently_are_refused() {
         fails(&s, "INSERT INTO t VALUES (2, 4, 0.0, 'b')", "ok").await;
     });
 }
+
+/// The red-team pass on Spark semantics: DOUBLE beside a DECIMAL literal widens to DOUBLE (in
+/// VALUES, UNION, COALESCE, CASE, NULLIF) instead of a DECIMAL(30,15) that turned 1e-20 into 0;
+/// stored rules with DECIMAL arithmetic past 38 digits or exponent literals are refused.
+#[test]
+fn double_beside_decimal_is_double_as_in_spark() {
+    let loc = "memory://spark-double-decimal/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (k DOUBLE, a INT)").await.unwrap();
+        s.execute("INSERT INTO t VALUES (CAST('1e-20' AS DOUBLE), 1), (2.5, 2)").await.unwrap();
+        s.execute("INSERT INTO t VALUES (CAST(1 AS DOUBLE) / 3, 3), (2.5, 4)").await.unwrap();
+        assert_eq!(
+            rows(&s, "SELECT a, k FROM t WHERE a IN (1, 3)").await,
+            vec!["1|1e-20", "3|0.3333333333333333"]
+        );
+        s.execute("UPDATE t SET k = COALESCE(k, 2.5)").await.unwrap();
+        assert_eq!(rows(&s, "SELECT a, k FROM t WHERE a = 1").await, vec!["1|1e-20"]);
+        assert_eq!(
+            rows(&s, "SELECT COALESCE(CAST('1e-20' AS DOUBLE), 2.5), nullif(CAST('1e-20' AS DOUBLE), 0.0), CASE WHEN true THEN CAST('1e-20' AS DOUBLE) ELSE 0.5 END").await,
+            vec!["1e-20|1e-20|1e-20"]
+        );
+        assert_eq!(
+            rows(&s, "SELECT CAST(1 AS DOUBLE) / 3 AS x UNION ALL SELECT 2.5").await,
+            vec!["0.3333333333333333", "2.5"]
+        );
+        s.execute(
+            "CREATE TABLE 'memory://spark-double-decimal/g' (v DOUBLE, g DOUBLE GENERATED ALWAYS AS (COALESCE(v, 2.5)))",
+        )
+        .await
+        .unwrap();
+        s.execute("INSERT INTO 'memory://spark-double-decimal/g' (v) VALUES (CAST('1e-20' AS DOUBLE))")
+            .await
+            .unwrap();
+        assert_eq!(rows(&s, "SELECT v, g FROM 'memory://spark-double-decimal/g'").await, vec!["1e-20|1e-20"]);
+        s.execute("CREATE TABLE 'memory://spark-double-decimal/d' (d DECIMAL(38,10))").await.unwrap();
+        for (rule, construct) in [("d + d > 0", "past 38 digits"), ("d * 1e0 > 0", "exponent literal")] {
+            let err = fails(&s, &format!("ALTER TABLE 'memory://spark-double-decimal/d' ADD CONSTRAINT c CHECK ({rule})"), construct).await;
+            assert!(err.contains("Spark"), "{err}");
+        }
+    });
+}
