@@ -25,15 +25,22 @@ pub const ANSI: bool = true;
 
 /// `state` with Spark's expression semantics in its analyzer, ahead of type coercion.
 pub fn with_spark_semantics(state: SessionState) -> SessionState {
-    let mut rules = state.analyzer().rules.clone();
+    let rules = analyzer_rules(state.analyzer().rules.clone());
+    SessionStateBuilder::new_from_existing(state)
+        .with_analyzer_rules(rules)
+        .build()
+}
+
+/// `rules` with the Spark step ahead of type coercion.
+fn analyzer_rules(
+    mut rules: Vec<std::sync::Arc<dyn datafusion::optimizer::AnalyzerRule + Send + Sync>>,
+) -> Vec<std::sync::Arc<dyn datafusion::optimizer::AnalyzerRule + Send + Sync>> {
     let at = rules
         .iter()
         .position(|r| r.name() == "type_coercion")
         .unwrap_or(0);
     rules.insert(at, rewrite::rule(ANSI));
-    SessionStateBuilder::new_from_existing(state)
-        .with_analyzer_rules(rules)
-        .build()
+    rules
 }
 
 /// A planning context that reads expressions as Spark does: the one every part of the engine
@@ -54,9 +61,12 @@ pub fn rules_context() -> SessionContext {
 /// [`context`] with `config`.
 pub fn context_with(mut config: SessionConfig) -> SessionContext {
     config.options_mut().sql_parser.parse_float_as_decimal = true;
+    // One build (a state is built per statement): the default analyzer's rules plus ours.
+    let rules = analyzer_rules(datafusion::optimizer::Analyzer::new().rules);
     let state = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
+        .with_analyzer_rules(rules)
         .build();
-    SessionContext::new_with_state(with_spark_semantics(state))
+    SessionContext::new_with_state(state)
 }
