@@ -313,17 +313,22 @@ impl TableConstraints {
 
 /// Why `logical` would not evaluate here as Delta Spark evaluates it, if it would not: the rule
 /// is then refused, never evaluated with other semantics (see `crate::spark::portable`).
-fn not_as_spark(sql: &str, logical: &datafusion::logical_expr::Expr, df_schema: &DFSchema) -> Option<String> {
+fn not_as_spark(
+    sql: &str,
+    logical: &datafusion::logical_expr::Expr,
+    df_schema: &DFSchema,
+) -> Option<String> {
     if let Some(c) = crate::spark::portable::exponent_literal(sql) {
-        return Some(format!("it uses {c}, which this engine cannot evaluate exactly as Spark does"));
+        return Some(format!(
+            "it uses {c}, which this engine cannot evaluate exactly as Spark does"
+        ));
     }
     let spark = match crate::spark::rewrite::spark_semantics(logical.clone(), df_schema, true) {
         Ok(t) => t.data,
         Err(e) => return Some(crate::error::one_line(&e.to_string())),
     };
-    crate::spark::portable::unportable(&spark, df_schema).map(|c| {
-        format!("it uses {c}, which this engine cannot evaluate exactly as Spark does")
-    })
+    crate::spark::portable::unportable(&spark, df_schema)
+        .map(|c| format!("it uses {c}, which this engine cannot evaluate exactly as Spark does"))
 }
 
 fn plan_rule(ctx: &SessionContext, df_schema: &DFSchema, label: String, sql: &str) -> Result<Rule> {

@@ -27,7 +27,8 @@ pub fn plan_physical(
     );
     // Spark's meaning first (integer division, overflow, zero divisors), then DataFusion's typing
     // of the rest around it.
-    let spark = crate::spark::rewrite::spark_semantics(expr.clone(), schema, crate::spark::ANSI)?.data;
+    let spark =
+        crate::spark::rewrite::spark_semantics(expr.clone(), schema, crate::spark::ANSI)?.data;
     let coerced = simplifier.coerce(spark, schema)?;
     let simplified = simplifier.simplify(coerced)?;
     Ok(ctx.create_physical_expr(simplified, schema)?)

@@ -6,7 +6,6 @@
 )]
 
 pub mod arrow_conv;
-pub mod value_cast;
 pub mod changes;
 pub mod column_mapping;
 pub mod conflict;
@@ -29,6 +28,7 @@ pub mod scenario;
 pub mod snapshot;
 pub mod spark;
 pub mod sql;
+pub mod value_cast;
 
 pub use error::{EngineError, ErrorKind, Result};
 pub use snapshot::Snapshot;

@@ -150,7 +150,10 @@ mod tests {
         assert!(cast_for_read(&wide, &DataType::Int32).is_err());
         let fits: ArrayRef = Arc::new(Int64Array::from(vec![Some(7), None, Some(-3)]));
         let read = cast_for_read(&fits, &DataType::Int32).unwrap();
-        assert_eq!(read.as_ref(), &Int32Array::from(vec![Some(7), None, Some(-3)]) as &dyn Array);
+        assert_eq!(
+            read.as_ref(),
+            &Int32Array::from(vec![Some(7), None, Some(-3)]) as &dyn Array
+        );
         let fraction: ArrayRef = Arc::new(Float64Array::from(vec![1.0, 0.5]));
         assert!(cast_for_read(&fraction, &DataType::Int32).is_err());
         let negative_zero: ArrayRef = Arc::new(Float64Array::from(vec![-0.0]));
@@ -165,13 +168,20 @@ mod tests {
         use arrow::array::{BooleanArray, Date32Array, Decimal128Array, StringArray};
         // Red-team cases: each converts back to itself, yet a wider column would hold another
         // value (or the statement would fail there).
-        let tenth: ArrayRef =
-            Arc::new(Decimal128Array::from(vec![1i128]).with_precision_and_scale(3, 1).unwrap());
+        let tenth: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![1i128])
+                .with_precision_and_scale(3, 1)
+                .unwrap(),
+        );
         assert!(!cast_checked(&tenth, &DataType::Float32).unwrap().1);
         let text: ArrayRef = Arc::new(StringArray::from(vec!["0.1"]));
         assert!(!cast_checked(&text, &DataType::Float32).unwrap().1);
         let double: ArrayRef = Arc::new(Float64Array::from(vec![549_755_813_888.06]));
-        assert!(!cast_checked(&double, &DataType::Decimal128(14, 2)).unwrap().1);
+        assert!(
+            !cast_checked(&double, &DataType::Decimal128(14, 2))
+                .unwrap()
+                .1
+        );
         let day: ArrayRef = Arc::new(Date32Array::from(vec![7]));
         assert!(!cast_checked(&day, &DataType::Int32).unwrap().1);
         let yes: ArrayRef = Arc::new(BooleanArray::from(vec![true]));
@@ -201,7 +211,13 @@ mod tests {
         assert!(widens(&DataType::Int32, &DataType::Decimal128(10, 0)));
         assert!(!widens(&DataType::Int32, &DataType::Decimal128(10, 1)));
         assert!(!widens(&DataType::Int64, &DataType::Float64));
-        assert!(widens(&DataType::Decimal128(5, 2), &DataType::Decimal128(7, 3)));
-        assert!(!widens(&DataType::Decimal128(5, 2), &DataType::Decimal128(7, 5)));
+        assert!(widens(
+            &DataType::Decimal128(5, 2),
+            &DataType::Decimal128(7, 3)
+        ));
+        assert!(!widens(
+            &DataType::Decimal128(5, 2),
+            &DataType::Decimal128(7, 5)
+        ));
     }
 }

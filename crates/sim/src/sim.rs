@@ -230,8 +230,15 @@ fn table_sql(rng: &mut Rng, schema_changes: bool) -> String {
     // In schema-change histories `g` is nullable (no statement writes NULL into it): a check that
     // read a widened value through the old INT schema would see NULL instead of failing on a
     // NOT NULL column, so such a bug shows up as a wrong commit, not as an extra abort.
-    let g = if schema_changes { "g INT" } else { "g INT NOT NULL" };
-    format!("CREATE TABLE t (k BIGINT NOT NULL, v BIGINT NOT NULL, {g}){part} TBLPROPERTIES ({})", props.join(", "))
+    let g = if schema_changes {
+        "g INT"
+    } else {
+        "g INT NOT NULL"
+    };
+    format!(
+        "CREATE TABLE t (k BIGINT NOT NULL, v BIGINT NOT NULL, {g}){part} TBLPROPERTIES ({})",
+        props.join(", ")
+    )
 }
 
 enum Slot {
@@ -262,7 +269,9 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
     let mut session = SqlSession::new(Env::deterministic(cfg.seed), cfg.conflict.clone());
     session.use_store(&location, store);
     session.register("t", &location);
-    session.execute(&table_sql(&mut rng, cfg.schema_changes)).await?;
+    session
+        .execute(&table_sql(&mut rng, cfg.schema_changes))
+        .await?;
     let mut model = Model::new();
     let mut next_key = 1_000_000i64;
     for f in 0..rng.range(1, 4) {

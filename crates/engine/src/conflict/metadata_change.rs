@@ -43,8 +43,8 @@ use delta_rlc_protocol::schema::{StructField, StructType};
 use delta_rlc_protocol::type_widening::{is_widening, TYPE_CHANGES_KEY};
 use delta_rlc_storage::TableStore;
 
-use crate::constraints::{TableConstraints, CONSTRAINT_PREFIX};
 use super::type_change;
+use crate::constraints::{TableConstraints, CONSTRAINT_PREFIX};
 use crate::error::Result;
 use crate::read_set::ReadSet;
 use crate::snapshot::Snapshot;

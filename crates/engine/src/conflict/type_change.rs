@@ -111,7 +111,11 @@ fn prove_predicates(w: &Widened, read_set: &ReadSet) -> Result<&'static str, Str
             }
         }
         if let Some(keys) = &p.exact_keys {
-            if keys.columns.iter().any(|c| c.eq_ignore_ascii_case(&w.column)) {
+            if keys
+                .columns
+                .iter()
+                .any(|c| c.eq_ignore_ascii_case(&w.column))
+            {
                 used = true;
                 if !integer {
                     return Err(format!(
@@ -210,7 +214,9 @@ pub fn widened_columns(
         if !names.contains(n.name.as_str()) {
             continue;
         }
-        let Some(o) = old.field(&n.name) else { continue };
+        let Some(o) = old.field(&n.name) else {
+            continue;
+        };
         if let (DataType::Primitive(a), DataType::Primitive(b)) = (&o.data_type, &n.data_type) {
             if a != b {
                 out.push(Widened {
@@ -249,8 +255,15 @@ mod tests {
     fn integer_literal_comparisons_survive_integer_widening_only() {
         let int_to_long = widened(PrimitiveType::Integer, PrimitiveType::Long);
         let int_to_double = widened(PrimitiveType::Integer, PrimitiveType::Double);
-        let cmp = deleting(col("v").gt(lit(3_000_000_000i64)).or(col("id").eq(lit(5i64))));
-        assert_eq!(prove(&int_to_long, &cmp), Ok(vec!["integerLiteralComparison"]));
+        let cmp = deleting(
+            col("v")
+                .gt(lit(3_000_000_000i64))
+                .or(col("id").eq(lit(5i64))),
+        );
+        assert_eq!(
+            prove(&int_to_long, &cmp),
+            Ok(vec!["integerLiteralComparison"])
+        );
         assert!(prove(&int_to_double, &cmp).is_err());
         let division = deleting((col("v") / lit(10i64)).eq(lit(4i64)));
         assert!(prove(&int_to_long, &division).is_err());
@@ -265,7 +278,11 @@ mod tests {
     fn undeclared_query_reads_and_assignments_decline() {
         let w = widened(PrimitiveType::Integer, PrimitiveType::Long);
         let mut undeclared = ReadSet::default();
-        undeclared.add_predicate(split_predicate(&col("id").eq(lit(1i64)), &[], "id = 1".into()));
+        undeclared.add_predicate(split_predicate(
+            &col("id").eq(lit(1i64)),
+            &[],
+            "id = 1".into(),
+        ));
         assert!(prove(&w, &undeclared).is_err());
         let mut query = deleting(col("id").eq(lit(1i64)));
         query.read_by_query();

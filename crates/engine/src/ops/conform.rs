@@ -16,17 +16,18 @@ pub fn conform_column(value: ArrayRef, field: &Field) -> Result<ArrayRef> {
 /// an INT column is 0: inexact, so re-running the write under a wider type would store another
 /// value; see `value_cast`).
 pub fn conform_column_exact(value: ArrayRef, field: &Field) -> Result<(ArrayRef, bool)> {
-    let (value, exact) = crate::value_cast::cast_checked(&value, field.data_type()).map_err(|e| {
-        if let Some(at) = crate::constraints::nested_null_violation(&value, field) {
-            return EngineError::invalid(format!("NOT NULL constraint violated for {at}"));
-        }
-        EngineError::invalid(format!(
-            "column {}: cannot cast {} to {}: {e}",
-            field.name(),
-            value.data_type(),
-            field.data_type()
-        ))
-    })?;
+    let (value, exact) =
+        crate::value_cast::cast_checked(&value, field.data_type()).map_err(|e| {
+            if let Some(at) = crate::constraints::nested_null_violation(&value, field) {
+                return EngineError::invalid(format!("NOT NULL constraint violated for {at}"));
+            }
+            EngineError::invalid(format!(
+                "column {}: cannot cast {} to {}: {e}",
+                field.name(),
+                value.data_type(),
+                field.data_type()
+            ))
+        })?;
     if !field.is_nullable() && value.null_count() > 0 {
         return Err(EngineError::invalid(format!(
             "NOT NULL constraint violated for column {}",

@@ -90,7 +90,8 @@ impl RowMatcher {
             return Ok(None);
         };
         let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
-        let phys = crate::expr_plan::plan_physical(&crate::spark::context(), predicate, &df_schema)?;
+        let phys =
+            crate::expr_plan::plan_physical(&crate::spark::context(), predicate, &df_schema)?;
         Ok(Some(RowMatcher {
             snapshot,
             schema,

@@ -85,7 +85,10 @@ impl ScalarUDFImpl for SparkArith {
     fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
         match (self.op, arg_types) {
             (ArithOp::Divide, _) => Ok(DataType::Float64),
-            (ArithOp::DecimalDivide, [DataType::Decimal128(p1, s1), DataType::Decimal128(p2, s2)]) => {
+            (
+                ArithOp::DecimalDivide,
+                [DataType::Decimal128(p1, s1), DataType::Decimal128(p2, s2)],
+            ) => {
                 let (p, s) = decimal_divide_type(*p1, *s1, *p2, *s2);
                 Ok(DataType::Decimal128(p, s))
             }
@@ -162,14 +165,18 @@ fn out_of_range(p: u8, s: i8) -> DataFusionError {
 fn decimal_divide(l: &ArrayRef, r: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
     use arrow::array::Decimal128Array;
     use arrow::datatypes::{i256, Decimal128Type};
-    let (DataType::Decimal128(p1, s1), DataType::Decimal128(p2, s2)) = (l.data_type(), r.data_type()) else {
+    let (DataType::Decimal128(p1, s1), DataType::Decimal128(p2, s2)) =
+        (l.data_type(), r.data_type())
+    else {
         return exec_err!("spark_decimal_divide: expected DECIMAL operands");
     };
     let (p, s) = decimal_divide_type(*p1, *s1, *p2, *s2);
     // quotient = l * 10^(s - s1 + s2) / r, in 256 bits (l < 10^38, the factor at most 10^38).
     let shift = i32::from(s) - i32::from(*s1) + i32::from(*s2);
     if !(0..=38).contains(&shift) {
-        return exec_err!("spark_decimal_divide: DECIMAL({p1},{s1}) / DECIMAL({p2},{s2}) is not supported");
+        return exec_err!(
+            "spark_decimal_divide: DECIMAL({p1},{s1}) / DECIMAL({p2},{s2}) is not supported"
+        );
     }
     let factor = i256::from_i128(10).wrapping_pow(shift as u32);
     let limit = i256::from_i128(10).wrapping_pow(u32::from(p));
@@ -263,19 +270,48 @@ fn by_divisor<T: ArrowPrimitiveType>(
 
 fn divide(l: &ArrayRef, r: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
     match l.data_type() {
-        DataType::Float64 => by_divisor::<Float64Type>(l, r, ansi, ArithOp::Divide, |b| b == 0.0, |a, b| a / b),
+        DataType::Float64 => {
+            by_divisor::<Float64Type>(l, r, ansi, ArithOp::Divide, |b| b == 0.0, |a, b| a / b)
+        }
         other => exec_err!("spark_divide: expected DOUBLE operands, got {other}"),
     }
 }
 
 fn remainder(l: &ArrayRef, r: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
     match l.data_type() {
-        DataType::Int8 => by_divisor::<Int8Type>(l, r, ansi, ArithOp::Remainder, |b| b == 0, i8::wrapping_rem),
-        DataType::Int16 => by_divisor::<Int16Type>(l, r, ansi, ArithOp::Remainder, |b| b == 0, i16::wrapping_rem),
-        DataType::Int32 => by_divisor::<Int32Type>(l, r, ansi, ArithOp::Remainder, |b| b == 0, i32::wrapping_rem),
-        DataType::Int64 => by_divisor::<Int64Type>(l, r, ansi, ArithOp::Remainder, |b| b == 0, i64::wrapping_rem),
-        DataType::Float32 => by_divisor::<Float32Type>(l, r, ansi, ArithOp::Remainder, |b| b == 0.0, |a, b| a % b),
-        DataType::Float64 => by_divisor::<Float64Type>(l, r, ansi, ArithOp::Remainder, |b| b == 0.0, |a, b| a % b),
+        DataType::Int8 => {
+            by_divisor::<Int8Type>(l, r, ansi, ArithOp::Remainder, |b| b == 0, i8::wrapping_rem)
+        }
+        DataType::Int16 => by_divisor::<Int16Type>(
+            l,
+            r,
+            ansi,
+            ArithOp::Remainder,
+            |b| b == 0,
+            i16::wrapping_rem,
+        ),
+        DataType::Int32 => by_divisor::<Int32Type>(
+            l,
+            r,
+            ansi,
+            ArithOp::Remainder,
+            |b| b == 0,
+            i32::wrapping_rem,
+        ),
+        DataType::Int64 => by_divisor::<Int64Type>(
+            l,
+            r,
+            ansi,
+            ArithOp::Remainder,
+            |b| b == 0,
+            i64::wrapping_rem,
+        ),
+        DataType::Float32 => {
+            by_divisor::<Float32Type>(l, r, ansi, ArithOp::Remainder, |b| b == 0.0, |a, b| a % b)
+        }
+        DataType::Float64 => {
+            by_divisor::<Float64Type>(l, r, ansi, ArithOp::Remainder, |b| b == 0.0, |a, b| a % b)
+        }
         other => exec_err!("spark_remainder: unexpected operand type {other}"),
     }
 }
@@ -291,8 +327,16 @@ mod tests {
         assert_eq!(decimal_divide_type(10, 2, 10, 2), (23, 13));
         assert_eq!(decimal_divide_type(38, 10, 38, 10), (38, 6));
         // 1.00 / 3 (DECIMAL(1,0)): scale max(6, 2 + 1 + 1) = 6 -> 0.333333; 2.00 / 3 -> 0.666667.
-        let l: ArrayRef = Arc::new(Decimal128Array::from(vec![100, 200, -200]).with_precision_and_scale(3, 2).unwrap());
-        let r: ArrayRef = Arc::new(Decimal128Array::from(vec![3, 3, 3]).with_precision_and_scale(1, 0).unwrap());
+        let l: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![100, 200, -200])
+                .with_precision_and_scale(3, 2)
+                .unwrap(),
+        );
+        let r: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![3, 3, 3])
+                .with_precision_and_scale(1, 0)
+                .unwrap(),
+        );
         let out = decimal_divide(&l, &r, true).unwrap();
         let out = out.as_primitive::<arrow::datatypes::Decimal128Type>();
         assert_eq!(out.values().to_vec(), vec![333333, 666667, -666667]);
@@ -305,7 +349,10 @@ mod tests {
         let r: ArrayRef = Arc::new(Int32Array::from(vec![Some(2), Some(-1), Some(0)]));
         let out = remainder(&l, &r, true).unwrap();
         let out = out.as_primitive::<Int32Type>();
-        assert_eq!(out.iter().collect::<Vec<_>>(), vec![Some(-1), Some(0), None]);
+        assert_eq!(
+            out.iter().collect::<Vec<_>>(),
+            vec![Some(-1), Some(0), None]
+        );
     }
 
     #[test]

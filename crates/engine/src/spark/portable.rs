@@ -62,7 +62,9 @@ pub fn unportable(expr: &Expr, schema: &DFSchema) -> Option<String> {
 fn check_node(e: &Expr, schema: &DFSchema, allowed: &BTreeSet<&str>) -> Option<String> {
     let ty = |x: &Expr| x.get_type(schema).ok();
     match e {
-        Expr::Column(_) | Expr::Literal(..) | Expr::Alias(_) | Expr::Not(_) | Expr::Negative(_) => None,
+        Expr::Column(_) | Expr::Literal(..) | Expr::Alias(_) | Expr::Not(_) | Expr::Negative(_) => {
+            None
+        }
         Expr::IsNull(_)
         | Expr::IsNotNull(_)
         | Expr::IsTrue(_)
@@ -79,8 +81,9 @@ fn check_node(e: &Expr, schema: &DFSchema, allowed: &BTreeSet<&str>) -> Option<S
                     string_against_number(ty(&b.left), ty(&b.right))
                 }
                 Plus | Minus | Multiply => decimal_past_38(&b.op, ty(&b.left), ty(&b.right)),
-                Divide | Modulo | And | Or | StringConcat
-                | BitwiseAnd | BitwiseOr | BitwiseXor => None,
+                Divide | Modulo | And | Or | StringConcat | BitwiseAnd | BitwiseOr | BitwiseXor => {
+                    None
+                }
                 ref op => Some(format!("the operator {op}")),
             }
         }
@@ -138,9 +141,9 @@ pub fn exponent_literal(sql: &str) -> Option<String> {
     use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
     let tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;
     tokens.iter().find_map(|t| match t {
-        Token::Number(n, _) if n.contains(['e', 'E']) => {
-            Some(format!("the exponent literal {n} (write CAST('{n}' AS DOUBLE))"))
-        }
+        Token::Number(n, _) if n.contains(['e', 'E']) => Some(format!(
+            "the exponent literal {n} (write CAST('{n}' AS DOUBLE))"
+        )),
         _ => None,
     })
 }
@@ -158,7 +161,9 @@ fn string_against_number(a: Option<DataType>, b: Option<DataType>) -> Option<Str
         (Some(a), Some(b))
             if (is_string(&a) && is_number(&b)) || (is_number(&a) && is_string(&b)) =>
         {
-            Some(format!("comparing a {a} with a {b} (Spark casts the string to a number)"))
+            Some(format!(
+                "comparing a {a} with a {b} (Spark casts the string to a number)"
+            ))
         }
         (None, _) | (_, None) => Some("an expression whose type cannot be worked out".into()),
         _ => None,

@@ -70,7 +70,13 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                     Ok(DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) => {
                         strings.push(a.clone())
                     }
-                    Ok(t) if is_integer(&t) || matches!(t, DataType::Date32 | DataType::Boolean | DataType::Null) => {
+                    Ok(t)
+                        if is_integer(&t)
+                            || matches!(
+                                t,
+                                DataType::Date32 | DataType::Boolean | DataType::Null
+                            ) =>
+                    {
                         strings.push(cast(a.clone(), &DataType::Utf8))
                     }
                     // Arrays, floats, timestamps: not rewritten (and refused in stored rules).
@@ -82,7 +88,11 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                 return Ok(Transformed::no(Expr::ScalarFunction(f)));
             };
             let chained = args.fold(first, |acc, a| {
-                Expr::BinaryExpr(BinaryExpr::new(Box::new(acc), Operator::StringConcat, Box::new(a)))
+                Expr::BinaryExpr(BinaryExpr::new(
+                    Box::new(acc),
+                    Operator::StringConcat,
+                    Box::new(a),
+                ))
             });
             // A single argument: Spark's concat(x) is x as a string.
             let chained = match &chained {
@@ -94,14 +104,22 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
         // DOUBLE beside DECIMAL widens to DOUBLE in Spark (`coalesce(d, 2.5)` on a DOUBLE d is a
         // DOUBLE); DataFusion picks a DECIMAL(30,15), which turns 1e-20 into 0.
         Expr::ScalarFunction(mut f)
-            if NUMERIC_PASS_THROUGH.contains(&f.name()) && mixes_decimal_and_float(f.args.iter(), schema) =>
+            if NUMERIC_PASS_THROUGH.contains(&f.name())
+                && mixes_decimal_and_float(f.args.iter(), schema) =>
         {
-            f.args = f.args.into_iter().map(|a| decimal_as_double(a, schema)).collect();
+            f.args = f
+                .args
+                .into_iter()
+                .map(|a| decimal_as_double(a, schema))
+                .collect();
             Ok(Transformed::yes(Expr::ScalarFunction(f)))
         }
         Expr::Case(mut c)
             if mixes_decimal_and_float(
-                c.when_then_expr.iter().map(|(_, t)| t.as_ref()).chain(c.else_expr.as_deref()),
+                c.when_then_expr
+                    .iter()
+                    .map(|(_, t)| t.as_ref())
+                    .chain(c.else_expr.as_deref()),
                 schema,
             ) =>
         {
@@ -117,7 +135,8 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
         // is INT arithmetic's operand, `abs(2)` an INT); comparisons and IN lists compare values
         // and are left alone.
         Expr::ScalarFunction(mut f)
-            if NUMERIC_PASS_THROUGH.contains(&f.name()) && f.args.iter().any(is_wide_int_literal) =>
+            if NUMERIC_PASS_THROUGH.contains(&f.name())
+                && f.args.iter().any(is_wide_int_literal) =>
         {
             f.args = f.args.into_iter().map(narrow_literal).collect();
             Ok(Transformed::yes(Expr::ScalarFunction(f)))
@@ -125,12 +144,15 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
         Expr::Case(mut c)
             if (c.when_then_expr.iter().any(|(_, t)| is_wide_int_literal(t))
                 || c.else_expr.as_deref().is_some_and(is_wide_int_literal))
-                && c
-                    .when_then_expr
+                && c.when_then_expr
                     .iter()
                     .map(|(_, t)| t.as_ref())
                     .chain(c.else_expr.as_deref())
-                    .all(|t| is_wide_int_literal(t) || type_of(t, schema).is_some_and(|t| is_integer(&t) && integer_rank(&t) <= 3)) =>
+                    .all(|t| {
+                        is_wide_int_literal(t)
+                            || type_of(t, schema)
+                                .is_some_and(|t| is_integer(&t) && integer_rank(&t) <= 3)
+                    }) =>
         {
             // Only when every result is INT-sized: DataFusion types an uncoerced CASE by its
             // first branch, so one narrowed literal beside a BIGINT would narrow the whole CASE.
@@ -146,7 +168,9 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
         // with a zero (or between two computed values) can tell them apart: such float operands
         // get `+ 0.0`, which turns -0.0 into 0.0 and leaves every other value (NaN included).
         Expr::BinaryExpr(mut b) if is_comparison(&b.op) => {
-            let (Some(mut lt), Some(mut rt)) = (type_of(&b.left, schema), type_of(&b.right, schema)) else {
+            let (Some(mut lt), Some(mut rt)) =
+                (type_of(&b.left, schema), type_of(&b.right, schema))
+            else {
                 return Ok(Transformed::no(Expr::BinaryExpr(b)));
             };
             // DECIMAL against a float compares as DOUBLE in Spark (DataFusion casts the float to a
@@ -159,7 +183,8 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                 b.right = Box::new(cast(*b.right, &f));
                 rt = f.clone();
             }
-            if !(is_float(&lt) || is_float(&rt)) || !(may_be_zero(&b.left) && may_be_zero(&b.right)) {
+            if !(is_float(&lt) || is_float(&rt)) || !(may_be_zero(&b.left) && may_be_zero(&b.right))
+            {
                 return Ok(Transformed::no(Expr::BinaryExpr(b)));
             }
             let norm = |e: Box<Expr>, t: &DataType| -> Box<Expr> {
@@ -170,16 +195,30 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
             };
             let left = norm(normalize_zero_literal(b.left), &lt);
             let right = norm(normalize_zero_literal(b.right), &rt);
-            Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(left, b.op, right))))
+            Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                left, b.op, right,
+            ))))
         }
         // DECIMAL beside a float compares as DOUBLE (as in comparisons above).
-        Expr::InList(mut l) if mixes_decimal_and_float(std::iter::once(l.expr.as_ref()).chain(l.list.iter()), schema) => {
+        Expr::InList(mut l)
+            if mixes_decimal_and_float(
+                std::iter::once(l.expr.as_ref()).chain(l.list.iter()),
+                schema,
+            ) =>
+        {
             l.expr = Box::new(decimal_as_double(*l.expr, schema));
-            l.list = l.list.into_iter().map(|x| decimal_as_double(x, schema)).collect();
+            l.list = l
+                .list
+                .into_iter()
+                .map(|x| decimal_as_double(x, schema))
+                .collect();
             Ok(Transformed::yes(Expr::InList(l)))
         }
         Expr::Between(mut b)
-            if mixes_decimal_and_float([b.expr.as_ref(), b.low.as_ref(), b.high.as_ref()].into_iter(), schema) =>
+            if mixes_decimal_and_float(
+                [b.expr.as_ref(), b.low.as_ref(), b.high.as_ref()].into_iter(),
+                schema,
+            ) =>
         {
             b.expr = Box::new(decimal_as_double(*b.expr, schema));
             b.low = Box::new(decimal_as_double(*b.low, schema));
@@ -193,7 +232,9 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                 .into_iter()
                 .map(|x| match x {
                     Expr::Literal(..) => *normalize_zero_literal(Box::new(x)),
-                    x if type_of(&x, schema).is_some_and(|t| is_float(&t)) => *plus_zero(Box::new(x)),
+                    x if type_of(&x, schema).is_some_and(|t| is_float(&t)) => {
+                        *plus_zero(Box::new(x))
+                    }
                     x => x,
                 })
                 .collect();
@@ -259,13 +300,21 @@ fn plus_zero(e: Box<Expr>) -> Box<Expr> {
 /// Functions whose result type is their arguments' common type (so an INT literal keeps INT
 /// arithmetic INT). Constructors (`named_struct`, `make_array`) are not here: their literals
 /// would change the built type (Spark casts it on insert; the writer here compares shapes).
-const NUMERIC_PASS_THROUGH: &[&str] = &["abs", "coalesce", "nullif", "greatest", "least", "nvl", "ifnull"];
+const NUMERIC_PASS_THROUGH: &[&str] = &[
+    "abs", "coalesce", "nullif", "greatest", "least", "nvl", "ifnull",
+];
 
 fn is_comparison(op: &Operator) -> bool {
     matches!(
         op,
-        Operator::Eq | Operator::NotEq | Operator::Lt | Operator::LtEq | Operator::Gt | Operator::GtEq
-            | Operator::IsDistinctFrom | Operator::IsNotDistinctFrom
+        Operator::Eq
+            | Operator::NotEq
+            | Operator::Lt
+            | Operator::LtEq
+            | Operator::Gt
+            | Operator::GtEq
+            | Operator::IsDistinctFrom
+            | Operator::IsNotDistinctFrom
     )
 }
 
@@ -275,7 +324,13 @@ fn may_be_zero(e: &Expr) -> bool {
         Expr::Literal(v, _) => match v {
             ScalarValue::Float64(Some(x)) => *x == 0.0 || x.is_nan(),
             ScalarValue::Float32(Some(x)) => *x == 0.0 || x.is_nan(),
-            v => v.is_null() || v.clone().cast_to(&DataType::Float64).ok().is_none_or(|x| x == ScalarValue::Float64(Some(0.0))),
+            v => {
+                v.is_null()
+                    || v.clone()
+                        .cast_to(&DataType::Float64)
+                        .ok()
+                        .is_none_or(|x| x == ScalarValue::Float64(Some(0.0)))
+            }
         },
         _ => true,
     }
@@ -363,7 +418,12 @@ fn binary(b: &BinaryExpr, lt: &DataType, rt: &DataType, ansi: bool) -> Option<Ex
                 let (Some(ld), Some(rd)) = (as_decimal(&l, &lt), as_decimal(&r, &rt)) else {
                     return None;
                 };
-                return Some(call(ArithOp::DecimalDivide, ansi, cast(l, &ld), cast(r, &rd)));
+                return Some(call(
+                    ArithOp::DecimalDivide,
+                    ansi,
+                    cast(l, &ld),
+                    cast(r, &rd),
+                ));
             }
             let f = DataType::Float64;
             Some(call(op, ansi, cast(l, &f), cast(r, &f)))
@@ -373,14 +433,20 @@ fn binary(b: &BinaryExpr, lt: &DataType, rt: &DataType, ansi: bool) -> Option<Ex
             // `DecimalType.fromLiteral`); DataFusion widens it to DECIMAL(20,0), which changes the
             // result's precision and, through it, the scale of a later division.
             let lit_dec = |e: Expr, t: &DataType| match (&e, is_integer(t)) {
-                (Expr::Literal(..), true) => as_decimal(&e, t).map(|d| cast(e.clone(), &d)).unwrap_or(e),
+                (Expr::Literal(..), true) => {
+                    as_decimal(&e, t).map(|d| cast(e.clone(), &d)).unwrap_or(e)
+                }
                 _ => e,
             };
             let (nl, nr) = (lit_dec(l.clone(), &lt), lit_dec(r.clone(), &rt));
             if nl == l && nr == r {
                 return None;
             }
-            Some(Expr::BinaryExpr(BinaryExpr::new(Box::new(nl), b.op, Box::new(nr))))
+            Some(Expr::BinaryExpr(BinaryExpr::new(
+                Box::new(nl),
+                b.op,
+                Box::new(nr),
+            )))
         }
         _ if is_integer(&lt) && is_integer(&rt) => {
             let t = wider_integer(&lt, &rt);
@@ -392,8 +458,12 @@ fn binary(b: &BinaryExpr, lt: &DataType, rt: &DataType, ansi: bool) -> Option<Ex
                 return None;
             }
             let t = match (&lt, &rt) {
-                (DataType::Float32, r) if !is_decimal(r) && *r != DataType::Float64 => DataType::Float32,
-                (l, DataType::Float32) if !is_decimal(l) && *l != DataType::Float64 => DataType::Float32,
+                (DataType::Float32, r) if !is_decimal(r) && *r != DataType::Float64 => {
+                    DataType::Float32
+                }
+                (l, DataType::Float32) if !is_decimal(l) && *l != DataType::Float64 => {
+                    DataType::Float32
+                }
                 _ => DataType::Float64,
             };
             Some(call(op, ansi, cast(l, &t), cast(r, &t)))
@@ -410,8 +480,12 @@ fn binary(b: &BinaryExpr, lt: &DataType, rt: &DataType, ansi: bool) -> Option<Ex
 fn as_decimal(e: &Expr, t: &DataType) -> Option<DataType> {
     let digits = |v: i128| v.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1) as u8;
     match (e, t) {
-        (Expr::Literal(ScalarValue::Int64(Some(v)), _), _) => Some(DataType::Decimal128(digits(i128::from(*v)), 0)),
-        (Expr::Literal(ScalarValue::Int32(Some(v)), _), _) => Some(DataType::Decimal128(digits(i128::from(*v)), 0)),
+        (Expr::Literal(ScalarValue::Int64(Some(v)), _), _) => {
+            Some(DataType::Decimal128(digits(i128::from(*v)), 0))
+        }
+        (Expr::Literal(ScalarValue::Int32(Some(v)), _), _) => {
+            Some(DataType::Decimal128(digits(i128::from(*v)), 0))
+        }
         _ => as_decimal_type(t),
     }
 }
@@ -513,8 +587,10 @@ impl AnalyzerRule for SparkSemantics {
         plan.transform_up_with_subqueries(|plan| {
             let mut schema = merge_schema(&plan.inputs());
             if let LogicalPlan::TableScan(ts) = &plan {
-                let source =
-                    DFSchema::try_from_qualified_schema(ts.table_name.clone(), &ts.source.schema())?;
+                let source = DFSchema::try_from_qualified_schema(
+                    ts.table_name.clone(),
+                    &ts.source.schema(),
+                )?;
                 schema.merge(&source);
             }
             let plan = match plan {
@@ -559,7 +635,11 @@ fn values_as_double(mut v: datafusion::logical_expr::Values) -> Result<LogicalPl
     let mut changed = false;
     let mut fields: Vec<arrow::datatypes::FieldRef> = v.schema.fields().iter().cloned().collect();
     for j in 0..width {
-        if !v.values.iter().any(|row| row.get(j).is_some_and(float_inner)) {
+        if !v
+            .values
+            .iter()
+            .any(|row| row.get(j).is_some_and(float_inner))
+        {
             continue;
         }
         changed = true;
@@ -625,7 +705,9 @@ fn union_as_double(u: datafusion::logical_expr::Union) -> Result<LogicalPlan> {
         let projected = datafusion::logical_expr::Projection::try_new(exprs, input)?;
         inputs.push(Arc::new(LogicalPlan::Projection(projected)));
     }
-    Ok(LogicalPlan::Union(datafusion::logical_expr::Union::try_new_with_loose_types(inputs)?))
+    Ok(LogicalPlan::Union(
+        datafusion::logical_expr::Union::try_new_with_loose_types(inputs)?,
+    ))
 }
 
 /// Shared by the rule's users: an `Arc` of the rule for a session's analyzer.

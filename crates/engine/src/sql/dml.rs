@@ -102,11 +102,7 @@ pub async fn prepare_delete(
     let (table, _) = open_target(refs, &name, session).await?;
     let snapshot = table.snapshot(None).await?;
     let ectx = ExprContext::new(&snapshot, Some(alias.as_deref().unwrap_or(&name)))?;
-    let predicate = d
-        .selection
-        .as_ref()
-        .map(|e| ectx.plan(e))
-        .transpose()?;
+    let predicate = d.selection.as_ref().map(|e| ectx.plan(e)).transpose()?;
     let predicate = predicate.map(strip_qualifiers);
     let txn = Transaction::new(&table, Some(snapshot), "DELETE");
     delete_txn(txn, predicate).await

@@ -158,9 +158,7 @@ const REF_AFTER: &[&str] = &[
 /// does not escape it again, so `'a'''''` (a, two quotes) prints as `'a'''` (a, one quote). A rewrite
 /// of the AST that must be printed goes through here, and is dropped (or the statement refused)
 /// when the print is not exact.
-pub fn print_exactly(
-    statement: &datafusion::sql::sqlparser::ast::Statement,
-) -> Option<String> {
+pub fn print_exactly(statement: &datafusion::sql::sqlparser::ast::Statement) -> Option<String> {
     use datafusion::sql::sqlparser::parser::Parser;
     let text = statement.to_string();
     match Parser::parse_sql(&GenericDialect {}, &text) {

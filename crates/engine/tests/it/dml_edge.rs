@@ -324,9 +324,11 @@ fn partition_only_predicates_remove_exactly_the_matching_partitions() {
     s.register("q", "memory://dml-edge-partition-only/q");
     rt().block_on(async {
         for t in ["p", "q"] {
-            s.execute(&format!("CREATE TABLE {t} (k BIGINT, g INT) PARTITIONED BY (g)"))
-                .await
-                .unwrap();
+            s.execute(&format!(
+                "CREATE TABLE {t} (k BIGINT, g INT) PARTITIONED BY (g)"
+            ))
+            .await
+            .unwrap();
             s.execute(&format!(
                 "INSERT INTO {t} VALUES (1, 0), (2, 1), (3, 2), (4, 3), (5, NULL)"
             ))
@@ -336,8 +338,14 @@ fn partition_only_predicates_remove_exactly_the_matching_partitions() {
     });
     // Spark's `/` is DOUBLE division: g / 2 = 0 holds for g = 0 only.
     assert_eq!(run(&s, "DELETE FROM p WHERE g / 2 = 0"), Some(1));
-    assert_eq!(rows(&s, "SELECT k, g FROM p"), vec!["2|1", "3|2", "4|3", "5|NULL"]);
-    assert_eq!(run(&s, "DELETE FROM p WHERE g % 2 = 1 OR g IS NULL"), Some(3));
+    assert_eq!(
+        rows(&s, "SELECT k, g FROM p"),
+        vec!["2|1", "3|2", "4|3", "5|NULL"]
+    );
+    assert_eq!(
+        run(&s, "DELETE FROM p WHERE g % 2 = 1 OR g IS NULL"),
+        Some(3)
+    );
     assert_eq!(rows(&s, "SELECT k, g FROM p"), vec!["3|2"]);
     run(&s, "INSERT INTO q REPLACE WHERE g / 2 = 1 SELECT 9, 2");
     assert_eq!(

@@ -100,16 +100,27 @@ fn float_of(v: &Value) -> Option<f64> {
 
 /// Spark's value and ours agree: the same class and value; floats bit-for-bit up to NaN payloads.
 fn same(spark: &Value, ours: &Value) -> bool {
-    let tag = |v: &Value| v.as_array().and_then(|a| a.first()).and_then(|t| t.as_str()).map(str::to_string);
+    let tag = |v: &Value| {
+        v.as_array()
+            .and_then(|a| a.first())
+            .and_then(|t| t.as_str())
+            .map(str::to_string)
+    };
     match (tag(spark).as_deref(), tag(ours).as_deref()) {
         (Some("f"), Some("f")) => match (float_of(spark), float_of(ours)) {
             (Some(a), Some(b)) => {
-                (a.is_nan() && b.is_nan()) || (a == b && a.is_sign_negative() == b.is_sign_negative())
+                (a.is_nan() && b.is_nan())
+                    || (a == b && a.is_sign_negative() == b.is_sign_negative())
             }
             _ => false,
         },
         (Some("d"), Some("d")) => {
-            let n = |v: &Value| v.as_array().and_then(|a| a.get(1)).and_then(|x| x.as_str()).map(normalize_decimal);
+            let n = |v: &Value| {
+                v.as_array()
+                    .and_then(|a| a.get(1))
+                    .and_then(|x| x.as_str())
+                    .map(normalize_decimal)
+            };
             n(spark) == n(ours)
         }
         _ => spark == ours,
@@ -118,14 +129,20 @@ fn same(spark: &Value, ours: &Value) -> bool {
 
 /// The engine's answers for `exprs`: per expression, values by row (ordered by id) or an error.
 async fn ours(s: &SqlSession, exprs: &[&str]) -> Vec<Result<Vec<Value>, String>> {
-    let cols: Vec<String> = exprs.iter().enumerate().map(|(k, e)| format!("{e} AS c{k}")).collect();
+    let cols: Vec<String> = exprs
+        .iter()
+        .enumerate()
+        .map(|(k, e)| format!("{e} AS c{k}"))
+        .collect();
     let sql = format!("SELECT id, {} FROM t ORDER BY id", cols.join(", "));
     match s.execute(&sql).await {
         Ok(out) => {
             let mut per: Vec<Vec<Value>> = vec![Vec::new(); exprs.len()];
             for b in &out.batches {
                 for (k, values) in per.iter_mut().enumerate() {
-                    let Some(col) = b.columns().get(k + 1) else { continue };
+                    let Some(col) = b.columns().get(k + 1) else {
+                        continue;
+                    };
                     for r in 0..b.num_rows() {
                         values.push(our_value(col.as_ref(), r));
                     }
@@ -154,7 +171,12 @@ fn spark_corpus() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| (c[0].as_str().unwrap().to_string(), c[1].as_str().unwrap().to_string()))
+        .map(|c| {
+            (
+                c[0].as_str().unwrap().to_string(),
+                c[1].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
     let cases: Vec<Value> = lines
         .filter(|l| !l.trim().is_empty())
@@ -168,7 +190,9 @@ fn spark_corpus() {
     let mut known = 0usize;
     rt().block_on(async {
         let defs: Vec<String> = columns.iter().map(|(n, t)| format!("{n} {t}")).collect();
-        s.execute(&format!("CREATE TABLE t ({})", defs.join(", "))).await.unwrap();
+        s.execute(&format!("CREATE TABLE t ({})", defs.join(", ")))
+            .await
+            .unwrap();
         let rows: Vec<String> = head["rows"]
             .as_array()
             .unwrap()
@@ -201,7 +225,8 @@ fn spark_corpus() {
                     if fail_closed && answer.is_ok() && spark.get("error").is_none() {
                         let ours = answer.map(Value::from).unwrap_or_default();
                         if ours != *spark {
-                            differences.push(format!("{expr}: known as {why}, but we return {ours}"));
+                            differences
+                                .push(format!("{expr}: known as {why}, but we return {ours}"));
                         }
                     }
                     continue;
@@ -229,7 +254,11 @@ fn spark_corpus() {
                             }
                         }
                         if want.len() != values.len() {
-                            differences.push(format!("{expr}: {} rows, Spark {}", values.len(), want.len()));
+                            differences.push(format!(
+                                "{expr}: {} rows, Spark {}",
+                                values.len(),
+                                want.len()
+                            ));
                         }
                     }
                 }
@@ -251,5 +280,9 @@ fn spark_corpus() {
     for d in differences.iter().take(60) {
         println!("  {d}");
     }
-    assert!(differences.is_empty(), "{} differences from Spark", differences.len());
+    assert!(
+        differences.is_empty(),
+        "{} differences from Spark",
+        differences.len()
+    );
 }

@@ -16,7 +16,12 @@ fn session(loc: &str) -> SqlSession {
 }
 
 async fn rows(s: &SqlSession, sql: &str) -> Vec<String> {
-    sorted_rows(&s.execute(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}")).batches)
+    sorted_rows(
+        &s.execute(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .batches,
+    )
 }
 
 async fn fails(s: &SqlSession, sql: &str, needle: &str) -> String {
@@ -37,20 +42,41 @@ fn division_is_spark_division_everywhere() {
         s.execute("CREATE TABLE t (id BIGINT, v INT, g DOUBLE GENERATED ALWAYS AS (v / 2))")
             .await
             .unwrap();
-        s.execute("INSERT INTO t (id, v) VALUES (1, 5), (2, -7)").await.unwrap();
-        assert_eq!(rows(&s, "SELECT id, v, g FROM t").await, vec!["1|5|2.5", "2|-7|-3.5"]);
+        s.execute("INSERT INTO t (id, v) VALUES (1, 5), (2, -7)")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, v, g FROM t").await,
+            vec!["1|5|2.5", "2|-7|-3.5"]
+        );
         // A given value must equal the expression as Spark computes it.
-        let err = s.execute("INSERT INTO t VALUES (3, 5, 2.0)").await.expect_err("2.0 is not 5 / 2");
+        let err = s
+            .execute("INSERT INTO t VALUES (3, 5, 2.0)")
+            .await
+            .expect_err("2.0 is not 5 / 2");
         assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
-        s.execute("ALTER TABLE t ADD CONSTRAINT tens CHECK (v / 10 <= 4)").await.unwrap();
+        s.execute("ALTER TABLE t ADD CONSTRAINT tens CHECK (v / 10 <= 4)")
+            .await
+            .unwrap();
         let before = latest_snapshot(loc).await.version;
         fails(&s, "INSERT INTO t (id, v) VALUES (4, 45)", "tens").await;
-        assert_eq!(latest_snapshot(loc).await.version, before, "nothing committed");
-        s.execute("INSERT INTO t (id, v) VALUES (4, 40)").await.unwrap();
+        assert_eq!(
+            latest_snapshot(loc).await.version,
+            before,
+            "nothing committed"
+        );
+        s.execute("INSERT INTO t (id, v) VALUES (4, 40)")
+            .await
+            .unwrap();
         // UPDATE computes as Spark does too: 40 / 16 is 2.5, stored into an INT as 2 (ANSI
         // store assignment truncates), and the generated column follows the new v.
-        s.execute("UPDATE t SET v = v / 16 WHERE id = 4").await.unwrap();
-        assert_eq!(rows(&s, "SELECT v, g FROM t WHERE id = 4").await, vec!["2|1.0"]);
+        s.execute("UPDATE t SET v = v / 16 WHERE id = 4")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT v, g FROM t WHERE id = 4").await,
+            vec!["2|1.0"]
+        );
     });
 }
 
@@ -110,7 +136,9 @@ fn stored_rules_use_spark_literals_and_functions() {
         )
         .await
         .unwrap();
-        s.execute("ALTER TABLE t ADD CONSTRAINT eleven CHECK (v * 1.1 <= 11)").await.unwrap();
+        s.execute("ALTER TABLE t ADD CONSTRAINT eleven CHECK (v * 1.1 <= 11)")
+            .await
+            .unwrap();
         s.execute("INSERT INTO t (id, v, name) VALUES (1, 3, 'a'), (2, 10, NULL)")
             .await
             .unwrap();
@@ -118,7 +146,12 @@ fn stored_rules_use_spark_literals_and_functions() {
             rows(&s, "SELECT id, g, k FROM t").await,
             vec!["1|3.3|a-1", "2|11.0|NULL"]
         );
-        fails(&s, "INSERT INTO t (id, v, name) VALUES (3, 11, 'c')", "eleven").await;
+        fails(
+            &s,
+            "INSERT INTO t (id, v, name) VALUES (3, 11, 'c')",
+            "eleven",
+        )
+        .await;
     });
 }
 

@@ -49,11 +49,16 @@ fn quoted_literals_mean_what_they_say() {
         names_table(&s, &path).await;
         // The injection: one string literal, equal to no row.
         let out = s
-            .execute(&format!("DELETE FROM '{path}' WHERE name = 'x'' OR ''1''=''1'"))
+            .execute(&format!(
+                "DELETE FROM '{path}' WHERE name = 'x'' OR ''1''=''1'"
+            ))
             .await
             .unwrap();
         assert_eq!(out.commit.and_then(|c| c.affected_rows).unwrap_or(0), 0);
-        assert_eq!(rows(&s, &format!("SELECT count(*) FROM '{path}'")).await, vec!["6"]);
+        assert_eq!(
+            rows(&s, &format!("SELECT count(*) FROM '{path}'")).await,
+            vec!["6"]
+        );
         assert_eq!(rows(&s, "SELECT 'it''s'").await, vec!["it's"]);
         assert_eq!(
             rows(&s, &format!("SELECT id FROM '{path}' WHERE name = 'it''s'")).await,
@@ -66,7 +71,11 @@ fn quoted_literals_mean_what_they_say() {
         .await
         .unwrap();
         assert_eq!(
-            rows(&s, &format!("SELECT id, name FROM '{path}' WHERE id IN (1, 3)")).await,
+            rows(
+                &s,
+                &format!("SELECT id, name FROM '{path}' WHERE id IN (1, 3)")
+            )
+            .await,
             vec!["1|x", "3|o'k; -- still a string"]
         );
         // A CHECK constraint is saved to the log with its quotes, and means what it says.
@@ -88,7 +97,8 @@ fn quoted_literals_mean_what_they_say() {
         assert!(
             props
                 .iter()
-                .any(|p| p.contains("delta.constraints.no_quote") && p.contains("'x'' OR ''1''=''1'")),
+                .any(|p| p.contains("delta.constraints.no_quote")
+                    && p.contains("'x'' OR ''1''=''1'")),
             "{props:?}"
         );
         // A quoted identifier with a doubled quote inside.
@@ -105,9 +115,11 @@ fn quoted_literals_mean_what_they_say() {
             rows(&s, &format!("SELECT name FROM '{path}' WHERE id = 1")).await,
             vec!["q'''"]
         );
-        s.execute(&format!("UPDATE '{path}' SET name = 'z''' WHERE name = 'q'''''''"))
-            .await
-            .unwrap();
+        s.execute(&format!(
+            "UPDATE '{path}' SET name = 'z''' WHERE name = 'q'''''''"
+        ))
+        .await
+        .unwrap();
         assert_eq!(
             rows(&s, &format!("SELECT name FROM '{path}' WHERE id = 1")).await,
             vec!["z'"]
@@ -127,7 +139,10 @@ fn scripts_split_only_at_top_level_semicolons() {
     );
     for (text, complete) in [
         ("DELETE FROM t -- remove the test row;\n", false),
-        ("DELETE FROM t -- remove the test row;\nWHERE id = 1;\n", true),
+        (
+            "DELETE FROM t -- remove the test row;\nWHERE id = 1;\n",
+            true,
+        ),
         ("SELECT 'a;\n", false),
         ("SELECT 'a;\nb';\n", true),
         ("SELECT 1 /* ;\n", false),
@@ -170,7 +185,10 @@ fn copy_never_writes_into_a_table() {
             .collect();
         assert_eq!(log_before.len(), log_after.len());
         assert_eq!(std::fs::read_dir(&table).unwrap().count(), files_before);
-        assert_eq!(rows(&s, &format!("SELECT count(*) FROM '{table}'")).await, vec!["6"]);
+        assert_eq!(
+            rows(&s, &format!("SELECT count(*) FROM '{table}'")).await,
+            vec!["6"]
+        );
         let e = err(
             &s,
             &format!(
@@ -200,9 +218,18 @@ fn merge_refuses_unknown_and_repeated_columns() {
     rt().block_on(async {
         names_table(&s, &path).await;
         for (sql, says) in [
-            ("WHEN MATCHED THEN UPDATE SET nosuch = 1", "unknown column nosuch"),
-            ("WHEN MATCHED THEN UPDATE SET name = 'a', name = 'b'", "more than once"),
-            ("WHEN NOT MATCHED THEN INSERT (id, nosuch) VALUES (s.id, 1)", "unknown column nosuch"),
+            (
+                "WHEN MATCHED THEN UPDATE SET nosuch = 1",
+                "unknown column nosuch",
+            ),
+            (
+                "WHEN MATCHED THEN UPDATE SET name = 'a', name = 'b'",
+                "more than once",
+            ),
+            (
+                "WHEN NOT MATCHED THEN INSERT (id, nosuch) VALUES (s.id, 1)",
+                "unknown column nosuch",
+            ),
         ] {
             let e = err(
                 &s,
@@ -389,7 +416,12 @@ fn uuid_like(values: &[String], probe: &str, pick: usize) -> u64 {
 #[test]
 fn second_red_team_pass() {
     let tmp = tempfile::tempdir().unwrap();
-    let base = tmp.path().canonicalize().unwrap().to_string_lossy().to_string();
+    let base = tmp
+        .path()
+        .canonicalize()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
     let table = format!("{base}/ct");
     let s = session();
     rt().block_on(async {
@@ -419,7 +451,9 @@ fn second_red_team_pass() {
         assert!(e.contains("one statement"), "{e}");
         assert!(!std::path::Path::new(&format!("{base}/s1")).exists());
         let big = format!("{base}/big");
-        s.execute(&format!("CREATE TABLE '{big}' (id BIGINT)")).await.unwrap();
+        s.execute(&format!("CREATE TABLE '{big}' (id BIGINT)"))
+            .await
+            .unwrap();
         s.execute(&format!(
             "INSERT INTO '{big}' VALUES (9007199254740992), (9007199254740993)"
         ))
@@ -437,12 +471,21 @@ fn second_red_team_pass() {
             vec!["9007199254740992"]
         );
         let qc = format!("{base}/qc");
-        s.execute(&format!("CREATE TABLE '{qc}' (x BIGINT, \"\"\"x\"\"\" BIGINT)"))
+        s.execute(&format!(
+            "CREATE TABLE '{qc}' (x BIGINT, \"\"\"x\"\"\" BIGINT)"
+        ))
+        .await
+        .unwrap();
+        s.execute(&format!("INSERT INTO '{qc}' VALUES (1, 2)"))
             .await
             .unwrap();
-        s.execute(&format!("INSERT INTO '{qc}' VALUES (1, 2)")).await.unwrap();
-        s.execute(&format!("UPDATE '{qc}' SET \"\"\"x\"\"\" = 20")).await.unwrap();
-        assert_eq!(rows(&s, &format!("SELECT * FROM '{qc}'")).await, vec!["1|20"]);
+        s.execute(&format!("UPDATE '{qc}' SET \"\"\"x\"\"\" = 20"))
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, &format!("SELECT * FROM '{qc}'")).await,
+            vec!["1|20"]
+        );
     });
 }
 

@@ -115,7 +115,15 @@ proptest! {
 
 /// A DOUBLE / DECIMAL / STRING value pool with the values equality gets wrong: both zeros, NaN,
 /// infinities, NULLs, decimals of two scales, string prefixes.
-const DOUBLES: &[&str] = &["0.0", "CAST('-0.0' AS DOUBLE)", "'NaN'", "'inf'", "'-inf'", "1.5", "NULL"];
+const DOUBLES: &[&str] = &[
+    "0.0",
+    "CAST('-0.0' AS DOUBLE)",
+    "'NaN'",
+    "'inf'",
+    "'-inf'",
+    "1.5",
+    "NULL",
+];
 const DECIMALS: &[&str] = &["0.5", "1", "1.25", "-0.5", "NULL"];
 const STRINGS: &[&str] = &["''", "'a'", "'ab'", "'é'", "NULL"];
 

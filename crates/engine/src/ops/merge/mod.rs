@@ -155,7 +155,9 @@ impl MergeSpec {
             let mut seen = std::collections::BTreeSet::new();
             for c in cols {
                 if !known(c) {
-                    return Err(EngineError::invalid(format!("MERGE {what}: unknown column {c}")));
+                    return Err(EngineError::invalid(format!(
+                        "MERGE {what}: unknown column {c}"
+                    )));
                 }
                 if !seen.insert(c.to_ascii_lowercase()) {
                     return Err(EngineError::invalid(format!(
