@@ -318,7 +318,7 @@ fn not_as_spark(
     logical: &datafusion::logical_expr::Expr,
     df_schema: &DFSchema,
 ) -> Option<String> {
-    if let Some(c) = crate::spark::portable::exponent_literal(sql) {
+    if let Some(c) = crate::spark::portable::unportable_syntax(sql) {
         return Some(format!(
             "it uses {c}, which this engine cannot evaluate exactly as Spark does"
         ));
@@ -338,9 +338,15 @@ fn plan_rule(ctx: &SessionContext, df_schema: &DFSchema, label: String, sql: &st
             crate::error::one_line(&e)
         ))
     };
-    let logical = ctx
-        .parse_sql_expr(sql, df_schema)
-        .map_err(|e| cannot(e.to_string()))?;
+    let logical = ctx.parse_sql_expr(sql, df_schema).map_err(|e| {
+        // A construct refused by name (`RLIKE`), rather than the planner's message about it.
+        match crate::spark::portable::unportable_syntax(sql) {
+            Some(c) => cannot(format!(
+                "it uses {c}, which this engine cannot evaluate exactly as Spark does"
+            )),
+            None => cannot(e.to_string()),
+        }
+    })?;
     if let Some(why) = not_as_spark(sql, &logical, df_schema) {
         return Err(cannot(why));
     }

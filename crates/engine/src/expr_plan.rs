@@ -27,9 +27,10 @@ pub fn plan_physical(
     );
     // Spark's meaning first (integer division, overflow, zero divisors), then DataFusion's typing
     // of the rest around it.
-    let spark =
-        crate::spark::rewrite::spark_semantics(expr.clone(), schema, crate::spark::ANSI)?.data;
+    let ansi = crate::spark::SparkOptions::of_context(ctx).ansi;
+    let spark = crate::spark::rewrite::spark_semantics(expr.clone(), schema, ansi)?.data;
     let coerced = simplifier.coerce(spark, schema)?;
+    let coerced = crate::spark::coerced::after_coercion(coerced, schema)?.data;
     let simplified = simplifier.simplify(coerced)?;
     Ok(ctx.create_physical_expr(simplified, schema)?)
 }

@@ -121,9 +121,16 @@ impl ExprContext {
         })
     }
 
+    /// The same context in Spark's mode `options` (a SQL session's setting).
+    pub fn with_spark_options(mut self, options: crate::spark::SparkOptions) -> Self {
+        self.ctx = crate::spark::context_for(options);
+        self
+    }
+
     pub fn parse(&self, sql: &str) -> Result<Expr> {
         self.ctx
             .parse_sql_expr(sql, &self.df_schema)
+            .and_then(|e| legacy_mode_in_expr(&self.ctx, e, &self.df_schema))
             .map_err(|e| EngineError::invalid(format!("{e}")))
     }
 
@@ -540,11 +547,27 @@ pub fn plan_sql_expr(
     e: &datafusion::sql::sqlparser::ast::Expr,
     schema: &DFSchema,
 ) -> datafusion::error::Result<Expr> {
-    ctx.state().create_logical_expr_from_sql_expr(
+    let expr = ctx.state().create_logical_expr_from_sql_expr(
         datafusion::sql::sqlparser::ast::ExprWithAlias {
             expr: e.clone(),
             alias: None,
         },
         schema,
-    )
+    )?;
+    legacy_mode_in_expr(ctx, expr, schema)
+}
+
+/// Under a context in Spark's legacy mode (`spark.sql.ansi.enabled = false`) the expression's
+/// arithmetic is given its legacy meaning now, in the expression itself: the row matchers,
+/// conflict checks and pruning plan it again later in ANSI contexts, and the Spark step leaves
+/// the operators it created alone, so the statement keeps one meaning everywhere.
+pub fn legacy_mode_in_expr(
+    ctx: &SessionContext,
+    expr: Expr,
+    schema: &DFSchema,
+) -> datafusion::error::Result<Expr> {
+    match crate::spark::SparkOptions::of_context(ctx).ansi {
+        true => Ok(expr),
+        false => Ok(crate::spark::rewrite::spark_semantics(expr, schema, false)?.data),
+    }
 }

@@ -3,25 +3,126 @@
 //! or a table's own rules stop holding. Our SQL is read as Spark SQL too, so a statement copied
 //! from a Databricks notebook computes the same values.
 //!
-//! - `rewrite`: the analyzer step giving arithmetic Spark's types and ANSI errors, used by every
-//!   planning context (`context`) and by every standalone expression (`expr_plan`).
+//! - `rewrite`: the step giving arithmetic Spark's types and ANSI errors, applied to every plan
+//!   by `plan_rule` (with VALUES/UNION typing) in every planning context (`context`) and to every
+//!   standalone expression (`expr_plan`).
+//! - `coerced`: the steps after type coercion: `in_list` (DataFusion's physical IN list mistakes
+//!   a CASE item for a constant), `extrema` (`greatest`/`least` with Spark's order of floats) and
+//!   `decimal_float` (DECIMAL to DOUBLE rounded once, to the nearest).
+//! - `opaque`: the identity DataFusion's simplifier and IN list cannot see through.
 //! - `arith`: the operators themselves.
 //! - `portable`: which expressions may be stored in a table's log at all: those whose every
 //!   construct evaluates here exactly as in Spark. Others are refused, never stored and then
 //!   evaluated differently.
 //!
 //! ANSI mode (Spark 4's default) is the engine's: overflow, a zero divisor and an invalid cast
-//! raise. Log-stored rules are always evaluated in ANSI mode.
+//! raise. A SQL session may turn it off (`SET spark.sql.ansi.enabled = false`, [`SparkOptions`]):
+//! its statements then wrap on overflow and give NULL for a zero divisor, as Spark's legacy mode
+//! does. Log-stored rules are always evaluated in ANSI mode (where legacy would store a wrapped
+//! or NULL value, the write is refused instead: fail closed).
 
 pub mod arith;
+pub mod coerced;
+pub mod decimal_float;
+pub mod extrema;
+pub mod in_list;
+pub mod opaque;
+pub mod plan_rule;
 pub mod portable;
 pub mod rewrite;
 
+use std::any::Any;
+
+use datafusion::common::config::{ConfigEntry, ConfigExtension, ConfigOptions, ExtensionOptions};
 use datafusion::execution::session_state::{SessionState, SessionStateBuilder};
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 /// Spark 4's `spark.sql.ansi.enabled` default.
 pub const ANSI: bool = true;
+
+/// The Spark settings a planning context carries, as a DataFusion config extension under the
+/// `spark` prefix (the analyzer step reads them from the context's options).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SparkOptions {
+    /// `spark.sql.ansi.enabled`.
+    pub ansi: bool,
+}
+
+impl Default for SparkOptions {
+    fn default() -> Self {
+        SparkOptions { ansi: ANSI }
+    }
+}
+
+/// The one key a session may set: `spark.sql.ansi.enabled` (case-insensitive, as in Spark).
+pub const ANSI_KEY: &str = "spark.sql.ansi.enabled";
+
+impl SparkOptions {
+    /// `key` (with its `spark.` prefix) set to `value`; anything but the ANSI key is refused
+    /// with one line, never ignored.
+    pub fn set_key(&mut self, key: &str, value: &str) -> Result<(), String> {
+        if !key.eq_ignore_ascii_case(ANSI_KEY) {
+            return Err(format!(
+                "SET {key}: not a setting of this engine (the one Spark setting it honours is {ANSI_KEY})"
+            ));
+        }
+        self.ansi = match value.trim().to_ascii_lowercase().as_str() {
+            "true" => true,
+            "false" => false,
+            other => {
+                return Err(format!(
+                    "SET {ANSI_KEY}: expected true or false, found {other:?}"
+                ))
+            }
+        };
+        Ok(())
+    }
+
+    /// The options a context was built with (the default when it carries none).
+    pub fn of(config: &ConfigOptions) -> SparkOptions {
+        config
+            .extensions
+            .get::<SparkOptions>()
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// The options of `ctx`'s state.
+    pub fn of_context(ctx: &SessionContext) -> SparkOptions {
+        SparkOptions::of(ctx.state().config_options())
+    }
+}
+
+impl ConfigExtension for SparkOptions {
+    const PREFIX: &'static str = "spark";
+}
+
+impl ExtensionOptions for SparkOptions {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    fn cloned(&self) -> Box<dyn ExtensionOptions> {
+        Box::new(*self)
+    }
+
+    fn set(&mut self, key: &str, value: &str) -> datafusion::common::Result<()> {
+        self.set_key(&format!("spark.{key}"), value)
+            .map_err(|e| datafusion::common::DataFusionError::Configuration(e))
+    }
+
+    fn entries(&self) -> Vec<ConfigEntry> {
+        vec![ConfigEntry {
+            key: ANSI_KEY.to_string(),
+            value: Some(self.ansi.to_string()),
+            description: "Spark's ANSI mode: overflow, a zero divisor and an invalid cast raise",
+        }]
+    }
+}
 
 /// `state` with Spark's expression semantics in its analyzer, ahead of type coercion.
 pub fn with_spark_semantics(state: SessionState) -> SessionState {
@@ -31,7 +132,7 @@ pub fn with_spark_semantics(state: SessionState) -> SessionState {
         .build()
 }
 
-/// `rules` with the Spark step ahead of type coercion.
+/// `rules` with the Spark step ahead of type coercion and the post-coercion step right after it.
 fn analyzer_rules(
     mut rules: Vec<std::sync::Arc<dyn datafusion::optimizer::AnalyzerRule + Send + Sync>>,
 ) -> Vec<std::sync::Arc<dyn datafusion::optimizer::AnalyzerRule + Send + Sync>> {
@@ -39,7 +140,10 @@ fn analyzer_rules(
         .iter()
         .position(|r| r.name() == "type_coercion")
         .unwrap_or(0);
-    rules.insert(at, rewrite::rule(ANSI));
+    rules.insert(at, plan_rule::rule(ANSI));
+    // After coercion (now at `at + 1`): IN lists are typed to their common type by then.
+    let after = (at + 2).min(rules.len());
+    rules.insert(after, coerced::rule());
     rules
 }
 
@@ -58,9 +162,17 @@ pub fn rules_context() -> SessionContext {
     context()
 }
 
-/// [`context`] with `config`.
+/// [`context`] with Spark's settings `options` (a SQL session's `SET spark.sql.ansi.enabled`).
+pub fn context_for(options: SparkOptions) -> SessionContext {
+    context_with(SessionConfig::new().with_option_extension(options))
+}
+
+/// [`context`] with `config` (whose [`SparkOptions`], if any, are kept).
 pub fn context_with(mut config: SessionConfig) -> SessionContext {
     config.options_mut().sql_parser.parse_float_as_decimal = true;
+    if config.options().extensions.get::<SparkOptions>().is_none() {
+        config = config.with_option_extension(SparkOptions::default());
+    }
     // One build (a state is built per statement): the default analyzer's rules plus ours.
     let rules = analyzer_rules(datafusion::optimizer::Analyzer::new().rules);
     let state = SessionStateBuilder::new()

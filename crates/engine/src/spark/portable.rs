@@ -135,8 +135,9 @@ fn decimal_past_38(op: &Operator, a: Option<DataType>, b: Option<DataType>) -> O
     (precision > 38).then(|| format!("DECIMAL arithmetic past 38 digits ({op})"))
 }
 
-/// A numeric literal written with an exponent (`1e3`): DOUBLE in Spark, DECIMAL here.
-pub fn exponent_literal(sql: &str) -> Option<String> {
+/// A construct refused from the rule's text: a numeric literal written with an exponent (`1e3`:
+/// DOUBLE in Spark, DECIMAL here), or a regular-expression operator.
+pub fn unportable_syntax(sql: &str) -> Option<String> {
     use datafusion::sql::sqlparser::dialect::GenericDialect;
     use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
     let tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;
@@ -144,6 +145,19 @@ pub fn exponent_literal(sql: &str) -> Option<String> {
         Token::Number(n, _) if n.contains(['e', 'E']) => Some(format!(
             "the exponent literal {n} (write CAST('{n}' AS DOUBLE))"
         )),
+        // Regular expressions DataFusion's SQL planner cannot even plan (`s RLIKE '…'`): named
+        // here, before the planner's own message.
+        Token::Word(w)
+            if w.quote_style.is_none()
+                && ["RLIKE", "REGEXP", "SIMILAR"]
+                    .iter()
+                    .any(|k| w.value.eq_ignore_ascii_case(k)) =>
+        {
+            Some(format!(
+                "the regular expression operator {} (Java's and Rust's regex engines differ)",
+                w.value.to_ascii_uppercase()
+            ))
+        }
         _ => None,
     })
 }

@@ -17,19 +17,14 @@
 //! The rewrite is idempotent: it leaves the functions it creates alone, so it may run on an
 //! expression that already went through it (a filter pushed into a scan).
 
-use std::sync::Arc;
-
 use arrow::datatypes::DataType;
-use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, Result, ScalarValue};
 use datafusion::logical_expr::expr::ScalarFunction;
-use datafusion::logical_expr::expr_rewriter::NamePreserver;
-use datafusion::logical_expr::utils::merge_schema;
-use datafusion::logical_expr::{BinaryExpr, Cast, Expr, ExprSchemable, LogicalPlan, Operator};
-use datafusion::optimizer::AnalyzerRule;
+use datafusion::logical_expr::{BinaryExpr, Cast, Expr, ExprSchemable, Operator};
 
 use super::arith::{udf, ArithOp};
+use super::opaque::{is_opaque, is_opaque_call, opaque};
 
 /// `expr` with Spark's arithmetic; `schema` types its columns. An operand whose type cannot be
 /// worked out is left to DataFusion's planner, which reports it.
@@ -100,6 +95,61 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                 _ => Expr::Cast(Cast::new(Box::new(chained), DataType::Utf8)),
             };
             Ok(Transformed::yes(chained))
+        }
+        // A narrowing integer cast raises CAST_OVERFLOW in Spark; DataFusion's simplifier unwraps
+        // it in a comparison (`CAST(l AS INT) = 5` becomes `l = 5`) and it never runs. Behind
+        // `opaque` it runs (once: a second pass finds it wrapped already).
+        Expr::Cast(c)
+            if is_integer(c.field.data_type())
+                && type_of(&c.expr, schema).is_some_and(|from| {
+                    is_integer(&from) && integer_rank(&from) > integer_rank(c.field.data_type())
+                }) =>
+        {
+            Ok(Transformed::yes(opaque(Expr::Cast(c))))
+        }
+        Expr::ScalarFunction(mut f)
+            if is_opaque_call(&f) && f.args.len() == 1 && f.args.first().is_some_and(is_opaque) =>
+        {
+            match f.args.pop() {
+                Some(inner) => Ok(Transformed::yes(inner)),
+                None => Ok(Transformed::no(Expr::ScalarFunction(f))),
+            }
+        }
+        // `nullif(a, b)` has `a`'s type in Spark (`CASE WHEN a = b THEN NULL ELSE a END`; a SMALLINT
+        // stays SMALLINT and overflows as one); DataFusion's has the operands' common type.
+        Expr::ScalarFunction(f)
+            if f.name().eq_ignore_ascii_case("nullif")
+                && f.args.len() == 2
+                && !f.args.iter().any(Expr::is_volatile) =>
+        {
+            let mut args = f.args.clone().into_iter().map(narrow_literal);
+            let (Some(a), Some(b)) = (args.next(), args.next()) else {
+                return Ok(Transformed::no(Expr::ScalarFunction(f)));
+            };
+            let Some(t) = type_of(&a, schema).filter(|t| *t != DataType::Null) else {
+                return Ok(Transformed::no(Expr::ScalarFunction(f)));
+            };
+            let Ok(null) = ScalarValue::try_from(&t) else {
+                return Ok(Transformed::no(Expr::ScalarFunction(f)));
+            };
+            // The equality gets Spark's comparison (this node is not visited again).
+            let equal = rewrite_node(
+                Expr::BinaryExpr(BinaryExpr::new(
+                    Box::new(a.clone()),
+                    Operator::Eq,
+                    Box::new(b),
+                )),
+                schema,
+                ansi,
+            )?
+            .data;
+            Ok(Transformed::yes(Expr::Case(
+                datafusion::logical_expr::expr::Case::new(
+                    None,
+                    vec![(Box::new(equal), Box::new(Expr::Literal(null, None)))],
+                    Some(Box::new(a)),
+                ),
+            )))
         }
         // DOUBLE beside DECIMAL widens to DOUBLE in Spark (`coalesce(d, 2.5)` on a DOUBLE d is a
         // DOUBLE); DataFusion picks a DECIMAL(30,15), which turns 1e-20 into 0.
@@ -366,7 +416,7 @@ fn narrow_literal(e: Expr) -> Expr {
 /// The type of an operand. The nodes this rewrite creates carry their type at the top (a call
 /// whose operands are casts or literals), read without walking the subtree: `get_type` on a chain
 /// of n additions is O(n) per node, O(n²) for the chain (`SELECT 1+1+…+1`).
-fn type_of(e: &Expr, schema: &DFSchema) -> Option<DataType> {
+pub(super) fn type_of(e: &Expr, schema: &DFSchema) -> Option<DataType> {
     match e {
         Expr::Literal(v, _) => Some(v.data_type()),
         Expr::Cast(c) => Some(c.field.data_type().clone()),
@@ -517,7 +567,7 @@ fn call(op: ArithOp, ansi: bool, l: Expr, r: Expr) -> Expr {
 
 /// `e` as type `t`: a literal converted in place, anything else cast (no cast when the type is
 /// already `t`, which the caller knows only for literals; DataFusion drops a no-op cast).
-fn cast(e: Expr, t: &DataType) -> Expr {
+pub(super) fn cast(e: Expr, t: &DataType) -> Expr {
     if let Expr::Literal(v, meta) = &e {
         if let Ok(c) = v.cast_to(t) {
             return Expr::Literal(c, meta.clone());
@@ -543,11 +593,11 @@ fn is_integer(t: &DataType) -> bool {
     )
 }
 
-fn is_float(t: &DataType) -> bool {
+pub(super) fn is_float(t: &DataType) -> bool {
     matches!(t, DataType::Float16 | DataType::Float32 | DataType::Float64)
 }
 
-fn is_decimal(t: &DataType) -> bool {
+pub(super) fn is_decimal(t: &DataType) -> bool {
     matches!(t, DataType::Decimal128(..) | DataType::Decimal256(..))
 }
 
@@ -570,147 +620,4 @@ fn wider_integer(a: &DataType, b: &DataType) -> DataType {
 
 fn zero_of(t: &DataType) -> Option<ScalarValue> {
     ScalarValue::new_zero(t).ok()
-}
-
-/// The analyzer rule: Spark's arithmetic in every expression of a plan (SELECT lists, filters,
-/// joins, aggregates, subqueries). Runs before DataFusion's type coercion, which then types the
-/// rest of each expression around the rewritten nodes. Output names are kept (`5 / 2` stays the
-/// column's name).
-#[derive(Debug)]
-pub struct SparkSemantics {
-    pub ansi: bool,
-}
-
-impl AnalyzerRule for SparkSemantics {
-    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> Result<LogicalPlan> {
-        let ansi = self.ansi;
-        plan.transform_up_with_subqueries(|plan| {
-            let mut schema = merge_schema(&plan.inputs());
-            if let LogicalPlan::TableScan(ts) = &plan {
-                let source = DFSchema::try_from_qualified_schema(
-                    ts.table_name.clone(),
-                    &ts.source.schema(),
-                )?;
-                schema.merge(&source);
-            }
-            let plan = match plan {
-                LogicalPlan::Values(v) => values_as_double(v)?,
-                LogicalPlan::Union(u) => union_as_double(u)?,
-                other => other,
-            };
-            let preserver = NamePreserver::new(&plan);
-            let t = plan.map_expressions(|e| {
-                let saved = preserver.save(&e);
-                let t = spark_semantics(e, &schema, ansi)?;
-                Ok(match t.transformed {
-                    true => t.update_data(|e| saved.restore(e)),
-                    false => t,
-                })
-            })?;
-            match t.transformed {
-                true => t.map_data(|p| p.recompute_schema()),
-                false => Ok(t),
-            }
-        })
-        .map(|t| t.data)
-    }
-
-    fn name(&self) -> &str {
-        "spark_semantics"
-    }
-}
-
-/// A VALUES column whose rows mix DOUBLE and DECIMAL is DOUBLE, as in Spark. DataFusion's planner
-/// already cast every row to a DECIMAL(30,15) (1e-20 becomes 0): such casts of a float are undone
-/// and the column's rows cast to DOUBLE.
-fn values_as_double(mut v: datafusion::logical_expr::Values) -> Result<LogicalPlan> {
-    let empty = DFSchema::empty();
-    let float_inner = |e: &Expr| match e {
-        Expr::Cast(c) if is_decimal(c.field.data_type()) => {
-            type_of(&c.expr, &empty).is_some_and(|t| is_float(&t))
-        }
-        _ => false,
-    };
-    let width = v.schema.fields().len();
-    let mut changed = false;
-    let mut fields: Vec<arrow::datatypes::FieldRef> = v.schema.fields().iter().cloned().collect();
-    for j in 0..width {
-        if !v
-            .values
-            .iter()
-            .any(|row| row.get(j).is_some_and(float_inner))
-        {
-            continue;
-        }
-        changed = true;
-        for row in v.values.iter_mut() {
-            if let Some(e) = row.get_mut(j) {
-                let inner = match std::mem::replace(e, Expr::Literal(ScalarValue::Null, None)) {
-                    Expr::Cast(c) if is_decimal(c.field.data_type()) => *c.expr,
-                    other => other,
-                };
-                *e = cast(inner, &DataType::Float64);
-            }
-        }
-        if let Some(f) = fields.get_mut(j) {
-            *f = Arc::new(f.as_ref().clone().with_data_type(DataType::Float64));
-        }
-    }
-    if !changed {
-        return Ok(LogicalPlan::Values(v));
-    }
-    let qualified: Vec<_> = v
-        .schema
-        .iter()
-        .zip(fields)
-        .map(|((q, _), f)| (q.cloned(), f))
-        .collect();
-    let schema = DFSchema::new_with_metadata(qualified, v.schema.metadata().clone())?;
-    Ok(LogicalPlan::Values(datafusion::logical_expr::Values {
-        schema: Arc::new(schema),
-        values: v.values,
-    }))
-}
-
-/// A UNION column that is DOUBLE in one input and DECIMAL in another is DOUBLE, as in Spark: the
-/// DECIMAL inputs are projected to DOUBLE before DataFusion coerces the union (to a DECIMAL).
-fn union_as_double(u: datafusion::logical_expr::Union) -> Result<LogicalPlan> {
-    let width = u.schema.fields().len();
-    let mut to_double = vec![false; width];
-    for (j, flag) in to_double.iter_mut().enumerate() {
-        let types: Vec<DataType> = u
-            .inputs
-            .iter()
-            .filter_map(|i| i.schema().fields().get(j).map(|f| f.data_type().clone()))
-            .collect();
-        *flag = types.iter().any(is_float) && types.iter().any(is_decimal);
-    }
-    if !to_double.iter().any(|b| *b) {
-        return Ok(LogicalPlan::Union(u));
-    }
-    let mut inputs = Vec::with_capacity(u.inputs.len());
-    for input in u.inputs {
-        let exprs: Vec<Expr> = input
-            .schema()
-            .iter()
-            .enumerate()
-            .map(|(j, (q, f))| {
-                let col = Expr::Column(datafusion::common::Column::new(q.cloned(), f.name()));
-                match to_double.get(j).copied().unwrap_or(false) && is_decimal(f.data_type()) {
-                    true => cast(col, &DataType::Float64).alias(f.name()),
-                    false => col,
-                }
-            })
-            .collect();
-        let projected = datafusion::logical_expr::Projection::try_new(exprs, input)?;
-        inputs.push(Arc::new(LogicalPlan::Projection(projected)));
-    }
-    Ok(LogicalPlan::Union(
-        datafusion::logical_expr::Union::try_new_with_loose_types(inputs)?,
-    ))
-}
-
-/// Shared by the rule's users: an `Arc` of the rule for a session's analyzer.
-pub fn rule(ansi: bool) -> Arc<dyn AnalyzerRule + Send + Sync> {
-    Arc::new(SparkSemantics { ansi })
 }

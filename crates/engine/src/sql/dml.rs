@@ -101,7 +101,8 @@ pub async fn prepare_delete(
     let (name, alias) = table_name(&twj.relation)?;
     let (table, _) = open_target(refs, &name, session).await?;
     let snapshot = table.snapshot(None).await?;
-    let ectx = ExprContext::new(&snapshot, Some(alias.as_deref().unwrap_or(&name)))?;
+    let ectx = ExprContext::new(&snapshot, Some(alias.as_deref().unwrap_or(&name)))?
+        .with_spark_options(session.spark_options());
     let predicate = d.selection.as_ref().map(|e| ectx.plan(e)).transpose()?;
     let predicate = predicate.map(strip_qualifiers);
     let txn = Transaction::new(&table, Some(snapshot), "DELETE");
@@ -122,7 +123,8 @@ pub async fn prepare_update(
     let (name, alias) = table_name(&u.table.relation)?;
     let (table, _) = open_target(refs, &name, session).await?;
     let snapshot = table.snapshot(None).await?;
-    let ectx = ExprContext::new(&snapshot, Some(alias.as_deref().unwrap_or(&name)))?;
+    let ectx = ExprContext::new(&snapshot, Some(alias.as_deref().unwrap_or(&name)))?
+        .with_spark_options(session.spark_options());
     let mut assignments = Vec::new();
     for a in &u.assignments {
         let AssignmentTarget::ColumnName(col) = &a.target else {
@@ -180,7 +182,8 @@ pub async fn prepare_optimize(
                 parts.push(super::refs::sql_text(&t));
             }
         }
-        let ectx = ExprContext::new(&snapshot, Some(&name))?;
+        let ectx =
+            ExprContext::new(&snapshot, Some(&name))?.with_spark_options(session.spark_options());
         predicate = Some(strip_qualifiers(ectx.parse(&parts.join(" "))?));
     }
     let mut zorder_by = Vec::new();

@@ -189,7 +189,8 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
             (txn, s)
         }
     };
-    let exprs = MergeExprParser::new(&snapshot, &target_alias, &source_schema, &source_alias)?;
+    let exprs = MergeExprParser::new(&snapshot, &target_alias, &source_schema, &source_alias)?
+        .with_spark_options(session.spark_options());
     let mut clauses = Vec::new();
     for c in &m.clauses {
         let kind = match c.clause_kind {

@@ -18,6 +18,7 @@ mod rows_fn;
 mod scan_exec;
 mod session;
 mod session_objects;
+mod settings;
 
 pub use crate::expr_plan::strip_qualifiers;
 pub use provider::DeltaTableProvider;

@@ -64,6 +64,8 @@ pub struct SqlSession {
     /// clones) opens: a later statement replays only the commits since (`Snapshot::load_after`,
     /// which falls back to a full load on any doubt).
     snapshots: Arc<Mutex<std::collections::HashMap<String, crate::table::SnapshotCache>>>,
+    /// Spark settings (`SET spark.sql.ansi.enabled = false`), shared by clones.
+    spark: Arc<Mutex<crate::spark::SparkOptions>>,
 }
 
 impl SqlSession {
@@ -78,7 +80,13 @@ impl SqlSession {
             storage_options: Default::default(),
             objects: Arc::default(),
             snapshots: Arc::default(),
+            spark: Arc::default(),
         }
+    }
+
+    /// The session's Spark settings (ANSI mode unless a `SET` turned it off).
+    pub fn spark_options(&self) -> crate::spark::SparkOptions {
+        self.spark.lock().map(|o| *o).unwrap_or_default()
     }
 
     fn snapshot_cache(&self, location: &str) -> crate::table::SnapshotCache {
@@ -143,7 +151,7 @@ impl SqlSession {
         refs: &[TableRef],
         record_for: Option<(&str, Arc<Mutex<ReadSet>>)>,
     ) -> Result<SessionContext> {
-        let ctx = crate::spark::context();
+        let ctx = crate::spark::context_for(self.spark_options());
         for r in refs {
             // Data files (`'new.csv'`, `read_parquet('dir/*.parquet')`) are listing tables.
             // A folder holding a `_delta_log` is a table whatever its name (`'./t.parquet'`):
@@ -363,6 +371,20 @@ impl SqlSession {
                     .define(sql)?,
             )),
             ("CREATE", _) => self.create(&rw).await,
+            ("SET", _) => {
+                let options = super::settings::read_set(
+                    &super::dml::parse_one(sql)?,
+                    self.spark_options(),
+                )?;
+                if let Ok(mut o) = self.spark.lock() {
+                    *o = options;
+                }
+                Ok(Prepared::Done(format!(
+                    "{} = {}",
+                    crate::spark::ANSI_KEY,
+                    options.ansi
+                )))
+            }
             ("INSERT", _) => self.insert(&rw).await,
             ("DESCRIBE", _) | ("DESC", _) | ("SHOW", "TBLPROPERTIES") => {
                 let mut c = Cursor::new(rw.tokens.clone());

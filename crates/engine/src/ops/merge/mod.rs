@@ -105,10 +105,17 @@ impl MergeExprParser {
         })
     }
 
+    /// The same parser in Spark's mode `options` (a SQL session's setting).
+    pub fn with_spark_options(mut self, options: crate::spark::SparkOptions) -> Self {
+        self.ctx = crate::spark::context_for(options);
+        self
+    }
+
     /// `what` names the part of the statement in the error ("ON", "condition", …).
     pub fn parse(&self, what: &str, sql: &str) -> Result<Expr> {
         self.ctx
             .parse_sql_expr(sql, &self.schema)
+            .and_then(|e| crate::ops::dml::legacy_mode_in_expr(&self.ctx, e, &self.schema))
             .map_err(|e| EngineError::invalid(format!("MERGE {what}: {e}")))
     }
 

@@ -1,0 +1,125 @@
+//! DECIMAL to DOUBLE / FLOAT as Spark converts it: the nearest float to the decimal's exact value
+//! (Java's `BigDecimal.doubleValue`). Arrow divides the unscaled integer, itself rounded to a
+//! float, by a power of ten: two roundings, and another float for large values
+//! (`CAST(461168601367125200758675793.91 AS DOUBLE)` was 4.6116860136712524e26, Spark's is
+//! 4.611686013671252e26; found by the Spark campaign).
+//!
+//! Applied after type coercion (`super::coerced`) to every such cast, written or implied.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, Float32Array, Float64Array};
+use arrow::datatypes::{DataType, Decimal128Type};
+use datafusion::common::{exec_err, Result};
+use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::{
+    ColumnarValue, Expr, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+};
+
+/// `CAST(e AS to)` with Spark's conversion, when `from` is a DECIMAL and `to` a float.
+pub fn spark_decimal_to_float(e: Expr, from: &DataType, to: &DataType) -> Option<Expr> {
+    if !matches!(from, DataType::Decimal128(..)) {
+        return None;
+    }
+    let to = match to {
+        DataType::Float64 | DataType::Float32 => to.clone(),
+        _ => return None,
+    };
+    Some(Expr::ScalarFunction(ScalarFunction::new_udf(
+        Arc::new(ScalarUDF::from(DecimalToFloat {
+            to,
+            signature: Signature::any(1, Volatility::Immutable),
+        })),
+        vec![e],
+    )))
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct DecimalToFloat {
+    to: DataType,
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for DecimalToFloat {
+    fn name(&self) -> &str {
+        match self.to {
+            DataType::Float32 => "spark_decimal_to_float",
+            _ => "spark_decimal_to_double",
+        }
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
+        Ok(self.to.clone())
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
+        let Some(a) = arrays.first() else {
+            return exec_err!("{} takes one argument", self.name());
+        };
+        let DataType::Decimal128(_, scale) = a.data_type() else {
+            return exec_err!("{}: a DECIMAL argument expected", self.name());
+        };
+        let scale = *scale;
+        let Some(d) = a.as_primitive_opt::<Decimal128Type>() else {
+            return exec_err!("{}: a DECIMAL argument expected", self.name());
+        };
+        let out: ArrayRef = match self.to {
+            DataType::Float32 => Arc::new(
+                d.iter()
+                    .map(|v| v.map(|v| to_f32(v, scale)))
+                    .collect::<Float32Array>(),
+            ),
+            _ => Arc::new(
+                d.iter()
+                    .map(|v| v.map(|v| to_f64(v, scale)))
+                    .collect::<Float64Array>(),
+            ),
+        };
+        Ok(ColumnarValue::Array(out))
+    }
+}
+
+/// The double nearest `unscaled × 10^-scale`. When both the integer and the power of ten are
+/// exact doubles, one division rounds once, correctly; otherwise Rust's parser (correctly
+/// rounded) reads the exact decimal.
+fn to_f64(unscaled: i128, scale: i8) -> f64 {
+    if unscaled.unsigned_abs() < (1u128 << 53) && (0..=22).contains(&scale) {
+        return unscaled as f64 / 10f64.powi(i32::from(scale));
+    }
+    format!("{unscaled}e{}", -i32::from(scale))
+        .parse()
+        .unwrap_or(f64::NAN)
+}
+
+/// As [`to_f64`], straight to the nearest FLOAT (not through a double: two roundings).
+fn to_f32(unscaled: i128, scale: i8) -> f32 {
+    if unscaled.unsigned_abs() < (1u128 << 24) && (0..=10).contains(&scale) {
+        return unscaled as f32 / 10f32.powi(i32::from(scale));
+    }
+    format!("{unscaled}e{}", -i32::from(scale))
+        .parse()
+        .unwrap_or(f32::NAN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_float_to_the_exact_decimal() {
+        assert_eq!(
+            to_f64(46116860136712520075867579391, 2),
+            4.611686013671252e26
+        );
+        assert_eq!(to_f64(125, 2), 1.25);
+        assert_eq!(to_f64(-1, 1), -0.1);
+        assert_eq!(to_f64(1, 38), 1e-38);
+        assert_eq!(to_f32(1, 1), 0.1f32);
+        assert_eq!(to_f32(16777217, 0), 16777216.0f32);
+    }
+}

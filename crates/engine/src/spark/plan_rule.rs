@@ -1,0 +1,163 @@
+//! The analyzer rule that applies `rewrite` to every expression of a plan, and the two
+//! plan-level pieces of Spark's typing no single expression holds: a VALUES or UNION column that
+//! mixes DOUBLE and DECIMAL is DOUBLE (DataFusion chooses a DECIMAL(30,15), which turns 1e-20 into
+//! 0). The rule runs ahead of DataFusion's type coercion.
+
+use std::sync::Arc;
+
+use arrow::datatypes::DataType;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::{DFSchema, Result, ScalarValue};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::utils::merge_schema;
+use datafusion::logical_expr::{Expr, LogicalPlan};
+use datafusion::optimizer::AnalyzerRule;
+
+use super::rewrite::{cast, is_decimal, is_float, spark_semantics, type_of};
+
+/// The analyzer rule: Spark's arithmetic in every expression of a plan (SELECT lists, filters,
+/// joins, aggregates, subqueries). Runs before DataFusion's type coercion, which then types the
+/// rest of each expression around the rewritten nodes. Output names are kept (`5 / 2` stays the
+/// column's name).
+#[derive(Debug)]
+pub struct SparkSemantics {
+    pub ansi: bool,
+}
+
+impl AnalyzerRule for SparkSemantics {
+    fn analyze(&self, plan: LogicalPlan, config: &ConfigOptions) -> Result<LogicalPlan> {
+        // The context's setting (a session's `SET spark.sql.ansi.enabled`) when it carries one.
+        let ansi = match config.extensions.get::<super::SparkOptions>() {
+            Some(o) => o.ansi,
+            None => self.ansi,
+        };
+        plan.transform_up_with_subqueries(|plan| {
+            let mut schema = merge_schema(&plan.inputs());
+            if let LogicalPlan::TableScan(ts) = &plan {
+                let source = DFSchema::try_from_qualified_schema(
+                    ts.table_name.clone(),
+                    &ts.source.schema(),
+                )?;
+                schema.merge(&source);
+            }
+            let plan = match plan {
+                LogicalPlan::Values(v) => values_as_double(v)?,
+                LogicalPlan::Union(u) => union_as_double(u)?,
+                other => other,
+            };
+            let preserver = NamePreserver::new(&plan);
+            let t = plan.map_expressions(|e| {
+                let saved = preserver.save(&e);
+                let t = spark_semantics(e, &schema, ansi)?;
+                Ok(match t.transformed {
+                    true => t.update_data(|e| saved.restore(e)),
+                    false => t,
+                })
+            })?;
+            match t.transformed {
+                true => t.map_data(|p| p.recompute_schema()),
+                false => Ok(t),
+            }
+        })
+        .map(|t| t.data)
+    }
+
+    fn name(&self) -> &str {
+        "spark_semantics"
+    }
+}
+
+/// A VALUES column whose rows mix DOUBLE and DECIMAL is DOUBLE, as in Spark. DataFusion's planner
+/// already cast every row to a DECIMAL(30,15) (1e-20 becomes 0): such casts of a float are undone
+/// and the column's rows cast to DOUBLE.
+fn values_as_double(mut v: datafusion::logical_expr::Values) -> Result<LogicalPlan> {
+    let empty = DFSchema::empty();
+    let float_inner = |e: &Expr| match e {
+        Expr::Cast(c) if is_decimal(c.field.data_type()) => {
+            type_of(&c.expr, &empty).is_some_and(|t| is_float(&t))
+        }
+        _ => false,
+    };
+    let width = v.schema.fields().len();
+    let mut changed = false;
+    let mut fields: Vec<arrow::datatypes::FieldRef> = v.schema.fields().iter().cloned().collect();
+    for j in 0..width {
+        if !v
+            .values
+            .iter()
+            .any(|row| row.get(j).is_some_and(float_inner))
+        {
+            continue;
+        }
+        changed = true;
+        for row in v.values.iter_mut() {
+            if let Some(e) = row.get_mut(j) {
+                let inner = match std::mem::replace(e, Expr::Literal(ScalarValue::Null, None)) {
+                    Expr::Cast(c) if is_decimal(c.field.data_type()) => *c.expr,
+                    other => other,
+                };
+                *e = cast(inner, &DataType::Float64);
+            }
+        }
+        if let Some(f) = fields.get_mut(j) {
+            *f = Arc::new(f.as_ref().clone().with_data_type(DataType::Float64));
+        }
+    }
+    if !changed {
+        return Ok(LogicalPlan::Values(v));
+    }
+    let qualified: Vec<_> = v
+        .schema
+        .iter()
+        .zip(fields)
+        .map(|((q, _), f)| (q.cloned(), f))
+        .collect();
+    let schema = DFSchema::new_with_metadata(qualified, v.schema.metadata().clone())?;
+    Ok(LogicalPlan::Values(datafusion::logical_expr::Values {
+        schema: Arc::new(schema),
+        values: v.values,
+    }))
+}
+
+/// A UNION column that is DOUBLE in one input and DECIMAL in another is DOUBLE, as in Spark: the
+/// DECIMAL inputs are projected to DOUBLE before DataFusion coerces the union (to a DECIMAL).
+fn union_as_double(u: datafusion::logical_expr::Union) -> Result<LogicalPlan> {
+    let width = u.schema.fields().len();
+    let mut to_double = vec![false; width];
+    for (j, flag) in to_double.iter_mut().enumerate() {
+        let types: Vec<DataType> = u
+            .inputs
+            .iter()
+            .filter_map(|i| i.schema().fields().get(j).map(|f| f.data_type().clone()))
+            .collect();
+        *flag = types.iter().any(is_float) && types.iter().any(is_decimal);
+    }
+    if !to_double.iter().any(|b| *b) {
+        return Ok(LogicalPlan::Union(u));
+    }
+    let mut inputs = Vec::with_capacity(u.inputs.len());
+    for input in u.inputs {
+        let exprs: Vec<Expr> = input
+            .schema()
+            .iter()
+            .enumerate()
+            .map(|(j, (q, f))| {
+                let col = Expr::Column(datafusion::common::Column::new(q.cloned(), f.name()));
+                match to_double.get(j).copied().unwrap_or(false) && is_decimal(f.data_type()) {
+                    true => cast(col, &DataType::Float64).alias(f.name()),
+                    false => col,
+                }
+            })
+            .collect();
+        let projected = datafusion::logical_expr::Projection::try_new(exprs, input)?;
+        inputs.push(Arc::new(LogicalPlan::Projection(projected)));
+    }
+    Ok(LogicalPlan::Union(
+        datafusion::logical_expr::Union::try_new_with_loose_types(inputs)?,
+    ))
+}
+
+/// Shared by the rule's users: an `Arc` of the rule for a session's analyzer.
+pub fn rule(ansi: bool) -> Arc<dyn AnalyzerRule + Send + Sync> {
+    Arc::new(SparkSemantics { ansi })
+}

@@ -1,0 +1,306 @@
+"""Stored rules mean the same in both engines: CHECK constraints and generated columns kept in a
+Delta table's log, on tables written alternately by delta-rlc and Delta Spark (ANSI mode on, Spark's
+default). Each candidate row is inserted once through each engine (distinct ids, so the writes do
+not interfere) on a table Spark created and on one delta-rlc created; both engines must accept and
+refuse the same rows, refuse them for the rule's reason, and store the same generated values,
+read back exactly (NaN equal to NaN, -0.0 apart from 0.0) by both engines.
+
+The rules exercise what Spark computes differently from plain SQL engines: DOUBLE division of
+integers, DECIMAL division at Spark's scale with HALF_UP, INT overflow (ARITHMETIC_OVERFLOW),
+Java's remainder, -0.0 and NaN ordering/equality, concat and || with NULL, coalesce, CASE,
+BETWEEN, IN with NULL, a CHECK that is NULL (a violation), integer literals beside DOUBLE,
+greatest / least, length and LIKE over code points.
+A rule delta-rlc does not evaluate (upper, RLIKE) leaves a Spark table readable and our writes
+refused with one line, nothing committed."""
+import json
+import math
+import re
+import subprocess
+from decimal import Decimal
+
+import pytest
+
+from spark_support import BIN, rlc
+
+INPUTS = ["v", "w", "d", "f", "z", "n", "s", "t"]
+GENERATED = ["gv", "gk", "gw", "gd", "gneg", "gmax", "gmin", "gbig", "gs", "gp", "gc"]
+ALL = ["id"] + INPUTS + GENERATED
+DOUBLES = {"f", "z", "gv", "gneg", "gmax", "gmin"}
+DECIMALS = {"d", "gd"}
+
+COLUMNS = """id BIGINT, v INT, w INT, d DECIMAL(10,2), f DOUBLE, z DOUBLE, n INT, s STRING, t STRING,
+  gv DOUBLE GENERATED ALWAYS AS (v / 2),
+  gk STRING GENERATED ALWAYS AS (CASE WHEN v >= 0 AND v <= 9 THEN 'low' WHEN v IN (10, 20, 30) THEN 'round' ELSE 'other' END),
+  gw INT GENERATED ALWAYS AS (w * 2),
+  gd DECIMAL(14,6) GENERATED ALWAYS AS (d / 7),
+  gneg DOUBLE GENERATED ALWAYS AS (f * -1),
+  gmax DOUBLE GENERATED ALWAYS AS (greatest(f, 0)),
+  gmin DOUBLE GENERATED ALWAYS AS (least(0, f)),
+  gbig BOOLEAN GENERATED ALWAYS AS (z > 1000000),
+  gs STRING GENERATED ALWAYS AS (concat(s, t)),
+  gp STRING GENERATED ALWAYS AS (s || '-' || t),
+  gc STRING GENERATED ALWAYS AS (coalesce(t, s, 'none'))"""
+
+CONSTRAINTS = [
+    ("cv_div", "v / 10 <= 4"),                              # DOUBLE division: 45 / 10 = 4.5
+    ("cv_mod", "v % 3 <> -1"),                              # Java remainder: -4 % 3 = -1
+    ("cd_div", "d / 3 < 1.5"),                              # DECIMAL(14,6) division
+    ("cd_round", "d / 3 <> 0.666667"),                      # 2.00 / 3 = 0.666667 (HALF_UP, not 0.666666)
+    ("cf_self", "f = f"),                                   # NaN = NaN is true
+    ("cf_low", "f >= -1000000"),                            # INT literal beside DOUBLE; NaN above all
+    ("cz_zero", "z <> 0.0"),                                # -0.0 = 0.0
+    ("cn_range", "coalesce(n, 0) BETWEEN -5 AND 5"),
+    ("cn_in", "n IN (-1, 0, 1, NULL) OR n > 3"),            # IN with NULL: NULL, not false
+    ("cs_len", "coalesce(length(s), 0) <= 5"),              # length counts code points
+    ("cs_like", "coalesce(s, '') NOT LIKE 'x_'"),           # _ is one code point
+]
+
+DEFAULTS = {"v": "1", "w": "1", "d": "CAST(1.00 AS DECIMAL(10,2))", "f": "CAST('1.5' AS DOUBLE)",
+            "z": "CAST('1.0' AS DOUBLE)", "n": "0", "s": "'a'", "t": "'b'"}
+
+
+def dbl(x):
+    return f"CAST('{x}' AS DOUBLE)"
+
+
+def dec(x):
+    return f"CAST({x} AS DECIMAL(10,2))"
+
+
+# (inputs that differ from DEFAULTS, True or the rules the row breaks, stored values expected beyond
+# DEFAULT_ROW) -- all worked out by hand. A refused row's engine must name one of its rules.
+CANDIDATES = [
+    ({"v": "40"}, True, {"gv": "20.0", "gk": "other"}),  # 40 / 10 = 4.0 <= 4
+    ({"v": "45"}, {"cv_div"}, {}),  # 4.5 > 4 (integer division would give 4 and accept)
+    ({"v": "5"}, True, {"gv": "2.5", "gk": "low"}),
+    ({"v": "30"}, True, {"gv": "15.0", "gk": "round"}),
+    ({"v": "-4"}, {"cv_mod"}, {}),  # -4 % 3 = -1
+    ({"v": "-5"}, True, {"gv": "-2.5", "gk": "other"}),  # -5 % 3 = -2 (a floor modulo gives 1)
+    ({"v": "-2147483648"}, True, {"gv": "-1073741824.0", "gk": "other"}),  # MIN % 3 = -2, MIN / 10 <= 4
+    ({"v": "NULL"}, {"cv_div", "cv_mod"}, {}),  # NULL / 10 <= 4 is NULL: a violation
+    ({"w": "1073741823"}, True, {"gw": 2147483646}),
+    ({"w": "1073741824"}, {"ARITHMETIC_OVERFLOW"}, {}),  # 2^30 * 2 overflows INT: ARITHMETIC_OVERFLOW
+    ({"w": "-1073741824"}, True, {"gw": -2147483648}),
+    ({"w": "-1073741825"}, {"ARITHMETIC_OVERFLOW"}, {}),  # overflow below MIN
+    ({"w": "NULL"}, True, {"gw": None}),
+    ({"d": dec("4.50")}, {"cd_div"}, {}),  # 4.50 / 3 = 1.500000
+    ({"d": dec("4.49")}, True, {"gd": "0.641429"}),
+    ({"d": dec("2.00")}, {"cd_round"}, {}),  # 2.00 / 3 = 0.666667 (HALF_UP; truncated: 0.666666)
+    ({"d": dec("0.05")}, True, {"gd": "0.007143"}),  # HALF_UP of 0.0071428...
+    ({"d": dec("-0.05")}, True, {"gd": "-0.007143"}),
+    ({"d": dec("-99999999.99")}, True, {"gd": "-14285714.284286"}),
+    ({"f": dbl("NaN")}, True, {"f": "nan", "gneg": "nan", "gmax": "nan", "gmin": "0.0"}),  # NaN = NaN, NaN >= -1000000
+    ({"f": dbl("-0.0")}, True, {"f": "-0.0", "gneg": "0.0", "gmax": "-0.0", "gmin": "0.0"}),  # see SIGNED_ZERO
+    ({"f": dbl("0.0")}, True, {"f": "0.0", "gneg": "-0.0", "gmax": "0.0", "gmin": "0.0"}),
+    ({"f": dbl("-1000000")}, True, {"gneg": "1000000.0", "gmax": "0.0", "gmin": "-1000000.0"}),
+    ({"f": dbl("-1000000.5")}, {"cf_low"}, {}),
+    ({"z": dbl("0.0")}, {"cz_zero"}, {}),
+    ({"z": dbl("-0.0")}, {"cz_zero"}, {}),  # -0.0 = 0.0 in Spark
+    ({"z": dbl("NaN")}, True, {"z": "nan", "gbig": True}),  # NaN <> 0.0; NaN > 1000000
+    ({"n": "NULL"}, {"cn_in"}, {}),  # NULL IN (...) OR NULL > 3 is NULL
+    ({"n": "2"}, {"cn_in"}, {}),  # 2 IN (-1, 0, 1, NULL) is NULL, OR false: NULL
+    ({"n": "4"}, True, {"n": 4}),  # NULL OR true
+    ({"n": "6"}, {"cn_range"}, {}),  # BETWEEN -5 AND 5
+    ({"s": "NULL"}, True, {"gs": None, "gp": None, "gc": "b"}),
+    ({"s": "NULL", "t": "NULL"}, True, {"gs": None, "gp": None, "gc": "none"}),
+    ({"t": "NULL"}, True, {"gs": None, "gp": None, "gc": "a"}),
+    ({"s": "'\U0001D11E\U0001D11E\U0001D11E'"}, True,     # 3 code points (6 UTF-16 units)
+     {"gs": "\U0001D11E\U0001D11E\U0001D11Eb", "gp": "\U0001D11E\U0001D11E\U0001D11E-b"}),
+    ({"s": "'abcdef'"}, {"cs_len"}, {}),
+    ({"s": "'x\U0001D11E'"}, {"cs_like"}, {}),
+    ({"s": "'x\U0001D11E\U0001D11E'"}, True, {"gs": "x\U0001D11E\U0001D11Eb", "gp": "x\U0001D11E\U0001D11E-b"}),
+]
+SPARK_IDS = 1000  # Spark writes candidate i as id 1000 + i, delta-rlc as id i
+DEFAULT_ROW = {"gv": "0.5", "gk": "low", "gw": 2, "gd": "0.142857", "gneg": "-1.5", "gmax": "1.5", "gmin": "0.0",
+               "gbig": False, "gs": "ab", "gp": "a-b", "gc": "b"}
+
+# greatest / least of -0.0 and 0: Spark's ordering ties -0.0 with 0.0 and keeps the first argument
+# (greatest(-0.0, 0) = -0.0, least(0, -0.0) = 0.0); delta-rlc orders -0.0 below 0.0.
+SIGNED_ZERO = next(i for i, (inputs, _, _) in enumerate(CANDIDATES) if inputs == {"f": dbl("-0.0")})
+SIGNED_ZERO_SPARK = {c: CANDIDATES[SIGNED_ZERO][2][c] for c in ("gmax", "gmin")}
+
+
+def norm(col, x):
+    """Exact, comparable values: DOUBLE as repr ('nan', '-0.0' apart from '0.0'), DECIMAL as its text."""
+    if x is None:
+        return None
+    if col in DOUBLES:
+        return repr(float(x))
+    if col in DECIMALS:
+        return str(x)
+    return x
+
+
+def values_sql(i, inputs):
+    row = {**DEFAULTS, **inputs}
+    return f"(id, {', '.join(INPUTS)}) VALUES ({i}, {', '.join(row[c] for c in INPUTS)})"
+
+
+def reason(msg):
+    """What a refusal names: the violated CHECK constraint, or ARITHMETIC_OVERFLOW."""
+    m = re.search(r"CHECK constraint (\w+)", msg)
+    if m:
+        return m.group(1)
+    return "ARITHMETIC_OVERFLOW" if "[ARITHMETIC_OVERFLOW]" in msg else None
+
+
+def rlc_insert(path, i, inputs):
+    """(accepted, reason); a refusal is exit code 2 and one line on stderr."""
+    res = subprocess.run([BIN, "sql", f"INSERT INTO '{path}' {values_sql(i, inputs)}"], capture_output=True, text=True)
+    if res.returncode == 0:
+        return True, None
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1, (inputs, res.returncode, res.stderr)
+    return False, reason(lines[0]) or lines[0]
+
+
+def spark_insert(spark, path, i, inputs):
+    try:
+        spark.sql(f"INSERT INTO delta.`{path}` {values_sql(i, inputs)}")
+        return True, None
+    except Exception as e:  # noqa: BLE001 -- the reason is compared with delta-rlc's below
+        return False, reason(str(e)) or str(e)[:300]
+
+
+def rlc_read(path):
+    """Every row as delta-rlc reads it (its JSON prints NaN as null, so isnan() tells them apart)."""
+    sel = ", ".join(ALL + [f"isnan({c}) AS {c}__nan" for c in sorted(DOUBLES)])
+    rows = json.loads(rlc("sql", "--json", f"SELECT {sel} FROM '{path}'"), parse_float=Decimal)["rows"]
+    return {r["id"]: {c: ("nan" if r.get(f"{c}__nan") else norm(c, r[c])) for c in ALL} for r in rows}
+
+
+def spark_read(spark, path):
+    return {r["id"]: {c: norm(c, r[c]) for c in ALL}
+            for r in spark.read.format("delta").load(path).select(*ALL).collect()}
+
+
+def version(path):
+    return max(h["version"] for h in json.loads(rlc("sql", "--json", f"DESCRIBE HISTORY '{path}'"))["rows"])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_task_log_replay(spark):
+    """Spark replays the log again after each of our commits, in 50 tasks by default: seconds per
+    write on one core. One task computes the same snapshot."""
+    key = "spark.databricks.delta.snapshotPartitions"
+    saved = spark.conf.get(key, None)
+    spark.conf.set(key, "1")
+    yield
+    if saved is None:
+        spark.conf.unset(key)
+    else:
+        spark.conf.set(key, saved)
+
+
+@pytest.fixture(scope="module")
+def written(spark, tmp_path_factory):
+    """Both tables, every candidate written once by each engine, alternately; outcomes and reads."""
+    base = tmp_path_factory.mktemp("rules")
+    p = str(base / "spark_created")
+    spark.sql(f"CREATE TABLE delta.`{p}` ({COLUMNS}) USING delta")
+    for name, expr in CONSTRAINTS:
+        spark.sql(f"ALTER TABLE delta.`{p}` ADD CONSTRAINT {name} CHECK ({expr})")
+    q = str(base / "rlc_created")
+    rlc("sql", f"CREATE TABLE '{q}' ({COLUMNS})")
+    for name, expr in CONSTRAINTS:
+        rlc("sql", f"ALTER TABLE '{q}' ADD CONSTRAINT {name} CHECK ({expr})")
+
+    out = {}
+    for label, path in {"spark_created": p, "rlc_created": q}.items():
+        start = version(path)
+        outcomes = []
+        for i, (inputs, _, _) in enumerate(CANDIDATES):
+            outcomes.append((rlc_insert(path, i, inputs), spark_insert(spark, path, SPARK_IDS + i, inputs)))
+        out[label] = {"start": start, "end": version(path), "outcomes": outcomes,
+                      "rlc_read": rlc_read(path), "spark_read": spark_read(spark, path)}
+    return out
+
+
+TABLES = pytest.mark.parametrize("table", ["spark_created", "rlc_created"])
+
+
+@TABLES
+def test_both_engines_accept_and_refuse_the_same_rows(written, table):
+    w = written[table]
+    got = [(inputs, rlc_out, spark_out) for (inputs, _, _), (rlc_out, spark_out) in zip(CANDIDATES, w["outcomes"])]
+    diff = [g for g in got if g[1][0] != g[2][0]]
+    assert not diff, f"{table}: (inputs, delta-rlc, Spark) where one engine accepts and the other refuses: {diff}"
+    wrong = [(inputs, ours, theirs, ok) for (inputs, ours, theirs), (_, ok, _) in zip(got, CANDIDATES)
+             if (ours[0], theirs[0]) != (ok is True,) * 2 or (ok is not True and not {ours[1], theirs[1]} <= ok)]
+    assert not wrong, f"{table}: (inputs, delta-rlc, Spark, expected) not as computed by hand: {wrong}"
+    # Only accepted writes committed: a refused statement commits nothing, in either engine.
+    assert w["end"] - w["start"] == 2 * sum(ok is True for _, ok, _ in CANDIDATES)
+
+
+@TABLES
+def test_both_engines_read_the_same_stored_rows(written, table):
+    w = written[table]
+    assert w["rlc_read"] == w["spark_read"]
+    accepted = [i for i, (_, ok, _) in enumerate(CANDIDATES) if ok is True]
+    assert sorted(w["spark_read"]) == sorted(accepted + [SPARK_IDS + i for i in accepted])
+
+
+@TABLES
+def test_generated_values_do_not_depend_on_the_writer(written, table):
+    rows = written[table]["spark_read"]
+    for i, (inputs, ok, _) in enumerate(CANDIDATES):
+        if ok is True:
+            ours, theirs = dict(rows[i]), dict(rows[SPARK_IDS + i])
+            ours.pop("id"), theirs.pop("id")
+            assert ours == theirs, (inputs, "row written by delta-rlc vs by Spark")
+
+
+@TABLES
+def test_stored_values_are_the_hand_computed_ones(written, table):
+    rows = written[table]["spark_read"]
+    for i, (inputs, ok, expected) in enumerate(CANDIDATES):
+        if ok is not True:
+            continue
+        want = {**DEFAULT_ROW, **expected}
+        for row_id in (i, SPARK_IDS + i):
+            assert {c: rows[row_id][c] for c in want} == want, (inputs, row_id)
+    # Signed zeros, spelled out: f * -1 flips the sign of a zero, and Spark's greatest keeps -0.0.
+    assert rows[SIGNED_ZERO]["f"] == "-0.0" and math.copysign(1.0, float(rows[SIGNED_ZERO]["gneg"])) == 1.0
+    for row_id in (SIGNED_ZERO, SPARK_IDS + SIGNED_ZERO):
+        assert math.copysign(1.0, float(rows[row_id]["gmax"])) == -1.0
+        assert {c: rows[row_id][c] for c in SIGNED_ZERO_SPARK} == SIGNED_ZERO_SPARK
+
+
+@TABLES
+def test_greatest_and_least_of_signed_zeros_as_spark(written, table):
+    """greatest(-0.0, 0) is -0.0 and least(0, -0.0) is 0.0 in Spark (ties keep the first
+    argument); delta-rlc ordered -0.0 below 0.0 until the extrema step (found by this test)."""
+    rows = written[table]["spark_read"]
+    ours = {c: rows[SIGNED_ZERO][c] for c in SIGNED_ZERO_SPARK}
+    assert ours == SIGNED_ZERO_SPARK
+
+
+def test_rules_we_do_not_evaluate_keep_spark_tables_readable_and_refuse_our_writes(spark, tmp_path):
+    cases = [
+        ("upper", "id BIGINT, s STRING", "ALTER TABLE delta.`{p}` ADD CONSTRAINT cu CHECK (upper(s) <> 'X')"),
+        ("rlike", "id BIGINT, s STRING", "ALTER TABLE delta.`{p}` ADD CONSTRAINT cr CHECK (s RLIKE '^[a-z]+$')"),
+        ("upper", "id BIGINT, s STRING, g STRING GENERATED ALWAYS AS (upper(s))", None),
+    ]
+    for n, (construct, cols, alter) in enumerate(cases):
+        p = str(tmp_path / f"unportable_{n}")
+        spark.sql(f"CREATE TABLE delta.`{p}` ({cols}) USING delta")
+        if alter:
+            spark.sql(alter.format(p=p))
+        spark.sql(f"INSERT INTO delta.`{p}` (id, s) VALUES (1, 'abc'), (2, 'xyz')")
+        want = sorted(tuple(r) for r in spark.read.format("delta").load(p).collect())
+        assert sorted(tuple(r.values()) for r in json.loads(rlc("sql", "--json", f"SELECT * FROM '{p}'"))["rows"]) == want
+        before = version(p)
+        for stmt in [f"INSERT INTO '{p}' (id, s) VALUES (3, 'def')", f"UPDATE '{p}' SET s = 'q' WHERE id = 1"]:
+            res = subprocess.run([BIN, "sql", stmt], capture_output=True, text=True)
+            lines = res.stderr.strip().splitlines()
+            # 5: Unsupported (crates/cli/src/main.rs), not 2 (a row that breaks a rule)
+            assert res.returncode == 5 and len(lines) == 1, (stmt, res.returncode, res.stderr)
+            assert construct in lines[0].lower(), (stmt, lines[0])
+        assert version(p) == before, "a refused write committed"
+        assert sorted(tuple(r) for r in spark.read.format("delta").load(p).collect()) == want
+    # On our own table the same rule is refused when it is added.
+    q = str(tmp_path / "ours")
+    rlc("sql", f"CREATE TABLE '{q}' (id BIGINT, s STRING)")
+    res = subprocess.run([BIN, "sql", f"ALTER TABLE '{q}' ADD CONSTRAINT cu CHECK (upper(s) <> 'X')"], capture_output=True, text=True)
+    assert res.returncode == 5 and len(res.stderr.strip().splitlines()) == 1 and "upper" in res.stderr.lower(), res.stderr
+    assert version(q) == 0
