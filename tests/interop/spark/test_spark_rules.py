@@ -304,3 +304,35 @@ def test_rules_we_do_not_evaluate_keep_spark_tables_readable_and_refuse_our_writ
     res = subprocess.run([BIN, "sql", f"ALTER TABLE '{q}' ADD CONSTRAINT cu CHECK (upper(s) <> 'X')"], capture_output=True, text=True)
     assert res.returncode == 5 and len(res.stderr.strip().splitlines()) == 1 and "upper" in res.stderr.lower(), res.stderr
     assert version(q) == 0
+
+
+def test_date_fields_in_generated_partition_columns_both_ways(spark, tmp_path):
+    """year / month / day(d) of a DATE as generated columns (Delta's usual partition column): rows
+    written by either engine carry the same values, on a table either engine created."""
+    cols = ("id BIGINT, d DATE, y INT GENERATED ALWAYS AS (year(d)), m INT GENERATED ALWAYS AS (month(d)), "
+            "dd INT GENERATED ALWAYS AS (day(d))")
+    dates = ["2024-02-29", "1969-12-31", "0001-01-01", "9999-12-31", None]
+
+    def lit(x):
+        return "NULL" if x is None else f"DATE '{x}'"
+
+    want = []
+    for i, x in enumerate(dates):
+        y, m, dd = (None, None, None) if x is None else (int(x[:4]), int(x[5:7]), int(x[8:]))
+        want += [(i, y, m, dd), (100 + i, y, m, dd)]
+    for creator in ("spark", "ours"):
+        p = str(tmp_path / f"dates_{creator}")
+        if creator == "spark":
+            spark.sql(f"CREATE TABLE delta.`{p}` ({cols}) USING delta PARTITIONED BY (y)")
+        else:
+            rlc("sql", f"CREATE TABLE '{p}' ({cols}) PARTITIONED BY (y)")
+        for i, x in enumerate(dates):
+            rlc("sql", f"INSERT INTO '{p}' (id, d) VALUES ({i}, {lit(x)})")
+            spark.sql(f"INSERT INTO delta.`{p}` (id, d) VALUES ({100 + i}, {lit(x)})")
+        theirs = sorted(tuple(r) for r in spark.read.format("delta").load(p).select("id", "y", "m", "dd").collect())
+        ours = sorted(tuple(r[c] for c in ("id", "y", "m", "dd"))
+                      for r in json.loads(rlc("sql", "--json", f"SELECT id, y, m, dd FROM '{p}'"))["rows"])
+        assert theirs == sorted(want) == ours, creator
+        res = subprocess.run([BIN, "sql", f"INSERT INTO '{p}' VALUES (9, DATE '2024-01-01', 2023, 1, 1)"],
+                             capture_output=True, text=True)
+        assert res.returncode == 2 and "generated column y" in res.stderr, res.stderr

@@ -1,6 +1,6 @@
 //! The Spark steps that run **after** DataFusion's type coercion, when every operand has its final
 //! type: IN lists with computed items (`super::in_list`), `greatest` / `least` over floats
-//! (`super::extrema`) and DECIMAL to float casts (`super::decimal_float`). `rewrite` runs before coercion; these need the types coercion chose.
+//! (`super::extrema`), DECIMAL to float casts (`super::decimal_float`) and `isnan` (never NULL). `rewrite` runs before coercion; these need the types coercion chose.
 
 use std::sync::Arc;
 
@@ -17,6 +17,11 @@ pub fn after_coercion(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>
     let t = super::in_list::expand_computed_in_lists(expr)?;
     t.transform_data(|e| {
         e.transform_up(|e| match e {
+            // Spark's isnan(NULL) is false (its isnan is never NULL); DataFusion's is NULL, so
+            // `NOT isnan(d)` skipped the NULL rows Spark's DELETE removes.
+            Expr::ScalarFunction(f) if f.func.name() == "isnan" => Ok(Transformed::yes(
+                Expr::IsTrue(Box::new(Expr::ScalarFunction(f))),
+            )),
             Expr::ScalarFunction(f) if matches!(f.func.name(), "greatest" | "least") => {
                 let Ok(t) = Expr::ScalarFunction(f.clone()).get_type(schema) else {
                     return Ok(Transformed::no(Expr::ScalarFunction(f)));

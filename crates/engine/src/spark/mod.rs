@@ -9,6 +9,7 @@
 //! - `coerced`: the steps after type coercion: `in_list` (DataFusion's physical IN list mistakes
 //!   a CASE item for a constant), `extrema` (`greatest`/`least` with Spark's order of floats) and
 //!   `decimal_float` (DECIMAL to DOUBLE rounded once, to the nearest).
+//! - `datetime`: Spark's `year`, `month`, `day` over DATE and TIMESTAMP_NTZ.
 //! - `opaque`: the identity DataFusion's simplifier and IN list cannot see through.
 //! - `arith`: the operators themselves.
 //! - `portable`: which expressions may be stored in a table's log at all: those whose every
@@ -23,6 +24,7 @@
 
 pub mod arith;
 pub mod coerced;
+pub mod datetime;
 pub mod decimal_float;
 pub mod extrema;
 pub mod in_list;
@@ -54,14 +56,16 @@ impl Default for SparkOptions {
     }
 }
 
-/// The one key a session may set: `spark.sql.ansi.enabled` (case-insensitive, as in Spark).
+/// The one key a session may set: `spark.sql.ansi.enabled` (exactly: Spark's keys are
+/// case-sensitive).
 pub const ANSI_KEY: &str = "spark.sql.ansi.enabled";
 
 impl SparkOptions {
     /// `key` (with its `spark.` prefix) set to `value`; anything but the ANSI key is refused
     /// with one line, never ignored.
     pub fn set_key(&mut self, key: &str, value: &str) -> Result<(), String> {
-        if !key.eq_ignore_ascii_case(ANSI_KEY) {
+        // Spark's keys are case-sensitive: `SPARK.SQL.ANSI.ENABLED` is another (unused) key there.
+        if key != ANSI_KEY {
             return Err(format!(
                 "SET {key}: not a setting of this engine (the one Spark setting it honours is {ANSI_KEY})"
             ));
@@ -180,5 +184,10 @@ pub fn context_with(mut config: SessionConfig) -> SessionContext {
         .with_default_features()
         .with_analyzer_rules(rules)
         .build();
-    SessionContext::new_with_state(state)
+    let ctx = SessionContext::new_with_state(state);
+    // Spark's names DataFusion lacks (`year(d)` in a generated column).
+    for f in datetime::functions() {
+        ctx.register_udf(f);
+    }
+    ctx
 }

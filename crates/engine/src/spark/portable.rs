@@ -44,7 +44,11 @@ const SAME_AS_SPARK: &[&str] = &[
 /// `None` when `expr` evaluates here as in Spark; else the construct that does not, as the user
 /// wrote it where possible.
 pub fn unportable(expr: &Expr, schema: &DFSchema) -> Option<String> {
-    let allowed: BTreeSet<&str> = SAME_AS_SPARK.iter().copied().collect();
+    let allowed: BTreeSet<&str> = SAME_AS_SPARK
+        .iter()
+        .chain(super::datetime::NAMES)
+        .copied()
+        .collect();
     let mut found = None;
     let _ = expr.apply(|e| {
         let verdict = check_node(e, schema, &allowed);

@@ -155,7 +155,7 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
         // DOUBLE); DataFusion picks a DECIMAL(30,15), which turns 1e-20 into 0.
         Expr::ScalarFunction(mut f)
             if NUMERIC_PASS_THROUGH.contains(&f.name())
-                && mixes_decimal_and_float(f.args.iter(), schema) =>
+                && widens_to_double(f.args.iter(), schema, ansi) =>
         {
             f.args = f
                 .args
@@ -165,12 +165,13 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
             Ok(Transformed::yes(Expr::ScalarFunction(f)))
         }
         Expr::Case(mut c)
-            if mixes_decimal_and_float(
+            if widens_to_double(
                 c.when_then_expr
                     .iter()
                     .map(|(_, t)| t.as_ref())
                     .chain(c.else_expr.as_deref()),
                 schema,
+                ansi,
             ) =>
         {
             c.when_then_expr = c
@@ -233,6 +234,15 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                 b.right = Box::new(cast(*b.right, &f));
                 rt = f.clone();
             }
+            // A FLOAT against an integer (or a DECIMAL, cast above) compares as DOUBLE in ANSI
+            // mode (`CAST(l AS FLOAT) = 16777216` is false for 16777217).
+            let float32_beside =
+                |a: &DataType, b: &DataType| is_float32(a) && ((ansi && is_integer(b)) || b == &f);
+            if float32_beside(&lt, &rt) || float32_beside(&rt, &lt) {
+                b.left = Box::new(cast(*b.left, &f));
+                b.right = Box::new(cast(*b.right, &f));
+                (lt, rt) = (f.clone(), f.clone());
+            }
             if !(is_float(&lt) || is_float(&rt)) || !(may_be_zero(&b.left) && may_be_zero(&b.right))
             {
                 return Ok(Transformed::no(Expr::BinaryExpr(b)));
@@ -251,9 +261,10 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
         }
         // DECIMAL beside a float compares as DOUBLE (as in comparisons above).
         Expr::InList(mut l)
-            if mixes_decimal_and_float(
+            if widens_to_double(
                 std::iter::once(l.expr.as_ref()).chain(l.list.iter()),
                 schema,
+                ansi,
             ) =>
         {
             l.expr = Box::new(decimal_as_double(*l.expr, schema));
@@ -265,9 +276,10 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
             Ok(Transformed::yes(Expr::InList(l)))
         }
         Expr::Between(mut b)
-            if mixes_decimal_and_float(
+            if widens_to_double(
                 [b.expr.as_ref(), b.low.as_ref(), b.high.as_ref()].into_iter(),
                 schema,
+                ansi,
             ) =>
         {
             b.expr = Box::new(decimal_as_double(*b.expr, schema));
@@ -307,24 +319,33 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
     }
 }
 
-fn mixes_decimal_and_float<'a>(mut es: impl Iterator<Item = &'a Expr>, schema: &DFSchema) -> bool {
-    let (mut dec, mut float) = (false, false);
-    es.all(|e| {
+/// Whether operands of these types meet as DOUBLE in Spark: a DECIMAL beside a float, or (ANSI)
+/// a FLOAT beside an integer (Spark's ANSI coercion widens it: a FLOAT cannot hold every INT).
+fn widens_to_double<'a>(es: impl Iterator<Item = &'a Expr>, schema: &DFSchema, ansi: bool) -> bool {
+    let (mut dec, mut float, mut float32, mut int) = (false, false, false, false);
+    for e in es {
         match type_of(e, schema) {
             Some(t) if is_decimal(&t) => dec = true,
+            Some(t) if is_float32(&t) => (float, float32) = (true, true),
             Some(t) if is_float(&t) => float = true,
+            Some(t) if is_integer(&t) => int = true,
             _ => {}
         }
-        true
-    });
-    dec && float
+    }
+    (dec && float) || (ansi && float32 && int)
 }
 
+/// `e` as DOUBLE when it is a DECIMAL or a FLOAT (the operands [`widens_to_double`] widens; the
+/// others are DOUBLE or integers, which DataFusion then widens to DOUBLE itself).
 fn decimal_as_double(e: Expr, schema: &DFSchema) -> Expr {
     match type_of(&e, schema) {
-        Some(t) if is_decimal(&t) => cast(e, &DataType::Float64),
+        Some(t) if is_decimal(&t) || is_float32(&t) => cast(e, &DataType::Float64),
         _ => e,
     }
+}
+
+fn is_float32(t: &DataType) -> bool {
+    matches!(t, DataType::Float32 | DataType::Float16)
 }
 
 /// A float `e` set against values of which one may be a zero (IN, BETWEEN).
@@ -456,6 +477,21 @@ fn binary(b: &BinaryExpr, lt: &DataType, rt: &DataType, ansi: bool) -> Option<Ex
     let (l, r) = ((*b.left).clone(), (*b.right).clone());
     let any_float = is_float(&lt) || is_float(&rt);
     let any_decimal = is_decimal(&lt) || is_decimal(&rt);
+    // A FLOAT beside a DECIMAL, or (ANSI) beside an integer, is DOUBLE arithmetic in Spark
+    // (`f * 1.5`, `f + i`); DataFusion keeps FLOAT.
+    let widen =
+        |a: &DataType, b: &DataType| is_float32(a) && (is_decimal(b) || (ansi && is_integer(b)));
+    if !matches!(op, ArithOp::Divide) && (widen(&lt, &rt) || widen(&rt, &lt)) {
+        let f = DataType::Float64;
+        return Some(match op {
+            ArithOp::Remainder => call(op, ansi, cast(l, &f), cast(r, &f)),
+            _ => Expr::BinaryExpr(BinaryExpr::new(
+                Box::new(cast(l, &f)),
+                b.op,
+                Box::new(cast(r, &f)),
+            )),
+        });
+    }
     match op {
         ArithOp::Divide => {
             let numeric = |t: &DataType| is_integer(t) || is_float(t) || is_decimal(t);

@@ -24,6 +24,11 @@ pub fn read_set(stmt: &Statement, current: SparkOptions) -> Result<SparkOptions>
             )))
         }
     };
+    // The key first: an unknown one is refused whatever its value.
+    current
+        .clone()
+        .set_key(&key, "true")
+        .map_err(EngineError::invalid)?;
     let value = match values.as_slice() {
         [v] => value_text(v)?,
         _ => {
@@ -39,20 +44,19 @@ pub fn read_set(stmt: &Statement, current: SparkOptions) -> Result<SparkOptions>
     Ok(options)
 }
 
-/// A value as written: `false`, `'false'`, `"false"` or a bare word.
+/// A value as Spark reads it: an unquoted `true` / `false` (a quoted `'false'` is the text with
+/// its quotes in Spark, an invalid boolean: refused here too).
 fn value_text(v: &Expr) -> Result<String> {
     match v {
         Expr::Value(v) => match &v.value {
             Value::Boolean(b) => Ok(b.to_string()),
-            Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) => Ok(s.clone()),
-            Value::Number(n, _) => Ok(n.to_string()),
             other => Err(EngineError::invalid(format!(
-                "SET: unexpected value {other}"
+                "SET: expected true or false (unquoted), found {other}"
             ))),
         },
-        Expr::Identifier(i) => Ok(i.value.clone()),
+        Expr::Identifier(i) if i.quote_style.is_none() => Ok(i.value.clone()),
         other => Err(EngineError::invalid(format!(
-            "SET: unexpected value {other}"
+            "SET: expected true or false (unquoted), found {other}"
         ))),
     }
 }
