@@ -91,9 +91,10 @@ impl SparkOptions {
             .unwrap_or_default()
     }
 
-    /// The options of `ctx`'s state.
+    /// The options of `ctx`'s state (read in place: `ctx.state()` would clone the whole state,
+    /// and this runs for every expression planned).
     pub fn of_context(ctx: &SessionContext) -> SparkOptions {
-        SparkOptions::of(ctx.state().config_options())
+        SparkOptions::of(ctx.state_ref().read().config_options())
     }
 }
 
