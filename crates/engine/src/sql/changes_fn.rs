@@ -1,7 +1,7 @@
 //! `table_changes('t' | 'path', start[, end])`: the change data feed of a table
 //! ([`crate::changes`]). `start` and `end` are versions, or timestamps as strings
-//! (`'2026-12-01 10:00:00'`, UTC). Like `delta_files`, calls are found in the SQL text and their
-//! rows loaded before planning.
+//! (`'2026-12-01 10:00:00'`, UTC). Like `delta_files`, calls are found in the statement's AST and
+//! their rows loaded before planning.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl};
 use datafusion::common::ScalarValue;
 use datafusion::datasource::{MemTable, TableProvider};
 use datafusion::logical_expr::Expr;
-use datafusion::sql::sqlparser::tokenizer::Token;
+use datafusion::sql::sqlparser::ast::{FunctionArg, Value};
 
 use crate::changes::ChangeBound;
 use crate::error::{EngineError, Result};
@@ -28,15 +28,15 @@ pub struct ChangesCall {
 }
 
 /// A bound argument: a version number or a timestamp string.
-fn bound(arg: &Token) -> Result<Option<(ChangeBound, String)>> {
+fn bound(arg: &Value) -> Result<Option<(ChangeBound, String)>> {
     Ok(match arg {
-        Token::Number(n, _) => {
+        Value::Number(n, _) => {
             let v: u64 = n.parse().map_err(|_| {
                 EngineError::invalid(format!("{NAME}: version {n} is not a version number"))
             })?;
             Some((ChangeBound::Version(v), format!("n:{v}")))
         }
-        Token::SingleQuotedString(s) => {
+        Value::SingleQuotedString(s) => {
             let b = match s.trim().parse::<u64>() {
                 Ok(v) => ChangeBound::Version(v),
                 Err(_) => ChangeBound::TimestampMs(crate::snapshot::as_of::parse_timestamp_ms(s)?),
@@ -47,16 +47,12 @@ fn bound(arg: &Token) -> Result<Option<(ChangeBound, String)>> {
     })
 }
 
-/// Every `table_changes('t', start[, end])` call in the tokens.
-pub fn calls(tokens: &[Token]) -> Result<Vec<ChangesCall>> {
-    let sig: Vec<&Token> = tokens
-        .iter()
-        .filter(|t| !matches!(t, Token::Whitespace(_)))
-        .collect();
+/// Every `table_changes('t', start[, end])` call among a statement's table-function calls
+/// ([`super::bind::table_calls`]).
+pub fn calls(table_calls: &[(String, Vec<FunctionArg>)]) -> Result<Vec<ChangesCall>> {
     let mut out = Vec::new();
-    for (i, t) in sig.iter().enumerate() {
-        let Token::Word(w) = t else { continue };
-        if !w.value.eq_ignore_ascii_case(NAME) || !matches!(sig.get(i + 1), Some(Token::LParen)) {
+    for (name, args) in table_calls {
+        if name != NAME {
             continue;
         }
         let usage = || {
@@ -64,23 +60,18 @@ pub fn calls(tokens: &[Token]) -> Result<Vec<ChangesCall>> {
                 "{NAME} takes a table name or path, a start version or timestamp, and optionally an end: {NAME}('t', 0[, 5])"
             ))
         };
-        let Some(Token::SingleQuotedString(table)) = sig.get(i + 2) else {
+        let values: Vec<&Value> = args
+            .iter()
+            .map(|a| super::bind::literal_arg(a).ok_or_else(usage))
+            .collect::<Result<_>>()?;
+        let Some((Value::SingleQuotedString(table), bounds)) = values.split_first() else {
             return Err(usage());
         };
-        let mut args: Vec<(ChangeBound, String)> = Vec::new();
-        let mut j = i + 3;
-        loop {
-            match sig.get(j) {
-                Some(Token::RParen) => break,
-                Some(Token::Comma) => {
-                    let b = sig.get(j + 1).map(|t| bound(t)).transpose()?.flatten();
-                    args.push(b.ok_or_else(usage)?);
-                    j += 2;
-                }
-                _ => return Err(usage()),
-            }
-        }
-        let (start, end) = match args.as_slice() {
+        let bounds: Vec<(ChangeBound, String)> = bounds
+            .iter()
+            .map(|v| bound(v)?.ok_or_else(usage))
+            .collect::<Result<_>>()?;
+        let (start, end) = match bounds.as_slice() {
             [s] => (s.clone(), None),
             [s, e] => (s.clone(), Some(e.clone())),
             _ => return Err(usage()),
@@ -143,14 +134,14 @@ impl TableFunctionImpl for PreloadedChanges {
     }
 }
 
-/// Reads the changes of every `table_changes` call in `tokens` and registers the function on
-/// `ctx` with them (tables by session name or path).
+/// Reads the changes of every `table_changes` call and registers the function on `ctx` with them
+/// (tables by session name or path).
 pub async fn register(
     session: &super::SqlSession,
     ctx: &datafusion::prelude::SessionContext,
-    tokens: &[Token],
+    table_calls: &[(String, Vec<FunctionArg>)],
 ) -> Result<()> {
-    let calls = calls(tokens)?;
+    let calls = calls(table_calls)?;
     if calls.is_empty() {
         return Ok(());
     }
@@ -181,18 +172,20 @@ mod tests {
 
     #[test]
     fn calls_are_found_with_their_bounds() {
-        let tokens = crate::sql::refs::tokenize(
+        let of = |sql: &str| match crate::sql::statement::parse(sql).unwrap().statement {
+            crate::sql::statement::ParsedStatement::Sql(st) => crate::sql::bind::table_calls(&st),
+            _ => panic!("not a query"),
+        };
+        let c = calls(&of(
             "SELECT * FROM table_changes('t', 1, '2026-12-01') JOIN table_changes('u', '3') x",
-        )
+        ))
         .unwrap();
-        let c = calls(&tokens).unwrap();
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].start, ChangeBound::Version(1));
         assert!(matches!(c[0].end, Some(ChangeBound::TimestampMs(_))));
         assert_eq!(c[1].start, ChangeBound::Version(3));
         assert_eq!(c[1].end, None);
         assert_eq!(c[1].key, "u|s:3|");
-        let bad = crate::sql::refs::tokenize("SELECT * FROM table_changes('t')").unwrap();
-        assert!(calls(&bad).is_err());
+        assert!(calls(&of("SELECT * FROM table_changes('t')")).is_err());
     }
 }

@@ -4,7 +4,7 @@
 //! commit, or leave files the table does not know: refused, as Spark refuses writing plain files
 //! into a Delta table's location. An unknown `STORED AS` format is refused rather than guessed.
 
-use datafusion::sql::parser::{DFParser, Statement as DFStatement};
+use datafusion::sql::parser::CopyToStatement;
 
 use super::session::SqlSession;
 use crate::error::{EngineError, Result};
@@ -15,16 +15,9 @@ const FORMATS: &[&str] = &["CSV", "PARQUET", "JSON", "ARROW"];
 /// At most this many folders above a target are checked (deeper paths are refused).
 const MAX_DEPTH: usize = 64;
 
-/// Checks a COPY statement (already rewritten: the source's table references are identifiers, the
-/// target is as written). Ok when the target is outside every Delta table and the format is known.
-pub(super) async fn check(session: &SqlSession, sql: &str) -> Result<()> {
-    let statements = DFParser::parse_sql(sql)
-        .map_err(|e| EngineError::invalid(format!("SQL syntax error: {e}")))?;
-    let Some(DFStatement::CopyTo(copy)) = statements.front() else {
-        return Err(EngineError::invalid(
-            "COPY: expected COPY (query) TO 'target' [STORED AS format]",
-        ));
-    };
+/// Checks a COPY statement (its target as written). Ok when the target is outside every Delta
+/// table and the format is known.
+pub(super) async fn check(session: &SqlSession, copy: &CopyToStatement) -> Result<()> {
     if let Some(f) = &copy.stored_as {
         if !FORMATS.iter().any(|k| k.eq_ignore_ascii_case(f)) {
             return Err(EngineError::invalid(format!(

@@ -3,8 +3,6 @@
 use datafusion::sql::sqlparser::ast::{
     AssignmentTarget, FromTable, ObjectName, Statement, TableFactor,
 };
-use datafusion::sql::sqlparser::dialect::GenericDialect;
-use datafusion::sql::sqlparser::parser::Parser;
 
 use crate::error::{EngineError, Result};
 use crate::ops::dml::ExprContext;
@@ -14,17 +12,6 @@ use crate::txn::Transaction;
 
 use super::refs::TableRef;
 use crate::expr_plan::strip_qualifiers;
-
-pub fn parse_one(sql: &str) -> Result<Statement> {
-    let mut stmts = Parser::parse_sql(&GenericDialect {}, sql)
-        .map_err(|e| EngineError::invalid(format!("SQL syntax error: {e}")))?;
-    if stmts.len() != 1 {
-        return Err(EngineError::invalid("expected exactly one statement"));
-    }
-    stmts
-        .pop()
-        .ok_or_else(|| EngineError::invalid("empty statement"))
-}
 
 /// The last part of a name, unquoted: the identifier's own value (`"a""b"` is `a"b`), never its
 /// printed text with quotes trimmed (which turned `"""x"""` into `x`).
@@ -69,6 +56,9 @@ pub(super) async fn open_target(
     if r.version.is_some() {
         return Err(EngineError::invalid("cannot modify a past version"));
     }
+    if super::session::is_local_file(&r.location) {
+        return Err(super::session::not_a_table(&r.location));
+    }
     let table = session.table(&r.location)?;
     if !table.exists().await? {
         return Err(EngineError::NotFound(format!(
@@ -82,9 +72,9 @@ pub(super) async fn open_target(
 pub async fn prepare_delete(
     session: &super::SqlSession,
     refs: &[TableRef],
-    sql: &str,
+    statement: &Statement,
 ) -> Result<Transaction> {
-    let Statement::Delete(d) = parse_one(sql)? else {
+    let Statement::Delete(d) = statement else {
         return Err(EngineError::invalid("not a DELETE statement"));
     };
     let tables = match &d.from {
@@ -112,9 +102,9 @@ pub async fn prepare_delete(
 pub async fn prepare_update(
     session: &super::SqlSession,
     refs: &[TableRef],
-    sql: &str,
+    statement: &Statement,
 ) -> Result<Transaction> {
-    let Statement::Update(u) = parse_one(sql)? else {
+    let Statement::Update(u) = statement else {
         return Err(EngineError::invalid("not an UPDATE statement"));
     };
     if u.from.is_some() || !u.table.joins.is_empty() {

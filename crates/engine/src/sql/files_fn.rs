@@ -2,7 +2,7 @@
 //! values, size, numRecords, DV cardinality and
 //! file (`dv_file`: the DV's `storageType` and `pathOrInlineDv`, equal for the DVs that share one
 //! DV file; NULL for no DV or an inline one), row-tracking fields. Scenarios and tests use it to check
-//! DV cardinalities and layouts in SQL. Arguments are found in the SQL text and their snapshots
+//! DV cardinalities and layouts in SQL. Arguments are found in the statement's AST and their snapshots
 //! loaded before planning (table functions are synchronous in DataFusion).
 
 use std::collections::HashMap;
@@ -14,7 +14,7 @@ use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl};
 use datafusion::common::ScalarValue;
 use datafusion::datasource::{MemTable, TableProvider};
 use datafusion::logical_expr::Expr;
-use datafusion::sql::sqlparser::tokenizer::Token;
+use datafusion::sql::sqlparser::ast::{FunctionArg, Value};
 use delta_rlc_protocol::stats::FileStats;
 
 use crate::error::Result;
@@ -22,21 +22,20 @@ use crate::snapshot::Snapshot;
 
 pub const NAME: &str = "delta_files";
 
-/// The string arguments of every `name('…')` call in the tokens.
-pub fn calls(tokens: &[Token], name: &str) -> Vec<String> {
-    let sig: Vec<&Token> = tokens
+/// The string argument of every `name('…')` call among a statement's table-function calls
+/// ([`super::bind::table_calls`]).
+pub fn calls(table_calls: &[(String, Vec<FunctionArg>)], name: &str) -> Vec<String> {
+    table_calls
         .iter()
-        .filter(|t| !matches!(t, Token::Whitespace(_)))
-        .collect();
-    let mut out = Vec::new();
-    for w in sig.windows(4) {
-        if let [Token::Word(f), Token::LParen, Token::SingleQuotedString(a), Token::RParen] = w {
-            if f.value.eq_ignore_ascii_case(name) {
-                out.push(a.clone());
-            }
-        }
-    }
-    out
+        .filter(|(n, _)| n == name)
+        .filter_map(|(_, args)| match args.as_slice() {
+            [a] => match super::bind::literal_arg(a) {
+                Some(Value::SingleQuotedString(s)) => Some(s.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
 }
 
 pub fn files_batch(snapshot: &Snapshot) -> Result<RecordBatch> {

@@ -42,6 +42,28 @@ pub fn flatten_long_chains(sql: &str) -> Option<String> {
     Some(printed.join("; "))
 }
 
+/// Flattens a parsed statement's long chains in place (statements of at least
+/// [`MIN_STATEMENT_TOKENS`] tokens only, so ordinary statements keep their result headers).
+pub fn flatten_statement(st: &mut datafusion::sql::parser::Statement, tokens: usize) {
+    use datafusion::sql::parser::{CopyToSource, Statement as DFStatement};
+    if tokens < MIN_STATEMENT_TOKENS {
+        return;
+    }
+    let mut v = Flattener { changed: false };
+    match st {
+        DFStatement::Statement(s) => {
+            let _ = s.visit(&mut v);
+        }
+        DFStatement::CopyTo(c) => {
+            if let CopyToSource::Query(q) = &mut c.source {
+                let _ = q.visit(&mut v);
+            }
+        }
+        DFStatement::Explain(e) => flatten_statement(&mut e.statement, tokens),
+        _ => {}
+    }
+}
+
 /// Visits expressions root first, so a chain is replaced as a whole before its links are visited
 /// (the balanced links that replace it are short chains of two).
 struct Flattener {

@@ -1,13 +1,17 @@
-//! MERGE statements: sqlparser AST → [`crate::ops::merge::MergeSpec`]. `UPDATE SET *` and
-//! `INSERT *` (Delta syntax) are rewritten to markers before parsing.
+//! MERGE statements: the parsed statement ([`super::statement::MergeStatement`]: Delta's
+//! `UPDATE SET *`, `INSERT *` and `WITH SCHEMA EVOLUTION` included) → [`crate::ops::merge::MergeSpec`].
+//! The source is planned from its AST; conditions and values are planned from theirs.
 
+use std::ops::ControlFlow;
+
+use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::sqlparser::ast::{
-    AssignmentTarget, MergeAction, MergeClauseKind, MergeInsertKind, Statement, TableFactor,
+    AssignmentTarget, MergeClauseKind, ObjectName, Query, SetExpr, Statement, TableFactor,
+    TableWithJoins,
 };
-use datafusion::sql::sqlparser::tokenizer::Token;
 
-use super::dml::{last_ident, parse_one, table_name};
-use super::refs::{keyword_of, Rewritten};
+use super::dml::last_ident;
+use super::statement::{MergeStatement, MergeWhenAction};
 use super::SqlSession;
 use crate::error::{EngineError, Result};
 use futures::StreamExt;
@@ -18,97 +22,94 @@ use crate::ops::merge::{
 };
 use crate::txn::Transaction;
 
-const STAR: &str = "__delta_rlc_star";
-
-/// Replaces `UPDATE SET *` and `INSERT *` with parseable markers.
-fn mark_stars(tokens: &[Token]) -> String {
-    let sig: Vec<(usize, &Token)> = tokens
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| !matches!(t, Token::Whitespace(_)))
-        .collect();
-    let mut replace: Vec<(usize, usize, String)> = Vec::new();
-    for w in sig.windows(3) {
-        if let [(a, t0), (_, t1), (c, t2)] = w {
-            if keyword_of(t0).as_deref() == Some("UPDATE")
-                && keyword_of(t1).as_deref() == Some("SET")
-                && matches!(t2, Token::Mul)
-            {
-                replace.push((*a, *c, format!("UPDATE SET {STAR} = {STAR}")));
-            }
-        }
-    }
-    for w in sig.windows(2) {
-        if let [(a, t0), (b, t1)] = w {
-            if keyword_of(t0).as_deref() == Some("INSERT") && matches!(t1, Token::Mul) {
-                replace.push((*a, *b, format!("INSERT ({STAR}) VALUES ({STAR})")));
-            }
-        }
-    }
-    let mut out = String::new();
-    let mut i = 0;
-    while i < tokens.len() {
-        if let Some((_, end, text)) = replace.iter().find(|(s, _, _)| *s == i) {
-            out.push_str(text);
-            i = end + 1;
-            continue;
-        }
-        out.push_str(&super::refs::sql_text(&tokens[i]));
-        i += 1;
-    }
-    out
+/// `SELECT * FROM <source>`: the source relation (a table or a derived table, with its alias and
+/// column aliases) as a query, built on the AST.
+fn select_all_from(source: TableFactor) -> Result<Query> {
+    let (mut q, _) = super::statement::parse_query("SELECT * FROM merge_source")?;
+    let SetExpr::Select(sel) = q.body.as_mut() else {
+        return Err(EngineError::Internal("SELECT * is not a SELECT".into()));
+    };
+    sel.from = vec![TableWithJoins {
+        relation: source,
+        joins: vec![],
+    }];
+    Ok(*q)
 }
 
-/// `MERGE WITH SCHEMA EVOLUTION INTO …`: the tokens without the three words, and whether they
-/// were there.
-fn strip_schema_evolution(tokens: &[Token]) -> (Vec<Token>, bool) {
-    let sig: Vec<usize> = tokens
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| !matches!(t, Token::Whitespace(_)))
-        .map(|(i, _)| i)
-        .take(4)
-        .collect();
-    let words: Vec<Option<String>> = sig
-        .iter()
-        .map(|i| tokens.get(*i).and_then(keyword_of))
-        .collect();
-    let wanted = ["MERGE", "WITH", "SCHEMA", "EVOLUTION"];
-    let found = words.len() == 4
-        && words
-            .iter()
-            .zip(wanted)
-            .all(|(w, k)| w.as_deref() == Some(k));
-    if !found {
-        return (tokens.to_vec(), false);
-    }
-    let (Some(first), Some(last)) = (sig.get(1), sig.get(3)) else {
-        return (tokens.to_vec(), false);
-    };
-    let mut out = tokens.to_vec();
-    out.drain(*first..=*last);
-    (out, true)
+/// Whether a relation names the table registered as `ident`.
+fn names_table(f: &TableFactor, ident: &str) -> bool {
+    let found = datafusion::sql::sqlparser::ast::visit_relations(f, |r: &ObjectName| {
+        match last_ident(r).eq_ignore_ascii_case(ident) && r.0.len() == 1 {
+            true => ControlFlow::Break(()),
+            false => ControlFlow::Continue(()),
+        }
+    });
+    found.is_break()
 }
 
-pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Transaction> {
-    let (tokens, evolve) = strip_schema_evolution(&rw.tokens);
-    let sql = mark_stars(&tokens);
-    let Statement::Merge(m) = parse_one(&sql)? else {
-        return Err(EngineError::invalid("not a MERGE statement"));
+pub async fn prepare_merge(
+    session: &SqlSession,
+    mut m: MergeStatement,
+    words: Vec<(String, bool)>,
+) -> Result<Transaction> {
+    let mut binder = super::bind::Binder::new(session.scope(words)?);
+    let TableFactor::Table {
+        name,
+        alias,
+        version,
+        args: None,
+        ..
+    } = &mut m.target
+    else {
+        return Err(EngineError::invalid(format!(
+            "MERGE INTO {}: the target must be a table",
+            m.target
+        )));
     };
-    let (target_name, target_alias) = table_name(&m.table)?;
-    let target = rw
-        .refs
-        .iter()
-        .find(|r| r.ident.eq_ignore_ascii_case(&target_name))
-        .ok_or_else(|| {
-            EngineError::invalid(format!(
-                "unknown table {target_name}: reference tables by path"
-            ))
-        })?;
-    if target.version.is_some() {
+    if version.is_some() {
         return Err(EngineError::invalid("cannot MERGE into a past version"));
     }
+    let target_name = last_ident(name);
+    let target_ident = binder.bind_target(name)?.ok_or_else(|| {
+        EngineError::invalid(format!(
+            "unknown table {target_name}: reference tables by path"
+        ))
+    })?;
+    let target_alias = alias
+        .as_ref()
+        .map(|a| a.name.value.clone())
+        .unwrap_or_else(|| target_ident.clone());
+    let mut source_query = select_all_from(m.source.clone())?;
+    binder.bind_query(&mut source_query)?;
+    // Named as bound: a path by its reference's identifier, a view by its name.
+    let source_alias = match source_query.body.as_select().and_then(|s| s.from.first()) {
+        Some(TableWithJoins {
+            relation: TableFactor::Table { name, alias, .. },
+            ..
+        }) => alias
+            .as_ref()
+            .map(|a| a.name.value.clone())
+            .unwrap_or_else(|| last_ident(name)),
+        Some(TableWithJoins {
+            relation: TableFactor::Derived { alias, .. },
+            ..
+        }) => alias
+            .as_ref()
+            .map(|a| a.name.value.clone())
+            .ok_or_else(|| EngineError::invalid("MERGE: a subquery source needs an alias"))?,
+        _ => {
+            return Err(EngineError::invalid(format!(
+                "MERGE: unsupported source {}",
+                m.source
+            )))
+        }
+    };
+    let refs = session.resolve_as_of(binder.into_refs()).await?;
+    let target = refs
+        .iter()
+        .find(|r| r.ident == target_ident)
+        .cloned()
+        .ok_or_else(|| EngineError::Internal("a bound MERGE target has no reference".into()))?;
     let table = session.table(&target.location)?;
     if !table.exists().await? {
         return Err(EngineError::NotFound(format!(
@@ -116,58 +117,30 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
             target.location
         )));
     }
-    let (source_sql, source_alias) = match &m.source {
-        TableFactor::Table { name, alias, .. } => {
-            let n = last_ident(name);
-            (
-                format!("SELECT * FROM {n}"),
-                alias.as_ref().map(|a| a.name.value.clone()).unwrap_or(n),
-            )
-        }
-        TableFactor::Derived {
-            subquery, alias, ..
-        } => {
-            let alias = alias
-                .as_ref()
-                .ok_or_else(|| EngineError::invalid("MERGE: a subquery source needs an alias"))?;
-            // A column list on the alias (`AS s(id, v)`) names the subquery's columns, as in a
-            // SELECT's FROM: keep it by selecting through the aliased derived table.
-            let text = query_as_written(&tokens, subquery)?;
-            let sql = if alias.columns.is_empty() {
-                text
-            } else {
-                // The alias prints with its own `AS` when it was written with one.
-                format!("SELECT * FROM ({text}) {alias}")
-            };
-            (sql, alias.name.value.clone())
-        }
-        other => {
-            return Err(EngineError::invalid(format!(
-                "MERGE: unsupported source {other}"
-            )))
-        }
-    };
-    let other_refs: Vec<_> = rw
-        .refs
+    // The target is registered for the source only when the source reads it.
+    let reads_target = source_query
+        .body
+        .as_select()
+        .and_then(|s| s.from.first())
+        .is_some_and(|f| names_table(&f.relation, &target.ident));
+    let source_refs: Vec<_> = refs
         .iter()
-        .filter(|r| r.ident != target.ident)
+        .filter(|r| reads_target || r.ident != target.ident)
         .cloned()
         .collect();
-    let source_refs: Vec<_> = if source_sql.contains(&target.ident) {
-        rw.refs.clone()
-    } else {
-        other_refs
-    };
     // The transaction's snapshot is taken before the source runs, so a source that reads the
     // target sees that version or a newer one: every commit that could change what it read comes
     // after the transaction's read version and is checked as a winner. The source's reads of the
     // target are recorded (as a query's: see `ReadSet::query_reads`) and join the transaction's.
     let snapshot = table.snapshot(None).await?;
     let source_reads = Arc::new(std::sync::Mutex::new(crate::read_set::ReadSet::default()));
-    let ctx = session
-        .context_recording(&source_refs, &target.location, Arc::clone(&source_reads))
+    let df = session
+        .dataframe(
+            &source_refs,
+            DFStatement::Statement(Box::new(Statement::Query(Box::new(source_query)))),
+            Some((&target.location, Arc::clone(&source_reads))),
+        )
         .await?;
-    let df = ctx.sql(&source_sql).await?;
     let source_schema = Arc::new(df.schema().as_arrow().clone());
     let stream = df
         .execute_stream()
@@ -175,14 +148,13 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
         .map(|b| b.map_err(crate::error::EngineError::from));
     let budget = crate::ops::merge::source::memory_budget(&table.env);
     let source = SourceRows::from_stream(Arc::clone(&source_schema), stream, budget).await?;
-    let target_alias = target_alias.unwrap_or(target_name);
     let mut txn = Transaction::new(&table, Some(snapshot), "MERGE");
     let recorded = source_reads
         .lock()
         .map_err(|_| EngineError::Internal("the read set's lock is poisoned".into()))?
         .clone();
     super::session::merge_reads(&mut txn.read_set, recorded);
-    let (txn, snapshot) = match evolve {
+    let (txn, snapshot) = match m.schema_evolution {
         true => crate::ops::merge::evolve::evolve_for_source(txn, &source_schema).await?,
         false => {
             let s = Arc::clone(txn.snapshot()?);
@@ -193,7 +165,7 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
         .with_spark_options(session.spark_options());
     let mut clauses = Vec::new();
     for c in &m.clauses {
-        let kind = match c.clause_kind {
+        let kind = match c.kind {
             MergeClauseKind::Matched => ClauseKind::Matched,
             MergeClauseKind::NotMatched | MergeClauseKind::NotMatchedByTarget => {
                 ClauseKind::NotMatched
@@ -201,53 +173,41 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
             MergeClauseKind::NotMatchedBySource => ClauseKind::NotMatchedBySource,
         };
         let action = match &c.action {
-            MergeAction::Delete { .. } => ClauseAction::Delete,
-            MergeAction::Update(u) => {
+            MergeWhenAction::Delete => ClauseAction::Delete,
+            MergeWhenAction::UpdateAll => ClauseAction::Update(None),
+            MergeWhenAction::Update(assignments) => {
                 let mut assigns = Vec::new();
-                let mut star = false;
-                for a in &u.assignments {
+                for a in assignments {
                     let AssignmentTarget::ColumnName(col) = &a.target else {
                         return Err(EngineError::Unsupported("tuple assignment in MERGE".into()));
                     };
                     let col = last_ident(col);
-                    if col == STAR {
-                        star = true;
-                    } else if assigns
+                    if assigns
                         .iter()
                         .any(|(c, _): &(String, _)| c.eq_ignore_ascii_case(&col))
                     {
                         return Err(EngineError::invalid(format!(
                             "MERGE: column {col} is assigned more than once in one UPDATE SET"
                         )));
-                    } else {
-                        let value = exprs.plan("UPDATE SET", &a.value)?;
-                        assigns.push((col, value));
                     }
+                    let value = exprs.plan("UPDATE SET", &a.value)?;
+                    assigns.push((col, value));
                 }
-                ClauseAction::Update(if star { None } else { Some(assigns) })
+                ClauseAction::Update(Some(assigns))
             }
-            MergeAction::Insert(ins) => {
-                let cols: Vec<String> = ins.columns.iter().map(last_ident).collect();
-                if cols.first().map(String::as_str) == Some(STAR) {
-                    ClauseAction::Insert(None)
-                } else {
-                    let MergeInsertKind::Values(v) = &ins.kind else {
-                        return Err(EngineError::invalid("MERGE INSERT needs VALUES (…) or *"));
-                    };
-                    let [row] = v.rows.as_slice() else {
-                        return Err(EngineError::invalid("MERGE INSERT takes one VALUES row"));
-                    };
-                    if !cols.is_empty() && cols.len() != row.len() {
-                        return Err(EngineError::invalid(
-                            "MERGE INSERT: column and value counts differ",
-                        ));
-                    }
-                    let values = row
-                        .iter()
-                        .map(|e| exprs.plan("INSERT", e))
-                        .collect::<Result<Vec<_>>>()?;
-                    ClauseAction::Insert(Some((cols, values)))
+            MergeWhenAction::InsertAll => ClauseAction::Insert(None),
+            MergeWhenAction::Insert { columns, values } => {
+                let cols: Vec<String> = columns.iter().map(|c| c.value.clone()).collect();
+                if !cols.is_empty() && cols.len() != values.len() {
+                    return Err(EngineError::invalid(
+                        "MERGE INSERT: column and value counts differ",
+                    ));
                 }
+                let values = values
+                    .iter()
+                    .map(|e| exprs.plan("INSERT", e))
+                    .collect::<Result<Vec<_>>>()?;
+                ClauseAction::Insert(Some((cols, values)))
             }
         };
         if matches!(action, ClauseAction::Insert(_)) != (kind == ClauseKind::NotMatched) {
@@ -275,64 +235,4 @@ pub async fn prepare_merge(session: &SqlSession, rw: &Rewritten) -> Result<Trans
         clauses,
     };
     merge_txn_on(txn, spec, snapshot).await
-}
-
-/// The text of the source query exactly as written: the tokens between the parentheses after the
-/// statement's first top-level USING, written back by `sql_text`, and checked by parsing them to
-/// the same tree. sqlparser's printing loses quotes (a literal ending in two quotes prints as one
-/// ending in one), so a source query is never re-printed; one that cannot be taken back is refused.
-fn query_as_written(
-    tokens: &[Token],
-    query: &datafusion::sql::sqlparser::ast::Query,
-) -> Result<String> {
-    let refuse = || EngineError::invalid("MERGE: the source query could not be read as written");
-    let mut depth = 0i64;
-    let mut using = None;
-    for (i, t) in tokens.iter().enumerate() {
-        match t {
-            Token::LParen => depth += 1,
-            Token::RParen => depth -= 1,
-            _ if depth == 0 && keyword_of(t).as_deref() == Some("USING") => {
-                using = Some(i);
-                break;
-            }
-            _ => {}
-        }
-    }
-    let start = using.ok_or_else(refuse)?;
-    let mut it = tokens
-        .iter()
-        .enumerate()
-        .skip(start + 1)
-        .filter(|(_, t)| !matches!(t, Token::Whitespace(_)));
-    let (open, first) = it.next().ok_or_else(refuse)?;
-    if first != &Token::LParen {
-        return Err(refuse());
-    }
-    let mut depth = 0i64;
-    let mut close = None;
-    for (i, t) in tokens.iter().enumerate().skip(open) {
-        match t {
-            Token::LParen => depth += 1,
-            Token::RParen => {
-                depth -= 1;
-                if depth == 0 {
-                    close = Some(i);
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    let close = close.ok_or_else(refuse)?;
-    let text: String = tokens
-        .get(open + 1..close)
-        .ok_or_else(refuse)?
-        .iter()
-        .map(super::refs::sql_text)
-        .collect();
-    match parse_one(text.trim()) {
-        Ok(Statement::Query(q)) if *q == *query => Ok(text.trim().to_string()),
-        _ => Err(refuse()),
-    }
 }

@@ -3,13 +3,16 @@
 //! uncommitted [`Transaction`]); committing is the caller's step. [`SqlSession::execute`] does both.
 
 mod alter;
+mod bind;
 mod changes_fn;
 mod copy;
+mod delta_statements;
 mod describe;
 mod dml;
 mod file_tables;
 mod files_fn;
 mod flatten;
+mod insert;
 mod merge;
 mod parser;
 mod provider;
@@ -19,8 +22,9 @@ mod scan_exec;
 mod session;
 mod session_objects;
 mod settings;
+mod statement;
 
 pub use crate::expr_plan::strip_qualifiers;
 pub use provider::DeltaTableProvider;
-pub use refs::{split_statements, statement_complete};
 pub use session::{Prepared, SqlSession, StatementOutput, StreamingOutput};
+pub use statement::{split_statements, statement_complete};

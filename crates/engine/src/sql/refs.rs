@@ -167,57 +167,6 @@ pub fn print_exactly(statement: &datafusion::sql::sqlparser::ast::Statement) -> 
     }
 }
 
-/// Whether the shell's buffer `text` ends a statement: its last token other than whitespace and
-/// comments is a top-level `;`. A `;` at the end of a line inside a comment or a string does not
-/// end it (a string or comment still open is incomplete); text the tokenizer refuses for another
-/// reason is complete, so that running it reports the error.
-pub fn statement_complete(text: &str) -> bool {
-    match Tokenizer::new(&GenericDialect {}, text).tokenize() {
-        Ok(tokens) => tokens.iter().rev().find(|t| !is_ws(t)) == Some(&Token::SemiColon),
-        Err(e) => {
-            let m = e.to_string();
-            !(m.contains("Unterminated") || m.contains("EOF"))
-        }
-    }
-}
-
-/// A call runs one statement: text with two (`CREATE …; INSERT …`) ran the first and dropped or
-/// fused the rest. Scripts go through `split_statements` (`sql -f`, the shell, Python's `-f`).
-pub fn one_statement(sql: &str) -> Result<()> {
-    let n = split_statements(sql)?.len();
-    if n > 1 {
-        return Err(EngineError::invalid(format!(
-            "expected one statement, found {n}: run a script with sql -f (or split it first)"
-        )));
-    }
-    Ok(())
-}
-
-/// Splits a script into its statements at top-level semicolons (a `;` inside a string, quoted
-/// identifier or comment does not split). Empty statements are dropped.
-pub fn split_statements(script: &str) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    // Whether `cur` holds more than whitespace and comments.
-    let mut has_sql = false;
-    for t in tokenize(script)? {
-        if t == Token::SemiColon {
-            if has_sql {
-                out.push(cur.trim().to_string());
-            }
-            cur.clear();
-            has_sql = false;
-        } else {
-            has_sql |= !is_ws(&t);
-            cur.push_str(&sql_text(&t));
-        }
-    }
-    if has_sql {
-        out.push(cur.trim().to_string());
-    }
-    Ok(out)
-}
-
 /// Registers a file reference and returns its identifier: the file's stem when that reads well
 /// (`'new.csv'` → `new`), else a generated one.
 fn file_ref(
@@ -299,25 +248,8 @@ fn file_function_args(tokens: &[Token], mut i: usize) -> Result<Option<FileCall>
 /// in the statement only as a qualifier (`orders.id`); a column, alias or CTE of that name keeps the
 /// generated `__delta_tN`.
 fn readable_name(location: &str, tokens: &[Token], refs: &[TableRef]) -> Option<String> {
-    use datafusion::sql::sqlparser::keywords::ALL_KEYWORDS;
-    let last = location
-        .trim_end_matches('/')
-        .rsplit(['/', '\\'])
-        .next()?
-        .to_ascii_lowercase();
-    let plain = last
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && last
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if !plain || last.starts_with("__delta_t") {
-        return None;
-    }
-    let upper = last.to_ascii_uppercase();
-    let clash = ALL_KEYWORDS.contains(&upper.as_str())
-        || refs.iter().any(|r| r.ident.eq_ignore_ascii_case(&last))
+    let last = super::bind::plain_name(location)?;
+    let clash = refs.iter().any(|r| r.ident.eq_ignore_ascii_case(&last))
         // Used as a qualifier (`orders.id`) it means this table; any other use (an alias, a CTE,
         // a column of that name) could mean something else.
         || tokens.iter().enumerate().any(|(i, t)| {

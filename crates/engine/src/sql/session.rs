@@ -1,23 +1,24 @@
-//! Statement dispatch: CREATE TABLE [AS SELECT], INSERT [INTO | OVERWRITE | INTO … REPLACE WHERE],
-//! SELECT (and anything else DataFusion plans read-only), DESCRIBE [HISTORY | DETAIL], SHOW
-//! TBLPROPERTIES, VACUUM.
+//! A SQL session: statements parsed once ([`super::statement`]), their relations bound to tables
+//! ([`super::bind`]) and planned from the AST: queries, COPY and EXPLAIN by DataFusion; INSERT,
+//! DELETE, UPDATE and SET here; Delta statements with readers of their own in
+//! [`super::delta_statements`].
 
 use std::sync::{Arc, Mutex};
 
 use arrow::array::RecordBatch;
-use datafusion::common::DFSchema;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::prelude::SessionContext;
 
-use super::describe;
-use super::parser::{parse_create, Cursor};
+use datafusion::sql::parser::Statement as DFStatement;
+use datafusion::sql::sqlparser::ast::Statement;
+
 use super::provider::DeltaTableProvider;
-use super::refs::{keyword_of, rewrite, Rewritten, TableRef};
+use super::refs::{Rewritten, TableRef};
 use super::session_objects::SessionObjects;
+use super::statement::ParsedStatement;
 use crate::conflict_config::ConflictConfig;
 use crate::env::Env;
 use crate::error::{EngineError, Result};
-use crate::ops::{create_table_txn, insert_txn, insert_txn_stream, CreateTableSpec, InsertMode};
 use crate::read_set::ReadSet;
 use crate::table::DeltaTable;
 use crate::txn::{CommitResult, Transaction};
@@ -146,7 +147,7 @@ impl SqlSession {
 
     /// Registers every referenced table in a fresh DataFusion context. References to `record_for`
     /// record their reads into `reads`.
-    async fn context(
+    pub(super) async fn context(
         &self,
         refs: &[TableRef],
         record_for: Option<(&str, Arc<Mutex<ReadSet>>)>,
@@ -193,24 +194,13 @@ impl SqlSession {
         Ok(ctx)
     }
 
-    /// A DataFusion context whose scans of the table at `location` record their reads into
-    /// `reads` (a statement's query over the table it writes).
-    pub(crate) async fn context_recording(
-        &self,
-        refs: &[TableRef],
-        location: &str,
-        reads: Arc<Mutex<ReadSet>>,
-    ) -> Result<SessionContext> {
-        self.context(refs, Some((location, reads))).await
-    }
-
     async fn query(
         &self,
         refs: &[TableRef],
-        sql: &str,
+        st: DFStatement,
         record: Option<(&str, Arc<Mutex<ReadSet>>)>,
     ) -> Result<Vec<RecordBatch>> {
-        let df = self.dataframe(refs, sql, record).await?;
+        let df = self.dataframe(refs, st, record).await?;
         let schema = Arc::new(df.schema().as_arrow().clone());
         let batches = df.collect().await?;
         // A query without rows still has columns: one empty batch carries them.
@@ -222,44 +212,45 @@ impl SqlSession {
 
     /// A query's rows as a stream: batches are produced as they are read (file by file), so the
     /// caller holds one at a time.
-    async fn query_stream(
+    pub(super) async fn query_stream(
         &self,
         refs: &[TableRef],
-        sql: &str,
+        st: DFStatement,
         record: Option<(&str, Arc<Mutex<ReadSet>>)>,
     ) -> Result<SendableRecordBatchStream> {
         Ok(self
-            .dataframe(refs, sql, record)
+            .dataframe(refs, st, record)
             .await?
             .execute_stream()
             .await?)
     }
 
-    /// Runs `sql` with its rows streamed when it is a query (SELECT, WITH, VALUES, …, whatever
-    /// DataFusion plans), and as [`SqlSession::execute`] otherwise.
+    /// Runs `sql` with its rows streamed when it is a query (SELECT, WITH, VALUES, …) over
+    /// tables, and as [`SqlSession::execute`] otherwise.
     pub async fn execute_streaming(&self, sql: &str) -> Result<StreamingOutput> {
-        super::refs::one_statement(sql)?;
-        let rw = self
-            .resolve_as_of(rewrite(sql, &self.named, &self.session_objects()?)?)
-            .await?;
-        let first = rw.tokens.iter().find_map(keyword_of).unwrap_or_default();
-        if matches!(first.as_str(), "SELECT" | "WITH" | "VALUES" | "FROM")
-            && !rw.tokens.iter().any(|t| {
-                keyword_of(t).is_some_and(|k| {
-                    k.eq_ignore_ascii_case(super::files_fn::NAME)
-                        || k.eq_ignore_ascii_case(super::rows_fn::NAME)
-                        || k.eq_ignore_ascii_case(super::changes_fn::NAME)
-                })
-            })
-        {
-            return Ok(StreamingOutput::Rows(
-                self.query_stream(&rw.refs, &rw.sql, None).await?,
-            ));
+        let parsed = super::statement::parse(sql)?;
+        let words = parsed.word_uses();
+        let tokens = parsed.tokens.len();
+        if let ParsedStatement::Sql(mut st) = parsed.statement {
+            let is_query = matches!(super::bind::inner(&st), Some(Statement::Query(_)));
+            let preloaded = super::bind::table_calls(&st).iter().any(|(n, _)| {
+                n == super::files_fn::NAME
+                    || n == super::rows_fn::NAME
+                    || n == super::changes_fn::NAME
+            });
+            if is_query && !preloaded {
+                super::flatten::flatten_statement(&mut st, tokens);
+                let refs = super::bind::bind(&mut st, self.scope(words)?)?;
+                let refs = self.resolve_as_of(refs).await?;
+                return Ok(StreamingOutput::Rows(
+                    self.query_stream(&refs, st, None).await?,
+                ));
+            }
         }
         Ok(StreamingOutput::Done(self.execute(sql).await?))
     }
 
-    fn session_objects(&self) -> Result<SessionObjects> {
+    pub(super) fn session_objects(&self) -> Result<SessionObjects> {
         Ok(self
             .objects
             .lock()
@@ -268,8 +259,8 @@ impl SqlSession {
     }
 
     /// Resolves every `TIMESTAMP AS OF` to the version it names.
-    async fn resolve_as_of(&self, mut rw: Rewritten) -> Result<Rewritten> {
-        for r in &mut rw.refs {
+    pub(super) async fn resolve_as_of(&self, mut refs: Vec<TableRef>) -> Result<Vec<TableRef>> {
+        for r in &mut refs {
             if let Some(ts) = r.timestamp.take() {
                 let ms = crate::snapshot::as_of::parse_timestamp_ms(&ts)?;
                 let table = self.table(&r.location)?;
@@ -283,24 +274,26 @@ impl SqlSession {
                     Some(crate::snapshot::as_of::version_at_timestamp(&table.store, ms).await?);
             }
         }
-        Ok(rw)
+        Ok(refs)
     }
 
-    async fn dataframe(
+    /// Plans a bound statement: its tables registered, the table functions' rows loaded first
+    /// (DataFusion's table functions are synchronous), then DataFusion plans the AST itself.
+    pub(super) async fn dataframe(
         &self,
         refs: &[TableRef],
-        sql: &str,
+        st: DFStatement,
         record: Option<(&str, Arc<Mutex<ReadSet>>)>,
     ) -> Result<datafusion::dataframe::DataFrame> {
         let ctx = self.context(refs, record).await?;
-        let tokens = super::refs::tokenize(sql)?;
+        let calls = super::bind::table_calls(&st);
         for name in [super::files_fn::NAME, super::rows_fn::NAME] {
-            let calls = super::files_fn::calls(&tokens, name);
-            if calls.is_empty() {
+            let args = super::files_fn::calls(&calls, name);
+            if args.is_empty() {
                 continue;
             }
             let mut tables = std::collections::HashMap::new();
-            for arg in calls {
+            for arg in args {
                 let location = self
                     .named
                     .iter()
@@ -323,365 +316,111 @@ impl SqlSession {
             }
             ctx.register_udtf(name, Arc::new(super::files_fn::Preloaded { name, tables }));
         }
-        super::changes_fn::register(self, &ctx, &tokens).await?;
-        Ok(ctx.sql(sql).await?)
+        super::changes_fn::register(self, &ctx, &calls).await?;
+        let plan = ctx.state().statement_to_plan(st).await?;
+        Ok(ctx.execute_logical_plan(plan).await?)
     }
 
-    fn resolve_target<'a>(&self, rw: &'a Rewritten, name: &str) -> Result<&'a TableRef> {
+    pub(super) fn resolve_target<'a>(&self, rw: &'a Rewritten, name: &str) -> Result<&'a TableRef> {
         rw.refs
             .iter()
             .find(|r| r.ident.eq_ignore_ascii_case(name))
             .ok_or_else(|| EngineError::invalid(format!("unknown table {name}: reference tables by path, e.g. './data/t' or delta.`s3://bucket/t`")))
     }
 
-    /// Phase one of a statement.
+    /// Phase one of a statement: parsed once; planned from its AST.
     pub async fn prepare(&self, sql: &str) -> Result<Prepared> {
-        super::refs::one_statement(sql)?;
-        let rw = self
-            .resolve_as_of(rewrite(sql, &self.named, &self.session_objects()?)?)
-            .await?;
-        let first: Vec<String> = rw.tokens.iter().filter_map(keyword_of).take(2).collect();
-        let first_kw = first.first().map(String::as_str).unwrap_or("");
-        let second_kw = first.get(1).map(String::as_str).unwrap_or("");
-        let fourth_kw = rw
-            .tokens
-            .iter()
-            .filter_map(keyword_of)
-            .nth(3)
-            .unwrap_or_default();
-        let third_kw = rw
-            .tokens
-            .iter()
-            .filter_map(keyword_of)
-            .nth(2)
-            .unwrap_or_default();
-        let session_object = match (second_kw, third_kw.as_str()) {
-            ("VIEW" | "TEMP" | "TEMPORARY" | "EXTERNAL", _) => true,
-            ("OR", "REPLACE") => matches!(
-                fourth_kw.as_str(),
-                "VIEW" | "TEMP" | "TEMPORARY" | "EXTERNAL"
-            ),
-            _ => false,
-        };
-        match (first_kw, second_kw) {
-            ("CREATE", _) if session_object => Ok(Prepared::Done(
-                self.objects
-                    .lock()
-                    .map_err(|_| EngineError::Internal("session objects lock poisoned".into()))?
-                    .define(sql)?,
-            )),
-            ("CREATE", _) => self.create(&rw).await,
-            ("SET", _) => {
-                let options = super::settings::read_set(
-                    &super::dml::parse_one(sql)?,
-                    self.spark_options(),
-                )?;
-                if let Ok(mut o) = self.spark.lock() {
-                    *o = options;
-                }
-                Ok(Prepared::Done(format!(
-                    "{} = {}",
-                    crate::spark::ANSI_KEY,
-                    options.ansi
-                )))
+        let parsed = super::statement::parse(sql)?;
+        let words = parsed.word_uses();
+        let tokens = parsed.tokens.len();
+        match parsed.statement {
+            ParsedStatement::Delta(_) => self.prepare_delta(sql).await,
+            ParsedStatement::Insert(insert) => {
+                super::insert::prepare_insert(self, insert, words).await
             }
-            ("INSERT", _) => self.insert(&rw).await,
-            ("DESCRIBE", _) | ("DESC", _) | ("SHOW", "TBLPROPERTIES") => {
-                let mut c = Cursor::new(rw.tokens.clone());
-                c.next();
-                let what = if c.eat_kw("HISTORY") {
-                    "history"
-                } else if c.eat_kw("DETAIL") {
-                    "detail"
-                } else if c.eat_kw("TBLPROPERTIES") {
-                    "properties"
-                } else {
-                    c.eat_kw("TABLE");
-                    "describe"
-                };
-                let name = c.ident()?;
-                let r = self.resolve_target(&rw, &name)?;
-                let table = self.table(&r.location)?;
-                let limit = if c.eat_kw("LIMIT") {
-                    c.number()?.parse().ok()
-                } else {
-                    None
-                };
-                Ok(Prepared::Rows(
-                    describe::run(&table, what, r.version, limit).await?,
-                ))
+            ParsedStatement::Merge(merge) => Ok(Prepared::Write(Box::new(
+                super::merge::prepare_merge(self, merge, words).await?,
+            ))),
+            ParsedStatement::Sql(mut st) => {
+                super::flatten::flatten_statement(&mut st, tokens);
+                let refs = super::bind::bind(&mut st, self.scope(words)?)?;
+                let refs = self.resolve_as_of(refs).await?;
+                self.prepare_bound(refs, st).await
             }
-            ("VACUUM", _) => {
-                let mut c = Cursor::new(rw.tokens.clone());
-                c.next();
-                let name = c.ident()?;
-                let r = self.resolve_target(&rw, &name)?;
-                let mut retention = None;
-                let mut dry_run = false;
-                while !c.at_end() {
-                    if c.eat_kw("RETAIN") {
-                        let hours: f64 = c
-                            .number()?
-                            .parse()
-                            .map_err(|_| EngineError::invalid("RETAIN needs a number of hours"))?;
-                        c.expect_kw("HOURS")?;
-                        retention = Some((hours * 3_600_000.0) as i64);
-                    } else if c.eat_kw("DRY") {
-                        c.expect_kw("RUN")?;
-                        dry_run = true;
-                    } else {
-                        return Err(EngineError::invalid(format!(
-                            "unexpected {} in VACUUM",
-                            c.describe()
-                        )));
-                    }
-                }
-                let table = self.table(&r.location)?;
-                let res = crate::vacuum::vacuum(&table, retention, dry_run).await?;
-                if res.files.is_empty() {
-                    return Ok(Prepared::Done(format!(
-                        "VACUUM: nothing {} (every file is referenced or within the retention)",
-                        if dry_run { "would be deleted" } else { "to delete" }
-                    )));
-                }
-                Ok(Prepared::Rows(vec![describe::vacuum_batch(&res)?]))
-            }
-            ("DELETE", _) => Ok(Prepared::Write(Box::new(
-                super::dml::prepare_delete(self, &rw.refs, &rw.sql).await?,
-            ))),
-            ("UPDATE", _) => Ok(Prepared::Write(Box::new(
-                super::dml::prepare_update(self, &rw.refs, &rw.sql).await?,
-            ))),
-            ("MERGE", _) => Ok(Prepared::Write(Box::new(
-                super::merge::prepare_merge(self, &rw).await?,
-            ))),
-            ("OPTIMIZE", _) => Ok(Prepared::Write(Box::new(
-                super::dml::prepare_optimize(self, &rw.refs, rw.tokens.clone()).await?,
-            ))),
-            ("DROP", _) => Err(EngineError::invalid(
-                "DROP: tables are referenced by path and delta-rlc keeps no catalog to drop them from; it never deletes a table's files — remove the directory (or bucket prefix) yourself",
-            )),
-            ("TRUNCATE", _) => Err(EngineError::Unsupported(
-                "TRUNCATE is not supported for Delta tables (as in Delta Spark): use DELETE FROM t".into(),
-            )),
-            ("ALTER", _) => Ok(Prepared::Write(Box::new(
-                super::alter::prepare_alter(self, &rw.refs, rw.tokens.clone()).await?,
-            ))),
-            // EXPLAIN ANALYZE runs its statement: a COPY inside it would skip the checks below.
-            ("EXPLAIN", _)
-                if rw
-                    .tokens
-                    .iter()
-                    .any(|t| keyword_of(t).as_deref() == Some("COPY")) =>
-            {
-                Err(EngineError::Unsupported(
-                    "EXPLAIN of COPY is not supported".into(),
-                ))
-            }
-            ("COPY", _) => {
-                super::copy::check(self, &rw.sql).await?;
-                Ok(Prepared::Rows(self.query(&rw.refs, &rw.sql, None).await?))
-            }
-            ("REPLACE", _) => Err(EngineError::Unsupported(format!(
-                "{first_kw} is not supported yet"
-            ))),
-            _ => Ok(Prepared::Rows(self.query(&rw.refs, &rw.sql, None).await?)),
         }
     }
 
-    async fn create(&self, rw: &Rewritten) -> Result<Prepared> {
-        let mut c = Cursor::new(rw.tokens.clone());
-        let st = parse_create(&mut c)?;
-        let location = match (rw.refs.iter().find(|r| r.ident.eq_ignore_ascii_case(&st.target)), &st.location) {
-            (Some(r), _) => r.location.clone(),
-            (None, Some(loc)) => loc.clone(),
-            (None, None) => {
-                return Err(EngineError::invalid(format!(
-                    "CREATE TABLE {}: give the table a path, e.g. CREATE TABLE './data/{}' (...), or add LOCATION '...'",
-                    st.target, st.target
-                )))
-            }
-        };
-        let table = self.table(&location)?;
-        if table.exists().await? {
-            if st.if_not_exists {
-                return Ok(Prepared::Done(format!("table {location} already exists")));
-            }
-            return Err(EngineError::invalid(format!(
-                "a table already exists at {location}"
-            )));
-        }
-        let other_refs: Vec<TableRef> = rw
-            .refs
-            .iter()
-            .filter(|r| r.location != location)
-            .cloned()
-            .collect();
-        let (schema, rows) = match &st.as_query {
-            Some(q) => {
-                let ctx = self.context(&other_refs, None).await?;
-                let df = ctx.sql(q).await?;
-                let arrow_schema = df.schema().as_arrow().clone();
-                let batches = df.collect().await?;
-                let mut fields = Vec::new();
-                for f in arrow_schema.fields() {
-                    fields.push(delta_rlc_protocol::schema::StructField {
-                        name: f.name().clone(),
-                        data_type: crate::arrow_conv::arrow_to_delta_type(f.data_type())?,
-                        nullable: true,
-                        metadata: Default::default(),
-                    });
+    async fn prepare_bound(&self, refs: Vec<TableRef>, st: DFStatement) -> Result<Prepared> {
+        match &st {
+            DFStatement::Statement(s) => match s.as_ref() {
+                Statement::Set(_) => {
+                    let options = super::settings::read_set(s, self.spark_options())?;
+                    if let Ok(mut o) = self.spark.lock() {
+                        *o = options;
+                    }
+                    Ok(Prepared::Done(format!(
+                        "{} = {}",
+                        crate::spark::ANSI_KEY,
+                        options.ansi
+                    )))
                 }
-                let schema = match &st.columns {
-                    Some(cols) => cols.clone(),
-                    None => delta_rlc_protocol::schema::StructType { fields },
-                };
-                (schema, Some(batches))
+                Statement::Delete(_) => Ok(Prepared::Write(Box::new(
+                    super::dml::prepare_delete(self, &refs, s).await?,
+                ))),
+                Statement::Update(_) => Ok(Prepared::Write(Box::new(
+                    super::dml::prepare_update(self, &refs, s).await?,
+                ))),
+                Statement::Drop { .. } => Err(EngineError::invalid(
+                    "DROP: tables are referenced by path and delta-rlc keeps no catalog to drop them from; it never deletes a table's files — remove the directory (or bucket prefix) yourself",
+                )),
+                Statement::Truncate(_) => Err(EngineError::Unsupported(
+                    "TRUNCATE is not supported for Delta tables (as in Delta Spark): use DELETE FROM t".into(),
+                )),
+                Statement::Insert(_) => Err(EngineError::Unsupported(
+                    "this form of INSERT is not supported: INSERT INTO | OVERWRITE t [(columns)] [REPLACE WHERE p] query".into(),
+                )),
+                _ => Ok(Prepared::Rows(self.query(&refs, st, None).await?)),
+            },
+            DFStatement::CopyTo(copy) => {
+                super::copy::check(self, copy).await?;
+                Ok(Prepared::Rows(self.query(&refs, st, None).await?))
             }
-            None => (st.columns.clone().unwrap_or_default(), None),
-        };
-        let spec = CreateTableSpec {
-            schema,
-            partition_by: st.partition_by.clone(),
-            cluster_by: st.cluster_by.clone(),
-            properties: st.properties.clone(),
-            name: None,
-            description: None,
-        };
-        let mut txn = create_table_txn(&table, &spec).await?;
-        if let Some(batches) = rows {
-            txn.operation = "CREATE TABLE AS SELECT".into();
-            txn = insert_txn(txn, &batches, InsertMode::Append).await?;
+            // EXPLAIN ANALYZE runs its statement: a COPY inside it would skip the checks above.
+            DFStatement::Explain(e) if matches!(e.statement.as_ref(), DFStatement::CopyTo(_)) => {
+                Err(EngineError::Unsupported("EXPLAIN of COPY is not supported".into()))
+            }
+            _ => Ok(Prepared::Rows(self.query(&refs, st, None).await?)),
         }
-        Ok(Prepared::Write(Box::new(txn)))
     }
 
-    async fn insert(&self, rw: &Rewritten) -> Result<Prepared> {
-        let mut c = Cursor::new(rw.tokens.clone());
-        c.expect_kw("INSERT")?;
-        let overwrite = if c.eat_kw("OVERWRITE") {
-            true
-        } else {
-            c.expect_kw("INTO")?;
-            false
-        };
-        c.eat_kw("TABLE");
-        let name = c.ident()?;
-        let target = self.resolve_target(rw, &name)?.clone();
-        if target.version.is_some() {
-            return Err(EngineError::invalid("cannot INSERT into a past version"));
-        }
-        let table = self.table(&target.location)?;
-        if !table.exists().await? {
-            return Err(EngineError::NotFound(format!(
-                "no Delta table at {}",
-                target.location
-            )));
-        }
-        let snapshot = table.snapshot(None).await?;
-        let schema = crate::arrow_conv::table_arrow_schema(&snapshot.schema);
-        let columns = if matches!(
-            c.peek(),
-            Some(datafusion::sql::sqlparser::tokenizer::Token::LParen)
-        ) && !c
-            .rest_sql()
-            .trim_start_matches('(')
-            .trim_start()
-            .to_ascii_uppercase()
-            .starts_with("SELECT")
-        {
-            Some(c.ident_list()?)
-        } else {
-            None
-        };
-        let mut mode = if overwrite {
-            InsertMode::Overwrite
-        } else {
-            InsertMode::Append
-        };
-        if c.eat_kw("REPLACE") {
-            c.expect_kw("WHERE")?;
-            let mut pred = Vec::new();
-            let mut depth = 0i32;
-            while !c.at_end() {
-                if depth == 0
-                    && (c.peek_kw("SELECT")
-                        || c.peek_kw("VALUES")
-                        || c.peek_kw("WITH")
-                        || c.peek_kw("TABLE"))
-                {
-                    break;
-                }
-                match c.next() {
-                    Some(t) => {
-                        match t {
-                            datafusion::sql::sqlparser::tokenizer::Token::LParen => depth += 1,
-                            datafusion::sql::sqlparser::tokenizer::Token::RParen => depth -= 1,
-                            _ => {}
-                        }
-                        pred.push(super::refs::sql_text(&t));
-                    }
-                    None => break,
-                }
-            }
-            let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
-            let expr = crate::spark::context().parse_sql_expr(&pred.join(" "), &df_schema)?;
-            mode = InsertMode::ReplaceWhere(expr);
-        }
-        let query = alias_positional_columns(&c.rest_sql());
-        let reads = Arc::new(Mutex::new(ReadSet::default()));
-        // Streamed: rows are written in chunks as the query produces them.
-        let stream = self
-            .query_stream(&rw.refs, &query, Some((&target.location, reads.clone())))
-            .await?;
-        let stream = futures::StreamExt::map(stream, |b| b.map_err(EngineError::from));
-        let txn = Transaction::new(&table, Some(snapshot), "WRITE");
-        let shape = |b: RecordBatch| match &columns {
-            Some(cols) => describe::reorder_columns(std::slice::from_ref(&b), cols, &schema)?
-                .pop()
-                .ok_or_else(|| EngineError::Internal("reordering lost a batch".into())),
-            None => Ok(b),
-        };
-        let mut txn = insert_txn_stream(txn, Box::pin(stream), mode, shape).await?;
-        // The scan registered its reads while the stream ran; they belong to the transaction.
-        let recorded = reads
+    /// What binding needs from the session, for a statement with these words.
+    pub(super) fn scope(&self, words: Vec<(String, bool)>) -> Result<super::bind::Scope<'_>> {
+        Ok(super::bind::Scope {
+            named: &self.named,
+            objects: self.session_objects()?,
+            words,
+        })
+    }
+
+    /// Defines a session view or external table (`CREATE VIEW`, `CREATE EXTERNAL TABLE`).
+    pub(super) fn define_object(&self, sql: &str) -> Result<String> {
+        self.objects
             .lock()
-            .map_err(|_| EngineError::Internal("the read set's lock is poisoned".into()))?
-            .clone();
-        merge_reads(&mut txn.read_set, recorded);
-        Ok(Prepared::Write(Box::new(txn)))
+            .map_err(|_| EngineError::Internal("session objects lock poisoned".into()))?
+            .define(sql)
     }
-}
 
-/// INSERT maps columns by position, so output names do not matter; DataFusion however rejects
-/// duplicate names (`SELECT value, CAST(value AS INT)`). Alias unnamed select items positionally.
-fn alias_positional_columns(query: &str) -> String {
-    use datafusion::sql::sqlparser::ast::{Ident, SelectItem, SetExpr, Statement};
-    use datafusion::sql::sqlparser::dialect::GenericDialect;
-    use datafusion::sql::sqlparser::parser::Parser;
-    let Ok(mut stmts) = Parser::parse_sql(&GenericDialect {}, query) else {
-        return query.to_string();
-    };
-    let Some(Statement::Query(q)) = stmts.first_mut() else {
-        return query.to_string();
-    };
-    let mut changed = false;
-    if let SetExpr::Select(sel) = q.body.as_mut() {
-        for (i, item) in sel.projection.iter_mut().enumerate() {
-            if let SelectItem::UnnamedExpr(e) = item {
-                *item = SelectItem::ExprWithAlias {
-                    expr: e.clone(),
-                    alias: Ident::new(format!("__c{i}")),
-                };
-                changed = true;
-            }
+    /// A query given as text, already rewritten by the token layer (its references are
+    /// identifiers): parsed and planned like any other.
+    pub(super) async fn query_text(
+        &self,
+        refs: &[TableRef],
+        sql: &str,
+    ) -> Result<Vec<RecordBatch>> {
+        match super::statement::parse(sql)?.statement {
+            ParsedStatement::Sql(st) => self.query(refs, st, None).await,
+            _ => Err(EngineError::invalid("expected a query")),
         }
-    }
-    // Printed only when changed and only when the print is exact; else the query as written
-    // (DataFusion may then refuse duplicate names: an error, never another statement).
-    match (changed, stmts.first()) {
-        (true, Some(st)) => super::refs::print_exactly(st).unwrap_or_else(|| query.to_string()),
-        _ => query.to_string(),
     }
 }
 
@@ -712,7 +451,7 @@ pub(super) fn is_local_file(location: &str) -> bool {
 }
 
 /// Why a path named as a table is not one, as precisely as the local disk can say.
-fn not_a_table(location: &str) -> EngineError {
+pub(super) fn not_a_table(location: &str) -> EngineError {
     if let Some(local) = local_path(location) {
         if local.is_file() {
             return EngineError::invalid(format!(

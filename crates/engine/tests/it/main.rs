@@ -22,6 +22,7 @@ mod scenarios;
 mod snapshot_update;
 mod spark_corpus;
 mod spark_semantics;
+mod statement_ast;
 mod statements;
 mod tier_soundness;
 mod time_travel;

@@ -9,11 +9,11 @@ use delta_rlc_engine::sql::{split_statements, statement_complete, SqlSession};
 
 use crate::common::{rt, sorted_rows};
 
-fn session() -> SqlSession {
+pub(crate) fn session() -> SqlSession {
     SqlSession::new(Env::deterministic(44), ConflictConfig::default())
 }
 
-async fn rows(s: &SqlSession, sql: &str) -> Vec<String> {
+pub(crate) async fn rows(s: &SqlSession, sql: &str) -> Vec<String> {
     sorted_rows(
         &s.execute(sql)
             .await
@@ -22,7 +22,7 @@ async fn rows(s: &SqlSession, sql: &str) -> Vec<String> {
     )
 }
 
-async fn err(s: &SqlSession, sql: &str) -> String {
+pub(crate) async fn err(s: &SqlSession, sql: &str) -> String {
     let e = s.execute(sql).await.expect_err(sql).to_string();
     assert!(!e.contains('\n'), "{sql}: {e}");
     e

@@ -1,0 +1,106 @@
+//! `INSERT (INTO | OVERWRITE) [TABLE] t [(c, …)] [REPLACE WHERE p] query`, from the parsed
+//! statement: the target and the query's relations bound on the AST, the query planned from it and
+//! its rows streamed into the table.
+
+use std::sync::{Arc, Mutex};
+
+use arrow::array::RecordBatch;
+use datafusion::sql::parser::Statement as DFStatement;
+use datafusion::sql::sqlparser::ast::{Ident, Query, SelectItem, SetExpr, Statement};
+
+use super::describe;
+use super::session::{merge_reads, Prepared, SqlSession};
+use super::statement::InsertStatement;
+use crate::error::{EngineError, Result};
+use crate::ops::dml::ExprContext;
+use crate::ops::{insert_txn_stream, InsertMode};
+use crate::read_set::ReadSet;
+use crate::txn::Transaction;
+
+pub(super) async fn prepare_insert(
+    session: &SqlSession,
+    mut insert: InsertStatement,
+    words: Vec<(String, bool)>,
+) -> Result<Prepared> {
+    let mut binder = super::bind::Binder::new(session.scope(words)?);
+    let target_ident = binder.bind_target(&insert.table)?.ok_or_else(|| {
+        EngineError::invalid(format!(
+            "unknown table {}: reference tables by path, e.g. './data/t' or delta.`s3://bucket/t`",
+            insert.table
+        ))
+    })?;
+    binder.bind_query(&mut insert.source)?;
+    let refs = session.resolve_as_of(binder.into_refs()).await?;
+    let target = refs
+        .iter()
+        .find(|r| r.ident == target_ident)
+        .cloned()
+        .ok_or_else(|| EngineError::Internal("a bound INSERT target has no reference".into()))?;
+    if target.version.is_some() {
+        return Err(EngineError::invalid("cannot INSERT into a past version"));
+    }
+    if super::session::is_local_file(&target.location) {
+        return Err(super::session::not_a_table(&target.location));
+    }
+    let table = session.table(&target.location)?;
+    if !table.exists().await? {
+        return Err(EngineError::NotFound(format!(
+            "no Delta table at {}",
+            target.location
+        )));
+    }
+    let snapshot = table.snapshot(None).await?;
+    let schema = crate::arrow_conv::table_arrow_schema(&snapshot.schema);
+    let columns: Option<Vec<String>> = insert
+        .columns
+        .as_ref()
+        .map(|cols| cols.iter().map(|c| c.value.clone()).collect());
+    let mode = match (&insert.replace_where, insert.overwrite) {
+        (Some(p), _) => {
+            let ectx =
+                ExprContext::new(&snapshot, None)?.with_spark_options(session.spark_options());
+            InsertMode::ReplaceWhere(crate::expr_plan::strip_qualifiers(ectx.plan(p)?))
+        }
+        (None, true) => InsertMode::Overwrite,
+        (None, false) => InsertMode::Append,
+    };
+    alias_positional_columns(&mut insert.source);
+    let query = DFStatement::Statement(Box::new(Statement::Query(insert.source)));
+    let reads = Arc::new(Mutex::new(ReadSet::default()));
+    // Streamed: rows are written in chunks as the query produces them.
+    let stream = session
+        .query_stream(&refs, query, Some((&target.location, reads.clone())))
+        .await?;
+    let stream = futures::StreamExt::map(stream, |b| b.map_err(EngineError::from));
+    let txn = Transaction::new(&table, Some(snapshot), "WRITE");
+    let shape = |b: RecordBatch| match &columns {
+        Some(cols) => describe::reorder_columns(std::slice::from_ref(&b), cols, &schema)?
+            .pop()
+            .ok_or_else(|| EngineError::Internal("reordering lost a batch".into())),
+        None => Ok(b),
+    };
+    let mut txn = insert_txn_stream(txn, Box::pin(stream), mode, shape).await?;
+    // The scan registered its reads while the stream ran; they belong to the transaction.
+    let recorded = reads
+        .lock()
+        .map_err(|_| EngineError::Internal("the read set's lock is poisoned".into()))?
+        .clone();
+    merge_reads(&mut txn.read_set, recorded);
+    Ok(Prepared::Write(Box::new(txn)))
+}
+
+/// INSERT maps columns by position, so output names do not matter; DataFusion however rejects
+/// duplicate names (`SELECT value, CAST(value AS INT)`). Unnamed select items get positional
+/// aliases, in the AST.
+fn alias_positional_columns(q: &mut Query) {
+    if let SetExpr::Select(sel) = q.body.as_mut() {
+        for (i, item) in sel.projection.iter_mut().enumerate() {
+            if let SelectItem::UnnamedExpr(e) = item {
+                *item = SelectItem::ExprWithAlias {
+                    expr: e.clone(),
+                    alias: Ident::new(format!("__c{i}")),
+                };
+            }
+        }
+    }
+}
