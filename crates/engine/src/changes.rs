@@ -62,12 +62,26 @@ pub fn changes_schema(snapshot: &Snapshot) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
-/// The changes of versions `start..=end` (`end` None: the latest).
-pub async fn read_changes(
+/// A validated range of the change feed, read commit by commit and file by file
+/// ([`ChangeRange::stream`]): at most one file's rows are held at a time.
+#[derive(Clone)]
+pub struct ChangeRange {
+    table: DeltaTable,
+    start: u64,
+    end: u64,
+    /// The configuration in force before the range: the state at `start - 1`.
+    metadata_before: Option<Metadata>,
+    /// The table at the range's end: the columns the change rows have.
+    end_snapshot: Arc<Snapshot>,
+    schema: SchemaRef,
+}
+
+/// The range of versions `start..=end` (`end` None: the latest), checked before any row is read.
+pub async fn change_range(
     table: &DeltaTable,
     start: ChangeBound,
     end: Option<ChangeBound>,
-) -> Result<RecordBatch> {
+) -> Result<ChangeRange> {
     let latest = table.snapshot(None).await?;
     let start_v = match start {
         ChangeBound::Version(v) => v,
@@ -95,14 +109,92 @@ pub async fn read_changes(
         true => latest,
         false => table.snapshot(Some(end_v)).await?,
     };
-    // The configuration in force before the range: the state at start - 1.
-    let mut metadata: Option<Metadata> = match start_v {
+    let metadata_before = match start_v {
         0 => None,
         v => Some(table.snapshot(Some(v - 1)).await?.metadata.clone()),
     };
     let schema = changes_schema(&end_snapshot);
-    let mut out: Vec<RecordBatch> = Vec::new();
-    for v in start_v..=end_v {
+    Ok(ChangeRange {
+        table: table.clone(),
+        start: start_v,
+        end: end_v,
+        metadata_before,
+        end_snapshot,
+        schema,
+    })
+}
+
+impl std::fmt::Debug for ChangeRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ChangeRange({}..={})", self.start, self.end)
+    }
+}
+
+/// Where a change stream is: the next version, the configuration in force, and the current
+/// commit's files still to read.
+struct Cursor {
+    range: ChangeRange,
+    next_version: u64,
+    metadata: Option<Metadata>,
+    files: std::collections::VecDeque<FileChange>,
+    version: u64,
+    timestamp_ms: i64,
+}
+
+impl ChangeRange {
+    pub fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    pub fn schema_ref(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// The change rows, in version order; a commit's files are read one at a time.
+    pub fn stream(self) -> impl futures::Stream<Item = Result<RecordBatch>> + Send + 'static {
+        let cursor = Cursor {
+            next_version: self.start,
+            metadata: self.metadata_before.clone(),
+            range: self,
+            files: Default::default(),
+            version: 0,
+            timestamp_ms: 0,
+        };
+        futures::stream::try_unfold(cursor, |mut c| async move {
+            loop {
+                if let Some(fc) = c.files.pop_front() {
+                    let r = &c.range;
+                    let mut out = Vec::new();
+                    for (change, batch) in file_change_rows(&r.table, &r.end_snapshot, &fc).await? {
+                        out.push(with_change_columns(
+                            &r.schema,
+                            batch,
+                            change,
+                            c.version,
+                            c.timestamp_ms,
+                        )?);
+                    }
+                    if out.is_empty() {
+                        continue;
+                    }
+                    let batch = concat_batches(&r.schema, &out)?;
+                    return Ok(Some((batch, c)));
+                }
+                if c.next_version > c.range.end {
+                    return Ok(None);
+                }
+                let v = c.next_version;
+                c.next_version += 1;
+                c.next_commit(v).await?;
+            }
+        })
+    }
+}
+
+impl Cursor {
+    /// Reads commit `v` and queues the files whose rows it changed.
+    async fn next_commit(&mut self, v: u64) -> Result<()> {
+        let table = &self.range.table;
         let path = format!("{LOG_DIR}/{}", commit_file_name(v));
         let bytes = table.store.get(&path).await.map_err(|e| match e.kind {
             StorageErrorKind::NotFound => EngineError::NotFound(format!(
@@ -115,7 +207,7 @@ pub async fn read_changes(
             Action::Metadata(m) => Some(m),
             _ => None,
         }) {
-            metadata = Some(m.clone());
+            self.metadata = Some(m.clone());
         }
         let changes_data = actions.iter().any(|a| match a {
             Action::Add(a) => a.data_change,
@@ -124,9 +216,9 @@ pub async fn read_changes(
             _ => false,
         });
         if !changes_data {
-            continue;
+            return Ok(());
         }
-        let recorded = metadata.as_ref().is_some_and(|m| {
+        let recorded = self.metadata.as_ref().is_some_and(|m| {
             m.configuration
                 .get(CDF_PROPERTY)
                 .is_some_and(|v| v.eq_ignore_ascii_case("true"))
@@ -136,18 +228,24 @@ pub async fn read_changes(
                 "table_changes: change data was not recorded for version {v} ({CDF_PROPERTY} was not true then)"
             )));
         }
-        let timestamp_ms = commit_timestamp_ms(table, &actions, &path).await?;
-        for (change, batch) in commit_changes(table, &end_snapshot, &actions).await? {
-            out.push(with_change_columns(
-                &schema,
-                batch,
-                change,
-                v,
-                timestamp_ms,
-            )?);
-        }
+        self.timestamp_ms = commit_timestamp_ms(table, &actions, &path).await?;
+        self.version = v;
+        self.files = commit_file_changes(&self.range.end_snapshot, &actions)?.into();
+        Ok(())
     }
-    Ok(concat_batches(&schema, &out)?)
+}
+
+/// The changes of versions `start..=end` (`end` None: the latest), in one batch.
+pub async fn read_changes(
+    table: &DeltaTable,
+    start: ChangeBound,
+    end: Option<ChangeBound>,
+) -> Result<RecordBatch> {
+    use futures::TryStreamExt;
+    let range = change_range(table, start, end).await?;
+    let schema = range.schema();
+    let batches: Vec<RecordBatch> = range.stream().try_collect().await?;
+    Ok(concat_batches(&schema, &batches)?)
 }
 
 /// The commit's timestamp: in-commit timestamp, else `commitInfo.timestamp`, else the file's
@@ -172,40 +270,36 @@ async fn first_version_at_or_after(table: &DeltaTable, ms: i64) -> Result<u64> {
     }
 }
 
-/// The rows one commit changed, each batch with its change type (`None`: the batch carries its own
-/// `_change_type` column, read from a change file). Batches have the table columns of `snapshot`
-/// first.
-async fn commit_changes(
-    table: &DeltaTable,
-    snapshot: &Snapshot,
-    actions: &[Action],
-) -> Result<Vec<(Option<ChangeType>, RecordBatch)>> {
+/// One file's part of a commit's changes.
+enum FileChange {
+    /// A change file: its rows carry their own `_change_type`.
+    Cdc(Add),
+    Deleted(Add),
+    Inserted(Add),
+    /// A file whose deletion vector was replaced: (before, after).
+    DvReplaced(Add, Add),
+}
+
+/// The files of one commit whose rows changed. Without change files: adds are inserts, removes
+/// deletes — except a remove and an add of the same file (a deletion vector replaced), whose change
+/// is the rows one DV hides and the other does not (Delta's rule for DV commits without change
+/// data).
+fn commit_file_changes(snapshot: &Snapshot, actions: &[Action]) -> Result<Vec<FileChange>> {
     let root = &snapshot.root;
-    let mut out = Vec::new();
     if actions.iter().any(|a| matches!(a, Action::Cdc(_))) {
-        let opts = FileReadOptions {
-            apply_dv: false,
-            with_row_index: false,
-            extra_columns: vec![Field::new(CHANGE_TYPE_COLUMN, DataType::Utf8, true)],
-        };
+        let mut out = Vec::new();
         for a in actions {
             if let Action::Cdc(c) = a {
-                let file = file_as_add(
+                out.push(FileChange::Cdc(file_as_add(
                     root.resolve(&c.path)?,
                     c.partition_values.clone(),
                     c.size,
                     None,
-                );
-                for b in read(table, snapshot, &file, &opts).await? {
-                    out.push((None, b));
-                }
+                )));
             }
         }
         return Ok(out);
     }
-    // Without change files: adds are inserts, removes deletes — except a remove and an add of the
-    // same file (a deletion vector replaced), whose change is the rows one DV hides and the other
-    // does not (Delta's rule for DV commits without change data).
     let mut removed: Vec<Add> = Vec::new();
     for a in actions {
         if let Action::Remove(rm) = a {
@@ -246,26 +340,54 @@ async fn commit_changes(
             }
         }
     }
-    let plain = FileReadOptions::default();
+    let mut out = Vec::new();
     for rm in &removed {
-        match added.iter().find(|a| a.path == rm.path) {
-            Some(add) => out.extend(dv_pair_changes(table, snapshot, rm, add).await?),
-            None => {
-                for b in read(table, snapshot, rm, &plain).await? {
-                    out.push((Some(ChangeType::Delete), b));
-                }
-            }
-        }
+        out.push(match added.iter().find(|a| a.path == rm.path) {
+            Some(add) => FileChange::DvReplaced(rm.clone(), add.clone()),
+            None => FileChange::Deleted(rm.clone()),
+        });
     }
-    for add in &added {
-        if removed.iter().any(|r| r.path == add.path) {
-            continue;
-        }
-        for b in read(table, snapshot, add, &plain).await? {
-            out.push((Some(ChangeType::Insert), b));
+    for add in added {
+        if !removed.iter().any(|r| r.path == add.path) {
+            out.push(FileChange::Inserted(add));
         }
     }
     Ok(out)
+}
+
+/// The rows one file changed, each batch with its change type (`None`: the batch carries its own
+/// `_change_type` column, read from a change file). Batches have the table columns of `snapshot`
+/// first.
+async fn file_change_rows(
+    table: &DeltaTable,
+    snapshot: &Snapshot,
+    change: &FileChange,
+) -> Result<Vec<(Option<ChangeType>, RecordBatch)>> {
+    let plain = FileReadOptions::default();
+    let tag = |c: Option<ChangeType>, batches: Vec<RecordBatch>| {
+        batches.into_iter().map(|b| (c, b)).collect::<Vec<_>>()
+    };
+    Ok(match change {
+        FileChange::Cdc(file) => {
+            let opts = FileReadOptions {
+                apply_dv: false,
+                with_row_index: false,
+                extra_columns: vec![Field::new(CHANGE_TYPE_COLUMN, DataType::Utf8, true)],
+            };
+            tag(None, read(table, snapshot, file, &opts).await?)
+        }
+        FileChange::Deleted(file) => tag(
+            Some(ChangeType::Delete),
+            read(table, snapshot, file, &plain).await?,
+        ),
+        FileChange::Inserted(file) => tag(
+            Some(ChangeType::Insert),
+            read(table, snapshot, file, &plain).await?,
+        ),
+        FileChange::DvReplaced(before, after) => {
+            dv_pair_changes(table, snapshot, before, after).await?
+        }
+    })
 }
 
 /// The change of one file whose DV went from `before`'s to `after`'s: rows live before and hidden

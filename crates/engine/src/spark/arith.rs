@@ -253,6 +253,17 @@ fn by_divisor<T: ArrowPrimitiveType>(
 ) -> Result<ArrayRef> {
     let l = l.as_primitive::<T>();
     let r = r.as_primitive::<T>();
+    if l.len() != r.len() {
+        return exec_err!("{op:?}: operands of different lengths");
+    }
+    // The common case, no zero divisor beside a set dividend: one vectorized pass (`binary`
+    // computes every slot, set or not; an unset slot's divisor may be 0 and is never divided by).
+    let zero_divisor = (0..r.len()).any(|i| l.is_valid(i) && r.is_valid(i) && is_zero(r.value(i)));
+    if !zero_divisor {
+        let out: PrimitiveArray<T> =
+            arrow::compute::binary(l, r, |a, b| if is_zero(b) { a } else { f(a, b) })?;
+        return Ok(Arc::new(out));
+    }
     let out = l
         .iter()
         .zip(r.iter())
@@ -352,6 +363,31 @@ mod tests {
         assert_eq!(
             out.iter().collect::<Vec<_>>(),
             vec![Some(-1), Some(0), None]
+        );
+    }
+
+    #[test]
+    fn the_vectorized_pass_never_divides_by_an_unset_zero() {
+        use arrow::array::Int64Array;
+        let l: ArrayRef = Arc::new(Int64Array::from(vec![
+            Some(7),
+            None,
+            Some(i64::MIN),
+            Some(-7),
+            Some(5),
+        ]));
+        let r: ArrayRef = Arc::new(Int64Array::from(vec![
+            Some(3),
+            Some(0),
+            Some(-1),
+            Some(3),
+            None,
+        ]));
+        let out = remainder(&l, &r, true).unwrap();
+        let out = out.as_primitive::<Int64Type>();
+        assert_eq!(
+            out.iter().collect::<Vec<_>>(),
+            vec![Some(1), None, Some(0), Some(-1), None]
         );
     }
 

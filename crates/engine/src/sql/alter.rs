@@ -5,8 +5,8 @@
 
 use datafusion::sql::sqlparser::tokenizer::Token;
 
+use super::bind::TableRef;
 use super::parser::Cursor;
-use super::refs::TableRef;
 use crate::error::{EngineError, Result};
 use crate::ops::alter::{alter_txn, AlterOp};
 use crate::txn::Transaction;
@@ -145,18 +145,16 @@ fn finish(c: &Cursor, op: AlterOp) -> Result<AlterOp> {
     Ok(op)
 }
 
-/// Plans `ALTER TABLE …` as a transaction on the table's latest snapshot.
+/// Plans `ALTER TABLE <target> …` (the cursor after the table) as a transaction on the table's
+/// latest snapshot.
 pub async fn prepare_alter(
     session: &super::SqlSession,
-    refs: &[TableRef],
-    tokens: Vec<Token>,
+    target: &TableRef,
+    mut c: Cursor,
 ) -> Result<Transaction> {
-    let mut c = Cursor::new(tokens);
-    c.expect_kw("ALTER")?;
-    c.expect_kw("TABLE")?;
-    let name = c.ident()?;
     let op = parse_op(&mut c)?;
-    let (table, _) = super::dml::open_target(refs, &name, session).await?;
+    let (table, _) =
+        super::dml::open_target(std::slice::from_ref(target), &target.ident, session).await?;
     let snapshot = table.snapshot(None).await?;
     alter_txn(Transaction::new(&table, Some(snapshot), "ALTER"), op).await
 }

@@ -15,9 +15,21 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use super::file_tables::FileSource;
-use super::refs::TableRef;
 use super::session_objects::SessionObjects;
 use crate::error::{EngineError, Result};
+
+/// A table a statement reads or writes, registered in its plan under `ident`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableRef {
+    /// The identifier the bound statement uses.
+    pub ident: String,
+    pub location: String,
+    pub version: Option<u64>,
+    /// `TIMESTAMP AS OF '…'` as written; the session resolves it to `version` before planning.
+    pub timestamp: Option<String>,
+    /// A data file (or directory or glob) read in this format, not a Delta table.
+    pub file: Option<FileSource>,
+}
 
 /// Session views expanded in one statement, at most (a view naming itself would never end).
 const MAX_VIEW_EXPANSIONS: usize = 64;
@@ -81,6 +93,34 @@ impl<'a> Binder<'a> {
     /// registered under, or `None` when it names nothing known.
     pub fn bind_target(&mut self, name: &ObjectName) -> Result<Option<String>> {
         self.bind_name(name, None, true)
+    }
+
+    /// [`Binder::bind_target`] with time travel (DESCRIBE of a past version).
+    pub fn bind_target_as_of(
+        &mut self,
+        name: &ObjectName,
+        version: Option<&TableVersion>,
+    ) -> Result<Option<String>> {
+        self.bind_name(name, version, true)
+    }
+
+    /// A registered name's reference (`CREATE TABLE t` where `t` is registered), if it is one.
+    pub fn bind_registered(&mut self, name: &str) -> Result<Option<TableRef>> {
+        let Some((n, loc)) = self
+            .scope
+            .named
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .cloned()
+        else {
+            return Ok(None);
+        };
+        let ident = self.delta_ref(&loc, None, None, Some(n.to_ascii_lowercase()));
+        Ok(self.refs.iter().find(|r| r.ident == ident).cloned())
+    }
+
+    pub fn refs(&self) -> &[TableRef] {
+        &self.refs
     }
 
     fn visit<T: VisitMut>(&mut self, node: &mut T) -> Result<()> {

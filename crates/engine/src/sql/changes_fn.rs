@@ -6,14 +6,19 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+use datafusion::catalog::streaming::StreamingTable;
 use datafusion::catalog::{TableFunctionArgs, TableFunctionImpl};
 use datafusion::common::ScalarValue;
-use datafusion::datasource::{MemTable, TableProvider};
+use datafusion::datasource::TableProvider;
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::Expr;
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::streaming::PartitionStream;
 use datafusion::sql::sqlparser::ast::{FunctionArg, Value};
+use futures::TryStreamExt;
 
-use crate::changes::ChangeBound;
+use crate::changes::{ChangeBound, ChangeRange};
 use crate::error::{EngineError, Result};
 
 pub const NAME: &str = "table_changes";
@@ -109,32 +114,54 @@ fn key_of(args: &[Expr]) -> Option<String> {
     }
 }
 
-/// `table_changes` with its results computed before planning, by call key.
+/// `table_changes` with each call's range checked before planning, by call key. Its rows are
+/// read when the plan runs, commit by commit and file by file (a `count(*)` over a long feed holds
+/// one file's rows at a time).
 #[derive(Debug)]
-pub struct PreloadedChanges {
-    pub tables: HashMap<String, RecordBatch>,
+pub struct ChangeFeeds {
+    pub ranges: HashMap<String, ChangeRange>,
 }
 
-impl TableFunctionImpl for PreloadedChanges {
+/// One range's rows as a partition of a streaming table.
+#[derive(Debug)]
+struct FeedPartition(ChangeRange);
+
+impl PartitionStream for FeedPartition {
+    fn schema(&self) -> &SchemaRef {
+        self.0.schema_ref()
+    }
+
+    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let stream = self
+            .0
+            .clone()
+            .stream()
+            .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)));
+        Box::pin(RecordBatchStreamAdapter::new(self.0.schema(), stream))
+    }
+}
+
+impl TableFunctionImpl for ChangeFeeds {
     fn call_with_args(
         &self,
         args: TableFunctionArgs,
     ) -> datafusion::error::Result<Arc<dyn TableProvider>> {
-        let batch = key_of(args.exprs())
-            .and_then(|k| self.tables.get(&k).cloned())
+        let range = key_of(args.exprs())
+            .and_then(|k| self.ranges.get(&k).cloned())
             .ok_or_else(|| {
                 datafusion::error::DataFusionError::Plan(format!(
                     "{NAME} takes a table name or path and literal versions or timestamps"
                 ))
             })?;
-        Ok(Arc::new(MemTable::try_new(
-            batch.schema(),
-            vec![vec![batch]],
+        let schema = range.schema();
+        Ok(Arc::new(StreamingTable::try_new(
+            schema,
+            vec![Arc::new(FeedPartition(range))],
         )?))
     }
 }
 
-/// Reads the changes of every `table_changes` call and registers the function on `ctx` with them
+/// Checks the range of every `table_changes` call and registers the function on `ctx` with them
 /// (tables by session name or path).
 pub async fn register(
     session: &super::SqlSession,
@@ -145,7 +172,7 @@ pub async fn register(
     if calls.is_empty() {
         return Ok(());
     }
-    let mut tables = HashMap::new();
+    let mut ranges = HashMap::new();
     for call in calls {
         let location = session
             .named
@@ -159,10 +186,10 @@ pub async fn register(
                 "no Delta table at {location}"
             )));
         }
-        let batch = crate::changes::read_changes(&table, call.start, call.end).await?;
-        tables.insert(call.key, batch);
+        let range = crate::changes::change_range(&table, call.start, call.end).await?;
+        ranges.insert(call.key, range);
     }
-    ctx.register_udtf(NAME, Arc::new(PreloadedChanges { tables }));
+    ctx.register_udtf(NAME, Arc::new(ChangeFeeds { ranges }));
     Ok(())
 }
 

@@ -1,76 +1,87 @@
-//! Delta statements read from their tokens: CREATE TABLE [AS SELECT], CREATE VIEW, ALTER,
-//! DESCRIBE [HISTORY | DETAIL], SHOW TBLPROPERTIES, VACUUM, OPTIMIZE. Their table references are
-//! rewritten by [`super::refs`]; every other statement is planned from the parser's AST
-//! ([`super::statement`], [`super::bind`]).
+//! Delta's own statements, read with sqlparser's parser primitives ([`super::parser::Cursor`]):
+//! CREATE TABLE [AS SELECT], CREATE VIEW, CREATE EXTERNAL TABLE, ALTER TABLE, DESCRIBE [HISTORY |
+//! DETAIL], SHOW TBLPROPERTIES, VACUUM and OPTIMIZE. Tables are bound by [`super::bind::Binder`],
+//! queries parsed and planned from their AST, like every other statement.
 
+use datafusion::sql::parser::Statement as DFStatement;
+use datafusion::sql::sqlparser::ast::Statement;
+
+use super::bind::{Binder, TableRef};
 use super::describe;
 use super::parser::{parse_create, Cursor};
-use super::refs::{keyword_of, rewrite, Rewritten, TableRef};
 use super::session::{Prepared, SqlSession};
 use crate::error::{EngineError, Result};
 use crate::ops::{create_table_txn, insert_txn, CreateTableSpec, InsertMode};
 
 impl SqlSession {
-    /// Phase one of a Delta statement still read from its tokens (CREATE, ALTER, DESCRIBE, SHOW, VACUUM, OPTIMIZE; `sql` is one statement, checked by the parser).
-    pub(super) async fn prepare_delta(&self, sql: &str) -> Result<Prepared> {
-        let mut rw = rewrite(sql, &self.named, &self.session_objects()?)?;
-        rw.refs = self.resolve_as_of(rw.refs).await?;
-        let first: Vec<String> = rw.tokens.iter().filter_map(keyword_of).take(2).collect();
-        let first_kw = first.first().map(String::as_str).unwrap_or("");
-        let second_kw = first.get(1).map(String::as_str).unwrap_or("");
-        let fourth_kw = rw
-            .tokens
-            .iter()
-            .filter_map(keyword_of)
-            .nth(3)
-            .unwrap_or_default();
-        let third_kw = rw
-            .tokens
-            .iter()
-            .filter_map(keyword_of)
-            .nth(2)
-            .unwrap_or_default();
-        let session_object = match (second_kw, third_kw.as_str()) {
-            ("VIEW" | "TEMP" | "TEMPORARY" | "EXTERNAL", _) => true,
-            ("OR", "REPLACE") => matches!(
-                fourth_kw.as_str(),
-                "VIEW" | "TEMP" | "TEMPORARY" | "EXTERNAL"
-            ),
-            _ => false,
-        };
-        match (first_kw, second_kw) {
-            ("CREATE", _) if session_object => Ok(Prepared::Done(self.define_object(sql)?)),
-            ("CREATE", _) => self.create(&rw).await,
-            ("DESCRIBE", _) | ("DESC", _) | ("SHOW", "TBLPROPERTIES") => {
-                let mut c = Cursor::new(rw.tokens.clone());
-                c.next();
-                let what = if c.eat_kw("HISTORY") {
+    /// Phase one of a Delta statement (`sql` is one statement, checked by the parser; `words` its
+    /// [`super::statement::word_uses`]).
+    pub(super) async fn prepare_delta(
+        &self,
+        sql: &str,
+        words: Vec<(String, bool)>,
+    ) -> Result<Prepared> {
+        let mut c = Cursor::new(sql)?;
+        let mut binder = Binder::new(self.scope(words)?);
+        let first = c.ident()?.to_ascii_uppercase();
+        match first.as_str() {
+            "CREATE" => {
+                let or_replace = c.eat_kw("OR");
+                if or_replace {
+                    c.expect_kw("REPLACE")?;
+                }
+                if c.peek_kw("EXTERNAL") {
+                    // DataFusion's own CREATE EXTERNAL TABLE, read by its parser from the text.
+                    return Ok(Prepared::Done(self.define_external(sql)?));
+                }
+                if c.eat_kw("TEMP") || c.eat_kw("TEMPORARY") || c.peek_kw("VIEW") {
+                    c.expect_kw("VIEW")?;
+                    let name = c.ident()?;
+                    if !c.eat_kw("AS") {
+                        return Err(EngineError::invalid(
+                            "CREATE VIEW: expected a name and AS query (a column list is not supported)",
+                        ));
+                    }
+                    let (_, text) = c.query()?;
+                    return Ok(Prepared::Done(self.define_view(&name, &text, or_replace)?));
+                }
+                if or_replace {
+                    return Err(EngineError::Unsupported(
+                        "CREATE OR REPLACE TABLE is not supported yet".into(),
+                    ));
+                }
+                self.create(&mut c, binder).await
+            }
+            "DESCRIBE" | "DESC" | "SHOW" => {
+                let what = if first == "SHOW" {
+                    c.expect_kw("TBLPROPERTIES")?;
+                    "properties"
+                } else if c.eat_kw("HISTORY") {
                     "history"
                 } else if c.eat_kw("DETAIL") {
                     "detail"
-                } else if c.eat_kw("TBLPROPERTIES") {
-                    "properties"
                 } else {
                     c.eat_kw("TABLE");
                     "describe"
                 };
-                let name = c.ident()?;
-                let r = self.resolve_target(&rw, &name)?;
+                let r = self.resolved(c.table(&mut binder)?).await?;
                 let table = self.table(&r.location)?;
                 let limit = if c.eat_kw("LIMIT") {
-                    c.number()?.parse().ok()
+                    Some(
+                        c.number()?
+                            .parse()
+                            .map_err(|_| EngineError::invalid("LIMIT takes a number of rows"))?,
+                    )
                 } else {
                     None
                 };
+                finish(&c, &first)?;
                 Ok(Prepared::Rows(
                     describe::run(&table, what, r.version, limit).await?,
                 ))
             }
-            ("VACUUM", _) => {
-                let mut c = Cursor::new(rw.tokens.clone());
-                c.next();
-                let name = c.ident()?;
-                let r = self.resolve_target(&rw, &name)?;
+            "VACUUM" => {
+                let r = c.table(&mut binder)?;
                 let mut retention = None;
                 let mut dry_run = false;
                 while !c.at_end() {
@@ -91,6 +102,9 @@ impl SqlSession {
                         )));
                     }
                 }
+                if r.version.is_some() || r.timestamp.is_some() {
+                    return Err(EngineError::invalid("cannot VACUUM a past version"));
+                }
                 let table = self.table(&r.location)?;
                 let res = crate::vacuum::vacuum(&table, retention, dry_run).await?;
                 if res.files.is_empty() {
@@ -105,26 +119,42 @@ impl SqlSession {
                 }
                 Ok(Prepared::Rows(vec![describe::vacuum_batch(&res)?]))
             }
-            ("OPTIMIZE", _) => Ok(Prepared::Write(Box::new(
-                super::dml::prepare_optimize(self, &rw.refs, rw.tokens.clone()).await?,
+            "OPTIMIZE" => {
+                let r = c.table(&mut binder)?;
+                Ok(Prepared::Write(Box::new(
+                    super::dml::prepare_optimize(self, &r, c).await?,
+                )))
+            }
+            "ALTER" => {
+                c.expect_kw("TABLE")?;
+                let r = c.table(&mut binder)?;
+                Ok(Prepared::Write(Box::new(
+                    super::alter::prepare_alter(self, &r, c).await?,
+                )))
+            }
+            other => Err(EngineError::Internal(format!(
+                "{other} is not a Delta statement"
             ))),
-            ("ALTER", _) => Ok(Prepared::Write(Box::new(
-                super::alter::prepare_alter(self, &rw.refs, rw.tokens.clone()).await?,
-            ))),
-            _ => Ok(Prepared::Rows(self.query_text(&rw.refs, &rw.sql).await?)),
         }
     }
 
-    async fn create(&self, rw: &Rewritten) -> Result<Prepared> {
-        let mut c = Cursor::new(rw.tokens.clone());
-        let st = parse_create(&mut c)?;
-        let location = match (rw.refs.iter().find(|r| r.ident.eq_ignore_ascii_case(&st.target)), &st.location) {
+    /// A reference with its `TIMESTAMP AS OF` resolved to a version.
+    async fn resolved(&self, r: TableRef) -> Result<TableRef> {
+        self.resolve_as_of(vec![r])
+            .await?
+            .pop()
+            .ok_or_else(|| EngineError::Internal("a resolved reference went missing".into()))
+    }
+
+    async fn create(&self, c: &mut Cursor, mut binder: Binder<'_>) -> Result<Prepared> {
+        let mut st = parse_create(c, &mut binder)?;
+        let name = st.name.clone().unwrap_or_default();
+        let location = match (&st.target, &st.location) {
             (Some(r), _) => r.location.clone(),
             (None, Some(loc)) => loc.clone(),
             (None, None) => {
                 return Err(EngineError::invalid(format!(
-                    "CREATE TABLE {}: give the table a path, e.g. CREATE TABLE './data/{}' (...), or add LOCATION '...'",
-                    st.target, st.target
+                    "CREATE TABLE {name}: give the table a path, e.g. CREATE TABLE './data/{name}' (...), or add LOCATION '...'"
                 )))
             }
         };
@@ -137,16 +167,21 @@ impl SqlSession {
                 "a table already exists at {location}"
             )));
         }
-        let other_refs: Vec<TableRef> = rw
-            .refs
-            .iter()
-            .filter(|r| r.location != location)
-            .cloned()
-            .collect();
-        let (schema, rows) = match &st.as_query {
-            Some(q) => {
-                let ctx = self.context(&other_refs, None).await?;
-                let df = ctx.sql(q).await?;
+        let (schema, rows) = match st.as_query.take() {
+            Some(mut q) => {
+                binder.bind_query(&mut q)?;
+                let refs = self.resolve_as_of(binder.into_refs()).await?;
+                let other_refs: Vec<TableRef> = refs
+                    .into_iter()
+                    .filter(|r| r.location != location)
+                    .collect();
+                let df = self
+                    .dataframe(
+                        &other_refs,
+                        DFStatement::Statement(Box::new(Statement::Query(q))),
+                        None,
+                    )
+                    .await?;
                 let arrow_schema = df.schema().as_arrow().clone();
                 let batches = df.collect().await?;
                 let mut fields = Vec::new();
@@ -180,5 +215,16 @@ impl SqlSession {
             txn = insert_txn(txn, &batches, InsertMode::Append).await?;
         }
         Ok(Prepared::Write(Box::new(txn)))
+    }
+}
+
+/// Nothing may follow a statement's last clause.
+fn finish(c: &Cursor, statement: &str) -> Result<()> {
+    match c.at_end() {
+        true => Ok(()),
+        false => Err(EngineError::invalid(format!(
+            "SQL syntax error: unexpected {} in {statement}",
+            c.describe()
+        ))),
     }
 }

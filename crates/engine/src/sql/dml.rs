@@ -10,7 +10,7 @@ use crate::ops::{delete_txn, update_txn};
 use crate::table::DeltaTable;
 use crate::txn::Transaction;
 
-use super::refs::TableRef;
+use super::bind::TableRef;
 use crate::expr_plan::strip_qualifiers;
 
 /// The last part of a name, unquoted: the identifier's own value (`"a""b"` is `a"b`), never its
@@ -53,7 +53,7 @@ pub(super) async fn open_target(
                 "unknown table {name}: reference tables by path, e.g. './data/t'"
             ))
         })?;
-    if r.version.is_some() {
+    if r.version.is_some() || r.timestamp.is_some() {
         return Err(EngineError::invalid("cannot modify a past version"));
     }
     if super::session::is_local_file(&r.location) {
@@ -153,28 +153,20 @@ pub async fn prepare_update(
     update_txn(txn, assignments, predicate).await
 }
 
-/// `OPTIMIZE t [WHERE partition-predicate] [ZORDER BY (c, …)]`
+/// `OPTIMIZE t [WHERE partition-predicate] [ZORDER BY (c, …)]`, after the table.
 pub async fn prepare_optimize(
     session: &super::SqlSession,
-    refs: &[TableRef],
-    tokens: Vec<datafusion::sql::sqlparser::tokenizer::Token>,
+    target: &TableRef,
+    mut c: super::parser::Cursor,
 ) -> Result<Transaction> {
-    let mut c = super::parser::Cursor::new(tokens);
-    c.expect_kw("OPTIMIZE")?;
-    let name = c.ident()?;
-    let (table, _) = open_target(refs, &name, session).await?;
+    let (table, _) = open_target(std::slice::from_ref(target), &target.ident, session).await?;
     let snapshot = table.snapshot(None).await?;
     let mut predicate = None;
     if c.eat_kw("WHERE") {
-        let mut parts = Vec::new();
-        while !c.at_end() && !c.peek_kw("ZORDER") {
-            if let Some(t) = c.next() {
-                parts.push(super::refs::sql_text(&t));
-            }
-        }
-        let ectx =
-            ExprContext::new(&snapshot, Some(&name))?.with_spark_options(session.spark_options());
-        predicate = Some(strip_qualifiers(ectx.parse(&parts.join(" "))?));
+        let (expr, _) = c.expr()?;
+        let ectx = ExprContext::new(&snapshot, Some(&target.ident))?
+            .with_spark_options(session.spark_options());
+        predicate = Some(strip_qualifiers(ectx.plan(&expr)?));
     }
     let mut zorder_by = Vec::new();
     if c.eat_kw("ZORDER") {

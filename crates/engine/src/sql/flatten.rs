@@ -15,32 +15,11 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr, UnaryOperator, VisitMut, VisitorMut};
-use datafusion::sql::sqlparser::dialect::GenericDialect;
-use datafusion::sql::sqlparser::parser::Parser;
 
 /// Statements shorter than this many tokens are never rewritten.
 pub const MIN_STATEMENT_TOKENS: usize = 512;
 /// Chains of fewer terms are left as written.
 pub const MIN_CHAIN_TERMS: usize = 32;
-
-/// The statement with its long chains flattened, or `None` when there is nothing to rewrite (or
-/// the statement is not one the SQL parser reads: the original then goes on unchanged).
-pub fn flatten_long_chains(sql: &str) -> Option<String> {
-    let mut stmts = Parser::parse_sql(&GenericDialect {}, sql).ok()?;
-    let mut v = Flattener { changed: false };
-    for st in &mut stmts {
-        let _ = st.visit(&mut v);
-    }
-    if !v.changed {
-        return None;
-    }
-    // Only an exact print replaces the statement as written (see `refs::print_exactly`).
-    let printed = stmts
-        .iter()
-        .map(super::refs::print_exactly)
-        .collect::<Option<Vec<_>>>()?;
-    Some(printed.join("; "))
-}
 
 /// Flattens a parsed statement's long chains in place (statements of at least
 /// [`MIN_STATEMENT_TOKENS`] tokens only, so ordinary statements keep their result headers).
@@ -272,6 +251,18 @@ fn balanced(mut terms: Vec<Expr>, op: BinaryOperator) -> Expr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The statement flattened and printed (for inspection only), `None` when nothing changed.
+    fn flatten_long_chains(sql: &str) -> Option<String> {
+        let crate::sql::statement::ParsedStatement::Sql(mut st) =
+            crate::sql::statement::parse(sql).ok()?.statement
+        else {
+            return None;
+        };
+        let before = st.clone();
+        flatten_statement(&mut st, usize::MAX);
+        (st != before).then(|| st.to_string())
+    }
 
     fn chain(n: usize, op: &str) -> String {
         (0..n)

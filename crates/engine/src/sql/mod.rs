@@ -16,7 +16,6 @@ mod insert;
 mod merge;
 mod parser;
 mod provider;
-mod refs;
 mod rows_fn;
 mod scan_exec;
 mod session;

@@ -1,47 +1,82 @@
-//! A small recursive-descent parser over sqlparser tokens for the statements DataFusion does not
-//! plan for us: CREATE TABLE (columns, PARTITIONED BY, CLUSTER BY, TBLPROPERTIES, LOCATION, AS
-//! query), INSERT targets, DESCRIBE / SHOW / VACUUM arguments.
+//! The readers of Delta's own statements — CREATE TABLE (columns, PARTITIONED BY, CLUSTER BY,
+//! TBLPROPERTIES, LOCATION, AS query), CREATE VIEW, ALTER TABLE, DESCRIBE / SHOW / VACUUM /
+//! OPTIMIZE arguments — over sqlparser's parser: [`Cursor`] walks the statement's tokens with the
+//! parser's own primitives, expressions and queries are parsed by it (`parse_expr`,
+//! `parse_query`), and an expression the log stores (a generated column's, a CHECK constraint's)
+//! is the statement's own text of that expression, never a re-print.
 
 use std::collections::BTreeMap;
 
-use datafusion::sql::sqlparser::tokenizer::Token;
+use datafusion::sql::sqlparser::ast::{Expr, ObjectName, Query};
+use datafusion::sql::sqlparser::parser::Parser;
+use datafusion::sql::sqlparser::tokenizer::{Location, Token};
 use delta_rlc_protocol::schema::{DataType, PrimitiveType, StructField, StructType};
 
+use super::bind::{Binder, TableRef};
+use super::statement::DeltaDialect;
 use crate::error::{EngineError, Result};
 
+static DIALECT: DeltaDialect = DeltaDialect;
+/// A `>` left over from a `>>` token that closed two nested types (`ARRAY<ARRAY<INT>>`).
+static GT: Token = Token::Gt;
+
 pub struct Cursor {
-    tokens: Vec<Token>,
-    pos: usize,
+    p: Parser<'static>,
+    /// The statement as written, and where its lines start (for the text of an expression).
+    text: String,
+    line_starts: Vec<usize>,
+    pending_gt: bool,
 }
 
 fn err(msg: impl Into<String>) -> EngineError {
     EngineError::invalid(format!("SQL syntax error: {}", msg.into()))
 }
 
+fn syntax(e: impl std::fmt::Display) -> EngineError {
+    err(e.to_string())
+}
+
 impl Cursor {
-    pub fn new(tokens: Vec<Token>) -> Self {
-        let tokens = tokens
-            .into_iter()
-            .filter(|t| !matches!(t, Token::Whitespace(_)))
-            .collect();
-        Cursor { tokens, pos: 0 }
+    /// A cursor at the start of one statement.
+    pub fn new(sql: &str) -> Result<Self> {
+        let tokens = super::statement::tokenize(sql)?;
+        Ok(Cursor {
+            p: Parser::new(&DIALECT)
+                .with_recursion_limit(super::statement::RECURSION_LIMIT)
+                .with_tokens_with_locations(tokens),
+            text: sql.to_string(),
+            line_starts: super::statement::line_starts(sql),
+            pending_gt: false,
+        })
     }
 
     pub fn peek(&self) -> Option<&Token> {
-        self.tokens.get(self.pos)
+        if self.pending_gt {
+            return Some(&GT);
+        }
+        match &self.p.peek_token_ref().token {
+            Token::EOF => None,
+            t => Some(t),
+        }
     }
 
     pub fn next(&mut self) -> Option<Token> {
-        let t = self.tokens.get(self.pos).cloned();
-        self.pos += 1;
-        t
+        if std::mem::take(&mut self.pending_gt) {
+            return Some(Token::Gt);
+        }
+        match self.p.next_token().token {
+            Token::EOF => None,
+            t => Some(t),
+        }
+    }
+
+    /// Whether the token after the next one is a `.` (`delta.` in ``delta.`uri` ``).
+    pub fn period_follows(&self) -> bool {
+        !self.pending_gt && self.p.peek_nth_token_ref(1).token == Token::Period
     }
 
     pub fn at_end(&self) -> bool {
-        matches!(
-            self.peek(),
-            None | Some(Token::EOF) | Some(Token::SemiColon)
-        )
+        matches!(self.peek(), None | Some(Token::SemiColon))
     }
 
     pub fn peek_kw(&self, kw: &str) -> bool {
@@ -50,7 +85,7 @@ impl Cursor {
 
     pub fn eat_kw(&mut self, kw: &str) -> bool {
         if self.peek_kw(kw) {
-            self.pos += 1;
+            self.next();
             true
         } else {
             false
@@ -67,7 +102,7 @@ impl Cursor {
 
     pub fn eat(&mut self, t: &Token) -> bool {
         if self.peek() == Some(t) {
-            self.pos += 1;
+            self.next();
             true
         } else {
             false
@@ -84,15 +119,15 @@ impl Cursor {
 
     pub fn describe(&self) -> String {
         match self.peek() {
-            None | Some(Token::EOF) => "end of statement".into(),
-            Some(t) => format!("{t:?}").chars().take(60).collect(),
+            None => "end of statement".into(),
+            Some(t) => t.to_string().chars().take(60).collect(),
         }
     }
 
     pub fn ident(&mut self) -> Result<String> {
         match self.next() {
             Some(Token::Word(w)) => Ok(w.value),
-            other => Err(err(format!("expected a name, found {other:?}"))),
+            other => Err(err(format!("expected a name, found {}", shown(other)))),
         }
     }
 
@@ -110,52 +145,76 @@ impl Cursor {
             Some(Token::SingleQuotedString(s)) | Some(Token::DoubleQuotedString(s)) => Ok(s),
             Some(Token::Word(w)) => Ok(w.value),
             Some(Token::Number(n, _)) => Ok(n),
-            other => Err(err(format!("expected a string, found {other:?}"))),
+            other => Err(err(format!("expected a string, found {}", shown(other)))),
         }
     }
 
     pub fn number(&mut self) -> Result<String> {
         match self.next() {
             Some(Token::Number(n, _)) => Ok(n),
-            other => Err(err(format!("expected a number, found {other:?}"))),
+            other => Err(err(format!("expected a number, found {}", shown(other)))),
         }
     }
 
-    /// The remaining tokens as SQL text.
-    pub fn rest_sql(&self) -> String {
-        self.tokens
-            .get(self.pos..)
-            .unwrap_or(&[])
-            .iter()
-            .map(super::refs::sql_text)
-            .collect::<Vec<_>>()
-            .join(" ")
+    /// The statement's own text between two token locations.
+    fn text_between(&self, start: Location, end: Location) -> String {
+        let a = super::statement::byte_offset(&self.text, &self.line_starts, start);
+        let b = super::statement::byte_offset(&self.text, &self.line_starts, end);
+        self.text.get(a..b).unwrap_or("").trim().to_string()
     }
 
-    /// `( <sql> )`: the SQL text between the parentheses (nested ones kept), as tokens joined by
-    /// spaces.
+    /// An expression: parsed by the parser, with its text exactly as written.
+    pub fn expr(&mut self) -> Result<(Expr, String)> {
+        if self.pending_gt {
+            return Err(err("expected an expression, found >"));
+        }
+        let start = self.p.peek_token_ref().span.start;
+        let e = self.p.parse_expr().map_err(syntax)?;
+        let end = self.p.get_current_token().span.end;
+        Ok((e, self.text_between(start, end)))
+    }
+
+    /// `( <expression> )`: the expression's text exactly as written (what the log stores; the
+    /// parser has read it as one expression).
     pub fn parenthesized_sql(&mut self) -> Result<String> {
         self.expect(&Token::LParen)?;
-        let mut depth = 0usize;
-        let mut parts: Vec<String> = Vec::new();
-        loop {
-            match self.next() {
-                None => return Err(err("unclosed (".to_string())),
-                Some(Token::RParen) if depth == 0 => break,
-                Some(t) => {
-                    match t {
-                        Token::LParen => depth += 1,
-                        Token::RParen => depth -= 1,
-                        _ => {}
-                    }
-                    parts.push(super::refs::sql_text(&t));
-                }
-            }
+        let (_, text) = self.expr()?;
+        self.expect(&Token::RParen)?;
+        Ok(text)
+    }
+
+    /// The rest of the statement as a query: parsed, with its text exactly as written.
+    pub fn query(&mut self) -> Result<(Box<Query>, String)> {
+        let start = self.p.peek_token_ref().span.start;
+        let q = self.p.parse_query().map_err(syntax)?;
+        let end = self.p.get_current_token().span.end;
+        let text = self.text_between(start, end);
+        while self.eat(&Token::SemiColon) {}
+        if !self.at_end() {
+            return Err(err(format!(
+                "unexpected {} after the query",
+                self.describe()
+            )));
         }
-        if parts.is_empty() {
-            return Err(err("empty ( )".to_string()));
-        }
-        Ok(parts.join(" "))
+        Ok((q, text))
+    }
+
+    /// A table named by the statement (`'./t'`, ``delta.`uri` ``, a registered name), with its
+    /// time travel: bound as a target (a path is a Delta table whatever its extension).
+    pub fn table(&mut self, binder: &mut Binder<'_>) -> Result<TableRef> {
+        let name: ObjectName = self.p.parse_object_name(false).map_err(syntax)?;
+        let version = self.p.maybe_parse_table_version().map_err(syntax)?;
+        let ident = binder.bind_target_as_of(&name, version.as_ref())?.ok_or_else(|| {
+            EngineError::invalid(format!(
+                "unknown table {name}: reference tables by path, e.g. './data/t' or delta.`s3://bucket/t`"
+            ))
+        })?;
+        binder
+            .refs()
+            .iter()
+            .find(|r| r.ident == ident)
+            .cloned()
+            .ok_or_else(|| EngineError::Internal("a bound table has no reference".into()))
     }
 
     /// `( a, b, c )`
@@ -314,13 +373,12 @@ impl Cursor {
     fn expect_gt(&mut self) -> Result<()> {
         match self.peek() {
             Some(Token::Gt) => {
-                self.pos += 1;
+                self.next();
                 Ok(())
             }
             Some(Token::ShiftRight) => {
-                if let Some(t) = self.tokens.get_mut(self.pos) {
-                    *t = Token::Gt;
-                }
+                self.next();
+                self.pending_gt = true;
                 Ok(())
             }
             _ => Err(err(format!("expected >, found {}", self.describe()))),
@@ -421,21 +479,27 @@ impl Cursor {
     }
 }
 
+fn shown(t: Option<Token>) -> String {
+    t.map_or("end of statement".into(), |t| t.to_string())
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct CreateStatement {
-    pub target: String,
+    pub target: Option<TableRef>,
+    /// The name written when it is a plain name (`CREATE TABLE t … LOCATION '…'`).
+    pub name: Option<String>,
     pub if_not_exists: bool,
     pub columns: Option<StructType>,
     pub partition_by: Vec<String>,
     pub cluster_by: Vec<String>,
     pub properties: BTreeMap<String, String>,
     pub location: Option<String>,
-    pub as_query: Option<String>,
+    pub as_query: Option<Box<Query>>,
 }
 
-/// Parses `CREATE TABLE …` (the CREATE keyword already consumed by the caller is not expected).
-pub fn parse_create(c: &mut Cursor) -> Result<CreateStatement> {
-    c.expect_kw("CREATE")?;
+/// Parses `CREATE TABLE …` after `CREATE`; the target is bound when it names a table (`'./t'`, a registered
+/// name), else it must be given a LOCATION.
+pub fn parse_create(c: &mut Cursor, binder: &mut Binder<'_>) -> Result<CreateStatement> {
     c.expect_kw("TABLE")?;
     let mut st = CreateStatement::default();
     if c.eat_kw("IF") {
@@ -443,7 +507,15 @@ pub fn parse_create(c: &mut Cursor) -> Result<CreateStatement> {
         c.expect_kw("EXISTS")?;
         st.if_not_exists = true;
     }
-    st.target = c.ident()?;
+    st.target = match c.peek() {
+        Some(Token::Word(w)) if w.quote_style.is_none() && !c.period_follows() => {
+            let name = c.ident()?;
+            // A plain name: a registered table, else a name for a LOCATION given below.
+            st.name = Some(name.clone());
+            binder.bind_registered(&name)?
+        }
+        _ => Some(c.table(binder)?),
+    };
     if c.eat(&Token::LParen) {
         st.columns = Some(StructType {
             fields: c.column_defs()?,
@@ -471,7 +543,7 @@ pub fn parse_create(c: &mut Cursor) -> Result<CreateStatement> {
         } else if c.eat_kw("COMMENT") {
             c.string()?;
         } else if c.eat_kw("AS") {
-            st.as_query = Some(c.rest_sql());
+            st.as_query = Some(c.query()?.0);
             break;
         } else if c.at_end() {
             break;

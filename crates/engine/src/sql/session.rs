@@ -12,8 +12,8 @@ use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::sqlparser::ast::Statement;
 
+use super::bind::TableRef;
 use super::provider::DeltaTableProvider;
-use super::refs::{Rewritten, TableRef};
 use super::session_objects::SessionObjects;
 use super::statement::ParsedStatement;
 use crate::conflict_config::ConflictConfig;
@@ -225,19 +225,18 @@ impl SqlSession {
             .await?)
     }
 
-    /// Runs `sql` with its rows streamed when it is a query (SELECT, WITH, VALUES, …) over
-    /// tables, and as [`SqlSession::execute`] otherwise.
+    /// Runs `sql` with its rows streamed when it is a query (SELECT, WITH, VALUES, …; the change
+    /// feed included), and as [`SqlSession::execute`] otherwise.
     pub async fn execute_streaming(&self, sql: &str) -> Result<StreamingOutput> {
         let parsed = super::statement::parse(sql)?;
         let words = parsed.word_uses();
         let tokens = parsed.tokens.len();
         if let ParsedStatement::Sql(mut st) = parsed.statement {
             let is_query = matches!(super::bind::inner(&st), Some(Statement::Query(_)));
-            let preloaded = super::bind::table_calls(&st).iter().any(|(n, _)| {
-                n == super::files_fn::NAME
-                    || n == super::rows_fn::NAME
-                    || n == super::changes_fn::NAME
-            });
+            // The change feed streams; the file and row listings are loaded whole.
+            let preloaded = super::bind::table_calls(&st)
+                .iter()
+                .any(|(n, _)| n == super::files_fn::NAME || n == super::rows_fn::NAME);
             if is_query && !preloaded {
                 super::flatten::flatten_statement(&mut st, tokens);
                 let refs = super::bind::bind(&mut st, self.scope(words)?)?;
@@ -321,20 +320,13 @@ impl SqlSession {
         Ok(ctx.execute_logical_plan(plan).await?)
     }
 
-    pub(super) fn resolve_target<'a>(&self, rw: &'a Rewritten, name: &str) -> Result<&'a TableRef> {
-        rw.refs
-            .iter()
-            .find(|r| r.ident.eq_ignore_ascii_case(name))
-            .ok_or_else(|| EngineError::invalid(format!("unknown table {name}: reference tables by path, e.g. './data/t' or delta.`s3://bucket/t`")))
-    }
-
     /// Phase one of a statement: parsed once; planned from its AST.
     pub async fn prepare(&self, sql: &str) -> Result<Prepared> {
         let parsed = super::statement::parse(sql)?;
         let words = parsed.word_uses();
         let tokens = parsed.tokens.len();
         match parsed.statement {
-            ParsedStatement::Delta(_) => self.prepare_delta(sql).await,
+            ParsedStatement::Delta(_) => self.prepare_delta(sql, words).await,
             ParsedStatement::Insert(insert) => {
                 super::insert::prepare_insert(self, insert, words).await
             }
@@ -402,25 +394,20 @@ impl SqlSession {
         })
     }
 
-    /// Defines a session view or external table (`CREATE VIEW`, `CREATE EXTERNAL TABLE`).
-    pub(super) fn define_object(&self, sql: &str) -> Result<String> {
+    /// Defines a session view: its query's text as written, expanded where it is named.
+    pub(super) fn define_view(&self, name: &str, query: &str, or_replace: bool) -> Result<String> {
         self.objects
             .lock()
             .map_err(|_| EngineError::Internal("session objects lock poisoned".into()))?
-            .define(sql)
+            .define_view(name, query, or_replace)
     }
 
-    /// A query given as text, already rewritten by the token layer (its references are
-    /// identifiers): parsed and planned like any other.
-    pub(super) async fn query_text(
-        &self,
-        refs: &[TableRef],
-        sql: &str,
-    ) -> Result<Vec<RecordBatch>> {
-        match super::statement::parse(sql)?.statement {
-            ParsedStatement::Sql(st) => self.query(refs, st, None).await,
-            _ => Err(EngineError::invalid("expected a query")),
-        }
+    /// Defines a session external table (`CREATE EXTERNAL TABLE`, as written).
+    pub(super) fn define_external(&self, sql: &str) -> Result<String> {
+        self.objects
+            .lock()
+            .map_err(|_| EngineError::Internal("session objects lock poisoned".into()))?
+            .define_external(sql)
     }
 }
 

@@ -6,10 +6,8 @@
 //! snapshot.
 
 use datafusion::sql::parser::{DFParser, Statement as DFStatement};
-use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::file_tables::FileSource;
-use super::refs::{keyword_of, tokenize};
 use crate::error::{EngineError, Result};
 
 #[derive(Debug, Clone, Default)]
@@ -39,81 +37,25 @@ impl SessionObjects {
         self.view(name).is_some() || self.file(name).is_some()
     }
 
-    /// Defines what `sql` (a CREATE VIEW or CREATE EXTERNAL TABLE, as written) creates; returns a
-    /// message for the user.
-    pub fn define(&mut self, sql: &str) -> Result<String> {
-        let tokens = tokenize(sql)?;
-        let words: Vec<String> = tokens.iter().filter_map(keyword_of).take(6).collect();
-        let word = |i: usize| words.get(i).map(String::as_str).unwrap_or("");
-        if word(1) == "EXTERNAL" {
-            return self.define_external(sql);
-        }
-        // CREATE [OR REPLACE] [TEMP | TEMPORARY] VIEW name AS query
-        let mut i = 1;
-        let replace = word(1) == "OR" && word(2) == "REPLACE";
-        if replace {
-            i += 2;
-        }
-        if matches!(word(i), "TEMP" | "TEMPORARY") {
-            i += 1;
-        }
-        if word(i) != "VIEW" {
-            return Err(EngineError::invalid(
-                "expected CREATE [OR REPLACE] [TEMP] VIEW name AS query",
-            ));
-        }
-        // The name is the token after VIEW; the query is everything after the AS that follows it.
-        let mut seen_view = false;
-        let mut name: Option<String> = None;
-        let mut query_start = None;
-        for (k, t) in tokens.iter().enumerate() {
-            if matches!(t, Token::Whitespace(_)) {
-                continue;
-            }
-            if !seen_view {
-                seen_view = keyword_of(t).as_deref() == Some("VIEW");
-                continue;
-            }
-            match (&name, t) {
-                (None, Token::Word(w)) => name = Some(w.value.to_ascii_lowercase()),
-                (Some(_), t) if keyword_of(t).as_deref() == Some("AS") => {
-                    query_start = Some(k + 1);
-                    break;
-                }
-                _ => return Err(EngineError::invalid(
-                    "CREATE VIEW: expected a name and AS query (a column list is not supported)",
-                )),
-            }
-        }
-        let (Some(name), Some(start)) = (name, query_start) else {
-            return Err(EngineError::invalid(
-                "CREATE VIEW: expected a name and AS query",
-            ));
-        };
-        let query: String = tokens
-            .get(start..)
-            .unwrap_or_default()
-            .iter()
-            .map(super::refs::sql_text)
-            .collect::<String>()
-            .trim()
-            .trim_end_matches(';')
-            .to_string();
-        if query.is_empty() {
+    /// Defines a view: `query` is its text as written (parsed where the view is named).
+    pub fn define_view(&mut self, name: &str, query: &str, or_replace: bool) -> Result<String> {
+        let name = name.to_ascii_lowercase();
+        if query.trim().is_empty() {
             return Err(EngineError::invalid("CREATE VIEW: the query is missing"));
         }
-        if self.defined(&name) && !replace {
+        if self.defined(&name) && !or_replace {
             return Err(EngineError::invalid(format!(
                 "{name} is already defined in this session (use CREATE OR REPLACE VIEW)"
             )));
         }
         self.views.retain(|(n, _)| *n != name);
         self.files.retain(|(n, _, _)| *n != name);
-        self.views.push((name.clone(), query));
+        self.views.push((name.clone(), query.trim().to_string()));
         Ok(format!("view {name} defined for this session"))
     }
 
-    fn define_external(&mut self, sql: &str) -> Result<String> {
+    /// Defines an external table from its statement as written (DataFusion's parser reads it).
+    pub fn define_external(&mut self, sql: &str) -> Result<String> {
         let mut stmts = DFParser::parse_sql(sql)
             .map_err(|e| EngineError::invalid(format!("SQL syntax error: {e}")))?;
         let Some(DFStatement::CreateExternalTable(ext)) = stmts.pop_front() else {
@@ -167,14 +109,13 @@ mod tests {
     #[test]
     fn views_and_external_tables_are_defined_once() {
         let mut o = SessionObjects::default();
-        o.define("CREATE VIEW v AS SELECT * FROM './t' WHERE id > 1")
+        o.define_view("v", "SELECT * FROM './t' WHERE id > 1", false)
             .unwrap();
         assert_eq!(o.view("V"), Some("SELECT * FROM './t' WHERE id > 1"));
-        assert!(o.define("CREATE VIEW v AS SELECT 1").is_err());
-        o.define("CREATE OR REPLACE TEMP VIEW v AS SELECT 2")
-            .unwrap();
+        assert!(o.define_view("v", "SELECT 1", false).is_err());
+        o.define_view("V", "SELECT 2", true).unwrap();
         assert_eq!(o.view("v"), Some("SELECT 2"));
-        o.define("CREATE EXTERNAL TABLE e STORED AS CSV LOCATION 'x.txt' OPTIONS ('format.has_header' 'false', 'format.delimiter' ';')").unwrap();
+        o.define_external("CREATE EXTERNAL TABLE e STORED AS CSV LOCATION 'x.txt' OPTIONS ('format.has_header' 'false', 'format.delimiter' ';')").unwrap();
         assert_eq!(
             o.file("e"),
             Some((
@@ -186,7 +127,7 @@ mod tests {
             ))
         );
         assert!(o
-            .define("CREATE EXTERNAL TABLE f STORED AS AVRO LOCATION 'x'")
+            .define_external("CREATE EXTERNAL TABLE f STORED AS AVRO LOCATION 'x'")
             .is_err());
     }
 }

@@ -24,7 +24,7 @@ use datafusion::sql::sqlparser::tokenizer::{Location, Token, TokenWithSpan, Toke
 use crate::error::{EngineError, Result};
 
 /// Nesting depth the parser accepts (DataFusion's default is 50; generated statements nest more).
-const RECURSION_LIMIT: usize = 256;
+pub(super) const RECURSION_LIMIT: usize = 256;
 
 /// sqlparser's GenericDialect with table versioning. `dialect()` answers GenericDialect's type,
 /// so the parser's dialect-specific branches read exactly as they do for DataFusion's own parser.
@@ -222,7 +222,7 @@ fn syntax(e: impl std::fmt::Display) -> EngineError {
     EngineError::invalid(format!("SQL syntax error: {e}"))
 }
 
-fn tokenize(sql: &str) -> Result<Vec<TokenWithSpan>> {
+pub(super) fn tokenize(sql: &str) -> Result<Vec<TokenWithSpan>> {
     Tokenizer::new(&DeltaDialect, sql)
         .tokenize_with_location()
         .map_err(syntax)
@@ -255,6 +255,8 @@ pub fn parse(sql: &str) -> Result<Parsed> {
     });
     let statement = match first {
         None => return Err(EngineError::invalid("empty statement")),
+        // SHOW TBLPROPERTIES is Delta's; SHOW TABLES, SHOW COLUMNS … are DataFusion's.
+        Some(Keyword::SHOW) if !second_is(&tokens, "TBLPROPERTIES") => parse_sql(tokens.clone())?,
         Some(k) if DELTA_STATEMENTS.contains(&k) => ParsedStatement::Delta(k),
         Some(Keyword::INSERT) => {
             let mut parser = Parser::new(&DeltaDialect)
@@ -272,21 +274,33 @@ pub fn parse(sql: &str) -> Result<Parsed> {
             end_of_statement(&mut parser).map_err(syntax)?;
             ParsedStatement::Merge(merge)
         }
-        Some(_) => {
-            let mut parser = DFParserBuilder::new(tokens.clone())
-                .with_dialect(&DeltaDialect)
-                .with_recursion_limit(RECURSION_LIMIT)
-                .build()
-                .map_err(syntax)?;
-            let mut statements = parser.parse_statements().map_err(syntax)?;
-            match (statements.pop_front(), statements.is_empty()) {
-                (Some(st), true) => ParsedStatement::Sql(st),
-                _ => return Err(EngineError::invalid("expected exactly one statement")),
-            }
-        }
+        Some(_) => parse_sql(tokens.clone())?,
     };
     check_numbers(&tokens)?;
     Ok(Parsed { statement, tokens })
+}
+
+/// Whether the statement's second word is `word`.
+fn second_is(tokens: &[TokenWithSpan], word: &str) -> bool {
+    tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .nth(1)
+        .is_some_and(|t| matches!(&t.token, Token::Word(w) if w.value.eq_ignore_ascii_case(word)))
+}
+
+/// One statement by DataFusion's parser (sqlparser's, plus COPY, EXPLAIN, CREATE EXTERNAL TABLE).
+fn parse_sql(tokens: Vec<TokenWithSpan>) -> Result<ParsedStatement> {
+    let mut parser = DFParserBuilder::new(tokens)
+        .with_dialect(&DeltaDialect)
+        .with_recursion_limit(RECURSION_LIMIT)
+        .build()
+        .map_err(syntax)?;
+    let mut statements = parser.parse_statements().map_err(syntax)?;
+    match (statements.pop_front(), statements.is_empty()) {
+        (Some(st), true) => Ok(ParsedStatement::Sql(st)),
+        _ => Err(EngineError::invalid("expected exactly one statement")),
+    }
 }
 
 /// A numeric literal must fit a DOUBLE at least: `1e99999` (or 400 digits) is an error, not `inf`.
@@ -443,7 +457,7 @@ fn parse_merge(p: &mut Parser) -> std::result::Result<MergeStatement, ParserErro
 }
 
 /// Byte offset of a tokenizer location (1-based line and column, columns in characters).
-fn byte_offset(text: &str, line_starts: &[usize], at: Location) -> usize {
+pub(super) fn byte_offset(text: &str, line_starts: &[usize], at: Location) -> usize {
     let line = (at.line as usize).saturating_sub(1);
     let start = line_starts.get(line).copied().unwrap_or(text.len());
     let rest = text.get(start..).unwrap_or("");
@@ -454,6 +468,13 @@ fn byte_offset(text: &str, line_starts: &[usize], at: Location) -> usize {
             .nth(col)
             .map(|(i, _)| i)
             .unwrap_or(rest.len())
+}
+
+/// Byte offsets where the text's lines start.
+pub(super) fn line_starts(text: &str) -> Vec<usize> {
+    let mut out = vec![0];
+    out.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+    out
 }
 
 /// Token index ranges of the statements (at least one token other than whitespace or a comment
@@ -486,8 +507,7 @@ fn statement_ranges(tokens: &[TokenWithSpan]) -> Vec<(usize, usize)> {
 /// trimmed; empty statements are dropped.
 pub fn split_statements(script: &str) -> Result<Vec<String>> {
     let tokens = tokenize(script)?;
-    let mut line_starts = vec![0];
-    line_starts.extend(script.match_indices('\n').map(|(i, _)| i + 1));
+    let line_starts = line_starts(script);
     let offset = |i: usize| match tokens.get(i) {
         Some(t) => byte_offset(script, &line_starts, t.span.start),
         None => script.len(),

@@ -203,3 +203,41 @@ fn merge_is_read_and_bound_on_the_ast() {
         assert_eq!(rows(&s, &format!("SELECT count(*) FROM '{p}'")).await, vec!["3"]);
     });
 }
+
+#[test]
+fn the_change_feed_streams_one_file_at_a_time() {
+    use futures::StreamExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("cdf").to_string_lossy().to_string();
+    let s = session();
+    rt().block_on(async {
+        s.execute(&format!(
+            "CREATE TABLE '{p}' (id BIGINT) TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')"
+        ))
+        .await
+        .unwrap();
+        for i in 0..3 {
+            s.execute(&format!(
+                "INSERT INTO '{p}' SELECT value + {i} * 100 FROM range(0, 50)"
+            ))
+            .await
+            .unwrap();
+        }
+        let out = s
+            .execute_streaming(&format!(
+                "SELECT id, _commit_version FROM table_changes('{p}', 1) WHERE id % 2 = 0"
+            ))
+            .await
+            .unwrap();
+        let delta_rlc_engine::sql::StreamingOutput::Rows(mut stream) = out else {
+            panic!("the change feed did not stream");
+        };
+        let mut rows = 0;
+        while let Some(b) = stream.next().await {
+            rows += b.unwrap().num_rows();
+        }
+        assert_eq!(rows, 75);
+        // An unrecorded or missing range still fails, before or while it streams.
+        err(&s, &format!("SELECT * FROM table_changes('{p}', 9)")).await;
+    });
+}
