@@ -1,7 +1,11 @@
 """Scripts through the CLI split only at top-level ';' (a ';' ending a line inside a comment or a
 string does not run half a statement), the same in `sql -f` and the shell; and a quoted literal
 stays one literal. Each case deleted every row before."""
+import shutil
 import subprocess
+import uuid
+
+import pytest
 
 from conftest import BIN, rlc, rlc_rows
 
@@ -42,3 +46,82 @@ def test_every_row_statement_honours_the_format_and_a_closed_pipe_is_quiet(tmp_p
     err = p.stderr.read().decode()
     p.wait(timeout=120)
     assert "panicked" not in err and "error" not in err, err
+
+
+# One corpus of hostile statements (quotes, ';' and comment markers inside strings and comments,
+# nested comments, keywords inside literals, MERGE's star form), run through every front end: the
+# CLI one statement per call, `sql -f`, the shell under a real terminal, Python's `delta_rlc.sql`
+# and `python -m delta_rlc sql -f`. Each must leave exactly the same rows.
+CORPUS = [
+    "DELETE FROM '{t}' -- remove the test row;\nWHERE id = 1",
+    "DELETE FROM '{t}' WHERE name = 'x'' OR ''1''=''1'",
+    "UPDATE '{t}' SET name = name || ';--' WHERE name = 'it''s'",
+    "DELETE FROM '{t}' /* ; /* nested ; */ ; */ WHERE name = 'a;b'",
+    "INSERT INTO '{t}' VALUES (7, 'FROM ''./y'' VERSION AS OF 1; DROP')",
+    "MERGE INTO '{t}' t USING (SELECT 4 AS id, 'm''' AS name) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET *",
+]
+EXPECTED = [
+    {"id": 2, "name": "it's;--"},
+    {"id": 4, "name": "m'"},
+    {"id": 5, "name": "é\\"},
+    {"id": 6, "name": "/* ; */"},
+    {"id": 7, "name": "FROM './y' VERSION AS OF 1; DROP"},
+]
+
+
+def corpus_table(uri):
+    rlc("sql", f"CREATE TABLE '{uri}' (id BIGINT, name STRING)")
+    rlc("sql", f"INSERT INTO '{uri}' VALUES (1, 'x'), (2, 'it''s'), (3, 'a;b'), (4, '-- c'), (5, 'é\\'), (6, '/* ; */')")
+
+
+def test_every_front_end_runs_the_corpus_alike(tmp_path):
+    import sys
+
+    ways = {}
+    # The CLI, one statement per call.
+    uri = str(tmp_path / "cli")
+    corpus_table(uri)
+    for st in CORPUS:
+        rlc("sql", st.format(t=uri))
+    ways["sql"] = uri
+    # sql -f and python -m delta_rlc sql -f: one script.
+    for how, cmd in [("file", [BIN, "sql", "-f"]), ("pyfile", [sys.executable, "-m", "delta_rlc", "sql", "-f"])]:
+        uri = str(tmp_path / how)
+        corpus_table(uri)
+        script = tmp_path / f"{how}.sql"
+        script.write_text(";\n".join(st.format(t=uri) for st in CORPUS) + ";\n")
+        r = subprocess.run([*cmd, str(script)], capture_output=True, text=True)
+        assert r.returncode == 0, (how, r.stderr)
+        ways[how] = uri
+    # Python's delta_rlc.sql, one statement per call.
+    import delta_rlc
+
+    uri = str(tmp_path / "python")
+    corpus_table(uri)
+    for st in CORPUS:
+        delta_rlc.sql(st.format(t=uri))
+    ways["python"] = uri
+    for how, uri in ways.items():
+        assert rlc_rows(f"SELECT id, name FROM '{uri}' ORDER BY id") == EXPECTED, how
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is installed by scripts/test.sh")
+def test_the_shell_under_a_terminal_runs_the_corpus(tmp_path):
+    from test_shell import send, tmux, wait_for
+
+    uri = str(tmp_path / "shell")
+    corpus_table(uri)
+    session = f"rlc-{uuid.uuid4().hex[:8]}"
+    tmux("new-session", "-d", "-s", session, "-x", "220", "-y", "60", "-c", str(tmp_path),
+         f"env HOME={tmp_path} {BIN} --format csv shell; sleep 30")
+    try:
+        wait_for(session, "delta-rlc> ")
+        for st in CORPUS:
+            for line in (st.format(t=uri) + ";").split("\n"):
+                send(session, line)
+        send(session, "SELECT 'corpus' || 'done' AS s;")
+        wait_for(session, "corpusdone")
+        send(session, ".quit")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    assert rlc_rows(f"SELECT id, name FROM '{uri}' ORDER BY id") == EXPECTED

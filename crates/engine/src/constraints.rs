@@ -107,7 +107,8 @@ impl TableConstraints {
             if let Some(sql) = generation_of(f) {
                 // The protocol's rule: the stored value is not distinct from the expression's.
                 let label = format!("generated column {} ({sql})", f.name);
-                let quoted = format!("\"{}\"", f.name.replace('"', "\"\""));
+                // Backticks: Spark's identifier quotes (a double-quoted name is a string there).
+                let quoted = format!("`{}`", f.name.replace('`', "``"));
                 let rule_sql = format!("{quoted} IS NOT DISTINCT FROM ({sql})");
                 let mut rule = plan_rule(&ctx, &df_schema, label.clone(), &rule_sql)?;
                 let cannot = |e: String| {

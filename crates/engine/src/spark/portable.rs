@@ -140,7 +140,8 @@ fn decimal_past_38(op: &Operator, a: Option<DataType>, b: Option<DataType>) -> O
 }
 
 /// A construct refused from the rule's text: a numeric literal written with an exponent (`1e3`:
-/// DOUBLE in Spark, DECIMAL here), or a regular-expression operator.
+/// DOUBLE in Spark, DECIMAL here), a double-quoted name or a backslash in a string (Spark reads
+/// both differently), or a regular-expression operator.
 pub fn unportable_syntax(sql: &str) -> Option<String> {
     use datafusion::sql::sqlparser::dialect::GenericDialect;
     use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
@@ -148,6 +149,16 @@ pub fn unportable_syntax(sql: &str) -> Option<String> {
     tokens.iter().find_map(|t| match t {
         Token::Number(n, _) if n.contains(['e', 'E']) => Some(format!(
             "the exponent literal {n} (write CAST('{n}' AS DOUBLE))"
+        )),
+        // Spark reads "x" as a string literal (ANSI identifiers are off by default); here it names
+        // a column.
+        Token::Word(w) if w.quote_style == Some('"') => Some(format!(
+            "the double-quoted {w} (a string in Spark, a column name here: write `{}` or '{}')",
+            w.value, w.value
+        )),
+        // Spark reads a backslash in a string literal as an escape; here it is a character.
+        Token::SingleQuotedString(s) if s.contains('\\') => Some(format!(
+            "a backslash in the string literal '{s}' (an escape in Spark, a plain character here)"
         )),
         // Regular expressions DataFusion's SQL planner cannot even plan (`s RLIKE '…'`): named
         // here, before the planner's own message.

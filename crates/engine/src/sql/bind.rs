@@ -153,8 +153,11 @@ impl<'a> Binder<'a> {
         }
         let location = match parts.as_slice() {
             [p] if p.quote_style == Some('\'') => {
-                if let Some(src) = FileSource::from_extension(&p.value).filter(|_| !target) {
-                    refuse_version(version, &p.value)?;
+                // A path with time travel is a Delta table whatever its extension (a data file
+                // has no versions; one that is not a table says so when it is opened).
+                if let Some(src) =
+                    FileSource::from_extension(&p.value).filter(|_| !target && version.is_none())
+                {
                     return Ok(Some(self.file_ref(&p.value, src)));
                 }
                 p.value.clone()
@@ -265,8 +268,9 @@ impl<'a> Binder<'a> {
 
     /// The name a path reference is planned under, as users see it in headers and errors
     /// (`sum(orders.amount)`): the path's last segment, lowercased, when it is a plain identifier
-    /// that is no SQL keyword, names no other reference and appears elsewhere in the statement
-    /// only as a qualifier (`orders.id`); a column, alias or CTE of that name keeps a generated one.
+    /// that is no SQL keyword, names no other reference and appears nowhere in the statement.
+    /// Otherwise a generated one: `orders.id` over `'./orders'` could mean the field `id` of a
+    /// struct column `orders`, as it does in Spark, so the path never becomes a qualifier.
     fn readable_name(&self, location: &str) -> Option<String> {
         let last = plain_name(location)?;
         let clash = self
@@ -274,11 +278,8 @@ impl<'a> Binder<'a> {
             .iter()
             .any(|r| r.ident.eq_ignore_ascii_case(&last))
             || self.is_cte(&last)
-            || self
-                .scope
-                .words
-                .iter()
-                .any(|(w, only_qualifier)| *w == last && !only_qualifier);
+            // Any use of the word, a qualifier included: `s.id` may be a struct column's field.
+            || self.scope.words.iter().any(|(w, _)| *w == last);
         (!clash).then_some(last)
     }
 
@@ -360,6 +361,15 @@ impl<'a> Binder<'a> {
                 Expr::Identifier(i) => i.value.clone(),
                 _ => return Ok(None),
             };
+            if options
+                .iter()
+                .any(|(k, _): &(String, String)| k.eq_ignore_ascii_case(&name.value))
+            {
+                return Err(EngineError::invalid(format!(
+                    "{}: option {} is given twice",
+                    f.value, name.value
+                )));
+            }
             options.push((name.value.clone(), value));
         }
         match FileSource::from_function(&f.value, &options)? {
@@ -448,6 +458,11 @@ impl VisitorMut for Binder<'_> {
         };
         match bound {
             Err(e) => ControlFlow::Break(e),
+            // Time travel on anything but a Delta table (a CTE, a table DataFusion knows) would be
+            // dropped by the planner: the statement would read today's rows.
+            Ok((None, _)) if version.is_some() => ControlFlow::Break(EngineError::invalid(format!(
+                "{name} has no versions to travel to: VERSION AS OF and TIMESTAMP AS OF apply to Delta tables"
+            ))),
             Ok((None, _)) => ControlFlow::Continue(()),
             Ok((Some(ident), was_call)) => {
                 *name = ObjectName::from(vec![Ident::new(ident)]);

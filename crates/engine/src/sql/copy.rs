@@ -26,6 +26,22 @@ pub(super) async fn check(session: &SqlSession, copy: &CopyToStatement) -> Resul
             )));
         }
     }
+    // `..` is resolved through links by the file system and as text by the writer: the two can
+    // name different folders (a link, then `..`), so a target with one is refused.
+    if copy.target.split(['/', '\\']).any(|part| part == "..") {
+        return Err(EngineError::invalid(format!(
+            "COPY: target {} has a '..' segment; give the folder without it",
+            copy.target
+        )));
+    }
+    // PARTITIONED BY writes below the target (`<target>/<col>=<value>/…`), into folders no check
+    // can name before the rows exist: the target must be new or empty.
+    if !copy.partitioned_by.is_empty() && !target_is_empty(session, &copy.target).await? {
+        return Err(EngineError::invalid(format!(
+            "COPY … PARTITIONED BY: target {} is not empty; write to a new or empty folder",
+            copy.target
+        )));
+    }
     let folders = match local_target(&copy.target) {
         Some(path) => target_and_folders_above(&path),
         None => target_and_folders_above(&copy.target),
@@ -108,12 +124,35 @@ fn target_and_folders_above(target: &str) -> Vec<String> {
     out
 }
 
+/// Whether a COPY target holds nothing yet (a missing folder holds nothing).
+async fn target_is_empty(session: &SqlSession, target: &str) -> Result<bool> {
+    if let Some(local) = local_target(target) {
+        let path = std::path::Path::new(&local);
+        return Ok(match std::fs::read_dir(path) {
+            Ok(mut entries) => entries.next().is_none(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => !path.exists(),
+            Err(_) => false,
+        });
+    }
+    let table = session.table(target)?;
+    match table.store.list("").await {
+        Ok(entries) => Ok(entries.is_empty()),
+        Err(e) if e.kind == delta_rlc_storage::StorageErrorKind::NotFound => Ok(true),
+        Err(e) => Err(EngineError::Storage(e)),
+    }
+}
+
 /// Whether `folder` holds a non-empty `_delta_log` (a listing that finds nothing is no table; a
 /// failed listing is an error, so the COPY is refused rather than risked).
 async fn holds_delta_log(session: &SqlSession, folder: &str) -> Result<bool> {
     // A file (the target itself, existing) holds nothing.
     if super::session::is_local_file(folder) {
         return Ok(false);
+    }
+    // A local `_delta_log` folder, even an empty one, is a table being made (or emptied): files
+    // written beside it would be adopted by the table created there.
+    if local_target(folder).is_some_and(|f| std::path::Path::new(&f).join("_delta_log").is_dir()) {
+        return Ok(true);
     }
     let table = match session.table(folder) {
         Ok(t) => t,

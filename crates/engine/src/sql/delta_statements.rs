@@ -42,7 +42,12 @@ impl SqlSession {
                             "CREATE VIEW: expected a name and AS query (a column list is not supported)",
                         ));
                     }
-                    let (_, text) = c.query()?;
+                    let (query, text) = c.query()?;
+                    if reads_relation(&query, &name) {
+                        return Err(EngineError::invalid(format!(
+                            "CREATE VIEW {name}: a view cannot read itself"
+                        )));
+                    }
                     return Ok(Prepared::Done(self.define_view(&name, &text, or_replace)?));
                 }
                 if or_replace {
@@ -158,6 +163,11 @@ impl SqlSession {
                 )))
             }
         };
+        if location.split(['/', '\\']).any(|part| part == "_delta_log") {
+            return Err(EngineError::invalid(format!(
+                "CREATE TABLE {location}: a table cannot live inside a _delta_log folder"
+            )));
+        }
         let table = self.table(&location)?;
         if table.exists().await? {
             if st.if_not_exists {
@@ -216,6 +226,18 @@ impl SqlSession {
         }
         Ok(Prepared::Write(Box::new(txn)))
     }
+}
+
+/// Whether a query names the relation `name` (a plain, unquoted name) anywhere.
+fn reads_relation(query: &datafusion::sql::sqlparser::ast::Query, name: &str) -> bool {
+    use datafusion::sql::sqlparser::ast::{visit_relations, ObjectName, ObjectNamePart};
+    visit_relations(query, |r: &ObjectName| match r.0.as_slice() {
+        [ObjectNamePart::Identifier(i)] if i.value.eq_ignore_ascii_case(name) => {
+            std::ops::ControlFlow::Break(())
+        }
+        _ => std::ops::ControlFlow::Continue(()),
+    })
+    .is_break()
 }
 
 /// Nothing may follow a statement's last clause.

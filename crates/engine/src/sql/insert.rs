@@ -55,6 +55,15 @@ pub(super) async fn prepare_insert(
         .columns
         .as_ref()
         .map(|cols| cols.iter().map(|c| c.value.clone()).collect());
+    if let Some(cols) = &columns {
+        for (i, c) in cols.iter().enumerate() {
+            if cols.iter().skip(i + 1).any(|d| d.eq_ignore_ascii_case(c)) {
+                return Err(EngineError::invalid(format!(
+                    "INSERT: column {c} is listed twice"
+                )));
+            }
+        }
+    }
     let mode = match (&insert.replace_where, insert.overwrite) {
         (Some(p), _) => {
             let ectx =

@@ -217,12 +217,18 @@ impl Cursor {
             .ok_or_else(|| EngineError::Internal("a bound table has no reference".into()))
     }
 
-    /// `( a, b, c )`
+    /// `( a, b, c )`: column names, each once.
     pub fn ident_list(&mut self) -> Result<Vec<String>> {
         self.expect(&Token::LParen)?;
         let mut out = vec![self.ident()?];
         while self.eat(&Token::Comma) {
-            out.push(self.ident()?);
+            let name = self.ident()?;
+            if out.iter().any(|n| n.eq_ignore_ascii_case(&name)) {
+                return Err(EngineError::invalid(format!(
+                    "column {name} is listed twice"
+                )));
+            }
+            out.push(name);
         }
         self.expect(&Token::RParen)?;
         Ok(out)
@@ -351,7 +357,11 @@ impl Cursor {
             let key = self.property_key()?;
             self.expect(&Token::Eq)?;
             let value = self.string()?;
-            out.insert(key, value);
+            if out.insert(key.clone(), value).is_some() {
+                return Err(EngineError::invalid(format!(
+                    "property {key} is given twice"
+                )));
+            }
             if !self.eat(&Token::Comma) {
                 break;
             }
@@ -522,7 +532,30 @@ pub fn parse_create(c: &mut Cursor, binder: &mut Binder<'_>) -> Result<CreateSta
         });
         c.expect(&Token::RParen)?;
     }
+    // Each clause at most once: a second LOCATION or PARTITIONED BY would silently win.
+    let mut seen: Vec<&str> = Vec::new();
+    let mut once = |clause: &'static str| -> Result<()> {
+        match seen.contains(&clause) {
+            true => Err(err(format!("{clause} is given twice in CREATE TABLE"))),
+            false => {
+                seen.push(clause);
+                Ok(())
+            }
+        }
+    };
     loop {
+        for clause in [
+            "USING",
+            "PARTITIONED",
+            "CLUSTER",
+            "TBLPROPERTIES",
+            "LOCATION",
+            "COMMENT",
+        ] {
+            if c.peek_kw(clause) {
+                once(clause)?;
+            }
+        }
         if c.eat_kw("USING") {
             let fmt = c.ident()?;
             if !fmt.eq_ignore_ascii_case("delta") {
@@ -549,6 +582,14 @@ pub fn parse_create(c: &mut Cursor, binder: &mut Binder<'_>) -> Result<CreateSta
             break;
         } else {
             return Err(err(format!("unexpected {} in CREATE TABLE", c.describe())));
+        }
+    }
+    if let (Some(target), Some(location)) = (&st.target, &st.location) {
+        if target.location.trim_end_matches('/') != location.trim_end_matches('/') {
+            return Err(EngineError::invalid(format!(
+                "CREATE TABLE names the table {} and gives LOCATION '{location}': give one",
+                target.location
+            )));
         }
     }
     if st.columns.is_none() && st.as_query.is_none() {

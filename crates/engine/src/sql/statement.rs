@@ -223,9 +223,21 @@ fn syntax(e: impl std::fmt::Display) -> EngineError {
 }
 
 pub(super) fn tokenize(sql: &str) -> Result<Vec<TokenWithSpan>> {
-    Tokenizer::new(&DeltaDialect, sql)
+    use datafusion::sql::sqlparser::tokenizer::Whitespace;
+    let tokens = Tokenizer::new(&DeltaDialect, sql)
         .tokenize_with_location()
-        .map_err(syntax)
+        .map_err(syntax)?;
+    // A `--` comment ends at a line feed here and also at a carriage return in Spark: text after a
+    // lone `\r` would be code for one and comment for the other.
+    if tokens.iter().any(|t| {
+        matches!(&t.token, Token::Whitespace(Whitespace::SingleLineComment { comment, .. })
+            if comment.trim_end_matches(['\r', '\n']).contains('\r'))
+    }) {
+        return Err(EngineError::invalid(
+            "SQL syntax error: a -- comment holds a carriage return (Spark ends the comment there, this parser at the line feed): end the comment with a new line",
+        ));
+    }
+    Ok(tokens)
 }
 
 /// The statements' first keyword that has a reader of its own.
