@@ -145,14 +145,17 @@ fn finish(c: &Cursor, op: AlterOp) -> Result<AlterOp> {
     Ok(op)
 }
 
-/// Plans `ALTER TABLE <target> …` (the cursor after the table) as a transaction on the table's
-/// latest snapshot.
+/// Reads the operation of `ALTER TABLE <target> …` (the cursor after the table).
+pub fn read_alter(c: &mut Cursor) -> Result<AlterOp> {
+    parse_op(c)
+}
+
+/// Plans an ALTER TABLE operation as a transaction on the table's latest snapshot.
 pub async fn prepare_alter(
     session: &super::SqlSession,
     target: &TableRef,
-    mut c: Cursor,
+    op: AlterOp,
 ) -> Result<Transaction> {
-    let op = parse_op(&mut c)?;
     let (table, _) =
         super::dml::open_target(std::slice::from_ref(target), &target.ident, session).await?;
     let snapshot = table.snapshot(None).await?;

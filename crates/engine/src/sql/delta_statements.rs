@@ -8,10 +8,40 @@ use datafusion::sql::sqlparser::ast::Statement;
 
 use super::bind::{Binder, TableRef};
 use super::describe;
-use super::parser::{parse_create, Cursor};
+use super::parser::{parse_create, CreateStatement, Cursor};
 use super::session::{Prepared, SqlSession};
 use crate::error::{EngineError, Result};
 use crate::ops::{create_table_txn, insert_txn, CreateTableSpec, InsertMode};
+
+/// A Delta statement as read: everything parsed and bound before any I/O, so the parser (which
+/// is not `Send`) never lives across an await.
+enum DeltaStatement {
+    DefineExternal,
+    DefineView {
+        name: String,
+        text: String,
+        or_replace: bool,
+    },
+    Create {
+        st: CreateStatement,
+        refs: Vec<TableRef>,
+    },
+    Describe {
+        what: &'static str,
+        target: TableRef,
+        limit: Option<usize>,
+    },
+    Vacuum {
+        target: TableRef,
+        retention: Option<i64>,
+        dry_run: bool,
+    },
+    Optimize(super::dml::OptimizeStatement),
+    Alter {
+        target: TableRef,
+        op: crate::ops::alter::AlterOp,
+    },
+}
 
 impl SqlSession {
     /// Phase one of a Delta statement (`sql` is one statement, checked by the parser; `words` its
@@ -21,6 +51,55 @@ impl SqlSession {
         sql: &str,
         words: Vec<(String, bool)>,
     ) -> Result<Prepared> {
+        match self.read_delta(sql, words)? {
+            DeltaStatement::DefineExternal => Ok(Prepared::Done(self.define_external(sql)?)),
+            DeltaStatement::DefineView {
+                name,
+                text,
+                or_replace,
+            } => Ok(Prepared::Done(self.define_view(&name, &text, or_replace)?)),
+            DeltaStatement::Create { st, refs } => self.create(st, refs).await,
+            DeltaStatement::Describe {
+                what,
+                target,
+                limit,
+            } => {
+                let r = self.resolved(target).await?;
+                let table = self.table(&r.location)?;
+                Ok(Prepared::Rows(
+                    describe::run(&table, what, r.version, limit).await?,
+                ))
+            }
+            DeltaStatement::Vacuum {
+                target,
+                retention,
+                dry_run,
+            } => {
+                let table = self.table(&target.location)?;
+                let res = crate::vacuum::vacuum(&table, retention, dry_run).await?;
+                if res.files.is_empty() {
+                    return Ok(Prepared::Done(format!(
+                        "VACUUM: nothing {} (every file is referenced or within the retention)",
+                        if dry_run {
+                            "would be deleted"
+                        } else {
+                            "to delete"
+                        }
+                    )));
+                }
+                Ok(Prepared::Rows(vec![describe::vacuum_batch(&res)?]))
+            }
+            DeltaStatement::Optimize(st) => Ok(Prepared::Write(Box::new(
+                super::dml::prepare_optimize(self, st).await?,
+            ))),
+            DeltaStatement::Alter { target, op } => Ok(Prepared::Write(Box::new(
+                super::alter::prepare_alter(self, &target, op).await?,
+            ))),
+        }
+    }
+
+    /// Reads a Delta statement with the parser's primitives and binds its tables.
+    fn read_delta(&self, sql: &str, words: Vec<(String, bool)>) -> Result<DeltaStatement> {
         let mut c = Cursor::new(sql)?;
         let mut binder = Binder::new(self.scope(words)?);
         let first = c.ident()?.to_ascii_uppercase();
@@ -32,7 +111,7 @@ impl SqlSession {
                 }
                 if c.peek_kw("EXTERNAL") {
                     // DataFusion's own CREATE EXTERNAL TABLE, read by its parser from the text.
-                    return Ok(Prepared::Done(self.define_external(sql)?));
+                    return Ok(DeltaStatement::DefineExternal);
                 }
                 if c.eat_kw("TEMP") || c.eat_kw("TEMPORARY") || c.peek_kw("VIEW") {
                     c.expect_kw("VIEW")?;
@@ -48,14 +127,25 @@ impl SqlSession {
                             "CREATE VIEW {name}: a view cannot read itself"
                         )));
                     }
-                    return Ok(Prepared::Done(self.define_view(&name, &text, or_replace)?));
+                    return Ok(DeltaStatement::DefineView {
+                        name,
+                        text,
+                        or_replace,
+                    });
                 }
                 if or_replace {
                     return Err(EngineError::Unsupported(
                         "CREATE OR REPLACE TABLE is not supported yet".into(),
                     ));
                 }
-                self.create(&mut c, binder).await
+                let mut st = parse_create(&mut c, &mut binder)?;
+                if let Some(q) = st.as_query.as_mut() {
+                    binder.bind_query(q)?;
+                }
+                Ok(DeltaStatement::Create {
+                    st,
+                    refs: binder.into_refs(),
+                })
             }
             "DESCRIBE" | "DESC" | "SHOW" => {
                 let what = if first == "SHOW" {
@@ -69,8 +159,7 @@ impl SqlSession {
                     c.eat_kw("TABLE");
                     "describe"
                 };
-                let r = self.resolved(c.table(&mut binder)?).await?;
-                let table = self.table(&r.location)?;
+                let target = c.table(&mut binder)?;
                 let limit = if c.eat_kw("LIMIT") {
                     Some(
                         c.number()?
@@ -81,12 +170,14 @@ impl SqlSession {
                     None
                 };
                 finish(&c, &first)?;
-                Ok(Prepared::Rows(
-                    describe::run(&table, what, r.version, limit).await?,
-                ))
+                Ok(DeltaStatement::Describe {
+                    what,
+                    target,
+                    limit,
+                })
             }
             "VACUUM" => {
-                let r = c.table(&mut binder)?;
+                let target = c.table(&mut binder)?;
                 let mut retention = None;
                 let mut dry_run = false;
                 while !c.at_end() {
@@ -107,35 +198,26 @@ impl SqlSession {
                         )));
                     }
                 }
-                if r.version.is_some() || r.timestamp.is_some() {
+                if target.version.is_some() || target.timestamp.is_some() {
                     return Err(EngineError::invalid("cannot VACUUM a past version"));
                 }
-                let table = self.table(&r.location)?;
-                let res = crate::vacuum::vacuum(&table, retention, dry_run).await?;
-                if res.files.is_empty() {
-                    return Ok(Prepared::Done(format!(
-                        "VACUUM: nothing {} (every file is referenced or within the retention)",
-                        if dry_run {
-                            "would be deleted"
-                        } else {
-                            "to delete"
-                        }
-                    )));
-                }
-                Ok(Prepared::Rows(vec![describe::vacuum_batch(&res)?]))
+                Ok(DeltaStatement::Vacuum {
+                    target,
+                    retention,
+                    dry_run,
+                })
             }
             "OPTIMIZE" => {
-                let r = c.table(&mut binder)?;
-                Ok(Prepared::Write(Box::new(
-                    super::dml::prepare_optimize(self, &r, c).await?,
-                )))
+                let target = c.table(&mut binder)?;
+                Ok(DeltaStatement::Optimize(super::dml::read_optimize(
+                    target, &mut c,
+                )?))
             }
             "ALTER" => {
                 c.expect_kw("TABLE")?;
-                let r = c.table(&mut binder)?;
-                Ok(Prepared::Write(Box::new(
-                    super::alter::prepare_alter(self, &r, c).await?,
-                )))
+                let target = c.table(&mut binder)?;
+                let op = super::alter::read_alter(&mut c)?;
+                Ok(DeltaStatement::Alter { target, op })
             }
             other => Err(EngineError::Internal(format!(
                 "{other} is not a Delta statement"
@@ -151,8 +233,7 @@ impl SqlSession {
             .ok_or_else(|| EngineError::Internal("a resolved reference went missing".into()))
     }
 
-    async fn create(&self, c: &mut Cursor, mut binder: Binder<'_>) -> Result<Prepared> {
-        let mut st = parse_create(c, &mut binder)?;
+    async fn create(&self, mut st: CreateStatement, refs: Vec<TableRef>) -> Result<Prepared> {
         let name = st.name.clone().unwrap_or_default();
         let location = match (&st.target, &st.location) {
             (Some(r), _) => r.location.clone(),
@@ -178,9 +259,8 @@ impl SqlSession {
             )));
         }
         let (schema, rows) = match st.as_query.take() {
-            Some(mut q) => {
-                binder.bind_query(&mut q)?;
-                let refs = self.resolve_as_of(binder.into_refs()).await?;
+            Some(q) => {
+                let refs = self.resolve_as_of(refs).await?;
                 let other_refs: Vec<TableRef> = refs
                     .into_iter()
                     .filter(|r| r.location != location)

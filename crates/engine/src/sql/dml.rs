@@ -153,20 +153,19 @@ pub async fn prepare_update(
     update_txn(txn, assignments, predicate).await
 }
 
-/// `OPTIMIZE t [WHERE partition-predicate] [ZORDER BY (c, …)]`, after the table.
-pub async fn prepare_optimize(
-    session: &super::SqlSession,
-    target: &TableRef,
-    mut c: super::parser::Cursor,
-) -> Result<Transaction> {
-    let (table, _) = open_target(std::slice::from_ref(target), &target.ident, session).await?;
-    let snapshot = table.snapshot(None).await?;
+/// `OPTIMIZE t [WHERE partition-predicate] [ZORDER BY (c, …)]`, as read.
+pub struct OptimizeStatement {
+    pub target: TableRef,
+    pub predicate: Option<datafusion::sql::sqlparser::ast::Expr>,
+    pub zorder_by: Vec<String>,
+}
+
+/// Reads OPTIMIZE's clauses after its table (synchronously: the parser never lives across an
+/// await, so statements stay `Send`).
+pub fn read_optimize(target: TableRef, c: &mut super::parser::Cursor) -> Result<OptimizeStatement> {
     let mut predicate = None;
     if c.eat_kw("WHERE") {
-        let (expr, _) = c.expr()?;
-        let ectx = ExprContext::new(&snapshot, Some(&target.ident))?
-            .with_spark_options(session.spark_options());
-        predicate = Some(strip_qualifiers(ectx.plan(&expr)?));
+        predicate = Some(c.expr()?.0);
     }
     let mut zorder_by = Vec::new();
     if c.eat_kw("ZORDER") {
@@ -179,6 +178,29 @@ pub async fn prepare_optimize(
             c.describe()
         )));
     }
+    Ok(OptimizeStatement {
+        target,
+        predicate,
+        zorder_by,
+    })
+}
+
+pub async fn prepare_optimize(
+    session: &super::SqlSession,
+    st: OptimizeStatement,
+) -> Result<Transaction> {
+    let target = &st.target;
+    let (table, _) = open_target(std::slice::from_ref(target), &target.ident, session).await?;
+    let snapshot = table.snapshot(None).await?;
+    let predicate = match &st.predicate {
+        Some(expr) => {
+            let ectx = ExprContext::new(&snapshot, Some(&target.ident))?
+                .with_spark_options(session.spark_options());
+            Some(strip_qualifiers(ectx.plan(expr)?))
+        }
+        None => None,
+    };
+    let zorder_by = st.zorder_by;
     let spec = crate::ops::optimize::OptimizeSpec {
         predicate,
         zorder_by,

@@ -350,3 +350,14 @@ fn a_path_never_shadows_a_struct_column() {
         assert_eq!(out.batches[0].schema().field(0).name(), "sum(s.id)");
     });
 }
+
+/// Every statement's future is `Send` (the Python binding and servers run them on a runtime's
+/// threads): the parser, which is not, is done before the first await.
+#[test]
+fn statement_futures_are_send() {
+    fn send<T: Send>(_: T) {}
+    let s = session();
+    send(s.prepare("VACUUM './x'"));
+    send(s.execute("SELECT 1"));
+    send(s.execute_streaming("SELECT 1"));
+}
