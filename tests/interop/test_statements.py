@@ -116,11 +116,13 @@ def test_the_shell_under_a_terminal_runs_the_corpus(tmp_path):
          f"env HOME={tmp_path} {BIN} --format csv shell; sleep 30")
     try:
         wait_for(session, "delta-rlc> ")
-        for st in CORPUS:
+        # One statement at a time, as a person types them: the next is typed once a marker
+        # query after the previous one has printed.
+        for i, st in enumerate(CORPUS):
             for line in (st.format(t=uri) + ";").split("\n"):
                 send(session, line)
-        send(session, "SELECT 'corpus' || 'done' AS s;")
-        wait_for(session, "corpusdone")
+            send(session, f"SELECT 'step' || '{i}' AS s;")
+            wait_for(session, f"step{i}")
         send(session, ".quit")
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)

@@ -39,14 +39,24 @@ struct Generated {
     expr: Arc<dyn PhysicalExpr>,
 }
 
-/// The CHECK constraints of a configuration: (name, SQL expression), names as stored (lowercase).
+/// The constraint name of a `delta.constraints.<name>` key. The prefix matches in any case, as
+/// Delta Spark matches it: a `Delta.Constraints.x` key is a constraint every Spark writer enforces.
+pub fn constraint_name(key: &str) -> Option<&str> {
+    key.get(..CONSTRAINT_PREFIX.len())
+        .filter(|p| p.eq_ignore_ascii_case(CONSTRAINT_PREFIX))
+        .and_then(|_| key.get(CONSTRAINT_PREFIX.len()..))
+}
+
+/// Whether a configuration key is a CHECK constraint's (see [`constraint_name`]).
+pub fn is_constraint_key(key: &str) -> bool {
+    constraint_name(key).is_some()
+}
+
+/// The CHECK constraints of a configuration: (name, SQL expression), names as stored.
 pub fn check_constraints(config: &BTreeMap<String, String>) -> Vec<(String, String)> {
     config
         .iter()
-        .filter_map(|(k, v)| {
-            k.strip_prefix(CONSTRAINT_PREFIX)
-                .map(|n| (n.to_string(), v.clone()))
-        })
+        .filter_map(|(k, v)| constraint_name(k).map(|n| (n.to_string(), v.clone())))
         .collect()
 }
 
@@ -75,7 +85,7 @@ impl TableConstraints {
     /// Plans the constraints of a table with this schema and configuration.
     pub fn new(schema: &StructType, config: &BTreeMap<String, String>) -> Result<Self> {
         let arrow_schema = table_arrow_schema(schema);
-        let has_rules = config.keys().any(|k| k.starts_with(CONSTRAINT_PREFIX))
+        let has_rules = config.keys().any(|k| is_constraint_key(k))
             || schema.fields.iter().any(|f| {
                 generation_of(f).is_some()
                     || f.metadata.contains_key(INVARIANTS_KEY)
@@ -506,4 +516,30 @@ fn show_row(schema: &StructType, cols: &[ArrayRef], i: usize, only: Option<&[Str
         parts.push(format!("{}: {v}", f.name));
     }
     format!("{{{}}}", parts.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constraint_keys_match_in_any_case() {
+        let config: BTreeMap<String, String> = [
+            ("Delta.Constraints.pos".to_string(), "a > 0".to_string()),
+            ("delta.constraints.neg".to_string(), "a < 9".to_string()),
+            ("delta.constraint".to_string(), "x".to_string()),
+            ("délta.constraints.z".to_string(), "x".to_string()),
+        ]
+        .into_iter()
+        .collect();
+        let mut found = check_constraints(&config);
+        found.sort();
+        assert_eq!(
+            found,
+            vec![
+                ("neg".to_string(), "a < 9".to_string()),
+                ("pos".to_string(), "a > 0".to_string())
+            ]
+        );
+    }
 }

@@ -44,7 +44,7 @@ use delta_rlc_protocol::type_widening::{is_widening, TYPE_CHANGES_KEY};
 use delta_rlc_storage::TableStore;
 
 use super::type_change;
-use crate::constraints::{TableConstraints, CONSTRAINT_PREFIX};
+use crate::constraints::TableConstraints;
 use crate::error::Result;
 use crate::read_set::ReadSet;
 use crate::snapshot::Snapshot;
@@ -128,7 +128,7 @@ pub fn classify(
         if before == after {
             continue;
         }
-        if k.starts_with(CONSTRAINT_PREFIX) {
+        if crate::constraints::is_constraint_key(k) {
             // Removed: a looser table. Added or changed: the loser's rows must satisfy it.
             check_rows |= after.is_some();
             continue;

@@ -495,7 +495,7 @@ fn change_type(
 
 /// `delta.constraints.*` keys change only through ADD / DROP CONSTRAINT (which check the rows).
 pub fn refuse_constraint_property(key: &str) -> Result<()> {
-    if key.starts_with(CONSTRAINT_PREFIX) {
+    if crate::constraints::is_constraint_key(key) {
         return Err(EngineError::invalid(format!(
             "{key}: use ALTER TABLE … ADD CONSTRAINT / DROP CONSTRAINT"
         )));

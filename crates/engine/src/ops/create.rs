@@ -45,8 +45,11 @@ const KNOWN_PROPERTIES: &[&str] = &[
 /// nothing.
 pub fn validate_properties(config: &BTreeMap<String, String>) -> Result<()> {
     for k in config.keys() {
-        if k.starts_with("delta.")
-            && !k.starts_with(crate::constraints::CONSTRAINT_PREFIX)
+        // `delta.` in any case is Delta's (Spark matches these keys case-insensitively): only the
+        // spellings this engine knows are accepted, so none is stored that a reader enforces and
+        // this engine ignores.
+        if k.to_ascii_lowercase().starts_with("delta.")
+            && !crate::constraints::is_constraint_key(k)
             && !KNOWN_PROPERTIES.contains(&k.as_str())
             && !ENGINE_PROPERTIES.contains(&k.as_str())
         {

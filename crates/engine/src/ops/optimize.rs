@@ -181,6 +181,18 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
                 "OPTIMIZE … WHERE accepts only partition-column predicates",
             ));
         }
+        use datafusion::common::tree_node::TreeNode;
+        let subquery = p.exists(|e| {
+            Ok(matches!(
+                e,
+                Expr::ScalarSubquery(_) | Expr::InSubquery(_) | Expr::Exists(_)
+            ))
+        })?;
+        if subquery {
+            return Err(EngineError::invalid(
+                "OPTIMIZE … WHERE takes a predicate over partition values, without subqueries",
+            ));
+        }
     }
     let mut zorder = spec.zorder_by.clone();
     let clustered = clustering_columns(&snapshot);
@@ -240,7 +252,13 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
         }),
     }
     let mut by_partition: Vec<(String, Vec<&Add>)> = Vec::new();
-    for f in candidate_files(&snapshot, spec.predicate.as_ref())? {
+    // The files whose partition values satisfy the predicate, evaluated exactly (pruning would
+    // keep every file it cannot reason about, and OPTIMIZE would rewrite partitions it excludes).
+    let files = match &spec.predicate {
+        Some(p) => crate::scan::files_matching_partition_predicate(&snapshot, p)?,
+        None => candidate_files(&snapshot, None)?,
+    };
+    for f in files {
         let k = partition_key(&f.partition_values);
         match by_partition.iter_mut().find(|(pk, _)| *pk == k) {
             Some((_, v)) => v.push(f),

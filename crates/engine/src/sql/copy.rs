@@ -63,6 +63,29 @@ pub(super) async fn check(session: &SqlSession, copy: &CopyToStatement) -> Resul
     Ok(())
 }
 
+/// The Delta table a new table at `location` would sit inside (a folder above it holding a
+/// `_delta_log`), if any: its VACUUM would delete the inner table's files.
+pub(super) async fn enclosing_table(
+    session: &SqlSession,
+    location: &str,
+) -> Result<Option<String>> {
+    let folders = match local_target(location) {
+        Some(path) => target_and_folders_above(&path),
+        None => target_and_folders_above(location),
+    };
+    if folders.len() > MAX_DEPTH {
+        return Err(EngineError::invalid(format!(
+            "{location} is nested too deeply to check"
+        )));
+    }
+    for folder in folders.into_iter().skip(1) {
+        if holds_delta_log(session, &folder).await? {
+            return Ok(Some(folder));
+        }
+    }
+    Ok(None)
+}
+
 /// A local target as the file system will resolve it: a `file://` URL decoded (`%63t` is `ct`,
 /// `file://localhost/…` is `/…`), and the deepest folder that exists resolved through links (a
 /// link to a folder inside a table is inside the table); the rest appended. None for other URLs.

@@ -182,6 +182,9 @@ impl SqlSession {
                 let mut dry_run = false;
                 while !c.at_end() {
                     if c.eat_kw("RETAIN") {
+                        if retention.is_some() {
+                            return Err(EngineError::invalid("VACUUM: RETAIN is given twice"));
+                        }
                         let hours: f64 = c
                             .number()?
                             .parse()
@@ -190,7 +193,9 @@ impl SqlSession {
                         retention = Some((hours * 3_600_000.0) as i64);
                     } else if c.eat_kw("DRY") {
                         c.expect_kw("RUN")?;
-                        dry_run = true;
+                        if std::mem::replace(&mut dry_run, true) {
+                            return Err(EngineError::invalid("VACUUM: DRY RUN is given twice"));
+                        }
                     } else {
                         return Err(EngineError::invalid(format!(
                             "unexpected {} in VACUUM",
@@ -247,6 +252,11 @@ impl SqlSession {
         if location.split(['/', '\\']).any(|part| part == "_delta_log") {
             return Err(EngineError::invalid(format!(
                 "CREATE TABLE {location}: a table cannot live inside a _delta_log folder"
+            )));
+        }
+        if let Some(outer) = super::copy::enclosing_table(self, &location).await? {
+            return Err(EngineError::invalid(format!(
+                "CREATE TABLE {location}: it would sit inside the Delta table at {outer} (whose VACUUM deletes files it does not know)"
             )));
         }
         let table = self.table(&location)?;

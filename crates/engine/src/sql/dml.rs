@@ -26,6 +26,30 @@ pub fn last_ident(name: &ObjectName) -> String {
         .unwrap_or_default()
 }
 
+/// The column an assignment sets: `c`, or `q.c` where `q` names the target (its alias, else its
+/// name). Any other qualifier — another relation, or a struct column (`s.name`, a nested field) —
+/// is refused: the column set must be the one written.
+pub fn assigned_column(target: &ObjectName, qualifier: &str, statement: &str) -> Result<String> {
+    use datafusion::sql::sqlparser::ast::ObjectNamePart;
+    let parts: Vec<&str> = target
+        .0
+        .iter()
+        .map(|p| match p {
+            ObjectNamePart::Identifier(i) => Ok(i.value.as_str()),
+            other => Err(EngineError::invalid(format!(
+                "{statement}: cannot assign to {other}"
+            ))),
+        })
+        .collect::<Result<_>>()?;
+    match parts.as_slice() {
+        [c] => Ok(c.to_string()),
+        [q, c] if q.eq_ignore_ascii_case(qualifier) => Ok(c.to_string()),
+        _ => Err(EngineError::Unsupported(format!(
+            "{statement}: SET {target}: only the target's own columns can be assigned (qualified by {qualifier} or not); nested fields are not supported"
+        ))),
+    }
+}
+
 /// (table identifier, alias) of a table factor.
 pub fn table_name(f: &TableFactor) -> Result<(String, Option<String>)> {
     match f {
@@ -122,7 +146,7 @@ pub async fn prepare_update(
                 "tuple assignment in UPDATE".into(),
             ));
         };
-        let col = last_ident(col);
+        let col = assigned_column(col, alias.as_deref().unwrap_or(&name), "UPDATE")?;
         if ectx
             .arrow_schema
             .fields()

@@ -181,7 +181,7 @@ pub async fn prepare_merge(
                     let AssignmentTarget::ColumnName(col) = &a.target else {
                         return Err(EngineError::Unsupported("tuple assignment in MERGE".into()));
                     };
-                    let col = last_ident(col);
+                    let col = super::dml::assigned_column(col, &target_alias, "MERGE")?;
                     if assigns
                         .iter()
                         .any(|(c, _): &(String, _)| c.eq_ignore_ascii_case(&col))

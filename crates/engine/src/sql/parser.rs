@@ -269,7 +269,20 @@ impl Cursor {
         let data_type = self.data_type()?;
         let mut nullable = true;
         let mut metadata = serde_json::Map::new();
+        // Each clause at most once (a second COMMENT or GENERATED would silently win).
+        let mut seen: Vec<&str> = Vec::new();
         loop {
+            for clause in ["NOT", "NULL", "COMMENT", "GENERATED"] {
+                if self.peek_kw(clause) {
+                    let kind = if clause == "NOT" { "NULL" } else { clause };
+                    if seen.contains(&kind) {
+                        return Err(err(format!(
+                            "column {name}: {kind} is given twice (or NULL beside NOT NULL)"
+                        )));
+                    }
+                    seen.push(kind);
+                }
+            }
             if self.eat_kw("NOT") {
                 self.expect_kw("NULL")?;
                 nullable = false;
@@ -319,12 +332,19 @@ impl Cursor {
     fn identity_options(&mut self) -> Result<(i64, i64)> {
         let (mut start, mut step) = (1i64, 1i64);
         if self.eat(&Token::LParen) {
+            let (mut has_start, mut has_step) = (false, false);
             loop {
                 if self.eat_kw("START") {
                     self.expect_kw("WITH")?;
+                    if std::mem::replace(&mut has_start, true) {
+                        return Err(err("START WITH is given twice"));
+                    }
                     start = self.signed_long()?;
                 } else if self.eat_kw("INCREMENT") {
                     self.expect_kw("BY")?;
+                    if std::mem::replace(&mut has_step, true) {
+                        return Err(err("INCREMENT BY is given twice"));
+                    }
                     step = self.signed_long()?;
                 } else {
                     break;

@@ -317,7 +317,8 @@ impl SqlSession {
         }
         super::changes_fn::register(self, &ctx, &calls).await?;
         let plan = ctx.state().statement_to_plan(st).await?;
-        Ok(ctx.execute_logical_plan(plan).await?)
+        let df = ctx.execute_logical_plan(plan).await?;
+        without_generated_qualifiers(df, refs)
     }
 
     /// Phase one of a statement: parsed once; planned from its AST.
@@ -378,9 +379,11 @@ impl SqlSession {
                 Ok(Prepared::Rows(self.query(&refs, st, None).await?))
             }
             // EXPLAIN ANALYZE runs its statement: a COPY inside it would skip the checks above.
-            DFStatement::Explain(e) if matches!(e.statement.as_ref(), DFStatement::CopyTo(_)) => {
-                Err(EngineError::Unsupported("EXPLAIN of COPY is not supported".into()))
-            }
+            DFStatement::Explain(e) if !explains_a_query(e.statement.as_ref()) => Err(
+                EngineError::Unsupported(
+                    "EXPLAIN of a statement other than a query is not supported: DataFusion's plan for it is not what this engine runs".into(),
+                ),
+            ),
             _ => Ok(Prepared::Rows(self.query(&refs, st, None).await?)),
         }
     }
@@ -409,6 +412,50 @@ impl SqlSession {
             .map_err(|_| EngineError::Internal("session objects lock poisoned".into()))?
             .define_external(sql)
     }
+}
+
+/// Output columns named without the generated names of path references (`count(__delta_t0.id)`
+/// is `count(id)`): what headers show and what CREATE TABLE AS SELECT stores. Left as they are
+/// when two columns would get one name.
+fn without_generated_qualifiers(
+    df: datafusion::dataframe::DataFrame,
+    refs: &[TableRef],
+) -> Result<datafusion::dataframe::DataFrame> {
+    use datafusion::common::Column;
+    use datafusion::logical_expr::Expr;
+    let generated: Vec<String> = refs
+        .iter()
+        .filter(|r| r.ident.starts_with("__delta_t") || r.ident.starts_with("__file_t"))
+        .map(|r| format!("{}.", r.ident))
+        .collect();
+    let strip = |name: &str| {
+        generated
+            .iter()
+            .fold(name.to_string(), |n, g| n.replace(g.as_str(), ""))
+    };
+    let schema = df.schema().clone();
+    let names: Vec<String> = schema.fields().iter().map(|f| strip(f.name())).collect();
+    let changed = schema
+        .fields()
+        .iter()
+        .zip(&names)
+        .any(|(f, n)| f.name() != n);
+    let distinct = names.iter().collect::<std::collections::HashSet<_>>().len() == names.len();
+    if !changed || !distinct {
+        return Ok(df);
+    }
+    let exprs: Vec<Expr> = schema
+        .iter()
+        .zip(&names)
+        .map(|((q, f), n)| Expr::Column(Column::from((q, f))).alias(n))
+        .collect();
+    Ok(df.select(exprs)?)
+}
+
+/// Whether an EXPLAIN explains a query (the only plan DataFusion makes that this engine runs; an
+/// EXPLAIN ANALYZE of COPY would also run the COPY past its checks).
+fn explains_a_query(st: &DFStatement) -> bool {
+    matches!(st, DFStatement::Statement(s) if matches!(s.as_ref(), Statement::Query(_)))
 }
 
 /// Adds the reads a query recorded to those the statement staged (an overwrite's, a MERGE's).

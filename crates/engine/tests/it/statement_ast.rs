@@ -5,6 +5,7 @@
 
 use crate::common::rt;
 use crate::statements::{err, rows, session};
+use delta_rlc_engine::sql::SqlSession;
 
 #[test]
 fn a_statement_corpus_means_what_it_says() {
@@ -360,4 +361,122 @@ fn statement_futures_are_send() {
     send(s.prepare("VACUUM './x'"));
     send(s.execute("SELECT 1"));
     send(s.execute_streaming("SELECT 1"));
+}
+
+/// Second red-team pass: assignments set only the column written, rule keys match in any case,
+/// OPTIMIZE rewrites only the partitions its predicate selects, MERGE clauses read only the rows
+/// they have, and clauses given twice are refused.
+#[test]
+fn second_red_team_pass_statements() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_string_lossy().to_string();
+    let s = session();
+    rt().block_on(async {
+        // SET s.name on a struct column s: refused, nothing changed (it set the top-level name).
+        let st = format!("{d}/st");
+        s.execute(&format!("CREATE TABLE '{st}' (id INT, name STRING, s STRUCT<name: STRING>)"))
+            .await
+            .unwrap();
+        s.execute(&format!("INSERT INTO '{st}' SELECT 1, 'top', named_struct('name', 'nested')"))
+            .await
+            .unwrap();
+        err(&s, &format!("UPDATE '{st}' SET s.name = 'NEW'")).await;
+        err(&s, &format!("MERGE INTO '{st}' t USING (SELECT 1 AS id) src ON t.id = src.id WHEN MATCHED THEN UPDATE SET src.name = 'M'")).await;
+        s.execute(&format!("UPDATE '{st}' x SET x.name = 'q'"))
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, &format!("SELECT name, s.name FROM '{st}'")).await,
+            vec!["q|nested"]
+        );
+        // A constraint key in another case is still a constraint key (Spark enforces it): set
+        // only through ADD CONSTRAINT, which checks the rows.
+        let k = format!("{d}/k");
+        err(&s, &format!("CREATE TABLE '{k}' (a INT) TBLPROPERTIES ('Delta.Constraints.pos' = 'a > 0')")).await;
+        s.execute(&format!("CREATE TABLE '{k}' (a INT)"))
+            .await
+            .unwrap();
+        s.execute(&format!("INSERT INTO '{k}' VALUES (-5)"))
+            .await
+            .unwrap();
+        err(&s, &format!("ALTER TABLE '{k}' SET TBLPROPERTIES ('DELTA.CONSTRAINTS.y' = 'a > 0')")).await;
+        err(&s, &format!("ALTER TABLE '{k}' SET TBLPROPERTIES ('DELTA.APPENDONLY' = 'true')")).await;
+        s.execute(&format!("DELETE FROM '{k}'")).await.unwrap();
+        assert_eq!(rows(&s, &format!("SELECT count(*) FROM '{k}'")).await, vec!["0"]);
+        // OPTIMIZE WHERE rewrites exactly the partitions its predicate selects.
+        let p = format!("{d}/p");
+        s.execute(&format!("CREATE TABLE '{p}' (id INT, part STRING) PARTITIONED BY (part)"))
+            .await
+            .unwrap();
+        for v in ["'a'", "'b'", "NULL", "'a'", "'b'", "NULL"] {
+            s.execute(&format!("INSERT INTO '{p}' VALUES (1, {v})"))
+                .await
+                .unwrap();
+        }
+        let files = |s: &SqlSession| {
+            let q = format!("SELECT count(*) FROM delta_files('{p}')");
+            let s = s.clone();
+            async move { rows(&s, &q).await }
+        };
+        assert_eq!(files(&s).await, vec!["6"]);
+        s.execute(&format!("OPTIMIZE '{p}' WHERE part LIKE 'a%'"))
+            .await
+            .unwrap();
+        assert_eq!(files(&s).await, vec!["5"]);
+        s.execute(&format!("OPTIMIZE '{p}' WHERE coalesce(part, 'x') = 'x'"))
+            .await
+            .unwrap();
+        assert_eq!(files(&s).await, vec!["4"]);
+        err(&s, &format!("OPTIMIZE '{p}' WHERE part IN (SELECT 'zzz')")).await;
+        assert_eq!(files(&s).await, vec!["4"]);
+        // MERGE clauses read only the rows they have; an unconditional clause is the last.
+        let m = format!("{d}/m");
+        s.execute(&format!("CREATE TABLE '{m}' (id INT, name STRING)"))
+            .await
+            .unwrap();
+        s.execute(&format!("INSERT INTO '{m}' VALUES (1, 'a'), (2, 'b')"))
+            .await
+            .unwrap();
+        for bad in [
+            format!("MERGE INTO '{m}' t USING (SELECT 1 AS id, 'S' AS name) s ON t.id = s.id WHEN NOT MATCHED BY SOURCE THEN UPDATE SET name = s.name"),
+            format!("MERGE INTO '{m}' t USING (SELECT 3 AS id, 'S' AS name) s ON t.id = s.id WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, t.name)"),
+            format!("MERGE INTO '{m}' t USING (SELECT 1 AS id, 'S' AS name) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = s.name WHEN MATCHED THEN DELETE"),
+            // Clauses given twice.
+            format!("VACUUM '{m}' RETAIN 200 HOURS RETAIN 300 HOURS"),
+            format!("CREATE TABLE '{d}/c1' (a INT COMMENT 'x' COMMENT 'y')"),
+            format!("CREATE TABLE '{d}/c2' (a BIGINT GENERATED ALWAYS AS IDENTITY GENERATED ALWAYS AS (5))"),
+            format!("CREATE TABLE '{d}/c3' (a BIGINT GENERATED ALWAYS AS IDENTITY (START WITH 1 START WITH 9))"),
+            format!("CREATE TABLE '{d}/c4' (a INT NULL NOT NULL)"),
+            // A table inside a table (its VACUUM would delete the inner one's files).
+            format!("CREATE TABLE '{m}/inner' (a INT)"),
+            // DataFusion's plan for a DML statement is not what runs.
+            format!("EXPLAIN DELETE FROM '{m}' WHERE id = 1"),
+        ] {
+            err(&s, &bad).await;
+        }
+        assert_eq!(
+            rows(&s, &format!("SELECT id, name FROM '{m}'")).await,
+            vec!["1|a", "2|b"]
+        );
+        // Headers and CTAS columns carry no generated names.
+        let c = format!("{d}/count");
+        s.execute(&format!("CREATE TABLE '{c}' (id INT, v DOUBLE)"))
+            .await
+            .unwrap();
+        s.execute(&format!("INSERT INTO '{c}' VALUES (1, 2.0)"))
+            .await
+            .unwrap();
+        let z = format!("{d}/z");
+        s.execute(&format!("CREATE TABLE '{z}' AS SELECT count(id), max(v) FROM '{c}'"))
+            .await
+            .unwrap();
+        let out = s.execute(&format!("SELECT * FROM '{z}'")).await.unwrap();
+        let names: Vec<String> = out.batches[0]
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        assert_eq!(names, vec!["count(id)", "max(v)"]);
+    });
 }

@@ -198,6 +198,57 @@ impl MergeSpec {
         Ok(())
     }
 
+    /// What each clause may read, and their order, as Delta Spark rules: a NOT MATCHED BY SOURCE
+    /// clause has no source row (its condition and values read the target only), a NOT MATCHED
+    /// clause has no target row (source only), and within one kind only the last clause may omit
+    /// its condition (a clause after an unconditional one could never run). Checked on the
+    /// normalized spec, for SQL, Rust and Python alike.
+    fn check_clauses(&self) -> Result<()> {
+        let reads = |e: &Expr, alias: &str| {
+            e.column_refs().iter().any(|c| {
+                c.relation
+                    .as_ref()
+                    .is_some_and(|r| r.table().eq_ignore_ascii_case(alias))
+            })
+        };
+        for (i, c) in self.clauses.iter().enumerate() {
+            let mut exprs: Vec<&Expr> = c.condition.iter().collect();
+            match &c.action {
+                ClauseAction::Update(Some(sets)) => exprs.extend(sets.iter().map(|(_, e)| e)),
+                ClauseAction::Insert(Some((_, values))) => exprs.extend(values.iter()),
+                _ => {}
+            }
+            let (forbidden, what) = match c.kind {
+                ClauseKind::NotMatchedBySource => {
+                    (Some(&self.source_alias), "NOT MATCHED BY SOURCE")
+                }
+                ClauseKind::NotMatched => (Some(&self.target_alias), "NOT MATCHED"),
+                ClauseKind::Matched => (None, "MATCHED"),
+            };
+            if let Some(alias) = forbidden {
+                if exprs.iter().any(|e| reads(e, alias)) {
+                    return Err(EngineError::invalid(format!(
+                        "MERGE: a WHEN {what} clause cannot read {alias}: it has no such row"
+                    )));
+                }
+            }
+            if matches!(c.action, ClauseAction::Update(None))
+                && c.kind == ClauseKind::NotMatchedBySource
+            {
+                return Err(EngineError::invalid(
+                    "MERGE: UPDATE SET * needs a source row; WHEN NOT MATCHED BY SOURCE has none",
+                ));
+            }
+            let later_same_kind = self.clauses.iter().skip(i + 1).any(|d| d.kind == c.kind);
+            if c.condition.is_none() && later_same_kind {
+                return Err(EngineError::invalid(format!(
+                    "MERGE: only the last WHEN {what} clause may omit its condition (a later one could never run)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     fn normalized(mut self) -> Result<Self> {
         let (t, s) = (
             self.target_alias.to_ascii_lowercase(),
@@ -279,6 +330,7 @@ pub async fn merge_txn_on(
     use futures::StreamExt;
     let spec = spec.normalized()?;
     spec.check_columns(&snapshot.schema)?;
+    spec.check_clauses()?;
     if txn.snapshot()?.version != snapshot.version {
         return Err(EngineError::Internal(
             "MERGE against another version than it read".into(),
