@@ -366,6 +366,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
         let rules = TableConstraints::new(&schema, &metadata.configuration)?;
         check_existing_rows(&mut txn, &snapshot, &rules).await?;
     }
+    super::create::check_reserved_columns(&schema, &metadata.configuration)?;
     metadata.schema_string = schema.to_schema_string();
     txn.operation = operation.into();
     if let serde_json::Value::Object(m) = parameters {

@@ -119,6 +119,38 @@ pub const ENGINE_PROPERTIES: &[&str] = &[
     "delta.rowTracking.materializedRowCommitVersionColumnName",
 ];
 
+/// Column names a table may not have: this engine's internal columns (`__delta_rlc_*`, which its
+/// scans add), and with the change feed on, the feed's own columns (Delta Spark refuses them too).
+pub fn check_reserved_columns(
+    schema: &delta_rlc_protocol::schema::StructType,
+    config: &BTreeMap<String, String>,
+) -> Result<()> {
+    let cdf = config
+        .get("delta.enableChangeDataFeed")
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    for f in &schema.fields {
+        let lower = f.name.to_ascii_lowercase();
+        if lower.starts_with("__delta_rlc_") {
+            return Err(EngineError::invalid(format!(
+                "column {} uses a name reserved for the engine's own columns (__delta_rlc_*)",
+                f.name
+            )));
+        }
+        let feed_columns = [
+            crate::write::change_data::CHANGE_TYPE_COLUMN,
+            crate::changes::COMMIT_VERSION_COLUMN,
+            crate::changes::COMMIT_TIMESTAMP_COLUMN,
+        ];
+        if cdf && feed_columns.iter().any(|c| c.eq_ignore_ascii_case(&f.name)) {
+            return Err(EngineError::invalid(format!(
+                "column {} is reserved for the change data feed, which this table records",
+                f.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Validates the spec and builds the metadata/protocol/domain actions for version 0.
 pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Result<Vec<Action>> {
     if spec.schema.fields.is_empty() {
@@ -168,6 +200,7 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
         super::alter::refuse_constraint_property(k)?;
     }
     validate_properties(&config)?;
+    check_reserved_columns(&spec.schema, &config)?;
     config
         .entry("delta.enableDeletionVectors".into())
         .or_insert_with(|| "true".into());

@@ -45,6 +45,13 @@ impl AnalyzerRule for SparkSemantics {
                 LogicalPlan::Union(u) => union_as_double(u)?,
                 other => other,
             };
+            // A VALUES node keeps its column types (DataFusion's common type per column): a row
+            // whose expression the rewrite typed otherwise (`3 + 4` is INT arithmetic in Spark) is
+            // cast to it, as every row must be of one type.
+            let values_schema = match &plan {
+                LogicalPlan::Values(v) => Some(Arc::clone(&v.schema)),
+                _ => None,
+            };
             let preserver = NamePreserver::new(&plan);
             let t = plan.map_expressions(|e| {
                 let saved = preserver.save(&e);
@@ -54,9 +61,24 @@ impl AnalyzerRule for SparkSemantics {
                     false => t,
                 })
             })?;
-            match t.transformed {
-                true => t.map_data(|p| p.recompute_schema()),
-                false => Ok(t),
+            match (t.transformed, values_schema) {
+                (true, Some(column_types)) => t.map_data(|p| match p {
+                    LogicalPlan::Values(mut v) => {
+                        let empty = DFSchema::empty();
+                        for row in v.values.iter_mut() {
+                            for (e, f) in row.iter_mut().zip(column_types.fields()) {
+                                if type_of(e, &empty).as_ref() != Some(f.data_type()) {
+                                    *e = cast(e.clone(), f.data_type());
+                                }
+                            }
+                        }
+                        v.schema = column_types;
+                        Ok(LogicalPlan::Values(v))
+                    }
+                    other => other.recompute_schema(),
+                }),
+                (true, None) => t.map_data(|p| p.recompute_schema()),
+                (false, _) => Ok(t),
             }
         })
         .map(|t| t.data)

@@ -451,6 +451,10 @@ fn second_red_team_pass_statements() {
             format!("CREATE TABLE '{m}/inner' (a INT)"),
             // DataFusion's plan for a DML statement is not what runs.
             format!("EXPLAIN DELETE FROM '{m}' WHERE id = 1"),
+            // Reserved column names: the engine's own, and the feed's on a table that records it.
+            format!("CREATE TABLE '{d}/r1' (id INT, __delta_rlc_row_index BIGINT)"),
+            format!("CREATE TABLE '{d}/r2' (id INT, _change_type STRING) TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')"),
+            format!("ALTER TABLE '{m}' ADD COLUMNS (__DELTA_RLC_x INT)"),
         ] {
             err(&s, &bad).await;
         }
@@ -478,5 +482,33 @@ fn second_red_team_pass_statements() {
             .map(|f| f.name().clone())
             .collect();
         assert_eq!(names, vec!["count(id)", "max(v)"]);
+    });
+}
+
+/// VALUES rows with expressions keep their column's type (the Spark step typed `3 + 4` as INT
+/// beside a BIGINT literal row, and the statement failed with an Arrow type error).
+#[test]
+fn values_rows_with_expressions_insert() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path().join("v").to_string_lossy().to_string();
+    let s = session();
+    rt().block_on(async {
+        s.execute(&format!(
+            "CREATE TABLE '{t}' (id INT, name STRING, v DOUBLE)"
+        ))
+        .await
+        .unwrap();
+        s.execute(&format!(
+            "INSERT INTO '{t}' VALUES (3 + 4, 'g', 2.0), (7, 'h', 1.0 + 1), (abs(-1), 'i', 3)"
+        ))
+        .await
+        .unwrap();
+        assert_eq!(
+            rows(&s, &format!("SELECT id, name, v FROM '{t}'")).await,
+            vec!["1|i|3.0", "7|g|2.0", "7|h|2.0"]
+        );
+        assert_eq!(rows(&s, "VALUES (3 + 4), (5)").await, vec!["5", "7"]);
+        // INT arithmetic overflows as in Spark.
+        err(&s, "VALUES (2147483647 + 1), (5)").await;
     });
 }
