@@ -552,6 +552,18 @@ pub fn table_calls(st: &DFStatement) -> Vec<(String, Vec<FunctionArg>)> {
     calls.0
 }
 
+/// Whether a tree (a query, a table factor) names the relation `name` anywhere: a one-part name,
+/// compared without case.
+pub fn names_relation<T: datafusion::sql::sqlparser::ast::Visit>(node: &T, name: &str) -> bool {
+    datafusion::sql::sqlparser::ast::visit_relations(node, |r: &ObjectName| match r.0.as_slice() {
+        [ObjectNamePart::Identifier(i)] if i.value.eq_ignore_ascii_case(name) => {
+            ControlFlow::Break(())
+        }
+        _ => ControlFlow::Continue(()),
+    })
+    .is_break()
+}
+
 /// A literal argument of a table function call (`'t'`, `3`), `None` for anything else.
 pub fn literal_arg(a: &FunctionArg) -> Option<&Value> {
     match a {

@@ -122,7 +122,7 @@ impl SqlSession {
                         ));
                     }
                     let (query, text) = c.query()?;
-                    if reads_relation(&query, &name) {
+                    if super::bind::names_relation(query.as_ref(), &name) {
                         return Err(EngineError::invalid(format!(
                             "CREATE VIEW {name}: a view cannot read itself"
                         )));
@@ -316,18 +316,6 @@ impl SqlSession {
         }
         Ok(Prepared::Write(Box::new(txn)))
     }
-}
-
-/// Whether a query names the relation `name` (a plain, unquoted name) anywhere.
-fn reads_relation(query: &datafusion::sql::sqlparser::ast::Query, name: &str) -> bool {
-    use datafusion::sql::sqlparser::ast::{visit_relations, ObjectName, ObjectNamePart};
-    visit_relations(query, |r: &ObjectName| match r.0.as_slice() {
-        [ObjectNamePart::Identifier(i)] if i.value.eq_ignore_ascii_case(name) => {
-            std::ops::ControlFlow::Break(())
-        }
-        _ => std::ops::ControlFlow::Continue(()),
-    })
-    .is_break()
 }
 
 /// Nothing may follow a statement's last clause.

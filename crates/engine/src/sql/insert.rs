@@ -31,24 +31,8 @@ pub(super) async fn prepare_insert(
     })?;
     binder.bind_query(&mut insert.source)?;
     let refs = session.resolve_as_of(binder.into_refs()).await?;
-    let target = refs
-        .iter()
-        .find(|r| r.ident == target_ident)
-        .cloned()
-        .ok_or_else(|| EngineError::Internal("a bound INSERT target has no reference".into()))?;
-    if target.version.is_some() {
-        return Err(EngineError::invalid("cannot INSERT into a past version"));
-    }
-    if super::session::is_local_file(&target.location) {
-        return Err(super::session::not_a_table(&target.location));
-    }
-    let table = session.table(&target.location)?;
-    if !table.exists().await? {
-        return Err(EngineError::NotFound(format!(
-            "no Delta table at {}",
-            target.location
-        )));
-    }
+    // A past version, a data file or a folder without a table is refused by the shared check.
+    let (table, target) = super::dml::open_target(&refs, &target_ident, session).await?;
     let snapshot = table.snapshot(None).await?;
     let schema = crate::arrow_conv::table_arrow_schema(&snapshot.schema);
     let columns: Option<Vec<String>> = insert

@@ -2,12 +2,9 @@
 //! `UPDATE SET *`, `INSERT *` and `WITH SCHEMA EVOLUTION` included) → [`crate::ops::merge::MergeSpec`].
 //! The source is planned from its AST; conditions and values are planned from theirs.
 
-use std::ops::ControlFlow;
-
 use datafusion::sql::parser::Statement as DFStatement;
 use datafusion::sql::sqlparser::ast::{
-    AssignmentTarget, MergeClauseKind, ObjectName, Query, SetExpr, Statement, TableFactor,
-    TableWithJoins,
+    AssignmentTarget, MergeClauseKind, Query, SetExpr, Statement, TableFactor, TableWithJoins,
 };
 
 use super::dml::last_ident;
@@ -34,17 +31,6 @@ fn select_all_from(source: TableFactor) -> Result<Query> {
         joins: vec![],
     }];
     Ok(*q)
-}
-
-/// Whether a relation names the table registered as `ident`.
-fn names_table(f: &TableFactor, ident: &str) -> bool {
-    let found = datafusion::sql::sqlparser::ast::visit_relations(f, |r: &ObjectName| {
-        match last_ident(r).eq_ignore_ascii_case(ident) && r.0.len() == 1 {
-            true => ControlFlow::Break(()),
-            false => ControlFlow::Continue(()),
-        }
-    });
-    found.is_break()
 }
 
 pub async fn prepare_merge(
@@ -105,24 +91,13 @@ pub async fn prepare_merge(
         }
     };
     let refs = session.resolve_as_of(binder.into_refs()).await?;
-    let target = refs
-        .iter()
-        .find(|r| r.ident == target_ident)
-        .cloned()
-        .ok_or_else(|| EngineError::Internal("a bound MERGE target has no reference".into()))?;
-    let table = session.table(&target.location)?;
-    if !table.exists().await? {
-        return Err(EngineError::NotFound(format!(
-            "no Delta table at {}",
-            target.location
-        )));
-    }
+    let (table, target) = super::dml::open_target(&refs, &target_ident, session).await?;
     // The target is registered for the source only when the source reads it.
     let reads_target = source_query
         .body
         .as_select()
         .and_then(|s| s.from.first())
-        .is_some_and(|f| names_table(&f.relation, &target.ident));
+        .is_some_and(|f| super::bind::names_relation(&f.relation, &target.ident));
     let source_refs: Vec<_> = refs
         .iter()
         .filter(|r| reads_target || r.ident != target.ident)

@@ -13,10 +13,8 @@ use datafusion::sql::sqlparser::tokenizer::{Location, Token};
 use delta_rlc_protocol::schema::{DataType, PrimitiveType, StructField, StructType};
 
 use super::bind::{Binder, TableRef};
-use super::statement::DeltaDialect;
 use crate::error::{EngineError, Result};
 
-static DIALECT: DeltaDialect = DeltaDialect;
 /// A `>` left over from a `>>` token that closed two nested types (`ARRAY<ARRAY<INT>>`).
 static GT: Token = Token::Gt;
 
@@ -41,9 +39,7 @@ impl Cursor {
     pub fn new(sql: &str) -> Result<Self> {
         let tokens = super::statement::tokenize(sql)?;
         Ok(Cursor {
-            p: Parser::new(&DIALECT)
-                .with_recursion_limit(super::statement::RECURSION_LIMIT)
-                .with_tokens_with_locations(tokens),
+            p: super::statement::parser(tokens),
             text: sql.to_string(),
             line_starts: super::statement::line_starts(sql),
             pending_gt: false,

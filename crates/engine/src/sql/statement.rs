@@ -204,14 +204,19 @@ pub fn word_uses(tokens: &[TokenWithSpan]) -> Vec<(String, bool)> {
             .map(|t| &t.token)
             .filter(|t| !matches!(t, Token::Whitespace(_)))
             .collect();
+        // A map, not a scan: generated statements carry many thousands of words.
+        let mut index: std::collections::HashMap<String, usize> = Default::default();
         let mut out: Vec<(String, bool)> = Vec::new();
         for (i, t) in sig.iter().enumerate() {
             let Token::Word(w) = t else { continue };
             let value = w.value.to_ascii_lowercase();
             let qualifier = matches!(sig.get(i + 1), Some(Token::Period));
-            match out.iter_mut().find(|(v, _)| *v == value) {
+            match index.get(&value).and_then(|&k| out.get_mut(k)) {
                 Some((_, q)) => *q &= qualifier,
-                None => out.push((value, qualifier)),
+                None => {
+                    index.insert(value.clone(), out.len());
+                    out.push((value, qualifier));
+                }
             }
         }
         out
@@ -251,6 +256,14 @@ const DELTA_STATEMENTS: &[Keyword] = &[
     Keyword::OPTIMIZE,
 ];
 
+/// sqlparser's parser over a statement's tokens, under [`DeltaDialect`].
+pub(super) fn parser(tokens: Vec<TokenWithSpan>) -> Parser<'static> {
+    static DIALECT: DeltaDialect = DeltaDialect;
+    Parser::new(&DIALECT)
+        .with_recursion_limit(RECURSION_LIMIT)
+        .with_tokens_with_locations(tokens)
+}
+
 /// Parses exactly one statement (a trailing `;` allowed).
 pub fn parse(sql: &str) -> Result<Parsed> {
     let tokens = tokenize(sql)?;
@@ -271,17 +284,13 @@ pub fn parse(sql: &str) -> Result<Parsed> {
         Some(Keyword::SHOW) if !second_is(&tokens, "TBLPROPERTIES") => parse_sql(tokens.clone())?,
         Some(k) if DELTA_STATEMENTS.contains(&k) => ParsedStatement::Delta(k),
         Some(Keyword::INSERT) => {
-            let mut parser = Parser::new(&DeltaDialect)
-                .with_recursion_limit(RECURSION_LIMIT)
-                .with_tokens_with_locations(tokens.clone());
+            let mut parser = parser(tokens.clone());
             let insert = parse_insert(&mut parser).map_err(syntax)?;
             end_of_statement(&mut parser).map_err(syntax)?;
             ParsedStatement::Insert(insert)
         }
         Some(Keyword::MERGE) => {
-            let mut parser = Parser::new(&DeltaDialect)
-                .with_recursion_limit(RECURSION_LIMIT)
-                .with_tokens_with_locations(tokens.clone());
+            let mut parser = parser(tokens.clone());
             let merge = parse_merge(&mut parser).map_err(syntax)?;
             end_of_statement(&mut parser).map_err(syntax)?;
             ParsedStatement::Merge(merge)
@@ -482,6 +491,36 @@ pub(super) fn byte_offset(text: &str, line_starts: &[usize], at: Location) -> us
             .unwrap_or(rest.len())
 }
 
+/// Byte offsets of non-decreasing locations (`None`: the end of the text), in one forward walk.
+fn byte_offsets(text: &str, at: &[Option<Location>]) -> Vec<usize> {
+    // The tokenizer counts lines from 1 at each `\n` and columns from 1 in characters.
+    let mut chars = text.char_indices().peekable();
+    let (mut line, mut col) = (1u64, 1u64);
+    let mut out = Vec::with_capacity(at.len());
+    for loc in at {
+        let offset = match loc {
+            None => text.len(),
+            Some(loc) => loop {
+                match chars.peek() {
+                    None => break text.len(),
+                    Some(&(i, _)) if (line, col) >= (loc.line, loc.column) => break i,
+                    Some(&(_, c)) => {
+                        chars.next();
+                        if c == '\n' {
+                            line += 1;
+                            col = 1;
+                        } else {
+                            col += 1;
+                        }
+                    }
+                }
+            },
+        };
+        out.push(offset);
+    }
+    out
+}
+
 /// Byte offsets where the text's lines start.
 pub(super) fn line_starts(text: &str) -> Vec<usize> {
     let mut out = vec![0];
@@ -519,19 +558,20 @@ fn statement_ranges(tokens: &[TokenWithSpan]) -> Vec<(usize, usize)> {
 /// trimmed; empty statements are dropped.
 pub fn split_statements(script: &str) -> Result<Vec<String>> {
     let tokens = tokenize(script)?;
-    let line_starts = line_starts(script);
-    let offset = |i: usize| match tokens.get(i) {
-        Some(t) => byte_offset(script, &line_starts, t.span.start),
-        None => script.len(),
-    };
-    Ok(statement_ranges(&tokens)
-        .into_iter()
-        .map(|(a, b)| {
-            script
-                .get(offset(a)..offset(b))
-                .unwrap_or("")
-                .trim()
-                .to_string()
+    let ranges = statement_ranges(&tokens);
+    // Every range's two ends, in order, converted in one pass over the text (a script of many
+    // statements on one line would otherwise be walked once per statement).
+    let ends: Vec<Option<Location>> = ranges
+        .iter()
+        .flat_map(|&(a, b)| [a, b])
+        .map(|i| tokens.get(i).map(|t| t.span.start))
+        .collect();
+    let offsets = byte_offsets(script, &ends);
+    Ok(offsets
+        .chunks(2)
+        .filter_map(|pair| match pair {
+            [a, b] => Some(script.get(*a..*b).unwrap_or("").trim().to_string()),
+            _ => None,
         })
         .filter(|s| !s.is_empty())
         .collect())
@@ -561,9 +601,7 @@ pub fn statement_complete(text: &str) -> bool {
 pub fn parse_query(sql: &str) -> Result<(Box<Query>, Vec<(String, bool)>)> {
     let tokens = tokenize(sql)?;
     let words = word_uses(&tokens);
-    let mut parser = Parser::new(&DeltaDialect)
-        .with_recursion_limit(RECURSION_LIMIT)
-        .with_tokens_with_locations(tokens);
+    let mut parser = parser(tokens);
     let q = parser.parse_query().map_err(syntax)?;
     end_of_statement(&mut parser).map_err(syntax)?;
     Ok((q, words))
@@ -585,6 +623,11 @@ mod tests {
             ]
         );
         assert!(split_statements("-- only a comment;\n").unwrap().is_empty());
+        // Many statements on one line, after a multi-line one, with multi-byte characters.
+        assert_eq!(
+            split_statements("SELECT\n'ü';SELECT 'é;' ;  SELECT 3;SELECT 4").unwrap(),
+            vec!["SELECT\n'ü'", "SELECT 'é;'", "SELECT 3", "SELECT 4"]
+        );
     }
 
     #[test]

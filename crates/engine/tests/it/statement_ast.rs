@@ -462,6 +462,9 @@ fn second_red_team_pass_statements() {
             rows(&s, &format!("SELECT id, name FROM '{m}'")).await,
             vec!["1|a", "2|b"]
         );
+        for dir in ["c1", "c2", "c3", "c4", "r1", "r2", "m/inner"] {
+            assert!(!std::path::Path::new(&format!("{d}/{dir}/_delta_log")).exists(), "{dir}");
+        }
         // Headers and CTAS columns carry no generated names.
         let c = format!("{d}/count");
         s.execute(&format!("CREATE TABLE '{c}' (id INT, v DOUBLE)"))
