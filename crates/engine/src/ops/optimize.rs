@@ -6,7 +6,11 @@
 //! order with DVs applied, so every source lands as one contiguous run: the capture records, on each
 //! source's `remove`, `compactedInto` = [output] and `compactionInfo` = [{rowOffsetInTarget,
 //! sourceNumPhysicalRecords}] (Databricks' layout), which lets Case 4 remap concurrent deletions.
-//! ZORDER BY / clustering OPTIMIZE reorders rows along a Z-order curve and is never tagged.
+//! ZORDER BY / clustering OPTIMIZE reorders rows along a Z-order curve; its outputs carry no
+//! compaction tags (rows move, so Case 4 cannot remap them). An explicit ZORDER BY tags each
+//! output `ZCUBE_ZORDER_BY` with the columns (physical, as a JSON array) and rewrites every file of
+//! a partition not so tagged or carrying a deletion vector, one file included: a file ordered by
+//! other columns is not ordered by these. Files already z-ordered by the same columns are skipped.
 //! On a clustered table (no explicit ZORDER BY) clustering is incremental, as Delta's liquid
 //! clustering: its outputs carry `clusteringProvider` and a `clusteredBy` tag naming the columns
 //! (physical), and such a file is settled while the table's clustering columns are the same. Only
@@ -163,6 +167,35 @@ fn clustered_by(f: &Add, columns: &str) -> bool {
             .is_none_or(|c| c.as_deref() == Some(columns))
 }
 
+/// The add tag naming the (physical) columns an explicit ZORDER BY ordered a file by (Delta's
+/// name for it); a file carrying the same columns is not rewritten by the same ZORDER BY.
+const ZORDER_BY_TAG: &str = "ZCUBE_ZORDER_BY";
+
+/// The `ZORDER_BY_TAG` value for `columns`: their physical names as a JSON array, so a rename
+/// under column mapping keeps the files settled and a dropped-and-re-added name does not.
+fn zorder_tag_value(snapshot: &Snapshot, columns: &[String]) -> Result<String> {
+    let mode = snapshot.column_mapping_mode();
+    let mut physical = Vec::with_capacity(columns.len());
+    for c in columns {
+        let Some(f) = snapshot.schema.field(c) else {
+            return Err(EngineError::invalid(format!(
+                "ZORDER BY: unknown column {c}"
+            )));
+        };
+        physical.push(delta_rlc_protocol::column_mapping::physical_name(f, mode)?.to_string());
+    }
+    Ok(serde_json::to_string(&physical).unwrap_or_default())
+}
+
+/// Whether `f` was written by a ZORDER BY of exactly these columns (`tag` from
+/// `zorder_tag_value`); an untagged file, or one ordered by other columns, is not.
+fn zordered_by(f: &Add, tag: &str) -> bool {
+    f.tags
+        .as_ref()
+        .and_then(|t| t.get(ZORDER_BY_TAG))
+        .is_some_and(|c| c.as_deref() == Some(tag))
+}
+
 fn partition_key(pv: &PartitionValues) -> String {
     serde_json::to_string(pv).unwrap_or_default()
 }
@@ -203,6 +236,7 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
     }
     let clustered_by_columns =
         serde_json::to_string(&clustering_physical_columns(&snapshot)).unwrap_or_default();
+    let zorder_tag = zorder_tag_value(&snapshot, &zorder)?;
     for c in &zorder {
         if snapshot.metadata.partition_columns.contains(c) {
             return Err(EngineError::invalid(format!(
@@ -271,7 +305,7 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
             let (settled, fresh): (Vec<&Add>, Vec<&Add>) = files
                 .into_iter()
                 .partition(|f| clustered_by(f, &clustered_by_columns));
-            if fresh.len() > 1 || fresh.iter().any(|f| f.deletion_vector.is_some()) {
+            if !fresh.is_empty() {
                 bins.push((fresh, BinKind::Reorder));
             }
             for f in settled {
@@ -282,8 +316,15 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
             continue;
         }
         if !zorder.is_empty() {
-            if files.len() > 1 || files.iter().any(|f| f.deletion_vector.is_some()) {
-                bins.push((files, BinKind::Reorder));
+            // A partition is settled only when every file is already z-ordered by these columns
+            // and has no deletion vector; otherwise its unsettled files are reordered together
+            // (one file ordered by other columns included).
+            let fresh: Vec<&Add> = files
+                .into_iter()
+                .filter(|f| f.deletion_vector.is_some() || !zordered_by(f, &zorder_tag))
+                .collect();
+            if !fresh.is_empty() {
+                bins.push((fresh, BinKind::Reorder));
             }
             continue;
         }
@@ -303,7 +344,13 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
             bins.push((bin, BinKind::Compact));
         }
     }
-    bins.retain(|(b, _)| b.len() >= min_files || b.iter().any(|f| f.deletion_vector.is_some()));
+    // A compaction needs enough files to be worth it; a reorder bin already holds only files
+    // not yet ordered by its columns, so even one is rewritten.
+    bins.retain(|(b, kind)| {
+        *kind == BinKind::Reorder
+            || b.len() >= min_files
+            || b.iter().any(|f| f.deletion_vector.is_some())
+    });
     let now = txn.table.env.clock.now_ms();
     let extra: Vec<arrow::datatypes::Field> = row_tracking_columns(&snapshot)
         .map(|(i, v)| {
@@ -388,6 +435,11 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
         let adds: Vec<Add> = adds
             .into_iter()
             .map(|mut a| {
+                if kind == BinKind::Reorder && !incremental {
+                    a.tags
+                        .get_or_insert_with(Default::default)
+                        .insert(ZORDER_BY_TAG.into(), Some(zorder_tag.clone()));
+                }
                 if incremental {
                     a.clustering_provider = Some(CLUSTERING_PROVIDER.into());
                     a.tags
