@@ -63,6 +63,7 @@ macro_rules! awaitable {
     };
 }
 
+mod admin;
 mod create;
 mod dml;
 mod error;
@@ -79,16 +80,20 @@ pub use arrow;
 pub use datafusion;
 pub use datafusion::prelude::{col, lit, Expr};
 
+pub use admin::{AlterBuilder, RestoreBuilder, TableChange};
 pub use create::CreateBuilder;
 pub use dml::{DeleteBuilder, UpdateBuilder};
 pub use error::{ConflictInfo, ConflictKind, Error, ErrorKind, Result};
 pub use expression::Expression;
 pub use maintenance::{OptimizeBuilder, VacuumBuilder};
 pub use merge::{DeleteClause, InsertClause, MergeBuilder, MergeSource, UpdateClause};
-pub use options::{CommitOptions, ConflictSettings, Isolation, TableOptions};
+pub use options::{AppTransaction, CommitOptions, ConflictSettings, Isolation, TableOptions};
 pub use outcome::{CommitOutcome, Metrics, ReconcileEvent, SqlOutcome, VacuumOutcome};
 pub use scan::{RecordBatchStream, ScanBuilder};
-pub use table::{split_statements, sql, At, ProtocolInfo, Table, TableMetadata, TableSnapshot};
+pub use table::{
+    split_statements, sql, At, DeletionVectorInfo, FileAction, ProtocolInfo, Table, TableMetadata,
+    TableSnapshot,
+};
 pub use write::{SchemaMode, WriteBuilder, WriteMode};
 
 /// Commits a planned engine transaction with `options` and reports it.
@@ -98,6 +103,31 @@ async fn commit(
 ) -> Result<CommitOutcome> {
     for (k, v) in &options.metadata {
         txn.set_app_metadata(k, serde_json::Value::String(v.clone()))?;
+    }
+    let mut app_ids = std::collections::BTreeSet::new();
+    for t in &options.app_transactions {
+        if t.app_id.is_empty() {
+            return Err(Error::invalid("an app transaction needs an app id"));
+        }
+        if !app_ids.insert(t.app_id.clone()) {
+            return Err(Error::invalid(format!(
+                "app transaction {} is given twice in one commit",
+                t.app_id
+            )));
+        }
+        // Read as well as written: a concurrent commit of the same app id is a
+        // ConcurrentTransaction conflict, so two writers never both record one id's version.
+        txn.read_set.app_ids.insert(t.app_id.clone());
+        txn.actions.push(delta_rlc_protocol::actions::Action::Txn(
+            delta_rlc_protocol::actions::Txn {
+                app_id: t.app_id.clone(),
+                version: t.version,
+                last_updated: Some(
+                    t.last_updated
+                        .unwrap_or_else(|| txn.table.env.clock.now_ms()),
+                ),
+            },
+        ));
     }
     if let Some(n) = options.max_commit_attempts {
         if n == 0 {

@@ -61,12 +61,37 @@ pub struct CommitOptions {
     pub metadata: BTreeMap<String, String>,
     /// This commit's bound on attempts (lost races), instead of the table's setting.
     pub max_commit_attempts: Option<u32>,
+    /// Application transaction versions recorded with the commit (`txn` actions: idempotent
+    /// writes, deltalake's `app_transactions`); read back with
+    /// [`crate::TableSnapshot::app_transaction_version`].
+    pub app_transactions: Vec<AppTransaction>,
+}
+
+/// One application's progress marker, committed atomically with the data (a `txn` action).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppTransaction {
+    /// The application's id.
+    pub app_id: String,
+    /// Its version (e.g. the last batch id written).
+    pub version: i64,
+    /// When (milliseconds since the epoch; the commit's clock when None).
+    pub last_updated: Option<i64>,
 }
 
 impl CommitOptions {
     /// Adds one `commitInfo` field.
     pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.metadata.insert(key.into(), value.into());
+        self
+    }
+
+    /// Records `app_id`'s `version` with this commit.
+    pub fn app_transaction(mut self, app_id: impl Into<String>, version: i64) -> Self {
+        self.app_transactions.push(AppTransaction {
+            app_id: app_id.into(),
+            version,
+            last_updated: None,
+        });
         self
     }
 }

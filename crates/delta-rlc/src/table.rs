@@ -263,6 +263,44 @@ pub struct ProtocolInfo {
     pub writer_features: Option<Vec<String>>,
 }
 
+/// A live data file as its add action records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FileAction {
+    /// The path as logged (relative to the table root unless absolute; URI-encoded).
+    pub path: String,
+    /// Size in bytes.
+    pub size: i64,
+    /// Modification time (milliseconds since the epoch).
+    pub modification_time: i64,
+    /// Whether the commit that added it changed data.
+    pub data_change: bool,
+    /// Partition values as strings (None: null).
+    pub partition_values: BTreeMap<String, Option<String>>,
+    /// The statistics JSON, if recorded.
+    pub stats: Option<String>,
+    /// Its deletion vector, if any.
+    pub deletion_vector: Option<DeletionVectorInfo>,
+    /// Its tags.
+    pub tags: BTreeMap<String, Option<String>>,
+}
+
+/// A deletion vector descriptor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeletionVectorInfo {
+    /// `u` (a file by UUID), `i` (inline) or `p` (an absolute path).
+    pub storage_type: String,
+    /// The UUID, the inline bytes or the path.
+    pub path_or_inline_dv: String,
+    /// The offset in the DV file.
+    pub offset: Option<i32>,
+    /// The serialized size.
+    pub size_in_bytes: i32,
+    /// Rows deleted.
+    pub cardinality: i64,
+}
+
 /// One version of a table: its schema, properties and files; it can be scanned.
 #[derive(Debug, Clone)]
 pub struct TableSnapshot {
@@ -333,6 +371,43 @@ impl TableSnapshot {
             reader_features: p.reader_features.clone(),
             writer_features: p.writer_features.clone(),
         }
+    }
+
+    /// The version application `app_id` last recorded with a commit (a `txn` action), if any.
+    pub fn app_transaction_version(&self, app_id: &str) -> Option<i64> {
+        self.snapshot.txns.get(app_id).map(|t| t.version)
+    }
+
+    /// The live files' add actions (deltalake's `get_add_actions`).
+    pub fn add_actions(&self) -> Vec<FileAction> {
+        self.snapshot
+            .files
+            .iter()
+            .map(|f| FileAction {
+                path: f.path.clone(),
+                size: f.size,
+                modification_time: f.modification_time,
+                data_change: f.data_change,
+                partition_values: f
+                    .partition_values
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+                stats: f.stats.clone(),
+                deletion_vector: f.deletion_vector.as_ref().map(|d| DeletionVectorInfo {
+                    storage_type: d.storage_type.clone(),
+                    path_or_inline_dv: d.path_or_inline_dv.clone(),
+                    offset: d.offset,
+                    size_in_bytes: d.size_in_bytes,
+                    cardinality: d.cardinality,
+                }),
+                tags: f
+                    .tags
+                    .as_ref()
+                    .map(|t| t.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                    .unwrap_or_default(),
+            })
+            .collect()
     }
 
     /// Scans this version.

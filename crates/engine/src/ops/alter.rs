@@ -71,6 +71,18 @@ pub enum AlterOp {
     },
     /// `CLUSTER BY (…)` / `CLUSTER BY NONE` (empty): the clustering columns (`cluster_by.rs`).
     ClusterBy(Vec<String>),
+    /// Table features added to the protocol without enabling anything (deltalake's
+    /// `alter.add_feature`): only features whose writer obligations hold while they are merely
+    /// supported (`ADDABLE_FEATURES`). Moving a legacy protocol to table features needs
+    /// `allow_protocol_versions_increase`.
+    AddFeatures {
+        features: Vec<String>,
+        allow_protocol_versions_increase: bool,
+    },
+    /// The table's name (None clears it).
+    SetName(Option<String>),
+    /// The table's description (None clears it).
+    SetDescription(Option<String>),
     /// `ALTER COLUMN c TYPE t`: a widening (`type_widening::is_widening`) of a column or a struct's
     /// nested field (a column path) on a table with `delta.enableTypeWidening`; files keep the
     /// narrower type and are cast on read.
@@ -121,6 +133,26 @@ pub(crate) fn with_feature(protocol: &Protocol, feature: &str) -> Protocol {
     }
     p
 }
+
+/// Features `AlterOp::AddFeatures` may add: each is safe to list as supported with nothing
+/// enabled (this engine meets their writer rules whenever they are listed). Row tracking (writers
+/// must assign row ids as soon as it is supported), clustering and the vacuum protocol check
+/// (a reader feature) are not among them.
+pub const ADDABLE_FEATURES: &[&str] = &[
+    "appendOnly",
+    "invariants",
+    "checkConstraints",
+    "changeDataFeed",
+    "generatedColumns",
+    "columnMapping",
+    "deletionVectors",
+    "timestampNtz",
+    "typeWidening",
+    "domainMetadata",
+    "v2Checkpoint",
+    "inCommitTimestamp",
+    "identityColumns",
+];
 
 /// Stages the ALTER on `txn`'s snapshot: a new metadata action, and a protocol action when needed.
 pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction> {
@@ -344,6 +376,41 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
             ("ADD CONSTRAINT", json!({"name": name, "expr": expr}))
         }
         AlterOp::ChangeType { column, to } => change_type(&mut schema, &metadata, column, to)?,
+        AlterOp::AddFeatures {
+            features,
+            allow_protocol_versions_increase,
+        } => {
+            for f in features {
+                if !ADDABLE_FEATURES.contains(&f.as_str()) {
+                    return Err(EngineError::Unsupported(format!(
+                        "adding table feature {f} is not supported (addable: {})",
+                        ADDABLE_FEATURES.join(", ")
+                    )));
+                }
+                protocol = with_feature(&protocol, f);
+            }
+            let raised = protocol.min_reader_version > snapshot.protocol.min_reader_version
+                || protocol.min_writer_version > snapshot.protocol.min_writer_version;
+            if raised && !allow_protocol_versions_increase {
+                return Err(EngineError::invalid(format!(
+                    "adding {} raises the protocol from ({}, {}) to ({}, {}); allow the protocol versions to increase",
+                    features.join(", "),
+                    snapshot.protocol.min_reader_version,
+                    snapshot.protocol.min_writer_version,
+                    protocol.min_reader_version,
+                    protocol.min_writer_version
+                )));
+            }
+            ("ADD FEATURE", json!({"features": features}))
+        }
+        AlterOp::SetName(name) => {
+            metadata.name = name.clone();
+            ("UPDATE TABLE METADATA", json!({"name": name}))
+        }
+        AlterOp::SetDescription(description) => {
+            metadata.description = description.clone();
+            ("UPDATE TABLE METADATA", json!({"description": description}))
+        }
         AlterOp::DropConstraint { name, if_exists } => {
             let key = format!("{CONSTRAINT_PREFIX}{}", name.to_lowercase());
             if metadata.configuration.remove(&key).is_none() && !if_exists {

@@ -1,0 +1,278 @@
+//! Table administration: [`AlterBuilder`] (schema, constraints, properties, features, name),
+//! [`RestoreBuilder`] (an earlier version's files as a new version), checkpoints and log cleanup.
+
+use std::collections::BTreeMap;
+
+use arrow::datatypes::Field;
+use delta_rlc_engine::arrow_conv::arrow_to_delta_type;
+use delta_rlc_engine::ops::alter::{alter_txn, AlterOp};
+use delta_rlc_engine::ops::restore::{restore_txn, RestoreSpec};
+use delta_rlc_engine::snapshot::as_of::version_at_timestamp;
+use delta_rlc_engine::Transaction;
+use delta_rlc_protocol::schema::StructField;
+
+use crate::error::{Error, Result};
+use crate::options::CommitOptions;
+use crate::outcome::CommitOutcome;
+use crate::table::{At, Table};
+
+/// One change [`Table::alter`] commits. Every change is a metadata commit (plus a protocol action
+/// when it needs a feature); rules are the operation's own, the same as `ALTER TABLE` in SQL.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum TableChange {
+    /// New nullable top-level columns (`ALTER TABLE … ADD COLUMNS`).
+    AddColumns(Vec<Field>),
+    /// CHECK constraints, name → Spark SQL expression; every existing row is checked first.
+    AddConstraints(BTreeMap<String, String>),
+    /// A CHECK constraint by name.
+    DropConstraint {
+        /// The constraint's name (case-insensitive).
+        name: String,
+        /// No error when there is no such constraint.
+        if_exists: bool,
+    },
+    /// Table properties (`SET TBLPROPERTIES`): turning on deletion vectors, the change data feed,
+    /// type widening or column mapping adds the feature.
+    SetProperties(BTreeMap<String, String>),
+    /// Removes table properties (`UNSET TBLPROPERTIES`).
+    UnsetProperties {
+        /// The keys.
+        keys: Vec<String>,
+        /// No error for a key the table does not have.
+        if_exists: bool,
+    },
+    /// Makes a column nullable (`ALTER COLUMN c DROP NOT NULL`; a dotted path for a nested field).
+    DropNotNull(String),
+    /// Lists table features as supported without enabling them (deltalake's `add_feature`).
+    AddFeatures {
+        /// Protocol names (`deletionVectors`, `changeDataFeed`, …).
+        features: Vec<String>,
+        /// Allow moving a legacy protocol to reader 3 / writer 7.
+        allow_protocol_versions_increase: bool,
+    },
+    /// The table's name (None clears it).
+    SetName(Option<String>),
+    /// The table's description (None clears it).
+    SetDescription(Option<String>),
+}
+
+impl TableChange {
+    fn into_op(self) -> Result<AlterOp> {
+        Ok(match self {
+            TableChange::AddColumns(fields) => {
+                if fields.is_empty() {
+                    return Err(Error::invalid("ADD COLUMNS needs at least one column"));
+                }
+                let mut out = Vec::with_capacity(fields.len());
+                for f in fields {
+                    out.push(StructField {
+                        name: f.name().clone(),
+                        data_type: arrow_to_delta_type(f.data_type())?,
+                        nullable: f.is_nullable(),
+                        metadata: Default::default(),
+                    });
+                }
+                AlterOp::AddColumns(out)
+            }
+            TableChange::AddConstraints(_) => {
+                return Err(Error::invalid("constraints are added one commit each"))
+            }
+            TableChange::DropConstraint { name, if_exists } => {
+                AlterOp::DropConstraint { name, if_exists }
+            }
+            TableChange::SetProperties(p) => AlterOp::SetProperties(p),
+            TableChange::UnsetProperties { keys, if_exists } => {
+                AlterOp::UnsetProperties { keys, if_exists }
+            }
+            TableChange::DropNotNull(c) => {
+                AlterOp::DropNotNull(c.split('.').map(str::to_string).collect())
+            }
+            TableChange::AddFeatures {
+                features,
+                allow_protocol_versions_increase,
+            } => AlterOp::AddFeatures {
+                features,
+                allow_protocol_versions_increase,
+            },
+            TableChange::SetName(n) => AlterOp::SetName(n),
+            TableChange::SetDescription(d) => AlterOp::SetDescription(d),
+        })
+    }
+}
+
+/// Commits one [`TableChange`] on the latest version (or the handle's pinned one).
+///
+/// ```
+/// # async fn demo(table: delta_rlc::Table) -> delta_rlc::Result<()> {
+/// use delta_rlc::TableChange;
+/// let c = [("id_positive".to_string(), "id > 0".to_string())].into_iter().collect();
+/// table.alter(TableChange::AddConstraints(c)).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until it is awaited"]
+pub struct AlterBuilder {
+    table: Table,
+    change: TableChange,
+    commit: CommitOptions,
+}
+
+impl AlterBuilder {
+    pub(crate) fn new(table: Table, change: TableChange) -> Self {
+        AlterBuilder {
+            table,
+            change,
+            commit: CommitOptions::default(),
+        }
+    }
+
+    /// Commit metadata and the attempt bound for this commit.
+    pub fn commit_options(mut self, options: CommitOptions) -> Self {
+        self.commit = options;
+        self
+    }
+
+    async fn run(self) -> Result<CommitOutcome> {
+        let inner = &self.table.inner;
+        // Several constraints are one commit in deltalake; here one metadata action that adds
+        // them all, each checked against every row (they are staged one after another on the
+        // same transaction's metadata).
+        let ops = match self.change {
+            TableChange::AddConstraints(c) => {
+                if c.is_empty() {
+                    return Err(Error::invalid("ADD CONSTRAINT needs a constraint"));
+                }
+                c.into_iter()
+                    .map(|(name, expr)| AlterOp::AddConstraint { name, expr })
+                    .collect()
+            }
+            other => vec![other.into_op()?],
+        };
+        let snapshot = inner.snapshot(self.table.read_version).await?;
+        let mut txn = Transaction::new(inner, Some(snapshot), "ALTER");
+        for op in ops {
+            txn = alter_txn(txn, op).await?;
+            fold_metadata(&mut txn)?;
+        }
+        crate::commit(txn, &self.commit).await
+    }
+}
+
+awaitable!(AlterBuilder => CommitOutcome);
+
+/// After a staged ALTER, the transaction's newest metadata and protocol become its snapshot's, so
+/// the next change builds on them; the commit carries one of each.
+fn fold_metadata(txn: &mut Transaction) -> Result<()> {
+    use delta_rlc_protocol::actions::Action;
+    let mut metadata = None;
+    let mut protocol = None;
+    txn.actions.retain(|a| match a {
+        Action::Metadata(m) => {
+            metadata = Some(m.clone());
+            false
+        }
+        Action::Protocol(p) => {
+            protocol = Some(p.clone());
+            false
+        }
+        _ => true,
+    });
+    let snap = txn.snapshot()?;
+    let mut next = match &metadata {
+        Some(m) => snap.with_metadata(m)?,
+        None => (**snap).clone(),
+    };
+    if let Some(p) = &protocol {
+        next.protocol = p.clone();
+    }
+    txn.read_snapshot = Some(std::sync::Arc::new(next));
+    if let Some(p) = protocol {
+        txn.actions.push(Action::Protocol(p));
+    }
+    if let Some(m) = metadata {
+        txn.actions.push(Action::Metadata(m));
+    }
+    Ok(())
+}
+
+/// Restores the table's files (and metadata) as of an earlier version or timestamp, as a new
+/// commit; deltalake's `restore`.
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until it is awaited"]
+pub struct RestoreBuilder {
+    table: Table,
+    target: At,
+    ignore_missing_files: bool,
+    commit: CommitOptions,
+}
+
+impl RestoreBuilder {
+    pub(crate) fn new(table: Table, target: At) -> Self {
+        RestoreBuilder {
+            table,
+            target,
+            ignore_missing_files: false,
+            commit: CommitOptions::default(),
+        }
+    }
+
+    /// Skip files of the earlier version that VACUUM deleted (default: fail).
+    pub fn ignore_missing_files(mut self, ignore: bool) -> Self {
+        self.ignore_missing_files = ignore;
+        self
+    }
+
+    /// Commit metadata and the attempt bound for this commit.
+    pub fn commit_options(mut self, options: CommitOptions) -> Self {
+        self.commit = options;
+        self
+    }
+
+    async fn run(self) -> Result<CommitOutcome> {
+        let inner = &self.table.inner;
+        let version = match self.target {
+            At::Latest => return Err(Error::invalid("RESTORE needs an earlier version")),
+            At::Version(v) => v,
+            At::TimestampMs(ms) => version_at_timestamp(&inner.store, ms).await?,
+        };
+        let target = inner.snapshot(Some(version)).await?;
+        let current = inner.snapshot(self.table.read_version).await?;
+        let txn = Transaction::new(inner, Some(current), "RESTORE");
+        let spec = RestoreSpec {
+            target,
+            ignore_missing_files: self.ignore_missing_files,
+        };
+        crate::commit(restore_txn(txn, spec).await?, &self.commit).await
+    }
+}
+
+awaitable!(RestoreBuilder => CommitOutcome);
+
+impl Table {
+    /// Commits one schema, constraint, property, feature or name change.
+    pub fn alter(&self, change: TableChange) -> AlterBuilder {
+        AlterBuilder::new(self.clone(), change)
+    }
+
+    /// Restores an earlier version's files as a new version.
+    pub fn restore(&self, target: impl Into<At>) -> RestoreBuilder {
+        RestoreBuilder::new(self.clone(), target.into())
+    }
+
+    /// Writes a checkpoint of the latest version (readers then skip replaying the log before it).
+    pub async fn create_checkpoint(&self) -> Result<u64> {
+        let snapshot = self.inner.snapshot(None).await?;
+        let now = self.inner.env.clock.now_ms();
+        delta_rlc_engine::write::checkpoint::write_checkpoint(&self.inner.store, &snapshot, now)
+            .await?;
+        Ok(snapshot.version)
+    }
+
+    /// Deletes log entries older than `delta.logRetentionDuration` (default 30 days) that precede
+    /// the newest checkpoint old enough to stand in for them; returns the deleted paths.
+    pub async fn cleanup_metadata(&self) -> Result<Vec<String>> {
+        let now = self.inner.env.clock.now_ms();
+        Ok(delta_rlc_engine::vacuum::cleanup_expired_logs(&self.inner, now).await?)
+    }
+}

@@ -1,0 +1,318 @@
+//! Table administration through the library: ALTER changes, RESTORE, application transactions,
+//! checkpoints and log cleanup — rows, versions and conflict kinds checked, with the concurrent
+//! twins (a restore beside a concurrent DELETE aborts; beside a blind append it commits and the
+//! appended rows survive; two commits of one app id: the second aborts).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use delta_rlc::arrow::array::{Int64Array, RecordBatch, StringArray};
+use delta_rlc::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use delta_rlc::{CommitOptions, ConflictKind, ErrorKind, Table, TableChange};
+
+fn schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("v", DataType::Utf8, true),
+    ]))
+}
+
+fn batch(ids: &[i64]) -> RecordBatch {
+    let vals: Vec<String> = ids.iter().map(|i| format!("v{i}")).collect();
+    RecordBatch::try_new(
+        schema(),
+        vec![
+            Arc::new(Int64Array::from(ids.to_vec())),
+            Arc::new(StringArray::from(vals)),
+        ],
+    )
+    .unwrap()
+}
+
+async fn ids(table: &Table) -> Vec<i64> {
+    let mut out = Vec::new();
+    for b in table.scan().columns(["id"]).collect().await.unwrap() {
+        let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+        out.extend(a.values().iter().copied());
+    }
+    out.sort();
+    out
+}
+
+async fn new_table(dir: &tempfile::TempDir) -> Table {
+    let loc = dir.path().join("t").display().to_string();
+    Table::create(&loc)
+        .columns_from(&schema())
+        .property("delta.enableDeletionVectors", "true")
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_brings_back_an_earlier_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir).await;
+    table.write([batch(&[1, 2, 3])]).await.unwrap(); // v1
+    table.delete().filter("id = 2").await.unwrap(); // v2: a DV on the file
+    table.write([batch(&[4])]).await.unwrap(); // v3
+    let out = table.restore(1).await.unwrap();
+    assert_eq!(out.version, Some(4));
+    assert_eq!(ids(&table).await, vec![1, 2, 3]);
+    assert_eq!(out.metrics.get("numRemovedFiles"), Some(2));
+    assert_eq!(out.metrics.get("numRestoredFiles"), Some(1));
+    // Restoring the current version, or a later one, is refused.
+    let e = table.restore(4).await.unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::InvalidInput, "{e}");
+    // The metadata comes back too: a column added after version 1 is gone.
+    table
+        .alter(TableChange::AddColumns(vec![Field::new(
+            "w",
+            DataType::Int32,
+            true,
+        )]))
+        .await
+        .unwrap(); // v5
+    assert_eq!(
+        table
+            .snapshot(delta_rlc::At::Latest)
+            .await
+            .unwrap()
+            .schema()
+            .fields()
+            .len(),
+        3
+    );
+    table.restore(4).await.unwrap();
+    assert_eq!(
+        table
+            .snapshot(delta_rlc::At::Latest)
+            .await
+            .unwrap()
+            .schema()
+            .fields()
+            .len(),
+        2
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_of_a_vacuumed_file_fails_unless_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir).await;
+    table.write([batch(&[1])]).await.unwrap(); // v1
+    table.write([batch(&[2])]).await.unwrap(); // v2
+    let first = table.snapshot(1).await.unwrap().files();
+    table.delete().filter("id = 1").await.unwrap(); // v3: the file goes (all rows deleted)
+    std::fs::remove_file(dir.path().join("t").join(&first[0])).unwrap();
+    let e = table.restore(2).await.unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::InvalidInput, "{e}");
+    assert!(e.to_string().contains("no longer exists"), "{e}");
+    assert_eq!(table.version().await.unwrap(), 3, "nothing committed");
+    table.restore(2).ignore_missing_files(true).await.unwrap();
+    assert_eq!(ids(&table).await, vec![2]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_beside_concurrent_writers() {
+    // Twin 1: a concurrent DELETE removed rows the restore read and keeps: a true conflict.
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir).await;
+    table.write([batch(&[1, 2])]).await.unwrap(); // v1
+    table.write([batch(&[3])]).await.unwrap(); // v2
+    let reader = table.at_version(2);
+    table.delete().filter("id = 1").await.unwrap(); // v3 (the winner)
+    let e = reader.restore(1).await.unwrap_err();
+    let info = e.conflict().expect("a conflict");
+    assert_eq!(info.winning_version, Some(3));
+    assert_eq!(ids(&table).await, vec![2, 3], "the loser committed nothing");
+
+    // Twin 2: a concurrent blind append: the restore commits and the appended rows survive.
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir).await;
+    table.write([batch(&[1, 2])]).await.unwrap(); // v1
+    table.write([batch(&[3])]).await.unwrap(); // v2
+    let reader = table.at_version(2);
+    table.write([batch(&[9])]).await.unwrap(); // v3 (the winner)
+    let out = reader.restore(1).await.unwrap();
+    assert_eq!(out.version, Some(4));
+    assert_eq!(ids(&table).await, vec![1, 2, 9]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alter_changes_are_typed_and_keep_their_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir).await;
+    table.write([batch(&[1, 2])]).await.unwrap();
+    let c: BTreeMap<String, String> = [
+        ("id_positive".to_string(), "id > 0".to_string()),
+        ("v_short".to_string(), "length(v) < 10".to_string()),
+    ]
+    .into_iter()
+    .collect();
+    let out = table.alter(TableChange::AddConstraints(c)).await.unwrap();
+    assert_eq!(out.version, Some(2), "two constraints, one commit");
+    let props = table
+        .snapshot(delta_rlc::At::Latest)
+        .await
+        .unwrap()
+        .properties();
+    assert_eq!(
+        props
+            .get("delta.constraints.id_positive")
+            .map(String::as_str),
+        Some("id > 0")
+    );
+    assert!(props.contains_key("delta.constraints.v_short"));
+    // Enforced on writes.
+    let e = table.write([batch(&[-1])]).await.unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::InvalidInput, "{e}");
+    // A constraint an existing row violates is refused, and nothing is committed.
+    let bad: BTreeMap<String, String> = [("big".to_string(), "id > 1".to_string())]
+        .into_iter()
+        .collect();
+    let e = table
+        .alter(TableChange::AddConstraints(bad))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::InvalidInput, "{e}");
+    assert_eq!(table.version().await.unwrap(), 2);
+    table
+        .alter(TableChange::DropConstraint {
+            name: "ID_POSITIVE".into(),
+            if_exists: false,
+        })
+        .await
+        .unwrap();
+    let e = table
+        .alter(TableChange::DropConstraint {
+            name: "id_positive".into(),
+            if_exists: false,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::InvalidInput, "{e}");
+    table
+        .alter(TableChange::SetName(Some("events".into())))
+        .await
+        .unwrap();
+    table
+        .alter(TableChange::SetDescription(Some("all events".into())))
+        .await
+        .unwrap();
+    let m = table
+        .snapshot(delta_rlc::At::Latest)
+        .await
+        .unwrap()
+        .metadata();
+    assert_eq!(m.name.as_deref(), Some("events"));
+    assert_eq!(m.description.as_deref(), Some("all events"));
+    table
+        .alter(TableChange::AddFeatures {
+            features: vec!["changeDataFeed".into()],
+            allow_protocol_versions_increase: false,
+        })
+        .await
+        .unwrap();
+    let p = table
+        .snapshot(delta_rlc::At::Latest)
+        .await
+        .unwrap()
+        .protocol();
+    assert!(p
+        .writer_features
+        .unwrap()
+        .contains(&"changeDataFeed".to_string()));
+    let e = table
+        .alter(TableChange::AddFeatures {
+            features: vec!["rowTracking".into()],
+            allow_protocol_versions_increase: true,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::Unsupported, "{e}");
+    assert_eq!(ids(&table).await, vec![1, 2]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn app_transactions_are_recorded_and_conflict_by_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir).await;
+    table
+        .write([batch(&[1])])
+        .commit_options(CommitOptions::default().app_transaction("job", 7))
+        .await
+        .unwrap(); // v1
+    let snap = table.snapshot(delta_rlc::At::Latest).await.unwrap();
+    assert_eq!(snap.app_transaction_version("job"), Some(7));
+    assert_eq!(snap.app_transaction_version("other"), None);
+    // Two writers from version 1: the same app id twice is a true conflict for the second.
+    let a = table.at_version(1);
+    let b = table.at_version(1);
+    a.write([batch(&[2])])
+        .commit_options(CommitOptions::default().app_transaction("job", 8))
+        .await
+        .unwrap(); // v2
+    let e = b
+        .write([batch(&[3])])
+        .commit_options(CommitOptions::default().app_transaction("job", 8))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        e.conflict().map(|c| c.kind),
+        Some(ConflictKind::ConcurrentTransaction),
+        "{e}"
+    );
+    // Another app id beside it commits.
+    b.write([batch(&[4])])
+        .commit_options(CommitOptions::default().app_transaction("other", 1))
+        .await
+        .unwrap();
+    assert_eq!(ids(&table).await, vec![1, 2, 4]);
+    let snap = table.snapshot(delta_rlc::At::Latest).await.unwrap();
+    assert_eq!(snap.app_transaction_version("job"), Some(8));
+    assert_eq!(snap.app_transaction_version("other"), Some(1));
+    let e = table
+        .write([batch(&[5])])
+        .commit_options(
+            CommitOptions::default()
+                .app_transaction("x", 1)
+                .app_transaction("x", 2),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::InvalidInput, "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkpoint_and_add_actions() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir).await;
+    table.write([batch(&[1, 2, 3])]).await.unwrap();
+    table.delete().filter("id = 2").await.unwrap();
+    assert_eq!(table.create_checkpoint().await.unwrap(), 2);
+    assert!(dir
+        .path()
+        .join("t/_delta_log/00000000000000000002.checkpoint.parquet")
+        .exists());
+    let reopened = Table::open(&dir.path().join("t").display().to_string())
+        .await
+        .unwrap();
+    assert_eq!(ids(&reopened).await, vec![1, 3]);
+    let adds = reopened
+        .snapshot(delta_rlc::At::Latest)
+        .await
+        .unwrap()
+        .add_actions();
+    assert_eq!(adds.len(), 1);
+    assert_eq!(
+        adds[0].deletion_vector.as_ref().map(|d| d.cardinality),
+        Some(1)
+    );
+    assert!(adds[0]
+        .stats
+        .as_deref()
+        .unwrap_or("")
+        .contains("numRecords"));
+    // Nothing is old enough to clean up.
+    assert!(table.cleanup_metadata().await.unwrap().is_empty());
+}

@@ -1,0 +1,131 @@
+//! RESTORE: the table's live files as of an earlier version, committed as a new version.
+//!
+//! The files live now but not then are removed, the files live then but not now are added back
+//! (a file's identity is its path and deletion vector, so a file whose DV changed is swapped for
+//! its earlier state), both with dataChange=true; their change data is exactly these actions.
+//! The earlier metadata comes back when it differs; the protocol stays (a restore never removes a
+//! feature a reader or writer relies on now). A file to add back that no longer exists (VACUUM
+//! deleted it) fails the restore unless missing files are explicitly ignored.
+//!
+//! A restore reads the whole table: a concurrent commit that changes any live file makes it retry
+//! or abort; a concurrent blind append survives it (WriteSerializable, as in Delta).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use delta_rlc_protocol::actions::Action;
+use delta_rlc_protocol::dv::DvLocation;
+use serde_json::json;
+
+use crate::error::{EngineError, Result};
+use crate::read_set::ReadPredicate;
+use crate::snapshot::Snapshot;
+use crate::txn::Transaction;
+
+/// What to restore.
+#[derive(Debug, Clone)]
+pub struct RestoreSpec {
+    /// The earlier state.
+    pub target: Arc<Snapshot>,
+    /// Add back the files that still exist and skip the ones VACUUM deleted (default: fail).
+    pub ignore_missing_files: bool,
+}
+
+/// Stages the restore on `txn`'s snapshot (the latest).
+pub async fn restore_txn(mut txn: Transaction, spec: RestoreSpec) -> Result<Transaction> {
+    let current = Arc::clone(txn.snapshot()?);
+    current.protocol.check_writable()?;
+    let target = spec.target;
+    if target.version >= current.version {
+        return Err(EngineError::invalid(format!(
+            "RESTORE: version {} is not earlier than the current version {}",
+            target.version, current.version
+        )));
+    }
+    txn.operation = "RESTORE".into();
+    txn.operation_parameters
+        .insert("version".into(), json!(target.version.to_string()));
+    txn.read_set.add_predicate(ReadPredicate {
+        partition: None,
+        data: None,
+        text: "true".into(),
+        exact_keys: None,
+    });
+    let now_keys: BTreeSet<_> = current.files.iter().map(|f| f.file_key()).collect();
+    let then_keys: BTreeSet<_> = target.files.iter().map(|f| f.file_key()).collect();
+    let now = txn.table.env.clock.now_ms();
+    let (mut removed, mut removed_bytes) = (0u64, 0i64);
+    for f in &current.files {
+        txn.read_set
+            .read_file(&f.path, f.deletion_vector.as_ref().map(|d| d.unique_id()));
+        if !then_keys.contains(&f.file_key()) {
+            txn.remove_file(f.to_remove(now, true));
+            removed += 1;
+            removed_bytes += f.size;
+        }
+    }
+    let (mut restored, mut restored_bytes) = (0u64, 0i64);
+    for f in &target.files {
+        if now_keys.contains(&f.file_key()) {
+            continue;
+        }
+        if !still_exists(&txn, &target, f).await? {
+            if spec.ignore_missing_files {
+                continue;
+            }
+            return Err(EngineError::invalid(format!(
+                "RESTORE: {} of version {} no longer exists (deleted by VACUUM?); restore a later version or ignore missing files",
+                f.path, target.version
+            )));
+        }
+        let mut add = f.clone();
+        add.data_change = true;
+        txn.add_file(add);
+        restored += 1;
+        restored_bytes += f.size;
+    }
+    if target.metadata != current.metadata {
+        let mut metadata = target.metadata.clone();
+        // The table keeps its identity; only schema, partitioning and properties go back.
+        metadata.id = current.metadata.id.clone();
+        txn.actions.push(Action::Metadata(metadata));
+    }
+    txn.change_data.file_actions_are_changes = true;
+    let after: usize = current.files.len() + restored as usize - removed as usize;
+    for (k, v) in [
+        ("numRemovedFiles", removed as i64),
+        ("numRestoredFiles", restored as i64),
+        ("removedFilesSize", removed_bytes),
+        ("restoredFilesSize", restored_bytes),
+        ("numOfFilesAfterRestore", after as i64),
+    ] {
+        txn.operation_metrics.insert(k.into(), json!(v.to_string()));
+    }
+    Ok(txn)
+}
+
+/// Whether a file of `target` (and its deletion vector file) is still in the store.
+async fn still_exists(
+    txn: &Transaction,
+    target: &Snapshot,
+    f: &delta_rlc_protocol::actions::Add,
+) -> Result<bool> {
+    let store = &txn.table.store;
+    if !store.exists(&target.root.resolve(&f.path)?).await? {
+        return Ok(false);
+    }
+    let dv_path = match f
+        .deletion_vector
+        .as_ref()
+        .map(|d| d.location())
+        .transpose()?
+    {
+        Some(DvLocation::Relative { path, .. }) => Some(target.root.resolve(&path)?),
+        Some(DvLocation::Absolute { uri, .. }) => Some(target.root.resolve(&uri)?),
+        _ => None,
+    };
+    match dv_path {
+        Some(p) => Ok(store.exists(&p).await?),
+        None => Ok(true),
+    }
+}
