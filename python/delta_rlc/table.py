@@ -5,31 +5,18 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
+import warnings
+from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Union
 
 import pyarrow as pa
 
 from delta_rlc import _internal
+from delta_rlc._arrow import as_reader, as_table
 from delta_rlc._sql import FilterType, filters_to_sql, literal, quote_ident
-
-
-@dataclass
-class CommitProperties:
-    """Options of one commit, as in deltalake.
-
-    ``custom_metadata`` is written into the commit's ``commitInfo``; ``max_commit_retries`` bounds
-    how many lost races the commit reconciles before giving up. ``app_transactions`` (idempotent
-    writes) is not supported yet and raises ``UnsupportedError``.
-    """
-
-    custom_metadata: Optional[Dict[str, str]] = None
-    max_commit_retries: Optional[int] = None
-    app_transactions: Optional[List[Any]] = None
-
-    def _to_dict(self) -> Dict[str, Any]:
-        if self.app_transactions:
-            raise _internal.UnsupportedError("CommitProperties.app_transactions is not supported yet")
-        return {"custom_metadata": self.custom_metadata, "max_commit_retries": self.max_commit_retries}
+from delta_rlc._operations import TableAlterer, TableMerger, TableOptimizer, _source_stream, _unsupported
+from delta_rlc._partitions import matches_filters
+from delta_rlc.schema import Schema
+from delta_rlc.transaction import CommitProperties, PostCommitHookProperties, _after_commit, _commit
 
 
 @dataclass
@@ -49,18 +36,6 @@ class ConflictConfig:
         return {"legacy": self.legacy, "isolation": self.isolation, "max_commit_attempts": self.max_commit_attempts}
 
 
-def _commit(props: Optional[CommitProperties]) -> Optional[Dict[str, Any]]:
-    return props._to_dict() if props is not None else None
-
-
-def _unsupported(**options: Any) -> None:
-    """deltalake options this package does not implement: accepted when left at their default
-    (so scripts run unchanged), refused when set."""
-    for name, value in options.items():
-        if value is not None and value is not False:
-            raise _internal.UnsupportedError(f"{name}={value!r} is not supported by delta_rlc")
-
-
 @dataclass
 class Metadata:
     id: str
@@ -71,40 +46,19 @@ class Metadata:
     configuration: Dict[str, str]
 
 
-@dataclass
-class ProtocolVersions:
+class ProtocolVersions(NamedTuple):
     min_reader_version: int
     min_writer_version: int
-    writer_features: Optional[List[str]] = None
-    reader_features: Optional[List[str]] = None
+    writer_features: Optional[List[str]]
+    reader_features: Optional[List[str]]
 
 
-@dataclass
-class Field:
-    name: str
-    type: pa.DataType
-    nullable: bool
+class DeltaTableConfig(NamedTuple):
+    """deltalake's (deprecated) loading options; every table here loads with its files and stats."""
 
-
-@dataclass
-class Schema:
-    """The table schema; ``to_pyarrow()`` (or ``to_arrow()``) gives the Arrow schema."""
-
-    _arrow: pa.Schema
-    fields: List[Field] = field(default_factory=list)
-
-    def to_pyarrow(self) -> pa.Schema:
-        return self._arrow
-
-    def to_arrow(self) -> pa.Schema:
-        return self._arrow
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Schema):
-            return self._arrow == other._arrow
-        if isinstance(other, pa.Schema):
-            return self._arrow == other
-        return NotImplemented
+    without_files: bool
+    log_buffer_size: int
+    skip_stats: bool = False
 
 
 def _timestamp_ms(value: Union[str, _dt.datetime]) -> int:
@@ -129,11 +83,17 @@ class DeltaTable:
         table_uri: Union[str, Any],
         version: Optional[int] = None,
         storage_options: Optional[Dict[str, str]] = None,
+        without_files: bool = False,
+        log_buffer_size: Optional[int] = None,
+        skip_stats: bool = False,
         *,
         conflict: Optional[ConflictConfig] = None,
         legacy: Optional[bool] = None,
         isolation: Optional[str] = None,
     ) -> None:
+        for name, given in (("without_files", without_files), ("log_buffer_size", log_buffer_size is not None), ("skip_stats", skip_stats)):
+            if given:
+                warnings.warn(f"The '{name}' parameter is deprecated and ignored. Table loading materializes active-file metadata.", DeprecationWarning, stacklevel=2)
         cfg = conflict or ConflictConfig()
         if legacy is not None:
             cfg.legacy = legacy
@@ -158,12 +118,65 @@ class DeltaTable:
         return self
 
     @staticmethod
-    def is_deltatable(table_uri: str, storage_options: Optional[Dict[str, str]] = None) -> bool:
+    def is_deltatable(table_uri: Union[str, Any], storage_options: Optional[Dict[str, str]] = None) -> bool:
         try:
             _internal.RawTable.open(str(table_uri), storage_options, None)
             return True
         except _internal.TableNotFoundError:
             return False
+
+    @classmethod
+    def create(
+        cls,
+        table_uri: Union[str, Any],
+        schema: Any,
+        mode: str = "error",
+        partition_by: Optional[Union[List[str], str]] = None,
+        name: Optional[str] = None,
+        description: Optional[str] = None,
+        configuration: Optional[Mapping[str, Optional[str]]] = None,
+        storage_options: Optional[Dict[str, str]] = None,
+        *args: Any,
+        commit_properties: Optional[CommitProperties] = None,
+        post_commithook_properties: Optional[PostCommitHookProperties] = None,
+        raise_if_key_not_exists: bool = True,
+    ) -> "DeltaTable":
+        """Creates an empty table with ``schema`` (a ``Schema`` or any Arrow schema). ``mode``:
+        ``"error"`` (fail if a table exists), ``"ignore"`` (keep it), ``"append"`` (keep it when
+        the schema and partitioning are the same) or ``"overwrite"`` (refused: replacing a table's
+        schema in place is ``write_deltalake(..., mode="overwrite", schema_mode="overwrite")``)."""
+        if mode not in ("error", "append", "overwrite", "ignore"):
+            raise ValueError(f"mode must be 'error', 'append', 'overwrite' or 'ignore', got {mode!r}")
+        if isinstance(partition_by, str):
+            partition_by = [partition_by]
+        uri = str(table_uri)
+        delta_schema = schema if isinstance(schema, Schema) else Schema.from_arrow(schema)
+        if cls.is_deltatable(uri, storage_options):
+            if mode == "error":
+                raise _internal.DeltaError(f"a table already exists at {uri} (mode='error')")
+            existing = cls(uri, storage_options=storage_options)
+            if mode == "ignore":
+                return existing
+            if mode == "overwrite":
+                raise _internal.UnsupportedError("DeltaTable.create(mode='overwrite') on an existing table is not supported by delta_rlc")
+            if existing.schema() != delta_schema or existing.partition_columns() != list(partition_by or []):
+                raise _internal.SchemaMismatchError(f"the table at {uri} has another schema or partitioning (mode='append')")
+            return existing
+        _commit(None, post_commithook_properties)
+        raw = _internal.RawTable.create(
+            uri,
+            delta_schema.to_pyarrow(),
+            list(partition_by or []),
+            {k: v for k, v in (configuration or {}).items() if v is not None},
+            name,
+            description,
+            storage_options,
+            None,
+            None,
+            _commit(commit_properties),
+            delta_schema.to_json(),
+        )
+        return cls._wrap(raw, storage_options, ConflictConfig())
 
     # --- state -------------------------------------------------------------------------------
     def _load(self) -> Dict[str, Any]:
@@ -179,6 +192,11 @@ class DeltaTable:
     @property
     def table_uri(self) -> str:
         return self._table.uri()
+
+    @property
+    def table_config(self) -> DeltaTableConfig:
+        warnings.warn("The 'table_config' property is deprecated and will be removed in a future release.", DeprecationWarning, stacklevel=2)
+        return DeltaTableConfig(False, 0, False)
 
     def version(self) -> int:
         return self._version
@@ -196,8 +214,7 @@ class DeltaTable:
         self._load()
 
     def schema(self) -> Schema:
-        s = self._load()["schema"]
-        return Schema(s, [Field(f.name, f.type, f.nullable) for f in s])
+        return Schema.from_json(self._load()["schema_string"])
 
     def metadata(self) -> Metadata:
         s = self._load()
@@ -210,33 +227,70 @@ class DeltaTable:
     def partition_columns(self) -> List[str]:
         return list(self._load()["partition_columns"])
 
-    def files(self, partition_filters: Optional[FilterType] = None) -> List[str]:
-        if partition_filters:
-            raise _internal.UnsupportedError("files(partition_filters=...) is not supported yet")
-        return list(self._load()["files"])
+    def _adds(self) -> List[Dict[str, Any]]:
+        return _internal.add_actions(self._table, self._version)
 
-    def file_uris(self) -> List[str]:
+    def _matching(self, partition_filters: Optional[FilterType]) -> List[Dict[str, Any]]:
+        adds = self._adds()
+        if not partition_filters:
+            return adds
+        schema = self.schema()
+        return [a for a in adds if matches_filters(a["partition_values"], partition_filters, schema, self.partition_columns())]
+
+    def files(self, partition_filters: Optional[FilterType] = None) -> List[str]:
+        """Paths of the live data files (relative to the table root)."""
+        return [a["path"] for a in self._matching(partition_filters)]
+
+    def file_uris(self, partition_filters: Optional[FilterType] = None, *, file_pruning_predicate: Any = None) -> List[str]:
+        filters = partition_filters if partition_filters is not None else file_pruning_predicate
         root = self.table_uri.rstrip("/")
-        return [f"{root}/{f}" for f in self.files()]
+        if root.startswith("file://"):
+            root = root[len("file://") :]
+        return [f"{root}/{p}" for p in self.files(filters)]
+
+    def partitions(self, partition_filters: Optional[FilterType] = None, *, file_pruning_predicate: Any = None) -> List[Dict[str, Optional[str]]]:
+        """The distinct partition values of the live files (as strings, None for null)."""
+        filters = partition_filters if partition_filters is not None else file_pruning_predicate
+        out: List[Dict[str, Optional[str]]] = []
+        for a in self._matching(filters):
+            pv = {c: a["partition_values"].get(c) for c in self.partition_columns()}
+            if pv not in out:
+                out.append(pv)
+        return out
+
+    def count(self) -> int:
+        """Live rows: from the files' statistics (deletion vectors subtracted), or by reading
+        when a file has none."""
+        n = self._load().get("num_rows")
+        if n is not None:
+            return int(n)
+        rows = self._reader(columns=[]).read_all()
+        return rows.num_rows
+
+    def get_add_actions(self, flatten: bool = False) -> Any:
+        """The live files' add actions as an Arrow table (deltalake's columns: path, size_bytes,
+        modification_time, num_records, null_count, min, max, partition — nested, or flattened
+        to ``min.id`` … with ``flatten=True``)."""
+        from delta_rlc._partitions import add_actions_table
+
+        return as_table(add_actions_table(self._adds(), self.schema(), self.partition_columns(), flatten))
+
+    def deletion_vectors(self) -> Any:
+        """One row per file with a deletion vector: ``filepath`` and ``selection_vector`` (True
+        keeps the row)."""
+        return as_reader(_internal.deletion_vectors(self._table, self._version))
+
+    def transaction_version(self, app_id: str) -> Optional[int]:
+        """The version ``app_id`` last recorded with ``CommitProperties(app_transactions=…)``."""
+        return _internal.app_transaction_version(self._table, self._version, app_id)
 
     def history(self, limit: Optional[int] = None) -> List[Dict[str, Any]]:
-        """Commit information, newest first (like deltalake's ``history``)."""
-        stmt = "DESCRIBE HISTORY t" + (f" LIMIT {int(limit)}" if limit is not None else "")
-        rows, _, _ = self._table.sql(stmt)
+        """Each version's ``commitInfo`` as its writer recorded it, plus ``version``; newest
+        first (deltalake's ``history``)."""
         out: List[Dict[str, Any]] = []
-        if rows is None:
-            return out
-        for r in rows.read_all().to_pylist():
-            entry: Dict[str, Any] = {}
-            for k, v in r.items():
-                if k in ("operationParameters", "operationMetrics") and isinstance(v, str):
-                    try:
-                        v = json.loads(v) if v else {}
-                    except ValueError:
-                        pass
-                if k == "timestamp" and isinstance(v, str):
-                    v = _timestamp_ms(v)
-                entry[k] = v
+        for version, info in _internal.history(self._table, limit):
+            entry = json.loads(info)
+            entry["version"] = version
             out.append(entry)
         return out
 
@@ -247,19 +301,24 @@ class DeltaTable:
             pred = f"({pred}) AND ({predicate})" if pred else predicate
         return self._table.scan(self._version, columns, pred)
 
+    def scan(self, columns: Optional[List[str]] = None, predicate: Optional[str] = None) -> Any:
+        """Rows of this version as a stream of record batches (``predicate``: a SQL condition)."""
+        return as_reader(self._reader(columns, None, predicate))
+
     def to_pyarrow_table(self, partitions: Optional[FilterType] = None, columns: Optional[List[str]] = None, filesystem: Any = None, filters: Optional[FilterType] = None) -> pa.Table:
         _unsupported(filesystem=filesystem)
         both = list(partitions or []) + list(filters or []) if (partitions and filters) else (partitions or filters)
         return self._reader(columns, both).read_all()
 
-    def to_pyarrow_dataset(self, partitions: Optional[FilterType] = None, filesystem: Any = None) -> Any:
+    def to_pyarrow_dataset(self, partitions: Optional[FilterType] = None, filesystem: Any = None, parquet_read_options: Any = None, schema: Any = None, as_large_types: bool = False, file_pruning_predicate: Any = None) -> Any:
         """An in-memory pyarrow dataset of this version (deletion vectors applied)."""
         import pyarrow.dataset as ds
 
-        return ds.dataset(self.to_pyarrow_table(partitions=partitions))
+        _unsupported(filesystem=filesystem, parquet_read_options=parquet_read_options, schema=schema)
+        return ds.dataset(self.to_pyarrow_table(partitions=partitions or file_pruning_predicate))
 
     def to_pyarrow_reader(self, columns: Optional[List[str]] = None, filters: Optional[FilterType] = None) -> pa.RecordBatchReader:
-        """Rows as a stream of record batches, read file by file."""
+        """Rows as a stream of pyarrow record batches, read file by file."""
         return self._reader(columns, filters)
 
     def to_pandas(self, partitions: Optional[FilterType] = None, columns: Optional[List[str]] = None, filesystem: Any = None, filters: Optional[FilterType] = None, types_mapper: Any = None) -> Any:
@@ -308,10 +367,12 @@ class DeltaTable:
         return rows
 
     # --- writes ------------------------------------------------------------------------------
-    def delete(self, predicate: Optional[str] = None, writer_properties: Any = None, post_commithook_properties: Any = None, commit_properties: Optional[CommitProperties] = None) -> Dict[str, Any]:
+    def delete(self, predicate: Optional[str] = None, writer_properties: Any = None, *args: Any, post_commithook_properties: Optional[PostCommitHookProperties] = None, commit_properties: Optional[CommitProperties] = None) -> Dict[str, Any]:
         """Deletes the rows matching the SQL ``predicate`` (every row without one)."""
-        _unsupported(writer_properties=writer_properties, post_commithook_properties=post_commithook_properties)
-        return self._moved(self._table.delete(predicate, _commit(commit_properties), self._version))
+        _unsupported(writer_properties=writer_properties)
+        out = self._table.delete(predicate, _commit(commit_properties, post_commithook_properties), self._version)
+        _after_commit(self._table, post_commithook_properties)
+        return self._moved(out)
 
     def update(
         self,
@@ -320,39 +381,88 @@ class DeltaTable:
         predicate: Optional[str] = None,
         writer_properties: Any = None,
         error_on_type_mismatch: bool = True,
-        post_commithook_properties: Any = None,
+        *args: Any,
+        post_commithook_properties: Optional[PostCommitHookProperties] = None,
         commit_properties: Optional[CommitProperties] = None,
     ) -> Dict[str, Any]:
         """Sets columns to SQL expressions (``updates``) or Python values (``new_values``)."""
-        _unsupported(writer_properties=writer_properties, post_commithook_properties=post_commithook_properties, error_on_type_mismatch=not error_on_type_mismatch)
+        _unsupported(writer_properties=writer_properties, error_on_type_mismatch=not error_on_type_mismatch)
         if (updates is None) == (new_values is None):
             raise ValueError("pass either updates (SQL expressions) or new_values (Python values)")
         pairs = list(updates.items()) if updates is not None else [(k, literal(v)) for k, v in (new_values or {}).items()]
-        return self._moved(self._table.update(pairs, predicate, _commit(commit_properties), self._version))
+        out = self._table.update(pairs, predicate, _commit(commit_properties, post_commithook_properties), self._version)
+        _after_commit(self._table, post_commithook_properties)
+        return self._moved(out)
 
     def merge(
         self,
         source: Any,
         predicate: str,
-        source_alias: Optional[str] = "source",
-        target_alias: Optional[str] = "target",
+        source_alias: Optional[str] = None,
+        target_alias: Optional[str] = None,
+        merge_schema: bool = False,
         error_on_type_mismatch: bool = True,
         writer_properties: Any = None,
-        streamed_exec: bool = False,
-        post_commithook_properties: Any = None,
+        streamed_exec: bool = True,
+        max_spill_size: Optional[int] = None,
+        max_temp_directory_size: Optional[int] = None,
+        *args: Any,
+        post_commithook_properties: Optional[PostCommitHookProperties] = None,
         commit_properties: Optional[CommitProperties] = None,
-        merge_schema: bool = False,
-    ) -> "TableMerger":
+    ) -> TableMerger:
         """MERGE builder; ``merge_schema=True`` adds the source's new columns to the table
-        (schema evolution, in the MERGE's own commit)."""
-        _unsupported(writer_properties=writer_properties, post_commithook_properties=post_commithook_properties, error_on_type_mismatch=not error_on_type_mismatch)
-        return TableMerger(self, source, predicate, source_alias or "source", target_alias or "target", commit_properties, merge_schema)
+        (schema evolution, in the MERGE's own commit). Columns are qualified by the aliases
+        (``source`` and ``target`` unless given)."""
+        _unsupported(writer_properties=writer_properties, error_on_type_mismatch=not error_on_type_mismatch)
+        return TableMerger(self, source, predicate, source_alias or "source", target_alias or "target", commit_properties, merge_schema, post_commithook_properties)
 
     @property
-    def optimize(self) -> "TableOptimizer":
+    def optimize(self) -> TableOptimizer:
         return TableOptimizer(self)
 
-    def vacuum(self, retention_hours: Optional[int] = None, dry_run: bool = True, enforce_retention_duration: bool = True, post_commithook_properties: Any = None, commit_properties: Optional[CommitProperties] = None, full: bool = False, keep_versions: Any = None) -> List[str]:
+    @property
+    def alter(self) -> TableAlterer:
+        return TableAlterer(self)
+
+    def restore(self, target: Union[int, _dt.datetime, str], *, ignore_missing_files: bool = False, protocol_downgrade_allowed: bool = False, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> Dict[str, Any]:
+        """Commits the files (and metadata) of an earlier version or timestamp as a new version.
+        The protocol is kept (``protocol_downgrade_allowed=True`` is refused)."""
+        _unsupported(protocol_downgrade_allowed=protocol_downgrade_allowed)
+        commit = _commit(commit_properties, post_commithook_properties)
+        if isinstance(target, int):
+            out = _internal.restore(self._table, target, None, ignore_missing_files, commit)
+        else:
+            out = _internal.restore(self._table, None, _timestamp_ms(target), ignore_missing_files, commit)
+        _after_commit(self._table, post_commithook_properties)
+        self._moved(out)
+        out.setdefault("num_removed_file", out.get("num_removed_files"))
+        out.setdefault("num_restored_file", out.get("num_restored_files"))
+        return out
+
+    def create_checkpoint(self) -> None:
+        """Writes a checkpoint of the latest version."""
+        _internal.create_checkpoint(self._table)
+
+    def cleanup_metadata(self) -> None:
+        """Deletes log entries older than ``delta.logRetentionDuration`` that precede a
+        checkpoint."""
+        _internal.cleanup_metadata(self._table)
+
+    def compact_logs(self, starting_version: int, ending_version: int) -> None:
+        raise _internal.UnsupportedError("compact_logs (log compaction files) is not supported by delta_rlc")
+
+    def repair(self, dry_run: bool = False, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> Dict[str, Any]:
+        """Removes live files that are missing from storage (deltalake's FSCK)."""
+        out = _internal.repair(self._table, dry_run, _commit(commit_properties, post_commithook_properties))
+        if not dry_run:
+            _after_commit(self._table, post_commithook_properties)
+            self._version = self._table.latest_version()
+        return out
+
+    def generate(self) -> None:
+        raise _internal.UnsupportedError("generate (symlink manifests) is not supported by delta_rlc")
+
+    def vacuum(self, retention_hours: Optional[int] = None, dry_run: bool = True, enforce_retention_duration: bool = True, *args: Any, post_commithook_properties: Any = None, commit_properties: Optional[CommitProperties] = None, full: bool = False, keep_versions: Any = None) -> List[str]:
         """Deletes (or, with ``dry_run``, lists) files no version within the retention uses."""
         _unsupported(post_commithook_properties=post_commithook_properties, commit_properties=commit_properties, full=full, keep_versions=keep_versions)
         return self._table.vacuum(None if retention_hours is None else float(retention_hours), dry_run, enforce_retention_duration)
@@ -369,90 +479,3 @@ class DeltaTable:
 
     def __repr__(self) -> str:
         return f"DeltaTable({self.table_uri!r}, version={self._version})"
-
-
-def _source_stream(source: Any) -> Any:
-    """Anything with ``__arrow_c_stream__`` passes through; pandas goes through pyarrow."""
-    if hasattr(source, "__arrow_c_stream__"):
-        return source
-    if isinstance(source, pa.RecordBatch):
-        return pa.Table.from_batches([source])
-    try:
-        import pandas as pd
-
-        if isinstance(source, pd.DataFrame):
-            return pa.Table.from_pandas(source, preserve_index=False)
-    except ImportError:
-        pass
-    if isinstance(source, (list, tuple)) and source and isinstance(source[0], pa.RecordBatch):
-        return pa.Table.from_batches(list(source))
-    raise TypeError(f"cannot read Arrow data from {type(source).__name__}; pass a pyarrow Table/RecordBatchReader, a polars or pandas DataFrame, or anything with __arrow_c_stream__")
-
-
-class TableMerger:
-    """MERGE builder: add clauses in order, then ``execute()``."""
-
-    def __init__(self, table: DeltaTable, source: Any, predicate: str, source_alias: str, target_alias: str, commit_properties: Optional[CommitProperties], merge_schema: bool = False) -> None:
-        self._table = table
-        self._merge_schema = merge_schema
-        self._source = _source_stream(source)
-        self._predicate = predicate
-        self._source_alias = source_alias
-        self._target_alias = target_alias
-        self._commit = commit_properties
-        self._clauses: List[Any] = []
-
-    def _add(self, kind: str, predicate: Optional[str], updates: Optional[Mapping[str, str]]) -> "TableMerger":
-        self._clauses.append((kind, predicate, None if updates is None else list(updates.items())))
-        return self
-
-    def _all(self, except_cols: Optional[Iterable[str]]) -> Optional[Dict[str, str]]:
-        if not except_cols:
-            return None
-        skip = {c.lower() for c in except_cols}
-        names = [f.name for f in self._table.schema().fields]
-        return {n: f"{self._source_alias}.{quote_ident(n)}" for n in names if n.lower() not in skip}
-
-    def when_matched_update(self, updates: Mapping[str, str], predicate: Optional[str] = None) -> "TableMerger":
-        return self._add("matched_update", predicate, updates)
-
-    def when_matched_update_all(self, predicate: Optional[str] = None, except_cols: Optional[List[str]] = None) -> "TableMerger":
-        return self._add("matched_update", predicate, self._all(except_cols))
-
-    def when_matched_delete(self, predicate: Optional[str] = None) -> "TableMerger":
-        return self._add("matched_delete", predicate, None)
-
-    def when_not_matched_insert(self, updates: Mapping[str, str], predicate: Optional[str] = None) -> "TableMerger":
-        return self._add("not_matched_insert", predicate, updates)
-
-    def when_not_matched_insert_all(self, predicate: Optional[str] = None, except_cols: Optional[List[str]] = None) -> "TableMerger":
-        return self._add("not_matched_insert", predicate, self._all(except_cols))
-
-    def when_not_matched_by_source_update(self, updates: Mapping[str, str], predicate: Optional[str] = None) -> "TableMerger":
-        return self._add("not_matched_by_source_update", predicate, updates)
-
-    def when_not_matched_by_source_delete(self, predicate: Optional[str] = None) -> "TableMerger":
-        return self._add("not_matched_by_source_delete", predicate, None)
-
-    def execute(self) -> Dict[str, Any]:
-        out = self._table._table.merge(self._source, self._predicate, self._source_alias, self._target_alias, self._clauses, _commit(self._commit), self._table._version, self._merge_schema)
-        return self._table._moved(out)
-
-
-class TableOptimizer:
-    """``dt.optimize.compact()`` and ``dt.optimize.z_order(columns)``."""
-
-    def __init__(self, table: DeltaTable) -> None:
-        self._table = table
-
-    def _run(self, zorder: List[str], partition_filters: Optional[FilterType], target_size: Optional[int], commit_properties: Optional[CommitProperties]) -> Dict[str, Any]:
-        out = self._table._table.optimize(zorder, target_size, filters_to_sql(partition_filters), _commit(commit_properties), self._table._version)
-        return self._table._moved(out)
-
-    def compact(self, partition_filters: Optional[FilterType] = None, target_size: Optional[int] = None, max_concurrent_tasks: Optional[int] = None, min_commit_interval: Any = None, writer_properties: Any = None, post_commithook_properties: Any = None, commit_properties: Optional[CommitProperties] = None) -> Dict[str, Any]:
-        _unsupported(min_commit_interval=min_commit_interval, writer_properties=writer_properties, post_commithook_properties=post_commithook_properties)
-        return self._run([], partition_filters, target_size, commit_properties)
-
-    def z_order(self, columns: Iterable[str], partition_filters: Optional[FilterType] = None, target_size: Optional[int] = None, max_concurrent_tasks: Optional[int] = None, max_spill_size: Any = None, min_commit_interval: Any = None, writer_properties: Any = None, post_commithook_properties: Any = None, commit_properties: Optional[CommitProperties] = None) -> Dict[str, Any]:
-        _unsupported(min_commit_interval=min_commit_interval, writer_properties=writer_properties, post_commithook_properties=post_commithook_properties)
-        return self._run(list(columns), partition_filters, target_size, commit_properties)

@@ -7,7 +7,12 @@ from typing import Any, Dict, List, Optional, Union
 import pyarrow as pa
 
 from delta_rlc import _internal
-from delta_rlc.table import CommitProperties, ConflictConfig, DeltaTable, _commit, _source_stream, _unsupported
+from delta_rlc._operations import _source_stream, _unsupported
+from delta_rlc.properties import BloomFilterProperties, ColumnProperties, WriterProperties
+from delta_rlc.table import ConflictConfig, DeltaTable
+from delta_rlc.transaction import CommitProperties, PostCommitHookProperties, _after_commit, _commit
+
+__all__ = ["BloomFilterProperties", "ColumnProperties", "WriterProperties", "convert_to_deltalake", "write_deltalake"]
 
 
 def _schema_of(data: Any) -> pa.Schema:
@@ -31,8 +36,8 @@ def write_deltalake(
     predicate: Optional[str] = None,
     target_file_size: Optional[int] = None,
     writer_properties: Any = None,
-    post_commithook_properties: Any = None,
     commit_properties: Optional[CommitProperties] = None,
+    post_commithook_properties: Optional[PostCommitHookProperties] = None,
     conflict: Optional[ConflictConfig] = None,
 ) -> Dict[str, Any]:
     """Writes Arrow data (pyarrow, polars, pandas, DuckDB results, anything with
@@ -45,7 +50,8 @@ def write_deltalake(
     ``mode="overwrite"``) replaces the schema. Returns the commit's metrics (``version``,
     ``num_commit_attempts``, ``reconcile_events``, …).
     """
-    _unsupported(writer_properties=writer_properties, post_commithook_properties=post_commithook_properties, target_file_size=target_file_size)
+    _unsupported(writer_properties=writer_properties, target_file_size=target_file_size)
+    _commit(None, post_commithook_properties)
     if mode not in ("error", "append", "overwrite", "ignore"):
         raise ValueError(f"mode must be 'error', 'append', 'overwrite' or 'ignore', got {mode!r}")
     if schema_mode not in (None, "merge", "overwrite"):
@@ -87,4 +93,26 @@ def write_deltalake(
     if partition_by and list(partition_by) != table.partition_columns():
         raise ValueError(f"partition_by {partition_by} differs from the table's {table.partition_columns()}")
     out = table._table.write(data, mode, predicate, _commit(commit_properties), table._version if isinstance(table_or_uri, DeltaTable) else None, schema_mode)
+    _after_commit(table._table, post_commithook_properties)
     return table._moved(out)
+
+
+def convert_to_deltalake(uri: Any, mode: str = "error", partition_by: Any = None, partition_strategy: Optional[str] = None, name: Optional[str] = None, description: Optional[str] = None, configuration: Any = None, storage_options: Optional[Dict[str, str]] = None, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+    """Not supported yet: converting a Parquet folder in place (use ``COPY`` / CTAS in SQL to
+    write a Delta table from Parquet files)."""
+    raise _internal.UnsupportedError("convert_to_deltalake is not supported by delta_rlc yet")
+
+
+def try_get_table_and_table_uri(table_or_uri: Any, storage_options: Optional[Dict[str, str]] = None) -> Any:
+    """(the table at ``table_or_uri`` or None when there is none, its URI) — deltalake's helper."""
+    from pathlib import Path
+
+    if not isinstance(table_or_uri, (str, Path, DeltaTable)):
+        raise ValueError("table_or_uri must be a str, Path or DeltaTable")
+    if isinstance(table_or_uri, DeltaTable):
+        return table_or_uri, table_or_uri.table_uri
+    uri = str(table_or_uri)
+    try:
+        return DeltaTable(uri, storage_options=storage_options), uri
+    except _internal.TableNotFoundError:
+        return None, uri

@@ -14,15 +14,18 @@ use arrow::ffi_stream::ArrowArrayStreamReader;
 use arrow::record_batch::{RecordBatch, RecordBatchReader};
 use arrow_pyarrow::{FromPyArrow, IntoPyArrow, ToPyArrow};
 use delta_rlc::{
-    At, CommitOptions, CommitOutcome, ConflictSettings, DeleteClause, ErrorKind, InsertClause,
-    Isolation, MergeSource, RecordBatchStream, SchemaMode, Table, TableOptions, UpdateClause,
-    WriteMode,
+    AppTransaction, At, CommitOptions, CommitOutcome, ConflictSettings, DeleteClause, ErrorKind,
+    InsertClause, Isolation, MergeSource, RecordBatchStream, SchemaMode, Table, TableOptions,
+    UpdateClause, WriteMode,
 };
 use futures::StreamExt;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+
+mod admin;
+mod query;
 
 create_exception!(
     delta_rlc.exceptions,
@@ -149,7 +152,7 @@ fn to_py_err(py: Python<'_>, e: delta_rlc::Error) -> PyErr {
 /// Runs `fut` to completion with the GIL released; Ctrl-C (or any pending signal handler that
 /// raises) cancels it. A write cancelled while committing may or may not have committed; nothing
 /// half-written is ever visible.
-fn run<T, F>(py: Python<'_>, fut: F) -> PyResult<T>
+pub(crate) fn run<T, F>(py: Python<'_>, fut: F) -> PyResult<T>
 where
     T: Send + 'static,
     F: Future<Output = delta_rlc::Result<T>> + Send + 'static,
@@ -176,9 +179,9 @@ where
 }
 
 /// A scan stream read synchronously, batch by batch (for pyarrow's RecordBatchReader).
-struct BlockingReader {
-    schema: SchemaRef,
-    stream: RecordBatchStream,
+pub(crate) struct BlockingReader {
+    pub(crate) schema: SchemaRef,
+    pub(crate) stream: RecordBatchStream,
 }
 
 impl Iterator for BlockingReader {
@@ -258,7 +261,7 @@ fn table_options(
     }
 }
 
-fn commit_options(commit: Option<&Bound<'_, PyDict>>) -> PyResult<CommitOptions> {
+pub(crate) fn commit_options(commit: Option<&Bound<'_, PyDict>>) -> PyResult<CommitOptions> {
     let mut o = CommitOptions::default();
     let Some(d) = commit else {
         return Ok(o);
@@ -267,6 +270,19 @@ fn commit_options(commit: Option<&Bound<'_, PyDict>>) -> PyResult<CommitOptions>
         if !v.is_none() {
             let m: HashMap<String, String> = v.extract()?;
             o.metadata = m.into_iter().collect();
+        }
+    }
+    if let Some(v) = d.get_item("app_transactions")? {
+        if !v.is_none() {
+            let txns: Vec<(String, i64, Option<i64>)> = v.extract()?;
+            o.app_transactions = txns
+                .into_iter()
+                .map(|(app_id, version, last_updated)| AppTransaction {
+                    app_id,
+                    version,
+                    last_updated,
+                })
+                .collect();
         }
     }
     if let Some(v) = d.get_item("max_commit_retries")? {
@@ -280,7 +296,10 @@ fn commit_options(commit: Option<&Bound<'_, PyDict>>) -> PyResult<CommitOptions>
 
 /// A commit outcome as deltalake-style metrics: Spark's names and their snake_case forms, the
 /// version, the attempts and the reconcile events.
-fn outcome_dict<'py>(py: Python<'py>, c: &CommitOutcome) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn outcome_dict<'py>(
+    py: Python<'py>,
+    c: &CommitOutcome,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (name, value) in c.metrics.iter() {
         let v: Py<PyAny> = match value.parse::<i64>() {
@@ -315,13 +334,13 @@ fn snake(name: &str) -> String {
 /// One Delta table (the Python `DeltaTable` wraps it).
 #[pyclass(module = "delta_rlc._internal", frozen)]
 struct RawTable {
-    table: Table,
+    pub(crate) table: Table,
 }
 
 impl RawTable {
     /// The handle writes go through: reading `read_version` when given (the Python table's
     /// pinned version), else the latest.
-    fn at(&self, read_version: Option<u64>) -> Table {
+    pub(crate) fn at(&self, read_version: Option<u64>) -> Table {
         match read_version {
             Some(v) => self.table.at_version(v),
             None => self.table.clone(),
@@ -347,7 +366,7 @@ impl RawTable {
 
     /// Creates a table from an Arrow schema.
     #[staticmethod]
-    #[pyo3(signature = (uri, schema, partition_by, configuration, name=None, description=None, storage_options=None, conflict=None, data=None, commit=None))]
+    #[pyo3(signature = (uri, schema, partition_by, configuration, name=None, description=None, storage_options=None, conflict=None, data=None, commit=None, schema_json=None))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         py: Python<'_>,
@@ -361,6 +380,7 @@ impl RawTable {
         conflict: Option<&Bound<'_, PyDict>>,
         data: Option<&Bound<'_, PyAny>>,
         commit: Option<&Bound<'_, PyDict>>,
+        schema_json: Option<String>,
     ) -> PyResult<RawTable> {
         let schema = arrow::datatypes::Schema::from_pyarrow_bound(schema)?;
         let rows = match data {
@@ -374,6 +394,9 @@ impl RawTable {
             .options(options);
         for (k, v) in configuration {
             b = b.property(k, v);
+        }
+        if let Some(j) = schema_json {
+            b = b.delta_schema(j);
         }
         if let Some(n) = name {
             b = b.name(n);
@@ -391,6 +414,11 @@ impl RawTable {
 
     fn uri(&self) -> String {
         self.table.uri().to_string()
+    }
+
+    /// The root URI as deltalake spells it (with a trailing `/`).
+    fn table_uri(&self) -> String {
+        format!("{}/", self.table.uri().trim_end_matches('/'))
     }
 
     /// The latest committed version.
@@ -415,6 +443,7 @@ impl RawTable {
         d.set_item("version", s.version())?;
         d.set_item("timestamp_ms", s.timestamp_ms())?;
         d.set_item("schema", s.schema().as_ref().to_pyarrow(py)?)?;
+        d.set_item("schema_string", s.schema_json())?;
         let m = s.metadata();
         d.set_item("id", m.id)?;
         d.set_item("name", m.name)?;
@@ -744,6 +773,8 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RawTable>()?;
     m.add_function(wrap_pyfunction!(sql, m)?)?;
     m.add_function(wrap_pyfunction!(split_statements, m)?)?;
+    admin::register(m)?;
+    query::register(m)?;
     m.add("DeltaError", py.get_type::<DeltaError>())?;
     m.add("CommitFailedError", py.get_type::<CommitFailedError>())?;
     m.add(

@@ -260,6 +260,27 @@ impl Table {
         RestoreBuilder::new(self.clone(), target.into())
     }
 
+    /// The commit history, newest first, at most `limit` entries (every retained version
+    /// without one): each version's `commitInfo` as its writer recorded it (deltalake's
+    /// `history`, Spark's `DESCRIBE HISTORY`).
+    pub async fn history(&self, limit: Option<usize>) -> Result<Vec<HistoryEntry>> {
+        let latest = self.inner.snapshot(None).await?.version;
+        let infos =
+            delta_rlc_engine::snapshot::history::commit_infos(&self.inner, latest, limit).await?;
+        infos
+            .into_iter()
+            .map(|(version, ci)| {
+                Ok(HistoryEntry {
+                    version,
+                    timestamp_ms: ci.in_commit_timestamp.or(ci.timestamp),
+                    operation: ci.operation.clone(),
+                    commit_info: serde_json::to_string(&ci)
+                        .map_err(|e| Error::invalid(format!("version {version}: {e}")))?,
+                })
+            })
+            .collect()
+    }
+
     /// Writes a checkpoint of the latest version (readers then skip replaying the log before it).
     pub async fn create_checkpoint(&self) -> Result<u64> {
         let snapshot = self.inner.snapshot(None).await?;
@@ -269,10 +290,47 @@ impl Table {
         Ok(snapshot.version)
     }
 
+    /// Removes the live files missing from storage (deltalake's FSCK); with `dry_run`, only
+    /// lists them. Returns their paths and the commit (None when nothing was missing or
+    /// `dry_run`).
+    pub async fn repair(&self, dry_run: bool) -> Result<(Vec<String>, Option<CommitOutcome>)> {
+        self.repair_with(dry_run, &CommitOptions::default()).await
+    }
+
+    /// [`Table::repair`] with commit options.
+    pub async fn repair_with(
+        &self,
+        dry_run: bool,
+        options: &CommitOptions,
+    ) -> Result<(Vec<String>, Option<CommitOutcome>)> {
+        let inner = &self.inner;
+        let snapshot = inner.snapshot(self.read_version).await?;
+        let txn = Transaction::new(inner, Some(snapshot), "FSCK");
+        let (txn, missing) = delta_rlc_engine::ops::repair::repair_txn(txn).await?;
+        if dry_run || missing.is_empty() {
+            return Ok((missing, None));
+        }
+        Ok((missing, Some(crate::commit(txn, options).await?)))
+    }
+
     /// Deletes log entries older than `delta.logRetentionDuration` (default 30 days) that precede
     /// the newest checkpoint old enough to stand in for them; returns the deleted paths.
     pub async fn cleanup_metadata(&self) -> Result<Vec<String>> {
         let now = self.inner.env.clock.now_ms();
         Ok(delta_rlc_engine::vacuum::cleanup_expired_logs(&self.inner, now).await?)
     }
+}
+
+/// One version's entry in [`Table::history`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HistoryEntry {
+    /// The version.
+    pub version: u64,
+    /// When it was committed (milliseconds since the epoch), if recorded.
+    pub timestamp_ms: Option<i64>,
+    /// The operation (`WRITE`, `DELETE`, `MERGE`, …), if recorded.
+    pub operation: Option<String>,
+    /// The whole `commitInfo` as JSON (operation parameters and metrics, custom fields).
+    pub commit_info: String,
 }

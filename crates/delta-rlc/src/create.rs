@@ -39,6 +39,8 @@ pub struct CreateBuilder {
     location: String,
     options: TableOptions,
     fields: Vec<Field>,
+    /// A Delta schema (JSON, with field metadata) given instead of Arrow columns.
+    delta_schema: Option<String>,
     partition_by: Vec<String>,
     properties: BTreeMap<String, String>,
     name: Option<String>,
@@ -53,6 +55,7 @@ impl CreateBuilder {
             location: location.to_string(),
             options: TableOptions::default(),
             fields: Vec::new(),
+            delta_schema: None,
             partition_by: Vec::new(),
             properties: BTreeMap::new(),
             name: None,
@@ -60,6 +63,14 @@ impl CreateBuilder {
             data: Vec::new(),
             commit: CommitOptions::default(),
         }
+    }
+
+    /// The schema as Delta JSON (`{"type":"struct","fields":[…]}`), field metadata included
+    /// (generation expressions, identity columns, comments, invariants); replaces any columns
+    /// given as Arrow. The metadata is checked as `CREATE TABLE` checks it.
+    pub fn delta_schema(mut self, json: impl Into<String>) -> Self {
+        self.delta_schema = Some(json.into());
+        self
     }
 
     /// Adds a column.
@@ -123,18 +134,28 @@ impl CreateBuilder {
     }
 
     async fn run(self) -> Result<Table> {
-        if self.fields.is_empty() {
+        let fields = match &self.delta_schema {
+            Some(json) => {
+                StructType::parse(json)
+                    .map_err(|e| Error::invalid(format!("CREATE: the schema: {e}")))?
+                    .fields
+            }
+            None => {
+                let mut fields = Vec::with_capacity(self.fields.len());
+                for f in &self.fields {
+                    let data_type = arrow_to_delta_type(f.data_type())?;
+                    fields.push(StructField {
+                        name: f.name().clone(),
+                        data_type,
+                        nullable: f.is_nullable(),
+                        metadata: Default::default(),
+                    });
+                }
+                fields
+            }
+        };
+        if fields.is_empty() {
             return Err(Error::invalid("CREATE: a table needs at least one column"));
-        }
-        let mut fields = Vec::with_capacity(self.fields.len());
-        for f in &self.fields {
-            let data_type = arrow_to_delta_type(f.data_type())?;
-            fields.push(StructField {
-                name: f.name().clone(),
-                data_type,
-                nullable: f.is_nullable(),
-                metadata: Default::default(),
-            });
         }
         let table = Table::at(&self.location, &self.options)?;
         let spec = CreateTableSpec {

@@ -80,7 +80,7 @@ pub use arrow;
 pub use datafusion;
 pub use datafusion::prelude::{col, lit, Expr};
 
-pub use admin::{AlterBuilder, RestoreBuilder, TableChange};
+pub use admin::{AlterBuilder, HistoryEntry, RestoreBuilder, TableChange};
 pub use create::CreateBuilder;
 pub use dml::{DeleteBuilder, UpdateBuilder};
 pub use error::{ConflictInfo, ConflictKind, Error, ErrorKind, Result};
@@ -91,8 +91,8 @@ pub use options::{AppTransaction, CommitOptions, ConflictSettings, Isolation, Ta
 pub use outcome::{CommitOutcome, Metrics, ReconcileEvent, SqlOutcome, VacuumOutcome};
 pub use scan::{RecordBatchStream, ScanBuilder};
 pub use table::{
-    split_statements, sql, At, DeletionVectorInfo, FileAction, ProtocolInfo, Table, TableMetadata,
-    TableSnapshot,
+    query, split_statements, sql, At, DeletionVectorInfo, FileAction, ProtocolInfo, Table,
+    TableMetadata, TableSnapshot,
 };
 pub use write::{SchemaMode, WriteBuilder, WriteMode};
 

@@ -111,6 +111,13 @@ pub struct RecordBatchStream {
 }
 
 impl RecordBatchStream {
+    pub(crate) fn new(inner: SendableRecordBatchStream) -> Self {
+        RecordBatchStream {
+            schema: inner.schema(),
+            inner,
+        }
+    }
+
     /// The schema of every batch.
     pub fn schema(&self) -> SchemaRef {
         Arc::clone(&self.schema)

@@ -18,7 +18,7 @@ use crate::maintenance::{OptimizeBuilder, VacuumBuilder};
 use crate::merge::{MergeBuilder, MergeSource};
 use crate::options::TableOptions;
 use crate::outcome::SqlOutcome;
-use crate::scan::ScanBuilder;
+use crate::scan::{RecordBatchStream, ScanBuilder};
 use crate::write::WriteBuilder;
 use crate::Expression;
 
@@ -225,6 +225,36 @@ pub async fn sql(statement: &str, options: &TableOptions) -> Result<SqlOutcome> 
     Ok(SqlOutcome::from_engine(session.execute(statement).await?))
 }
 
+/// Runs one query over tables registered by name (deltalake's `QueryBuilder`): each name reads
+/// its handle's pinned version ([`Table::at_version`]) or the latest; a statement that is not a
+/// query is refused before anything runs. Rows are streamed.
+///
+/// ```
+/// # async fn demo(events: delta_rlc::Table) -> delta_rlc::Result<()> {
+/// let rows = delta_rlc::query("SELECT count(*) FROM events", &[("events", &events)]).await?;
+/// # Ok(()) }
+/// ```
+pub async fn query(statement: &str, tables: &[(&str, &Table)]) -> Result<RecordBatchStream> {
+    let (env, conflict) = match tables.first() {
+        Some((_, t)) => (t.inner.env.clone(), t.inner.conflict.clone()),
+        None => (
+            TableOptions::default().env(),
+            TableOptions::default().conflict.to_engine(),
+        ),
+    };
+    let mut session = SqlSession::new(env, conflict);
+    for (name, table) in tables {
+        let uri = table.uri().to_string();
+        session.use_store(&uri, table.inner.store.clone());
+        match table.read_version {
+            Some(v) => session.register_at(name, &uri, v),
+            None => session.register(name, &uri),
+        }
+    }
+    let stream = session.query_only(statement).await?;
+    Ok(RecordBatchStream::new(stream))
+}
+
 /// Splits a SQL script into its statements with the SQL tokenizer: a `;` inside a string, a quoted
 /// identifier or a comment does not split. The one splitter behind `sql -f`, the shell and Python.
 pub fn split_statements(script: &str) -> Result<Vec<String>> {
@@ -329,6 +359,11 @@ impl TableSnapshot {
         self.snapshot.partition_columns()
     }
 
+    /// The Delta schema as the log records it (`schemaString`: JSON with field metadata).
+    pub fn schema_json(&self) -> &str {
+        &self.snapshot.metadata.schema_string
+    }
+
     /// Table properties (`delta.enableDeletionVectors`, …).
     pub fn properties(&self) -> BTreeMap<String, String> {
         self.snapshot
@@ -408,6 +443,43 @@ impl TableSnapshot {
                     .unwrap_or_default(),
             })
             .collect()
+    }
+
+    /// For each live file with a deletion vector: its logged path and its selection vector (one
+    /// entry per physical row, `true` = kept). A file without a row count fails (the vector's
+    /// length is unknown).
+    pub async fn deletion_vectors(&self) -> Result<Vec<(String, Vec<bool>)>> {
+        let mut out = Vec::new();
+        for f in &self.snapshot.files {
+            if f.deletion_vector.is_none() {
+                continue;
+            }
+            let deleted = delta_rlc_engine::dv_io::load_file_dv(
+                &self.table.inner.store,
+                &self.snapshot.root,
+                f,
+            )
+            .await?;
+            let rows = f
+                .num_records()
+                .ok_or_else(|| Error::invalid(format!("{}: no row count", f.path)))?;
+            let rows = usize::try_from(rows)
+                .map_err(|_| Error::invalid(format!("{}: bad row count", f.path)))?;
+            let mut keep = vec![true; rows];
+            for i in deleted.iter() {
+                match usize::try_from(i).ok().and_then(|i| keep.get_mut(i)) {
+                    Some(k) => *k = false,
+                    None => {
+                        return Err(Error::invalid(format!(
+                            "{}: deletion vector names row {i} of {rows}",
+                            f.path
+                        )))
+                    }
+                }
+            }
+            out.push((f.path.clone(), keep));
+        }
+        Ok(out)
     }
 
     /// Scans this version.

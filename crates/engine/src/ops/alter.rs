@@ -246,6 +246,10 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
             ("DROP COLUMNS", params)
         }
         AlterOp::SetProperties(props) => {
+            let mut props = props.clone();
+            let (want_reader, want_writer) = super::create::take_protocol_requests(&mut props)?;
+            protocol = super::create::raise_protocol(protocol, want_reader, want_writer)?;
+            let props = &props;
             for k in props.keys() {
                 if FIXED_PROPERTIES.contains(&k.as_str()) {
                     return Err(EngineError::invalid(format!("{k} is set by the engine")));

@@ -112,6 +112,68 @@ pub fn validate_properties(config: &BTreeMap<String, String>) -> Result<()> {
     Ok(())
 }
 
+/// `delta.minReaderVersion` / `delta.minWriterVersion` given with table properties: requests to
+/// raise the protocol (as Delta Spark takes them), never stored as properties. Taken out of
+/// `config`; (reader, writer) each within the protocol's range.
+pub fn take_protocol_requests(
+    config: &mut BTreeMap<String, String>,
+) -> Result<(Option<i32>, Option<i32>)> {
+    let mut take = |key: &str, lo: i32, hi: i32| -> Result<Option<i32>> {
+        let Some(k) = config.keys().find(|k| k.eq_ignore_ascii_case(key)).cloned() else {
+            return Ok(None);
+        };
+        let v = config.remove(&k).unwrap_or_default();
+        match v.trim().parse::<i32>() {
+            Ok(n) if (lo..=hi).contains(&n) => Ok(Some(n)),
+            _ => Err(EngineError::invalid(format!(
+                "{key} must be an integer from {lo} to {hi}, got {v:?}"
+            ))),
+        }
+    };
+    Ok((
+        take("delta.minReaderVersion", 1, 3)?,
+        take("delta.minWriterVersion", 2, 7)?,
+    ))
+}
+
+/// `protocol` raised to the requested versions (never lowered). Writer 7 or reader 3 turns a
+/// legacy protocol into table features listing what its versions implied.
+pub fn raise_protocol(
+    protocol: Protocol,
+    reader: Option<i32>,
+    writer: Option<i32>,
+) -> Result<Protocol> {
+    let mut p = protocol;
+    let to_features = |p: &Protocol| {
+        let mut features = p.writer_feature_set();
+        features.extend(p.reader_feature_set());
+        let refs: Vec<&str> = features.iter().map(String::as_str).collect();
+        let mut out = Protocol::with_features(&refs);
+        out.min_reader_version = out.min_reader_version.max(p.min_reader_version.min(2));
+        out
+    };
+    if let Some(w) = writer {
+        if w >= 7 && p.min_writer_version < 7 {
+            p = to_features(&p);
+        } else if w > p.min_writer_version {
+            p.min_writer_version = w;
+        }
+    }
+    if let Some(r) = reader {
+        if r == 3 && p.min_reader_version < 3 {
+            if p.min_writer_version < 7 {
+                p = to_features(&p);
+            }
+            p.min_reader_version = 3;
+            p.reader_features.get_or_insert_with(Vec::new);
+        } else if r > p.min_reader_version {
+            p.min_reader_version = r;
+        }
+    }
+    p.validate()?;
+    Ok(p)
+}
+
 /// Properties the engine sets (a table's configuration holds them; users may not set them).
 pub const ENGINE_PROPERTIES: &[&str] = &[
     "delta.columnMapping.maxColumnId",
@@ -190,6 +252,7 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
         ));
     }
     let mut config = spec.properties.clone();
+    let (want_reader, want_writer) = take_protocol_requests(&mut config)?;
     if let Some(k) = config
         .keys()
         .find(|k| ENGINE_PROPERTIES.contains(&k.as_str()))
@@ -297,6 +360,7 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
     } else {
         Protocol::with_features(&features)
     };
+    let protocol = raise_protocol(protocol, want_reader, want_writer)?;
     let metadata = Metadata {
         id: table.env.ids.uuid().to_string(),
         name: spec.name.clone(),

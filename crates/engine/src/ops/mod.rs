@@ -14,6 +14,7 @@ pub mod merge;
 pub mod merge_keys;
 pub mod merge_probe;
 pub mod optimize;
+pub mod repair;
 pub mod restore;
 pub mod schema_path;
 pub mod update;

@@ -11,6 +11,7 @@
 pub mod as_of;
 mod checkpoint_adds;
 mod checkpoint_read;
+pub mod history;
 mod path_order;
 pub mod probe;
 mod replay;

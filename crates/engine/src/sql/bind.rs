@@ -38,6 +38,8 @@ const MAX_VIEW_EXPANSIONS: usize = 64;
 pub struct Scope<'a> {
     /// Registered names → locations.
     pub named: &'a [(String, String)],
+    /// Registered names read at a fixed version unless the statement says `VERSION AS OF`.
+    pub pinned: &'a [(String, u64)],
     pub objects: SessionObjects,
     /// The statement's words and whether each is only ever a qualifier ([`super::statement::Parsed::word_uses`]).
     pub words: Vec<(String, bool)>,
@@ -191,7 +193,15 @@ impl<'a> Binder<'a> {
                     .find(|(n, _)| n.eq_ignore_ascii_case(&p.value))
                 {
                     Some((n, loc)) => {
-                        let (version, timestamp) = as_of(version)?;
+                        let (mut version, timestamp) = as_of(version)?;
+                        if version.is_none() && timestamp.is_none() {
+                            version = self
+                                .scope
+                                .pinned
+                                .iter()
+                                .find(|(p, _)| p.eq_ignore_ascii_case(n))
+                                .map(|(_, v)| *v);
+                        }
                         let ident = n.to_ascii_lowercase();
                         return Ok(Some(self.delta_ref(loc, version, timestamp, Some(ident))));
                     }

@@ -4,8 +4,6 @@ use std::sync::Arc;
 
 use arrow::array::{new_null_array, ArrayRef, BooleanArray, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use delta_rlc_protocol::actions::{parse_commit, Action};
-use delta_rlc_protocol::log_path::{commit_file_name, LOG_DIR};
 
 use crate::error::{EngineError, Result};
 use crate::table::DeltaTable;
@@ -138,22 +136,8 @@ async fn history(table: &DeltaTable, latest: u64, limit: Option<usize>) -> Resul
     let mut versions = Vec::new();
     let mut timestamps = Vec::new();
     let mut blind = Vec::new();
-    let limit = limit.unwrap_or(usize::MAX);
-    let mut v = latest as i64;
-    while v >= 0 && versions.len() < limit {
-        let path = format!("{LOG_DIR}/{}", commit_file_name(v as u64));
-        let bytes = match table.store.get(&path).await {
-            Ok(b) => b,
-            Err(e) if e.kind == delta_rlc_storage::StorageErrorKind::NotFound => break,
-            Err(e) => return Err(e.into()),
-        };
-        let actions = parse_commit(v as u64, &bytes)?;
-        let ci = actions.iter().find_map(|a| match a {
-            Action::CommitInfo(c) => Some(c.clone()),
-            _ => None,
-        });
-        let ci = ci.unwrap_or_default();
-        versions.push(v);
+    for (v, ci) in crate::snapshot::history::commit_infos(table, latest, limit).await? {
+        versions.push(v as i64);
         timestamps.push(ci.in_commit_timestamp.or(ci.timestamp));
         blind.push(ci.is_blind_append);
         let js = |m: &Option<serde_json::Map<String, serde_json::Value>>| {
@@ -167,7 +151,6 @@ async fn history(table: &DeltaTable, latest: u64, limit: Option<usize>) -> Resul
         cols[4].push(js(&ci.operation_metrics));
         cols[5].push(ci.engine_info.clone());
         cols[6].push(ci.txn_id.clone());
-        v -= 1;
     }
     let [op, params, readv, iso, metrics, engine, txn] = cols;
     batch(

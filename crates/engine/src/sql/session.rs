@@ -51,6 +51,8 @@ pub struct SqlSession {
     pub conflict: ConflictConfig,
     /// Registered table names (e.g. `t` in scenarios) → locations.
     pub named: Vec<(String, String)>,
+    /// Registered names pinned to a version (`register_at`).
+    pub pinned: Vec<(String, u64)>,
     /// OPTIMIZE target file size override (tests use small sizes to shape bins).
     pub optimize_target_file_size: Option<u64>,
     /// Benchmarks only: OPTIMIZE without composition capture.
@@ -75,6 +77,7 @@ impl SqlSession {
             env,
             conflict,
             named: Vec::new(),
+            pinned: Vec::new(),
             optimize_target_file_size: None,
             stores: Vec::new(),
             optimize_skip_capture: false,
@@ -99,6 +102,12 @@ impl SqlSession {
 
     pub fn register(&mut self, name: &str, location: &str) {
         self.named.push((name.to_string(), location.to_string()));
+    }
+
+    /// Registers `name` read as of `version` (a statement's own `VERSION AS OF` still wins).
+    pub fn register_at(&mut self, name: &str, location: &str, version: u64) {
+        self.register(name, location);
+        self.pinned.push((name.to_string(), version));
     }
 
     pub fn table(&self, location: &str) -> Result<DeltaTable> {
@@ -249,6 +258,38 @@ impl SqlSession {
         Ok(StreamingOutput::Done(self.execute(sql).await?))
     }
 
+    /// Runs a query (SELECT, WITH, VALUES, the change feed, the file listings) and streams its
+    /// rows; any other statement is refused before anything runs (deltalake's `QueryBuilder`
+    /// only reads).
+    pub async fn query_only(&self, sql: &str) -> Result<SendableRecordBatchStream> {
+        let parsed = super::statement::parse(sql)?;
+        let is_query = matches!(
+            &parsed.statement,
+            ParsedStatement::Sql(st) if matches!(super::bind::inner(st), Some(Statement::Query(_)))
+        );
+        if !is_query {
+            return Err(EngineError::invalid(
+                "only a query (SELECT, WITH, VALUES) runs here; this statement would change or define something",
+            ));
+        }
+        match self.execute_streaming(sql).await? {
+            StreamingOutput::Rows(stream) => Ok(stream),
+            StreamingOutput::Done(out) => {
+                let schema = out.batches.first().map_or_else(
+                    || Arc::new(arrow::datatypes::Schema::empty()),
+                    |b| b.schema(),
+                );
+                let batches = out.batches.into_iter().map(Ok);
+                Ok(Box::pin(
+                    datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+                        schema,
+                        futures::stream::iter(batches),
+                    ),
+                ))
+            }
+        }
+    }
+
     pub(super) fn session_objects(&self) -> Result<SessionObjects> {
         Ok(self
             .objects
@@ -392,6 +433,7 @@ impl SqlSession {
     pub(super) fn scope(&self, words: Vec<(String, bool)>) -> Result<super::bind::Scope<'_>> {
         Ok(super::bind::Scope {
             named: &self.named,
+            pinned: &self.pinned,
             objects: self.session_objects()?,
             words,
         })

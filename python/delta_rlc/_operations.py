@@ -1,0 +1,194 @@
+"""The builders ``DeltaTable`` hands out: ``TableMerger`` (``dt.merge``), ``TableOptimizer``
+(``dt.optimize``) and ``TableAlterer`` (``dt.alter``), with deltalake's methods."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Union
+
+import pyarrow as pa
+
+from delta_rlc import _internal
+from delta_rlc._sql import FilterType, filters_to_sql, quote_ident
+from delta_rlc.transaction import CommitProperties, PostCommitHookProperties, _after_commit, _commit
+
+if TYPE_CHECKING:
+    from delta_rlc.table import DeltaTable
+
+
+def _unsupported(**options: Any) -> None:
+    """deltalake options this package does not implement: accepted when left at their default
+    (so scripts run unchanged), refused when set."""
+    for name, value in options.items():
+        if value is not None and value is not False:
+            raise _internal.UnsupportedError(f"{name}={value!r} is not supported by delta_rlc")
+
+
+def _source_stream(source: Any) -> Any:
+    """Anything with ``__arrow_c_stream__`` passes through; pandas goes through pyarrow."""
+    if hasattr(source, "__arrow_c_stream__"):
+        return source
+    if isinstance(source, pa.RecordBatch):
+        return pa.Table.from_batches([source])
+    try:
+        import pandas as pd
+
+        if isinstance(source, pd.DataFrame):
+            return pa.Table.from_pandas(source, preserve_index=False)
+    except ImportError:
+        pass
+    if isinstance(source, (list, tuple)) and source and isinstance(source[0], pa.RecordBatch):
+        return pa.Table.from_batches(list(source))
+    raise TypeError(f"cannot read Arrow data from {type(source).__name__}; pass a pyarrow Table/RecordBatchReader, a polars or pandas DataFrame, or anything with __arrow_c_stream__")
+
+
+class TableMerger:
+    """MERGE builder: add clauses in order, then ``execute()``."""
+
+    def __init__(self, table: DeltaTable, source: Any, predicate: str, source_alias: str, target_alias: str, commit_properties: Optional[CommitProperties], merge_schema: bool = False, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        self._hooks = post_commithook_properties
+        _commit(None, post_commithook_properties)
+        self._table = table
+        self._merge_schema = merge_schema
+        self._source = _source_stream(source)
+        self._predicate = predicate
+        self._source_alias = source_alias
+        self._target_alias = target_alias
+        self._commit = commit_properties
+        self._clauses: List[Any] = []
+
+    def _add(self, kind: str, predicate: Optional[str], updates: Optional[Mapping[str, str]]) -> "TableMerger":
+        self._clauses.append((kind, predicate, None if updates is None else list(updates.items())))
+        return self
+
+    def _all(self, except_cols: Optional[Iterable[str]]) -> Optional[Dict[str, str]]:
+        if not except_cols:
+            return None
+        skip = {c.lower() for c in except_cols}
+        names = [f.name for f in self._table.schema().fields]
+        return {n: f"{self._source_alias}.{quote_ident(n)}" for n in names if n.lower() not in skip}
+
+    def when_matched_update(self, updates: Mapping[str, str], predicate: Optional[str] = None) -> "TableMerger":
+        return self._add("matched_update", predicate, updates)
+
+    def when_matched_update_all(self, predicate: Optional[str] = None, except_cols: Optional[List[str]] = None) -> "TableMerger":
+        return self._add("matched_update", predicate, self._all(except_cols))
+
+    def when_matched_delete(self, predicate: Optional[str] = None) -> "TableMerger":
+        return self._add("matched_delete", predicate, None)
+
+    def when_not_matched_insert(self, updates: Mapping[str, str], predicate: Optional[str] = None) -> "TableMerger":
+        return self._add("not_matched_insert", predicate, updates)
+
+    def when_not_matched_insert_all(self, predicate: Optional[str] = None, except_cols: Optional[List[str]] = None) -> "TableMerger":
+        return self._add("not_matched_insert", predicate, self._all(except_cols))
+
+    def when_not_matched_by_source_update(self, updates: Mapping[str, str], predicate: Optional[str] = None) -> "TableMerger":
+        return self._add("not_matched_by_source_update", predicate, updates)
+
+    def when_not_matched_by_source_delete(self, predicate: Optional[str] = None) -> "TableMerger":
+        return self._add("not_matched_by_source_delete", predicate, None)
+
+    def execute(self) -> Dict[str, Any]:
+        out = self._table._table.merge(self._source, self._predicate, self._source_alias, self._target_alias, self._clauses, _commit(self._commit), self._table._version, self._merge_schema)
+        _after_commit(self._table._table, self._hooks)
+        return self._table._moved(out)
+
+
+class TableOptimizer:
+    """``dt.optimize.compact()`` and ``dt.optimize.z_order(columns)``."""
+
+    def __init__(self, table: DeltaTable) -> None:
+        self._table = table
+
+    def _run(self, zorder: List[str], partition_filters: Optional[FilterType], target_size: Optional[int], commit_properties: Optional[CommitProperties], hooks: Optional[PostCommitHookProperties] = None) -> Dict[str, Any]:
+        out = self._table._table.optimize(zorder, target_size, filters_to_sql(partition_filters), _commit(commit_properties, hooks), self._table._version)
+        _after_commit(self._table._table, hooks)
+        return self._table._moved(out)
+
+    def compact(self, partition_filters: Optional[FilterType] = None, target_size: Optional[int] = None, max_concurrent_tasks: Optional[int] = None, min_commit_interval: Any = None, writer_properties: Any = None, post_commithook_properties: Any = None, commit_properties: Optional[CommitProperties] = None) -> Dict[str, Any]:
+        _unsupported(min_commit_interval=min_commit_interval, writer_properties=writer_properties)
+        return self._run([], partition_filters, target_size, commit_properties, post_commithook_properties)
+
+    def z_order(self, columns: Iterable[str], partition_filters: Optional[FilterType] = None, target_size: Optional[int] = None, max_concurrent_tasks: Optional[int] = None, max_spill_size: Any = None, min_commit_interval: Any = None, writer_properties: Any = None, post_commithook_properties: Any = None, commit_properties: Optional[CommitProperties] = None) -> Dict[str, Any]:
+        _unsupported(min_commit_interval=min_commit_interval, writer_properties=writer_properties)
+        return self._run(list(columns), partition_filters, target_size, commit_properties, post_commithook_properties)
+
+
+# deltalake's TableFeatures names → protocol feature names.
+_FEATURE_NAMES = {
+    "ColumnMapping": "columnMapping",
+    "DeletionVectors": "deletionVectors",
+    "TimestampWithoutTimezone": "timestampNtz",
+    "V2Checkpoint": "v2Checkpoint",
+    "AppendOnly": "appendOnly",
+    "Invariants": "invariants",
+    "CheckConstraints": "checkConstraints",
+    "ChangeDataFeed": "changeDataFeed",
+    "GeneratedColumns": "generatedColumns",
+    "IdentityColumns": "identityColumns",
+    "RowTracking": "rowTracking",
+    "DomainMetadata": "domainMetadata",
+    "IcebergCompatV1": "icebergCompatV1",
+    "VariantType": "variantType",
+    "VariantTypePreview": "variantType-preview",
+}
+
+
+class TableAlterer:
+    """``dt.alter``: schema, constraint, property, feature and name changes, one commit each."""
+
+    def __init__(self, table: "DeltaTable") -> None:
+        self._table = table
+
+    def _alter(self, kind: str, arg: Any, commit_properties: Optional[CommitProperties], hooks: Optional[PostCommitHookProperties]) -> None:
+        raw = self._table._table
+        out = _internal.alter(raw, kind, arg, _commit(commit_properties, hooks), self._table._version)
+        _after_commit(raw, hooks)
+        self._table._moved(out)
+
+    def add_feature(self, feature: Any, allow_protocol_versions_increase: bool = False, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        features = feature if isinstance(feature, list) else [feature]
+        names = []
+        for f in features:
+            key = getattr(f, "value", f)
+            names.append(_FEATURE_NAMES.get(str(key), str(key)))
+        self._alter("add_features", (names, bool(allow_protocol_versions_increase)), commit_properties, post_commithook_properties)
+
+    def add_columns(self, fields: Any, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        from delta_rlc.schema import Field
+
+        fields = fields if isinstance(fields, list) else [fields]
+        pa_fields = []
+        for f in fields:
+            if isinstance(f, Field):
+                if f.metadata:
+                    raise _internal.UnsupportedError(f"add_columns: field metadata ({f.name}) is not supported by delta_rlc")
+                pa_fields.append(f.to_pyarrow())
+            else:
+                pa_fields.append(pa.field(f))
+        self._alter("add_columns", pa.schema(pa_fields), commit_properties, post_commithook_properties)
+
+    def add_constraint(self, constraints: Dict[str, str], *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        if not constraints:
+            raise ValueError("add_constraint needs at least one constraint")
+        self._alter("add_constraints", dict(constraints), commit_properties, post_commithook_properties)
+
+    def drop_constraint(self, name: str, raise_if_not_exists: bool = True, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        self._alter("drop_constraint", (name, not raise_if_not_exists), commit_properties, post_commithook_properties)
+
+    def drop_column_not_null(self, column_name: str, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        self._alter("drop_not_null", column_name, commit_properties, post_commithook_properties)
+
+    def set_table_properties(self, properties: Dict[str, str], raise_if_not_exists: bool = True, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        # Unknown delta.* keys are refused either way: the engine does not write a property it
+        # cannot honour.
+        self._alter("set_properties", {str(k): str(v) for k, v in properties.items()}, commit_properties, post_commithook_properties)
+
+    def set_table_name(self, name: str, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        self._alter("set_name", name, commit_properties, post_commithook_properties)
+
+    def set_table_description(self, description: str, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        self._alter("set_description", description, commit_properties, post_commithook_properties)
+
+    def set_column_metadata(self, column: str, metadata: Dict[str, str], *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        raise _internal.UnsupportedError("set_column_metadata is not supported by delta_rlc yet")

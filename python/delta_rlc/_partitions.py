@@ -1,0 +1,130 @@
+"""Partition filters over the files' partition values, and the add-actions table: deltalake's
+``partitions()``, ``file_uris(filters)`` and ``get_add_actions()`` shapes."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal as _decimal
+import json
+from typing import Any, Dict, List, Optional, Sequence
+
+import pyarrow as pa
+
+from delta_rlc.schema import PrimitiveType, Schema
+
+
+def _typed(text: Optional[str], t: Any) -> Any:
+    """A partition value (its log string) as a value of the column's type, for comparisons."""
+    if text is None:
+        return None
+    name = t.type if isinstance(t, PrimitiveType) else "string"
+    if name in ("long", "integer", "short", "byte"):
+        return int(text)
+    if name in ("double", "float"):
+        return float(text)
+    if name == "boolean":
+        return text.lower() == "true"
+    if name == "date":
+        return _dt.date.fromisoformat(text)
+    if name.startswith("decimal"):
+        return _decimal.Decimal(text)
+    return text
+
+
+def _coerce(value: Any, t: Any) -> Any:
+    if value is None or not isinstance(value, str):
+        return value
+    if value == "" and not (isinstance(t, PrimitiveType) and t.type == "string"):
+        return None
+    try:
+        return _typed(value, t)
+    except (ValueError, _decimal.InvalidOperation):
+        return value
+
+
+def _holds(pv: Dict[str, Optional[str]], f: Sequence[Any], types: Dict[str, Any], partition_columns: List[str]) -> bool:
+    if len(f) != 3:
+        raise ValueError(f"a filter is (column, op, value), got {f!r}")
+    col, op, value = f
+    if col not in partition_columns:
+        raise ValueError(f"{col} is not a partition column (partition columns: {partition_columns})")
+    t = types.get(col)
+    have = _typed(pv.get(col), t)
+    op = str(op).strip().lower()
+    if op in ("in", "not in"):
+        values = [_coerce(v, t) for v in value]
+        inside = have in values
+        return inside if op == "in" else not inside
+    want = _coerce(value, t)
+    if op in ("=", "=="):
+        return have == want
+    if op in ("!=", "<>"):
+        return have != want
+    if have is None or want is None:
+        return False
+    return {"<": have < want, "<=": have <= want, ">": have > want, ">=": have >= want}[op] if op in ("<", "<=", ">", ">=") else _bad(op)
+
+
+def _bad(op: str) -> bool:
+    raise ValueError(f"unknown filter operator {op!r}")
+
+
+def matches_filters(pv: Dict[str, Optional[str]], filters: Any, schema: Schema, partition_columns: List[str]) -> bool:
+    """Whether a file's partition values satisfy deltalake-style filters (a conjunction of
+    (column, op, value), or a list of conjunctions OR-ed)."""
+    types = {f.name: f.type for f in schema.fields}
+    if filters and isinstance(filters[0], (list, tuple)) and filters[0] and isinstance(filters[0][0], (list, tuple)):
+        return any(all(_holds(pv, f, types, partition_columns) for f in conj) for conj in filters)
+    return all(_holds(pv, f, types, partition_columns) for f in filters)
+
+
+def add_actions_table(adds: List[Dict[str, Any]], schema: Schema, partition_columns: List[str], flatten: bool) -> pa.Table:
+    """deltalake's ``get_add_actions`` columns: path, size_bytes, modification_time,
+    num_records, null_count / min / max (structs over the stats columns) and partition."""
+    arrow = schema.to_pyarrow()
+    stats = [json.loads(a["stats"]) if a.get("stats") else {} for a in adds]
+    data_cols = [f for f in arrow if f.name not in partition_columns and not pa.types.is_nested(f.type)]
+    cols: Dict[str, pa.Array] = {
+        "path": pa.array([a["path"] for a in adds], pa.string()),
+        "size_bytes": pa.array([a["size_bytes"] for a in adds], pa.int64()),
+        "modification_time": pa.array([a["modification_time"] for a in adds], pa.int64()),
+        "num_records": pa.array([s.get("numRecords") for s in stats], pa.int64()),
+    }
+    fields = [pa.field("path", pa.string(), False), pa.field("size_bytes", pa.int64(), False), pa.field("modification_time", pa.int64(), False), pa.field("num_records", pa.int64())]
+
+    def stat_array(key: str, f: pa.Field) -> pa.Array:
+        values = [(s.get(key) or {}).get(f.name) for s in stats]
+        t = pa.int64() if key == "nullCount" else f.type
+        try:
+            return pa.array(values, t)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+            return pa.array([None if v is None else str(v) for v in values], pa.string()).cast(t, safe=False)
+
+    for key, name in (("nullCount", "null_count"), ("minValues", "min"), ("maxValues", "max")):
+        arrays = [stat_array(key, f) for f in data_cols]
+        if flatten:
+            for f, arr in zip(data_cols, arrays):
+                cols[f"{name}.{f.name}"] = arr
+                fields.append(pa.field(f"{name}.{f.name}", arr.type))
+        elif data_cols:
+            arr = pa.StructArray.from_arrays(arrays, names=[f.name for f in data_cols])
+            cols[name] = arr
+            fields.append(pa.field(name, arr.type))
+    if partition_columns:
+        types = {f.name: f.type for f in arrow}
+        parts = []
+        for c in partition_columns:
+            raw = pa.array([a["partition_values"].get(c) for a in adds], pa.string())
+            try:
+                parts.append(raw.cast(types.get(c, pa.string())))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                parts.append(raw)
+        if flatten:
+            for c, arr in zip(partition_columns, parts):
+                cols[f"partition.{c}"] = arr
+                fields.append(pa.field(f"partition.{c}", arr.type))
+        else:
+            arr = pa.StructArray.from_arrays(parts, names=partition_columns)
+            cols["partition"] = arr
+            fields.append(pa.field("partition", arr.type))
+    return pa.Table.from_arrays(list(cols.values()), schema=pa.schema(fields))

@@ -1,0 +1,31 @@
+"""``QueryBuilder``: SQL over Delta tables registered by name, as deltalake's
+``deltalake.query``. Queries only: a statement that would change or define something is refused
+before it runs."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from delta_rlc import _internal
+from delta_rlc._arrow import as_reader
+
+__all__ = ["QueryBuilder"]
+
+
+class QueryBuilder:
+    """``QueryBuilder().register("t", dt).execute("SELECT * FROM t").read_all()``: each registered
+    table is read at the version its ``DeltaTable`` is loaded at."""
+
+    def __init__(self, session_config: Optional[Dict[str, str]] = None) -> None:
+        if session_config:
+            raise _internal.UnsupportedError(f"QueryBuilder(session_config={session_config!r}) is not supported by delta_rlc")
+        self._tables: List[Tuple[str, Any]] = []
+
+    def register(self, table_name: str, delta_table: Any) -> "QueryBuilder":
+        self._tables = [(n, t) for n, t in self._tables if n.lower() != table_name.lower()]
+        self._tables.append((table_name, delta_table))
+        return self
+
+    def execute(self, sql: str) -> Any:
+        tables = [(name, dt._table, dt.version()) for name, dt in self._tables]
+        return as_reader(_internal.query(sql, tables))

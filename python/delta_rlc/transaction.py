@@ -1,0 +1,100 @@
+"""Commit options and transactions, as deltalake's ``deltalake.transaction``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional
+
+from delta_rlc import _internal
+
+__all__ = ["AddAction", "CommitProperties", "PostCommitHookProperties", "Transaction", "create_table_with_add_actions"]
+
+
+class Transaction:
+    """An application's progress marker committed with the data (a ``txn`` action): read it back
+    with ``DeltaTable.transaction_version(app_id)`` to make a pipeline's writes idempotent. Two
+    concurrent commits of the same ``app_id`` never both land (the second aborts with
+    ``ConcurrentTransactionError``)."""
+
+    def __init__(self, app_id: str, version: int, last_updated: Optional[int] = None) -> None:
+        if not isinstance(app_id, str) or not app_id:
+            raise ValueError("a Transaction needs an app_id")
+        self.app_id = app_id
+        self.version = int(version)
+        self.last_updated = None if last_updated is None else int(last_updated)
+
+    def __repr__(self) -> str:
+        return f"Transaction(app_id={self.app_id!r}, version={self.version}, last_updated={self.last_updated})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Transaction) and (other.app_id, other.version, other.last_updated) == (self.app_id, self.version, self.last_updated)
+
+
+@dataclass
+class AddAction:
+    path: str
+    size: int
+    partition_values: Mapping[str, Optional[str]]
+    modification_time: int
+    data_change: bool
+    stats: str
+
+
+class PostCommitHookProperties:
+    """What runs after a commit. ``create_checkpoint=True`` (checkpoints follow the table's
+    ``delta.checkpointInterval``, always on here); ``cleanup_expired_logs=True`` deletes expired
+    log entries after the commit (``None``/``False``: not)."""
+
+    def __init__(self, create_checkpoint: bool = True, cleanup_expired_logs: Optional[bool] = None) -> None:
+        self.create_checkpoint = create_checkpoint
+        self.cleanup_expired_logs = cleanup_expired_logs
+
+    def _check(self) -> None:
+        if self.create_checkpoint is False:
+            raise _internal.UnsupportedError("PostCommitHookProperties(create_checkpoint=False): checkpoints always follow delta.checkpointInterval")
+
+
+class CommitProperties:
+    """Options of one commit: ``custom_metadata`` (written into ``commitInfo``),
+    ``max_commit_retries`` (lost races reconciled before giving up) and ``app_transactions``
+    (``Transaction`` markers committed with the data)."""
+
+    def __init__(self, custom_metadata: Optional[Dict[str, Any]] = None, max_commit_retries: Optional[int] = None, app_transactions: Optional[List[Transaction]] = None) -> None:
+        self.custom_metadata = custom_metadata
+        self.max_commit_retries = max_commit_retries
+        self.app_transactions = app_transactions
+
+    def _to_dict(self) -> Dict[str, Any]:
+        meta = None
+        if self.custom_metadata is not None:
+            import json
+
+            meta = {str(k): v if isinstance(v, str) else json.dumps(v, allow_nan=False) for k, v in self.custom_metadata.items()}
+        txns = None
+        if self.app_transactions:
+            txns = []
+            for t in self.app_transactions:
+                if not isinstance(t, Transaction):
+                    raise TypeError(f"app_transactions takes Transaction objects, got {type(t).__name__}")
+                txns.append((t.app_id, t.version, t.last_updated))
+        return {"custom_metadata": meta, "max_commit_retries": self.max_commit_retries, "app_transactions": txns}
+
+    def __repr__(self) -> str:
+        return f"CommitProperties(custom_metadata={self.custom_metadata!r}, max_commit_retries={self.max_commit_retries!r}, app_transactions={self.app_transactions!r})"
+
+
+def _commit(props: Optional[CommitProperties], hooks: Optional[PostCommitHookProperties] = None) -> Optional[Dict[str, Any]]:
+    if hooks is not None:
+        hooks._check()
+    return props._to_dict() if props is not None else None
+
+
+def _after_commit(raw: Any, hooks: Optional[PostCommitHookProperties]) -> None:
+    if hooks is not None and hooks.cleanup_expired_logs:
+        _internal.cleanup_metadata(raw)
+
+
+def create_table_with_add_actions(table_uri: str, schema: Any, add_actions: List[AddAction], mode: str = "error", partition_by: Any = None, name: Optional[str] = None, description: Optional[str] = None, configuration: Any = None, storage_options: Optional[Dict[str, str]] = None, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+    """Not supported: a table made of files written elsewhere is not checked against its schema
+    or statistics here (use ``write_deltalake``)."""
+    raise _internal.UnsupportedError("create_table_with_add_actions is not supported by delta_rlc (files written elsewhere are not validated)")
