@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, 
 import pyarrow as pa
 
 from delta_rlc import _internal
+from delta_rlc._util import deprecate_positional_commit_args
 from delta_rlc._sql import FilterType, filters_to_sql, quote_ident
 from delta_rlc.transaction import CommitProperties, PostCommitHookProperties, _after_commit, _commit
 
@@ -38,6 +39,23 @@ def _source_stream(source: Any) -> Any:
         pass
     if isinstance(source, (list, tuple)) and source and isinstance(source[0], pa.RecordBatch):
         return pa.Table.from_batches(list(source))
+    if isinstance(source, Iterable) and not isinstance(source, (str, bytes, dict)):
+        # A sequence or generator of Arrow record batches (or tables): streamed, the first one
+        # giving the schema.
+        import itertools
+
+        parts = iter(source)
+        first = next(parts, None)
+        if first is None:
+            raise ValueError("cannot write an empty sequence of record batches (no schema)")
+        first = pa.record_batch(first) if not isinstance(first, (pa.RecordBatch, pa.Table)) else first
+
+        def batches() -> Iterable[pa.RecordBatch]:
+            for part in itertools.chain([first], parts):
+                part = part if isinstance(part, (pa.RecordBatch, pa.Table)) else pa.record_batch(part)
+                yield from (part.to_batches() if isinstance(part, pa.Table) else [part])
+
+        return pa.RecordBatchReader.from_batches(first.schema, batches())
     raise TypeError(f"cannot read Arrow data from {type(source).__name__}; pass a pyarrow Table/RecordBatchReader, a polars or pandas DataFrame, or anything with __arrow_c_stream__")
 
 
@@ -147,6 +165,7 @@ class TableAlterer:
         self._table._moved(out)
 
     def add_feature(self, feature: Any, allow_protocol_versions_increase: bool = False, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        commit_properties, post_commithook_properties = deprecate_positional_commit_args("add_feature", args, commit_properties, post_commithook_properties)
         features = feature if isinstance(feature, list) else [feature]
         names = []
         for f in features:
@@ -155,6 +174,7 @@ class TableAlterer:
         self._alter("add_features", (names, bool(allow_protocol_versions_increase)), commit_properties, post_commithook_properties)
 
     def add_columns(self, fields: Any, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        commit_properties, post_commithook_properties = deprecate_positional_commit_args("add_columns", args, commit_properties, post_commithook_properties)
         from delta_rlc.schema import Field
 
         fields = fields if isinstance(fields, list) else [fields]
@@ -169,25 +189,30 @@ class TableAlterer:
         self._alter("add_columns", pa.schema(pa_fields), commit_properties, post_commithook_properties)
 
     def add_constraint(self, constraints: Dict[str, str], *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        commit_properties, post_commithook_properties = deprecate_positional_commit_args("add_constraint", args, commit_properties, post_commithook_properties)
         if not constraints:
             raise ValueError("add_constraint needs at least one constraint")
         self._alter("add_constraints", dict(constraints), commit_properties, post_commithook_properties)
 
     def drop_constraint(self, name: str, raise_if_not_exists: bool = True, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        commit_properties, post_commithook_properties = deprecate_positional_commit_args("drop_constraint", args, commit_properties, post_commithook_properties)
         self._alter("drop_constraint", (name, not raise_if_not_exists), commit_properties, post_commithook_properties)
 
     def drop_column_not_null(self, column_name: str, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
         self._alter("drop_not_null", column_name, commit_properties, post_commithook_properties)
 
     def set_table_properties(self, properties: Dict[str, str], raise_if_not_exists: bool = True, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        commit_properties, post_commithook_properties = deprecate_positional_commit_args("set_table_properties", args, commit_properties, post_commithook_properties)
         # Unknown delta.* keys are refused either way: the engine does not write a property it
         # cannot honour.
         self._alter("set_properties", {str(k): str(v) for k, v in properties.items()}, commit_properties, post_commithook_properties)
 
     def set_table_name(self, name: str, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        commit_properties, post_commithook_properties = deprecate_positional_commit_args("set_table_name", args, commit_properties, post_commithook_properties)
         self._alter("set_name", name, commit_properties, post_commithook_properties)
 
     def set_table_description(self, description: str, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        commit_properties, post_commithook_properties = deprecate_positional_commit_args("set_table_description", args, commit_properties, post_commithook_properties)
         self._alter("set_description", description, commit_properties, post_commithook_properties)
 
     def set_column_metadata(self, column: str, metadata: Dict[str, str], *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from delta_rlc import _internal
-from delta_rlc._arrow import as_reader
+from delta_rlc._arrow import as_view_reader
 
 __all__ = ["QueryBuilder"]
 
@@ -28,4 +28,4 @@ class QueryBuilder:
 
     def execute(self, sql: str) -> Any:
         tables = [(name, dt._table, dt.version()) for name, dt in self._tables]
-        return as_reader(_internal.query(sql, tables))
+        return as_view_reader(_internal.query(sql, tables))

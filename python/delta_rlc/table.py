@@ -11,7 +11,8 @@ from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Uni
 import pyarrow as pa
 
 from delta_rlc import _internal
-from delta_rlc._arrow import as_reader, as_table
+from delta_rlc._util import deprecate_positional_commit_args
+from delta_rlc._arrow import as_reader, as_table, as_view_reader
 from delta_rlc._sql import FilterType, filters_to_sql, literal, quote_ident
 from delta_rlc._operations import TableAlterer, TableMerger, TableOptimizer, _source_stream, _unsupported
 from delta_rlc._partitions import matches_filters
@@ -145,6 +146,7 @@ class DeltaTable:
         ``"error"`` (fail if a table exists), ``"ignore"`` (keep it), ``"append"`` (keep it when
         the schema and partitioning are the same) or ``"overwrite"`` (refused: replacing a table's
         schema in place is ``write_deltalake(..., mode="overwrite", schema_mode="overwrite")``)."""
+        commit_properties, post_commithook_properties = deprecate_positional_commit_args("create", args, commit_properties, post_commithook_properties)
         if mode not in ("error", "append", "overwrite", "ignore"):
             raise ValueError(f"mode must be 'error', 'append', 'overwrite' or 'ignore', got {mode!r}")
         if isinstance(partition_by, str):
@@ -191,7 +193,8 @@ class DeltaTable:
 
     @property
     def table_uri(self) -> str:
-        return self._table.uri()
+        """The table's root URI, as deltalake spells it (``file:///…/t/``)."""
+        return self._table.table_uri()
 
     @property
     def table_config(self) -> DeltaTableConfig:
@@ -303,7 +306,7 @@ class DeltaTable:
 
     def scan(self, columns: Optional[List[str]] = None, predicate: Optional[str] = None) -> Any:
         """Rows of this version as a stream of record batches (``predicate``: a SQL condition)."""
-        return as_reader(self._reader(columns, None, predicate))
+        return as_view_reader(self._reader(columns, None, predicate))
 
     def to_pyarrow_table(self, partitions: Optional[FilterType] = None, columns: Optional[List[str]] = None, filesystem: Any = None, filters: Optional[FilterType] = None) -> pa.Table:
         _unsupported(filesystem=filesystem)
@@ -369,6 +372,7 @@ class DeltaTable:
     # --- writes ------------------------------------------------------------------------------
     def delete(self, predicate: Optional[str] = None, writer_properties: Any = None, *args: Any, post_commithook_properties: Optional[PostCommitHookProperties] = None, commit_properties: Optional[CommitProperties] = None) -> Dict[str, Any]:
         """Deletes the rows matching the SQL ``predicate`` (every row without one)."""
+        commit_properties, post_commithook_properties = deprecate_positional_commit_args("delete", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
         _unsupported(writer_properties=writer_properties)
         out = self._table.delete(predicate, _commit(commit_properties, post_commithook_properties), self._version)
         _after_commit(self._table, post_commithook_properties)
@@ -386,6 +390,7 @@ class DeltaTable:
         commit_properties: Optional[CommitProperties] = None,
     ) -> Dict[str, Any]:
         """Sets columns to SQL expressions (``updates``) or Python values (``new_values``)."""
+        commit_properties, post_commithook_properties = deprecate_positional_commit_args("update", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
         _unsupported(writer_properties=writer_properties, error_on_type_mismatch=not error_on_type_mismatch)
         if (updates is None) == (new_values is None):
             raise ValueError("pass either updates (SQL expressions) or new_values (Python values)")
@@ -413,6 +418,7 @@ class DeltaTable:
         """MERGE builder; ``merge_schema=True`` adds the source's new columns to the table
         (schema evolution, in the MERGE's own commit). Columns are qualified by the aliases
         (``source`` and ``target`` unless given)."""
+        commit_properties, post_commithook_properties = deprecate_positional_commit_args("merge", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
         _unsupported(writer_properties=writer_properties, error_on_type_mismatch=not error_on_type_mismatch)
         return TableMerger(self, source, predicate, source_alias or "source", target_alias or "target", commit_properties, merge_schema, post_commithook_properties)
 
@@ -453,6 +459,7 @@ class DeltaTable:
 
     def repair(self, dry_run: bool = False, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> Dict[str, Any]:
         """Removes live files that are missing from storage (deltalake's FSCK)."""
+        commit_properties, post_commithook_properties = deprecate_positional_commit_args("repair", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
         out = _internal.repair(self._table, dry_run, _commit(commit_properties, post_commithook_properties))
         if not dry_run:
             _after_commit(self._table, post_commithook_properties)
@@ -464,6 +471,18 @@ class DeltaTable:
 
     def vacuum(self, retention_hours: Optional[int] = None, dry_run: bool = True, enforce_retention_duration: bool = True, *args: Any, post_commithook_properties: Any = None, commit_properties: Optional[CommitProperties] = None, full: bool = False, keep_versions: Any = None) -> List[str]:
         """Deletes (or, with ``dry_run``, lists) files no version within the retention uses."""
+        if args:
+            if len(args) > 4:
+                raise TypeError(f"vacuum() takes at most 4 positional commit argument(s), got {len(args)}")
+            warnings.warn("Passing commit arguments positionally to vacuum() is deprecated and will be removed in a future release. Use keyword arguments instead.", DeprecationWarning, stacklevel=2)
+            given = dict(zip(("post_commithook_properties", "commit_properties", "full", "keep_versions"), args))
+            for k, v in given.items():
+                if {"post_commithook_properties": post_commithook_properties, "commit_properties": commit_properties, "full": full or None, "keep_versions": keep_versions}[k] is not None:
+                    raise TypeError(f"vacuum() got multiple values for '{k}'")
+            post_commithook_properties = given.get("post_commithook_properties", post_commithook_properties)
+            commit_properties = given.get("commit_properties", commit_properties)
+            full = given.get("full", full)
+            keep_versions = given.get("keep_versions", keep_versions)
         _unsupported(post_commithook_properties=post_commithook_properties, commit_properties=commit_properties, full=full, keep_versions=keep_versions)
         return self._table.vacuum(None if retention_hours is None else float(retention_hours), dry_run, enforce_retention_duration)
 

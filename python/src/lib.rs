@@ -14,9 +14,9 @@ use arrow::ffi_stream::ArrowArrayStreamReader;
 use arrow::record_batch::{RecordBatch, RecordBatchReader};
 use arrow_pyarrow::{FromPyArrow, IntoPyArrow, ToPyArrow};
 use delta_rlc::{
-    AppTransaction, At, CommitOptions, CommitOutcome, ConflictSettings, DeleteClause, ErrorKind,
-    InsertClause, Isolation, MergeSource, RecordBatchStream, SchemaMode, Table, TableOptions,
-    UpdateClause, WriteMode,
+    AppTransaction, At, BatchStream, CommitOptions, CommitOutcome, ConflictSettings, DeleteClause,
+    ErrorKind, InsertClause, Isolation, MergeSource, RecordBatchStream, SchemaMode, Table,
+    TableOptions, UpdateClause, WriteMode,
 };
 use futures::StreamExt;
 use pyo3::create_exception;
@@ -97,16 +97,25 @@ fn invalid_input_type(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
         .call1(("InvalidInputError", bases, attrs))
 }
 
+/// The shared runtime, made by the process that first needed it. A forked child inherits the
+/// parent's runtime without its threads: using it would hang forever, so the child gets an error
+/// instead (start worker processes with `spawn` or `forkserver`).
 fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
-    static RT: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
+    static RT: OnceLock<(u32, Result<tokio::runtime::Runtime, String>)> = OnceLock::new();
+    let (pid, rt) = RT.get_or_init(|| {
+        let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
-            .map_err(|e| e.to_string())
-    })
-    .as_ref()
-    .map_err(|e| DeltaError::new_err(format!("cannot start the runtime: {e}")))
+            .map_err(|e| e.to_string());
+        (std::process::id(), rt)
+    });
+    if *pid != std::process::id() {
+        return Err(DeltaError::new_err(
+            "The tokio runtime does not support forked processes: this process was forked after delta_rlc ran; start workers with multiprocessing's 'spawn' or 'forkserver'",
+        ));
+    }
+    rt.as_ref()
+        .map_err(|e| DeltaError::new_err(format!("cannot start the runtime: {e}")))
 }
 
 /// A delta_rlc error as the Python exception of its kind, with the conflict's fields.
@@ -188,7 +197,11 @@ impl Iterator for BlockingReader {
     type Item = Result<RecordBatch, ArrowError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let rt = runtime().ok()?;
+        // No runtime (a forked child) is an error, not the end of the rows.
+        let rt = match runtime() {
+            Ok(rt) => rt,
+            Err(e) => return Some(Err(ArrowError::ExternalError(Box::new(e)))),
+        };
         rt.block_on(self.stream.next())
             .map(|r| r.map_err(|e| ArrowError::ExternalError(Box::new(e))))
     }
@@ -208,6 +221,33 @@ fn read_all(data: &Bound<'_, PyAny>) -> PyResult<(SchemaRef, Vec<RecordBatch>)> 
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| PyValueError::new_err(format!("reading the input data: {e}")))?;
     Ok((schema, batches))
+}
+
+/// An Arrow stream from Python (anything with `__arrow_c_stream__`) as a stream the library
+/// writes while reading: a thread pulls batches into a channel of two, so at most a few batches
+/// are in memory whatever the input's length. The thread ends when the input does, or when the
+/// write stops reading (it failed, or was cancelled).
+fn stream_of(data: &Bound<'_, PyAny>) -> PyResult<(SchemaRef, BatchStream)> {
+    let reader = ArrowArrayStreamReader::from_pyarrow_bound(data)?;
+    let schema = reader.schema();
+    let (tx, rx) = tokio::sync::mpsc::channel::<delta_rlc::Result<RecordBatch>>(2);
+    std::thread::Builder::new()
+        .name("delta-rlc-input".into())
+        .spawn(move || {
+            for batch in reader {
+                if tx
+                    .blocking_send(batch.map_err(delta_rlc::Error::from))
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        })
+        .map_err(|e| DeltaError::new_err(format!("cannot start the input reader: {e}")))?;
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|item| (item, rx))
+    });
+    Ok((schema, Box::pin(stream)))
 }
 
 fn conflict_settings(conflict: Option<&Bound<'_, PyDict>>) -> PyResult<ConflictSettings> {
@@ -383,10 +423,7 @@ impl RawTable {
         schema_json: Option<String>,
     ) -> PyResult<RawTable> {
         let schema = arrow::datatypes::Schema::from_pyarrow_bound(schema)?;
-        let rows = match data {
-            Some(d) => read_all(d)?.1,
-            None => Vec::new(),
-        };
+        let rows = data.map(stream_of).transpose()?;
         let options = table_options(storage_options, conflict)?;
         let mut b = Table::create(&uri)
             .columns_from(&schema)
@@ -404,8 +441,8 @@ impl RawTable {
         if let Some(d) = description {
             b = b.description(d);
         }
-        if !rows.is_empty() {
-            b = b.data(rows);
+        if let Some((data_schema, stream)) = rows {
+            b = b.data_stream(data_schema, stream);
         }
         b = b.commit_options(commit_options(commit)?);
         let table = run(py, async move { b.await })?;
@@ -500,7 +537,7 @@ impl RawTable {
         schema_mode: Option<String>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let table = self.at(read_version);
-        let (_, batches) = read_all(data)?;
+        let (data_schema, stream) = stream_of(data)?;
         let schema_mode = match schema_mode.as_deref() {
             None => None,
             Some("merge") => Some(SchemaMode::Merge),
@@ -523,7 +560,7 @@ impl RawTable {
             (other, _) => return Err(PyValueError::new_err(format!("unknown mode {other:?}"))),
         };
         let mut b = table
-            .write(batches)
+            .write_stream(data_schema, stream)
             .mode(mode)
             .commit_options(commit_options(commit)?);
         if let Some(m) = schema_mode {

@@ -266,7 +266,8 @@ impl Table {
     pub async fn history(&self, limit: Option<usize>) -> Result<Vec<HistoryEntry>> {
         let latest = self.inner.snapshot(None).await?.version;
         let infos =
-            delta_rlc_engine::snapshot::history::commit_infos(&self.inner, latest, limit).await?;
+            delta_rlc_engine::snapshot::history::commit_infos(&self.inner.store, latest, limit)
+                .await?;
         infos
             .into_iter()
             .map(|(version, ci)| {

@@ -33,7 +33,7 @@ use crate::table::Table;
 /// # let dir = tempfile::tempdir().unwrap();
 /// # tokio::runtime::Runtime::new().unwrap().block_on(demo(dir.path().to_str().unwrap())).unwrap();
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 #[must_use = "a builder does nothing until it is awaited"]
 pub struct CreateBuilder {
     location: String,
@@ -46,6 +46,8 @@ pub struct CreateBuilder {
     name: Option<String>,
     description: Option<String>,
     data: Vec<RecordBatch>,
+    /// First rows given as a stream (read while writing).
+    stream: Option<crate::write::StreamSource>,
     commit: CommitOptions,
 }
 
@@ -61,6 +63,7 @@ impl CreateBuilder {
             name: None,
             description: None,
             data: Vec::new(),
+            stream: None,
             commit: CommitOptions::default(),
         }
     }
@@ -112,6 +115,17 @@ impl CreateBuilder {
     /// columns matched to the table's by name.
     pub fn data(mut self, batches: impl IntoIterator<Item = RecordBatch>) -> Self {
         self.data = batches.into_iter().collect();
+        self
+    }
+
+    /// The table's first rows as a stream of batches of `schema` (read while writing, in the
+    /// creating commit).
+    pub fn data_stream(
+        mut self,
+        schema: arrow::datatypes::SchemaRef,
+        stream: crate::BatchStream,
+    ) -> Self {
+        self.stream = Some(crate::write::StreamSource(schema, stream));
         self
     }
 
@@ -175,6 +189,18 @@ impl CreateBuilder {
                 .map(|b| crate::write::by_name(b, &schema, &|_| false))
                 .collect::<Result<Vec<_>>>()?;
             txn = insert_txn(txn, &batches, InsertMode::Append).await?;
+        }
+        if let Some(crate::write::StreamSource(data_schema, stream)) = self.stream {
+            let schema = table_arrow_schema(&spec.schema);
+            txn = crate::write::insert_stream(
+                txn,
+                data_schema,
+                stream,
+                InsertMode::Append,
+                &schema,
+                &|_| false,
+            )
+            .await?;
         }
         crate::commit(txn, &self.commit).await?;
         Ok(table)

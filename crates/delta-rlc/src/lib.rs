@@ -94,7 +94,7 @@ pub use table::{
     query, split_statements, sql, At, DeletionVectorInfo, FileAction, ProtocolInfo, Table,
     TableMetadata, TableSnapshot,
 };
-pub use write::{SchemaMode, WriteBuilder, WriteMode};
+pub use write::{BatchStream, SchemaMode, WriteBuilder, WriteMode};
 
 /// Commits a planned engine transaction with `options` and reports it.
 async fn commit(

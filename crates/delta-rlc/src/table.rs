@@ -19,7 +19,7 @@ use crate::merge::{MergeBuilder, MergeSource};
 use crate::options::TableOptions;
 use crate::outcome::SqlOutcome;
 use crate::scan::{RecordBatchStream, ScanBuilder};
-use crate::write::WriteBuilder;
+use crate::write::{BatchStream, WriteBuilder, WriteSource};
 use crate::Expression;
 
 /// A Delta table at a location (a local path, `file://`, `s3://bucket/prefix`, `memory://name`).
@@ -176,7 +176,16 @@ impl Table {
 
     /// Writes Arrow batches (append by default; see [`crate::WriteMode`]).
     pub fn write(&self, batches: impl IntoIterator<Item = RecordBatch>) -> WriteBuilder {
-        WriteBuilder::new(self.clone(), batches.into_iter().collect())
+        WriteBuilder::new(
+            self.clone(),
+            WriteSource::Batches(batches.into_iter().collect()),
+        )
+    }
+
+    /// Writes a stream of batches of `schema`, read while writing: files are cut as the rows
+    /// arrive, so memory stays bounded whatever the stream's length.
+    pub fn write_stream(&self, schema: SchemaRef, stream: BatchStream) -> WriteBuilder {
+        WriteBuilder::new(self.clone(), WriteSource::Stream(schema, stream))
     }
 
     /// Deletes the rows matching `.filter(..)` (every row without a filter).

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use arrow::array::{new_null_array, ArrayRef};
-use arrow::datatypes::{Field, Schema};
+use arrow::datatypes::{Field, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 use delta_rlc_engine::arrow_conv::{nullable_fields, table_arrow_schema};
 use delta_rlc_engine::ops::alter::{alter_txn, AlterOp};
@@ -13,6 +13,7 @@ use delta_rlc_engine::ops::insert::effective_metadata;
 use delta_rlc_engine::ops::{insert_txn, InsertMode};
 use delta_rlc_engine::Transaction;
 use delta_rlc_protocol::schema::StructType;
+use futures::StreamExt;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::options::CommitOptions;
@@ -59,21 +60,64 @@ pub enum SchemaMode {
 /// println!("committed version {:?}", replaced.version);
 /// # Ok(()) }
 /// ```
-#[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until it is awaited"]
 pub struct WriteBuilder {
     table: Table,
-    batches: Vec<RecordBatch>,
+    source: WriteSource,
     mode: WriteMode,
     schema_mode: Option<SchemaMode>,
     commit: CommitOptions,
 }
 
+/// A stream of record batches to write (all of one schema), read as the write goes: memory stays
+/// bounded by the writer's buffer, whatever the stream's length.
+pub type BatchStream =
+    std::pin::Pin<Box<dyn futures::Stream<Item = Result<RecordBatch>> + Send + 'static>>;
+
+/// A stream of batches with its schema (Debug without its contents).
+pub(crate) struct StreamSource(pub(crate) SchemaRef, pub(crate) BatchStream);
+
+impl std::fmt::Debug for StreamSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "a stream of {} columns", self.0.fields().len())
+    }
+}
+
+/// The rows a write takes: batches in memory, or a stream read while writing.
+pub(crate) enum WriteSource {
+    Batches(Vec<RecordBatch>),
+    Stream(SchemaRef, BatchStream),
+}
+
+impl WriteSource {
+    fn schema(&self) -> Option<SchemaRef> {
+        match self {
+            WriteSource::Batches(b) => b.first().map(|b| b.schema()),
+            WriteSource::Stream(schema, _) => Some(Arc::clone(schema)),
+        }
+    }
+}
+
+impl std::fmt::Debug for WriteBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let source = match &self.source {
+            WriteSource::Batches(b) => format!("{} batches", b.len()),
+            WriteSource::Stream(s, _) => format!("a stream of {} columns", s.fields().len()),
+        };
+        f.debug_struct("WriteBuilder")
+            .field("table", &self.table)
+            .field("source", &source)
+            .field("mode", &self.mode)
+            .field("schema_mode", &self.schema_mode)
+            .finish()
+    }
+}
+
 impl WriteBuilder {
-    pub(crate) fn new(table: Table, batches: Vec<RecordBatch>) -> Self {
+    pub(crate) fn new(table: Table, source: WriteSource) -> Self {
         WriteBuilder {
             table,
-            batches,
+            source,
             mode: WriteMode::Append,
             schema_mode: None,
             commit: CommitOptions::default(),
@@ -103,7 +147,7 @@ impl WriteBuilder {
         let inner = &self.table.inner;
         let snapshot = inner.snapshot(self.table.read_version).await?;
         let mut txn = Transaction::new(inner, Some(std::sync::Arc::clone(&snapshot)), "WRITE");
-        let data_schema = self.batches.first().map(|b| b.schema());
+        let data_schema = self.source.schema();
         let mut delta_schema = snapshot.schema.clone();
         let mut table_schema = table_arrow_schema(&delta_schema);
         let evolution = match (self.schema_mode, &data_schema) {
@@ -147,15 +191,7 @@ impl WriteBuilder {
             })
             .map(|f| f.name.to_ascii_lowercase())
             .collect();
-        let batches = self
-            .batches
-            .iter()
-            .map(|b| {
-                by_name(b, &table_schema, &|n| {
-                    fill_missing || computed.iter().any(|c| c == n)
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let may_fill = move |n: &str| fill_missing || computed.iter().any(|c| c == n);
         let mode = match &self.mode {
             WriteMode::Append => InsertMode::Append,
             WriteMode::Overwrite => InsertMode::Overwrite,
@@ -163,8 +199,52 @@ impl WriteBuilder {
                 InsertMode::ReplaceWhere(p.over_table(&ExprContext::new(&snapshot, None)?)?)
             }
         };
-        crate::commit(insert_txn(txn, &batches, mode).await?, &self.commit).await
+        let txn = match self.source {
+            WriteSource::Batches(batches) => {
+                let batches = batches
+                    .iter()
+                    .map(|b| by_name(b, &table_schema, &may_fill))
+                    .collect::<Result<Vec<_>>>()?;
+                insert_txn(txn, &batches, mode).await?
+            }
+            WriteSource::Stream(schema, stream) => {
+                insert_stream(txn, schema, stream, mode, &table_schema, &may_fill).await?
+            }
+        };
+        crate::commit(txn, &self.commit).await
     }
+}
+
+/// Stages the rows of `stream` (of `schema`) on `txn`, matched to `table` by name batch by batch
+/// as they arrive: the schema is checked before anything is read, so a mismatch writes nothing.
+pub(crate) async fn insert_stream(
+    txn: Transaction,
+    schema: SchemaRef,
+    stream: BatchStream,
+    mode: InsertMode,
+    table: &Schema,
+    may_fill: &(dyn Fn(&str) -> bool + Sync),
+) -> Result<Transaction> {
+    by_name(
+        &RecordBatch::new_empty(Arc::clone(&schema)),
+        table,
+        may_fill,
+    )?;
+    let engine_stream = stream.map(|r| {
+        r.map_err(|e| {
+            delta_rlc_engine::EngineError::InvalidArgument(format!("reading the input data: {e}"))
+        })
+    });
+    let map = |b: RecordBatch| {
+        if b.schema().fields() != schema.fields() {
+            return Err(delta_rlc_engine::EngineError::InvalidArgument(
+                "the input data changed its schema mid-stream".into(),
+            ));
+        }
+        by_name(&b, table, may_fill)
+            .map_err(|e| delta_rlc_engine::EngineError::InvalidArgument(e.to_string()))
+    };
+    Ok(delta_rlc_engine::ops::insert_txn_stream(txn, Box::pin(engine_stream), mode, map).await?)
 }
 
 /// `batch`'s columns in the table's order, matched by name (case-insensitively); types are cast

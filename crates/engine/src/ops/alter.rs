@@ -445,6 +445,12 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
             txn.operation_parameters.insert(k, json!(v.to_string()));
         }
     }
+    // A change that changes nothing (DROP CONSTRAINT IF EXISTS of a missing one, a property set
+    // to the value it has) commits nothing: an unchanged metadata action would only make
+    // concurrent writers retry.
+    if protocol == snapshot.protocol && metadata == snapshot.metadata {
+        return Ok(txn);
+    }
     if protocol != snapshot.protocol {
         txn.actions.push(Action::Protocol(protocol));
     }

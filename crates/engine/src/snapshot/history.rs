@@ -7,7 +7,7 @@ use delta_rlc_protocol::log_path::{commit_file_name, LOG_DIR};
 use futures::{stream, StreamExt};
 
 use crate::error::Result;
-use crate::table::DeltaTable;
+use delta_rlc_storage::TableStore;
 
 /// Commit files fetched at once.
 const CONCURRENT_READS: usize = 16;
@@ -15,7 +15,7 @@ const CONCURRENT_READS: usize = 16;
 /// (version, commitInfo) from `latest` down, at most `limit` entries; a commit without a
 /// `commitInfo` gives an empty one.
 pub async fn commit_infos(
-    table: &DeltaTable,
+    store: &TableStore,
     latest: u64,
     limit: Option<usize>,
 ) -> Result<Vec<(u64, CommitInfo)>> {
@@ -24,7 +24,7 @@ pub async fn commit_infos(
     });
     let versions = (0..count).map(|i| latest - i);
     let mut reads = stream::iter(versions.map(|v| {
-        let store = table.store.clone();
+        let store = store.clone();
         async move {
             let path = format!("{LOG_DIR}/{}", commit_file_name(v));
             (v, store.get(&path).await)

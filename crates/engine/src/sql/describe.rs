@@ -136,7 +136,7 @@ async fn history(table: &DeltaTable, latest: u64, limit: Option<usize>) -> Resul
     let mut versions = Vec::new();
     let mut timestamps = Vec::new();
     let mut blind = Vec::new();
-    for (v, ci) in crate::snapshot::history::commit_infos(table, latest, limit).await? {
+    for (v, ci) in crate::snapshot::history::commit_infos(&table.store, latest, limit).await? {
         versions.push(v as i64);
         timestamps.push(ci.in_commit_timestamp.or(ci.timestamp));
         blind.push(ci.is_blind_append);
