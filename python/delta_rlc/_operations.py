@@ -62,8 +62,9 @@ def _source_stream(source: Any) -> Any:
 class TableMerger:
     """MERGE builder: add clauses in order, then ``execute()``."""
 
-    def __init__(self, table: DeltaTable, source: Any, predicate: str, source_alias: str, target_alias: str, commit_properties: Optional[CommitProperties], merge_schema: bool = False, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+    def __init__(self, table: DeltaTable, source: Any, predicate: str, source_alias: str, target_alias: str, commit_properties: Optional[CommitProperties], merge_schema: bool = False, post_commithook_properties: Optional[PostCommitHookProperties] = None, writer: Optional[Dict[str, Any]] = None) -> None:
         self._hooks = post_commithook_properties
+        self._writer = writer
         _commit(None, post_commithook_properties)
         self._table = table
         self._merge_schema = merge_schema
@@ -107,7 +108,7 @@ class TableMerger:
         return self._add("not_matched_by_source_delete", predicate, None)
 
     def execute(self) -> Dict[str, Any]:
-        out = self._table._table.merge(self._source, self._predicate, self._source_alias, self._target_alias, self._clauses, _commit(self._commit), self._table._version, self._merge_schema)
+        out = self._table._table.merge(self._source, self._predicate, self._source_alias, self._target_alias, self._clauses, _commit(self._commit), self._table._version, self._merge_schema, self._writer)
         _after_commit(self._table._table, self._hooks)
         return self._table._moved(out)
 
@@ -118,18 +119,20 @@ class TableOptimizer:
     def __init__(self, table: DeltaTable) -> None:
         self._table = table
 
-    def _run(self, zorder: List[str], partition_filters: Optional[FilterType], target_size: Optional[int], commit_properties: Optional[CommitProperties], hooks: Optional[PostCommitHookProperties] = None) -> Dict[str, Any]:
-        out = self._table._table.optimize(zorder, target_size, filters_to_sql(partition_filters), _commit(commit_properties, hooks), self._table._version)
+    def _run(self, zorder: List[str], partition_filters: Optional[FilterType], target_size: Optional[int], commit_properties: Optional[CommitProperties], hooks: Optional[PostCommitHookProperties] = None, writer_properties: Any = None) -> Dict[str, Any]:
+        from delta_rlc.properties import _writer
+
+        out = self._table._table.optimize(zorder, target_size, filters_to_sql(partition_filters), _commit(commit_properties, hooks), self._table._version, _writer(writer_properties))
         _after_commit(self._table._table, hooks)
         return self._table._moved(out)
 
     def compact(self, partition_filters: Optional[FilterType] = None, target_size: Optional[int] = None, max_concurrent_tasks: Optional[int] = None, min_commit_interval: Any = None, writer_properties: Any = None, post_commithook_properties: Any = None, commit_properties: Optional[CommitProperties] = None) -> Dict[str, Any]:
-        _unsupported(min_commit_interval=min_commit_interval, writer_properties=writer_properties)
-        return self._run([], partition_filters, target_size, commit_properties, post_commithook_properties)
+        _unsupported(min_commit_interval=min_commit_interval)
+        return self._run([], partition_filters, target_size, commit_properties, post_commithook_properties, writer_properties)
 
     def z_order(self, columns: Iterable[str], partition_filters: Optional[FilterType] = None, target_size: Optional[int] = None, max_concurrent_tasks: Optional[int] = None, max_spill_size: Any = None, min_commit_interval: Any = None, writer_properties: Any = None, post_commithook_properties: Any = None, commit_properties: Optional[CommitProperties] = None) -> Dict[str, Any]:
-        _unsupported(min_commit_interval=min_commit_interval, writer_properties=writer_properties)
-        return self._run(list(columns), partition_filters, target_size, commit_properties, post_commithook_properties)
+        _unsupported(min_commit_interval=min_commit_interval)
+        return self._run(list(columns), partition_filters, target_size, commit_properties, post_commithook_properties, writer_properties)
 
 
 # deltalake's TableFeatures names → protocol feature names.

@@ -1,10 +1,11 @@
-"""deltalake's Parquet writer options, as data: ``WriterProperties``, ``ColumnProperties`` and
-``BloomFilterProperties``. delta_rlc writes with its own Parquet settings; passing these to a
-write refuses it with ``UnsupportedError`` (they are never silently ignored)."""
+"""deltalake's Parquet writer options: ``WriterProperties``, ``ColumnProperties`` and
+``BloomFilterProperties``, passed as ``writer_properties=`` to writes, DML, MERGE and OPTIMIZE.
+The engine checks every value (a codec this build lacks, an unknown encoding or column is
+refused, never ignored)."""
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Any, Dict, Optional
 
 __all__ = ["BloomFilterProperties", "ColumnProperties", "WriterProperties"]
 
@@ -29,6 +30,13 @@ class ColumnProperties:
         self.statistics_enabled = statistics_enabled
         self.bloom_filter_properties = bloom_filter_properties
         self.encoding = encoding
+
+    def _to_dict(self) -> Dict[str, Any]:
+        bloom = None
+        b = self.bloom_filter_properties
+        if b is not None and b.set_bloom_filter_enabled:
+            bloom = (b.fpp, b.ndv)
+        return {"dictionary_enabled": self.dictionary_enabled, "encoding": self.encoding, "statistics_enabled": self.statistics_enabled, "bloom_filter": bloom}
 
     def __str__(self) -> str:
         return f"dictionary_enabled: {self.dictionary_enabled}, statistics_enabled: {self.statistics_enabled}, bloom_filter_properties: {self.bloom_filter_properties}, encoding: {self.encoding}"
@@ -71,5 +79,26 @@ class WriterProperties:
             else:
                 self.compression = name
 
+    def _to_dict(self) -> Dict[str, Any]:
+        return {
+            "compression": self.compression,
+            "max_row_group_size": self.max_row_group_size,
+            "data_page_size_limit": self.data_page_size_limit,
+            "dictionary_page_size_limit": self.dictionary_page_size_limit,
+            "data_page_row_count_limit": self.data_page_row_count_limit,
+            "write_batch_size": self.write_batch_size,
+            "statistics_truncate_length": self.statistics_truncate_length,
+            "default_column": self.default_column_properties._to_dict() if self.default_column_properties else None,
+            "columns": {k: v._to_dict() for k, v in (self.column_properties or {}).items()},
+        }
+
     def __str__(self) -> str:
         return f"WriterProperties(compression={self.compression}, max_row_group_size={self.max_row_group_size})"
+
+
+def _writer(props: Optional[WriterProperties]) -> Optional[Dict[str, Any]]:
+    if props is None:
+        return None
+    if not isinstance(props, WriterProperties):
+        raise TypeError(f"writer_properties takes a WriterProperties, got {type(props).__name__}")
+    return props._to_dict()

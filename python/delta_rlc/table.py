@@ -16,6 +16,7 @@ from delta_rlc._arrow import as_reader, as_table, as_view_reader
 from delta_rlc._sql import FilterType, filters_to_sql, literal, quote_ident
 from delta_rlc._operations import TableAlterer, TableMerger, TableOptimizer, _source_stream, _unsupported
 from delta_rlc._partitions import matches_filters
+from delta_rlc.properties import _writer
 from delta_rlc.schema import Schema
 from delta_rlc.transaction import CommitProperties, PostCommitHookProperties, _after_commit, _commit
 
@@ -373,8 +374,7 @@ class DeltaTable:
     def delete(self, predicate: Optional[str] = None, writer_properties: Any = None, *args: Any, post_commithook_properties: Optional[PostCommitHookProperties] = None, commit_properties: Optional[CommitProperties] = None) -> Dict[str, Any]:
         """Deletes the rows matching the SQL ``predicate`` (every row without one)."""
         commit_properties, post_commithook_properties = deprecate_positional_commit_args("delete", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
-        _unsupported(writer_properties=writer_properties)
-        out = self._table.delete(predicate, _commit(commit_properties, post_commithook_properties), self._version)
+        out = self._table.delete(predicate, _commit(commit_properties, post_commithook_properties), self._version, _writer(writer_properties))
         _after_commit(self._table, post_commithook_properties)
         return self._moved(out)
 
@@ -391,11 +391,11 @@ class DeltaTable:
     ) -> Dict[str, Any]:
         """Sets columns to SQL expressions (``updates``) or Python values (``new_values``)."""
         commit_properties, post_commithook_properties = deprecate_positional_commit_args("update", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
-        _unsupported(writer_properties=writer_properties, error_on_type_mismatch=not error_on_type_mismatch)
+        _unsupported(error_on_type_mismatch=not error_on_type_mismatch)
         if (updates is None) == (new_values is None):
             raise ValueError("pass either updates (SQL expressions) or new_values (Python values)")
         pairs = list(updates.items()) if updates is not None else [(k, literal(v)) for k, v in (new_values or {}).items()]
-        out = self._table.update(pairs, predicate, _commit(commit_properties, post_commithook_properties), self._version)
+        out = self._table.update(pairs, predicate, _commit(commit_properties, post_commithook_properties), self._version, _writer(writer_properties))
         _after_commit(self._table, post_commithook_properties)
         return self._moved(out)
 
@@ -419,8 +419,8 @@ class DeltaTable:
         (schema evolution, in the MERGE's own commit). Columns are qualified by the aliases
         (``source`` and ``target`` unless given)."""
         commit_properties, post_commithook_properties = deprecate_positional_commit_args("merge", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
-        _unsupported(writer_properties=writer_properties, error_on_type_mismatch=not error_on_type_mismatch)
-        return TableMerger(self, source, predicate, source_alias or "source", target_alias or "target", commit_properties, merge_schema, post_commithook_properties)
+        _unsupported(error_on_type_mismatch=not error_on_type_mismatch)
+        return TableMerger(self, source, predicate, source_alias or "source", target_alias or "target", commit_properties, merge_schema, post_commithook_properties, _writer(writer_properties))
 
     @property
     def optimize(self) -> TableOptimizer:

@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from delta_rlc import _internal
 from delta_rlc._operations import _source_stream, _unsupported
-from delta_rlc.properties import BloomFilterProperties, ColumnProperties, WriterProperties
+from delta_rlc.properties import BloomFilterProperties, ColumnProperties, WriterProperties, _writer
 from delta_rlc.table import ConflictConfig, DeltaTable
 from delta_rlc.transaction import CommitProperties, PostCommitHookProperties, _after_commit, _commit
 
@@ -50,7 +50,8 @@ def write_deltalake(
     ``mode="overwrite"``) replaces the schema. Returns the commit's metrics (``version``,
     ``num_commit_attempts``, ``reconcile_events``, …).
     """
-    _unsupported(writer_properties=writer_properties, target_file_size=target_file_size)
+    _unsupported(target_file_size=target_file_size)
+    writer = _writer(writer_properties)
     _commit(None, post_commithook_properties)
     if mode not in ("error", "append", "overwrite", "ignore"):
         raise ValueError(f"mode must be 'error', 'append', 'overwrite' or 'ignore', got {mode!r}")
@@ -82,6 +83,8 @@ def write_deltalake(
                 cfg._to_dict(),
                 data,
                 _commit(commit_properties),
+                None,
+                writer,
             )
             # The table and its first rows are one commit (version 0), as deltalake writes them.
             table = DeltaTable._wrap(raw, storage_options, cfg)
@@ -92,7 +95,7 @@ def write_deltalake(
         return {"version": None, "num_commit_attempts": 0}
     if partition_by and list(partition_by) != table.partition_columns():
         raise ValueError(f"partition_by {partition_by} differs from the table's {table.partition_columns()}")
-    out = table._table.write(data, mode, predicate, _commit(commit_properties), table._version if isinstance(table_or_uri, DeltaTable) else None, schema_mode)
+    out = table._table.write(data, mode, predicate, _commit(commit_properties), table._version if isinstance(table_or_uri, DeltaTable) else None, schema_mode, writer)
     _after_commit(table._table, post_commithook_properties)
     return table._moved(out)
 

@@ -26,6 +26,7 @@ use pyo3::types::PyDict;
 
 mod admin;
 mod query;
+mod writer_options;
 
 create_exception!(
     delta_rlc.exceptions,
@@ -386,6 +387,20 @@ impl RawTable {
             None => self.table.clone(),
         }
     }
+
+    /// [`RawTable::at`] writing its files with the `writer` dict's Parquet settings.
+    pub(crate) fn writing(
+        &self,
+        py: Python<'_>,
+        read_version: Option<u64>,
+        writer: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Table> {
+        let t = self.at(read_version);
+        match writer_options::writer_settings(writer)? {
+            Some(s) => t.with_writer_settings(&s).map_err(|e| to_py_err(py, e)),
+            None => Ok(t),
+        }
+    }
 }
 
 #[pymethods]
@@ -406,7 +421,7 @@ impl RawTable {
 
     /// Creates a table from an Arrow schema.
     #[staticmethod]
-    #[pyo3(signature = (uri, schema, partition_by, configuration, name=None, description=None, storage_options=None, conflict=None, data=None, commit=None, schema_json=None))]
+    #[pyo3(signature = (uri, schema, partition_by, configuration, name=None, description=None, storage_options=None, conflict=None, data=None, commit=None, schema_json=None, writer=None))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         py: Python<'_>,
@@ -421,6 +436,7 @@ impl RawTable {
         data: Option<&Bound<'_, PyAny>>,
         commit: Option<&Bound<'_, PyDict>>,
         schema_json: Option<String>,
+        writer: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<RawTable> {
         let schema = arrow::datatypes::Schema::from_pyarrow_bound(schema)?;
         let rows = data.map(stream_of).transpose()?;
@@ -431,6 +447,9 @@ impl RawTable {
             .options(options);
         for (k, v) in configuration {
             b = b.property(k, v);
+        }
+        if let Some(w) = writer_options::writer_settings(writer)? {
+            b = b.writer_settings(w);
         }
         if let Some(j) = schema_json {
             b = b.delta_schema(j);
@@ -524,7 +543,7 @@ impl RawTable {
 
     /// Appends, overwrites or replaces rows (`mode`: append | overwrite; `predicate`: replace
     /// where).
-    #[pyo3(signature = (data, mode, predicate=None, commit=None, read_version=None, schema_mode=None))]
+    #[pyo3(signature = (data, mode, predicate=None, commit=None, read_version=None, schema_mode=None, writer=None))]
     #[allow(clippy::too_many_arguments)] // deltalake's keyword arguments, one each
     fn write<'py>(
         &self,
@@ -535,8 +554,9 @@ impl RawTable {
         commit: Option<&Bound<'py, PyDict>>,
         read_version: Option<u64>,
         schema_mode: Option<String>,
+        writer: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let table = self.at(read_version);
+        let table = self.writing(py, read_version, writer)?;
         let (data_schema, stream) = stream_of(data)?;
         let schema_mode = match schema_mode.as_deref() {
             None => None,
@@ -570,15 +590,16 @@ impl RawTable {
         outcome_dict(py, &c)
     }
 
-    #[pyo3(signature = (predicate=None, commit=None, read_version=None))]
+    #[pyo3(signature = (predicate=None, commit=None, read_version=None, writer=None))]
     fn delete<'py>(
         &self,
         py: Python<'py>,
         predicate: Option<String>,
         commit: Option<&Bound<'py, PyDict>>,
         read_version: Option<u64>,
+        writer: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let table = self.at(read_version);
+        let table = self.writing(py, read_version, writer)?;
         let mut b = table.delete().commit_options(commit_options(commit)?);
         if let Some(p) = predicate {
             b = b.filter(p);
@@ -587,7 +608,7 @@ impl RawTable {
         outcome_dict(py, &c)
     }
 
-    #[pyo3(signature = (updates, predicate=None, commit=None, read_version=None))]
+    #[pyo3(signature = (updates, predicate=None, commit=None, read_version=None, writer=None))]
     fn update<'py>(
         &self,
         py: Python<'py>,
@@ -595,8 +616,9 @@ impl RawTable {
         predicate: Option<String>,
         commit: Option<&Bound<'py, PyDict>>,
         read_version: Option<u64>,
+        writer: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let table = self.at(read_version);
+        let table = self.writing(py, read_version, writer)?;
         let mut b = table.update().commit_options(commit_options(commit)?);
         for (col, expr) in updates {
             b = b.set(col, expr);
@@ -611,7 +633,7 @@ impl RawTable {
     /// MERGE. `clauses`: (kind, condition, assignments) with kind one of matched_update,
     /// matched_delete, not_matched_insert, not_matched_by_source_update,
     /// not_matched_by_source_delete; assignments None = all columns (`*`).
-    #[pyo3(signature = (source, predicate, source_alias, target_alias, clauses, commit=None, read_version=None, merge_schema=false))]
+    #[pyo3(signature = (source, predicate, source_alias, target_alias, clauses, commit=None, read_version=None, merge_schema=false, writer=None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn merge<'py>(
         &self,
@@ -624,8 +646,9 @@ impl RawTable {
         commit: Option<&Bound<'py, PyDict>>,
         read_version: Option<u64>,
         merge_schema: bool,
+        writer: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let table = self.at(read_version);
+        let table = self.writing(py, read_version, writer)?;
         let (schema, batches) = read_all(source)?;
         let mut b = table
             .merge(MergeSource::batches(schema, batches), predicate)
@@ -698,7 +721,8 @@ impl RawTable {
         outcome_dict(py, &c)
     }
 
-    #[pyo3(signature = (zorder, target_size=None, partition_filter=None, commit=None, read_version=None))]
+    #[pyo3(signature = (zorder, target_size=None, partition_filter=None, commit=None, read_version=None, writer=None))]
+    #[allow(clippy::too_many_arguments)]
     fn optimize<'py>(
         &self,
         py: Python<'py>,
@@ -707,8 +731,9 @@ impl RawTable {
         partition_filter: Option<String>,
         commit: Option<&Bound<'py, PyDict>>,
         read_version: Option<u64>,
+        writer: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let table = self.at(read_version);
+        let table = self.writing(py, read_version, writer)?;
         let mut b = table
             .optimize()
             .zorder(zorder)

@@ -210,8 +210,10 @@ def test_errors_and_commit_properties(tmp_path):
     t = DeltaTable(uri)
     with pytest.raises(ValueError):
         t.delete("nosuch = 1")
-    with pytest.raises(UnsupportedError):
+    with pytest.raises(TypeError):
         t.delete("id = 1", writer_properties=object())
+    with pytest.raises(UnsupportedError):
+        t.delete("id = 1", writer_properties=delta_rlc.WriterProperties(compression="LZ4"))
     import json
     import os
 

@@ -48,6 +48,7 @@ pub struct CreateBuilder {
     data: Vec<RecordBatch>,
     /// First rows given as a stream (read while writing).
     stream: Option<crate::write::StreamSource>,
+    writer: Option<crate::WriterSettings>,
     commit: CommitOptions,
 }
 
@@ -64,6 +65,7 @@ impl CreateBuilder {
             description: None,
             data: Vec::new(),
             stream: None,
+            writer: None,
             commit: CommitOptions::default(),
         }
     }
@@ -129,6 +131,12 @@ impl CreateBuilder {
         self
     }
 
+    /// Parquet settings for the first rows' files.
+    pub fn writer_settings(mut self, settings: crate::WriterSettings) -> Self {
+        self.writer = Some(settings);
+        self
+    }
+
     /// Commit metadata for the creating commit.
     pub fn commit_options(mut self, options: CommitOptions) -> Self {
         self.commit = options;
@@ -171,7 +179,10 @@ impl CreateBuilder {
         if fields.is_empty() {
             return Err(Error::invalid("CREATE: a table needs at least one column"));
         }
-        let table = Table::at(&self.location, &self.options)?;
+        let mut table = Table::at(&self.location, &self.options)?;
+        if let Some(w) = &self.writer {
+            table = table.with_writer_settings(w)?;
+        }
         let spec = CreateTableSpec {
             schema: StructType { fields },
             partition_by: self.partition_by,

@@ -87,7 +87,10 @@ pub use error::{ConflictInfo, ConflictKind, Error, ErrorKind, Result};
 pub use expression::Expression;
 pub use maintenance::{OptimizeBuilder, VacuumBuilder};
 pub use merge::{DeleteClause, InsertClause, MergeBuilder, MergeSource, UpdateClause};
-pub use options::{AppTransaction, CommitOptions, ConflictSettings, Isolation, TableOptions};
+pub use options::{
+    AppTransaction, ColumnWriterSettings, CommitOptions, ConflictSettings, Isolation, TableOptions,
+    WriterSettings,
+};
 pub use outcome::{CommitOutcome, Metrics, ReconcileEvent, SqlOutcome, VacuumOutcome};
 pub use scan::{RecordBatchStream, ScanBuilder};
 pub use table::{

@@ -174,3 +174,156 @@ mod tests {
         assert!(!d.legacy && d.isolation.is_none() && d.retention_duration_check);
     }
 }
+
+/// Parquet settings for the data files an operation writes (deltalake's `WriterProperties`).
+/// Values are checked when applied ([`crate::Table::with_writer_settings`]): an unknown codec,
+/// encoding or statistics level is refused, never ignored. Column names are the table's.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct WriterSettings {
+    /// `snappy`, `zstd(3)`, `gzip(6)`, `brotli(1)`, `lz4`, `lz4_raw`, `uncompressed`.
+    pub compression: Option<String>,
+    /// Rows per row group at most.
+    pub max_row_group_size: Option<usize>,
+    /// Bytes per data page (best effort, as Parquet writers do).
+    pub data_page_size_limit: Option<usize>,
+    /// Bytes per dictionary page.
+    pub dictionary_page_size_limit: Option<usize>,
+    /// Rows per data page.
+    pub data_page_row_count_limit: Option<usize>,
+    /// Rows the writer encodes at once.
+    pub write_batch_size: Option<usize>,
+    /// Longest min/max statistic kept in the file's metadata.
+    pub statistics_truncate_length: Option<usize>,
+    /// Settings of every column.
+    pub default_column: ColumnWriterSettings,
+    /// Settings of named columns (they win over `default_column`).
+    pub columns: BTreeMap<String, ColumnWriterSettings>,
+}
+
+/// One column's Parquet settings.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ColumnWriterSettings {
+    /// Dictionary encoding first (the default) or not.
+    pub dictionary_enabled: Option<bool>,
+    /// The encoding without (or after) a dictionary: `PLAIN`, `DELTA_BINARY_PACKED`,
+    /// `DELTA_LENGTH_BYTE_ARRAY`, `DELTA_BYTE_ARRAY`, `BYTE_STREAM_SPLIT`, `RLE`.
+    pub encoding: Option<String>,
+    /// `NONE`, `CHUNK` or `PAGE`.
+    pub statistics_enabled: Option<String>,
+    /// A bloom filter, with its false-positive probability and distinct-value count if given.
+    pub bloom_filter: Option<(Option<f64>, Option<u64>)>,
+}
+
+impl WriterSettings {
+    pub(crate) fn to_engine(
+        &self,
+    ) -> crate::Result<delta_rlc_engine::parquet_settings::ParquetSettings> {
+        use delta_rlc_engine::parquet_settings::ParquetSettings;
+        let compression = self
+            .compression
+            .as_deref()
+            .map(|c| {
+                c.to_ascii_lowercase()
+                    .parse::<parquet::basic::Compression>()
+                    .map_err(|e| crate::Error::invalid(format!("compression {c:?}: {e}")))
+            })
+            .transpose()?;
+        // The codecs this build carries; others would fail only when a file is written.
+        if let Some(c) = compression {
+            use parquet::basic::Compression as C;
+            if !matches!(c, C::UNCOMPRESSED | C::SNAPPY | C::ZSTD(_)) {
+                return Err(crate::Error::new(
+                    crate::ErrorKind::Unsupported,
+                    format!("compression {c:?} is not built in (snappy, zstd, uncompressed)"),
+                ));
+            }
+        }
+        for (name, value) in [
+            ("max_row_group_size", self.max_row_group_size),
+            ("data_page_size_limit", self.data_page_size_limit),
+            (
+                "dictionary_page_size_limit",
+                self.dictionary_page_size_limit,
+            ),
+            ("data_page_row_count_limit", self.data_page_row_count_limit),
+            ("write_batch_size", self.write_batch_size),
+            (
+                "statistics_truncate_length",
+                self.statistics_truncate_length,
+            ),
+        ] {
+            if value == Some(0) {
+                return Err(crate::Error::invalid(format!("{name} must be at least 1")));
+            }
+        }
+        Ok(ParquetSettings {
+            compression,
+            max_row_group_size: self.max_row_group_size,
+            data_page_size_limit: self.data_page_size_limit,
+            dictionary_page_size_limit: self.dictionary_page_size_limit,
+            data_page_row_count_limit: self.data_page_row_count_limit,
+            write_batch_size: self.write_batch_size,
+            statistics_truncate_length: self.statistics_truncate_length,
+            default_column: self.default_column.to_engine()?,
+            columns: self
+                .columns
+                .iter()
+                .map(|(n, c)| Ok((n.clone(), c.to_engine()?)))
+                .collect::<crate::Result<_>>()?,
+        })
+    }
+}
+
+impl ColumnWriterSettings {
+    fn to_engine(&self) -> crate::Result<delta_rlc_engine::parquet_settings::ColumnSettings> {
+        let encoding = self
+            .encoding
+            .as_deref()
+            .map(|e| {
+                e.to_ascii_uppercase()
+                    .parse::<parquet::basic::Encoding>()
+                    .map_err(|x| crate::Error::invalid(format!("encoding {e:?}: {x}")))
+            })
+            .transpose()?;
+        if matches!(
+            encoding,
+            Some(
+                parquet::basic::Encoding::PLAIN_DICTIONARY
+                    | parquet::basic::Encoding::RLE_DICTIONARY
+            )
+        ) {
+            return Err(crate::Error::invalid(
+                "a dictionary is turned on with dictionary_enabled, not as an encoding",
+            ));
+        }
+        if encoding.is_some() && self.dictionary_enabled == Some(true) {
+            return Err(crate::Error::invalid(
+                "a column's encoding applies without a dictionary: not with dictionary_enabled",
+            ));
+        }
+        let statistics_enabled = self
+            .statistics_enabled
+            .as_deref()
+            .map(|s| {
+                s.to_ascii_lowercase()
+                    .parse::<parquet::file::properties::EnabledStatistics>()
+                    .map_err(|x| crate::Error::invalid(format!("statistics level {s:?}: {x}")))
+            })
+            .transpose()?;
+        if let Some((Some(fpp), _)) = self.bloom_filter {
+            if !(fpp > 0.0 && fpp < 1.0) {
+                return Err(crate::Error::invalid(
+                    "a bloom filter's false-positive probability is between 0 and 1",
+                ));
+            }
+        }
+        Ok(delta_rlc_engine::parquet_settings::ColumnSettings {
+            dictionary_enabled: self.dictionary_enabled,
+            encoding,
+            statistics_enabled,
+            bloom_filter: self.bloom_filter,
+        })
+    }
+}

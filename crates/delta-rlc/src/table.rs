@@ -114,6 +114,14 @@ impl Table {
         }
     }
 
+    /// A handle whose operations write their data files with these Parquet settings
+    /// (deltalake's `writer_properties`); checked here, so a bad value fails before any write.
+    pub fn with_writer_settings(&self, settings: &crate::WriterSettings) -> Result<Table> {
+        let mut t = self.clone();
+        t.inner.parquet = Some(Arc::new(settings.to_engine()?));
+        Ok(t)
+    }
+
     /// The table's root URI.
     pub fn uri(&self) -> &str {
         self.inner.store.root_uri()

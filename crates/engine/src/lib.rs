@@ -20,6 +20,7 @@ pub mod expr_plan;
 pub mod key_equality;
 pub mod key_set;
 pub mod ops;
+pub mod parquet_settings;
 pub mod read_set;
 pub mod retention;
 pub mod row_tracking;

@@ -17,6 +17,8 @@ pub struct DeltaTable {
     /// The latest snapshot this handle (and its clones) loaded: the next latest-version load
     /// replays only the commits after it (`Snapshot::load_after`).
     pub latest: SnapshotCache,
+    /// Parquet settings for the data files this handle's operations write (None: defaults).
+    pub parquet: Option<Arc<crate::parquet_settings::ParquetSettings>>,
 }
 
 /// A shared slot for a table's latest loaded snapshot.
@@ -53,6 +55,7 @@ impl DeltaTable {
             env: Env::default(),
             conflict: ConflictConfig::default(),
             latest: SnapshotCache::default(),
+            parquet: None,
         }
     }
 

@@ -309,6 +309,7 @@ pub async fn write_new_rows(
     )?;
     let writer = FileWriter {
         constraints: Some(&constraints),
+        parquet: txn.table.parquet.clone(),
         ..FileWriter::for_table(
             &txn.table.store,
             &txn.table.env,

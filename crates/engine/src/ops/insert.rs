@@ -105,6 +105,7 @@ pub async fn write_rows(txn: &mut Transaction, batches: &[RecordBatch]) -> Resul
     let constraints = crate::constraints::TableConstraints::new(&schema, &metadata.configuration)?;
     let writer = FileWriter {
         constraints: Some(&constraints),
+        parquet: txn.table.parquet.clone(),
         ..FileWriter::for_table(&txn.table.store, &txn.table.env, &schema, &metadata)?
     };
     let adds = writer.write(&batches, true).await?;

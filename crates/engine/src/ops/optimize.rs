@@ -368,6 +368,7 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
     // A compaction bin becomes exactly one output; a reordered bin is cut at the target size.
     let compact_writer = FileWriter {
         target_file_size: u64::MAX,
+        parquet: txn.table.parquet.clone(),
         ..FileWriter::for_table(
             &txn.table.store,
             &txn.table.env,
@@ -377,6 +378,7 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
     };
     let reorder_writer = FileWriter {
         target_file_size: target,
+        parquet: txn.table.parquet.clone(),
         ..FileWriter::for_table(
             &txn.table.store,
             &txn.table.env,

@@ -117,6 +117,7 @@ impl SqlSession {
                 env: self.env.clone(),
                 conflict: self.conflict.clone(),
                 latest: self.snapshot_cache(location),
+                parquet: None,
             });
         }
         let store =

@@ -24,6 +24,8 @@ use datafusion::common::HashSet;
 use parquet::arrow::ArrowSchemaConverter;
 use parquet::basic::{Compression, Encoding, LogicalType, Type as PhysicalType};
 use parquet::file::properties::WriterProperties;
+
+pub use crate::parquet_settings::{ColumnSettings, ParquetSettings};
 use parquet::schema::types::ColumnPath;
 
 /// The writer's dictionary page size limit (parquet-rs's default, set explicitly so that the
@@ -32,8 +34,13 @@ const DICTIONARY_PAGE_LIMIT: usize = 1024 * 1024;
 
 /// Writer properties for a data file of `schema` holding `batches`: Snappy, dictionary first,
 /// DELTA_BINARY_PACKED as the fallback encoding of integer leaves, and no dictionary for a
-/// top-level 32/64-bit integer column whose distinct values would overflow it.
-pub fn data_file_properties(schema: &Schema, batches: &[RecordBatch]) -> WriterProperties {
+/// top-level 32/64-bit integer column whose distinct values would overflow it; then the caller's
+/// `settings`, which win.
+pub fn data_file_properties(
+    schema: &Schema,
+    batches: &[RecordBatch],
+    settings: Option<&ParquetSettings>,
+) -> WriterProperties {
     let mut builder = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_dictionary_page_size_limit(DICTIONARY_PAGE_LIMIT);
@@ -58,7 +65,10 @@ pub fn data_file_properties(schema: &Schema, batches: &[RecordBatch]) -> WriterP
             }
         }
     }
-    builder.build()
+    match settings {
+        Some(s) => s.apply(builder).build(),
+        None => builder.build(),
+    }
 }
 
 /// Whether column `index` of `batches`, of type `data_type`, has at least as many distinct non-null
@@ -167,7 +177,7 @@ mod tests {
             Field::new("x", DataType::Float64, true),
             Field::new("dec", DataType::Decimal128(10, 2), true),
         ]);
-        let props = data_file_properties(&schema, &[]);
+        let props = data_file_properties(&schema, &[], None);
         for int in ["id", "small", "d", "ts"] {
             assert_eq!(
                 props.encoding(&path(int)),
@@ -185,7 +195,7 @@ mod tests {
     /// Writes `batch` with the data-file properties and returns (encodings, has dictionary page)
     /// per column, after checking the rows read back equal.
     fn write_and_inspect(batch: &RecordBatch) -> Vec<(Vec<Encoding>, bool)> {
-        let props = data_file_properties(&batch.schema(), std::slice::from_ref(batch));
+        let props = data_file_properties(&batch.schema(), std::slice::from_ref(batch), None);
         let mut buf = Vec::new();
         let mut w = ArrowWriter::try_new(&mut buf, batch.schema(), Some(props)).unwrap();
         w.write(batch).unwrap();

@@ -98,6 +98,30 @@ pub struct FileWriter<'a> {
     pub constraints: Option<&'a crate::constraints::TableConstraints>,
     /// Change files (`_change_data/…/cdc-*.parquet`) instead of data files.
     pub change_data: bool,
+    /// The caller's Parquet settings (None: the defaults of `encoding.rs`).
+    pub parquet: Option<std::sync::Arc<super::encoding::ParquetSettings>>,
+}
+
+impl FileWriter<'_> {
+    /// The caller's Parquet settings with column names (logical, as the caller gave them)
+    /// resolved to the names the file stores; a name that is not a column is refused, not
+    /// ignored.
+    fn physical_settings(&self) -> Result<Option<super::encoding::ParquetSettings>> {
+        let Some(settings) = self.parquet.as_deref() else {
+            return Ok(None);
+        };
+        let mut out = settings.clone();
+        for (name, _) in &mut out.columns {
+            let Some(field) = self.schema.field(name) else {
+                return Err(EngineError::invalid(format!(
+                    "writer properties name column {name}, which the table does not have"
+                )));
+            };
+            *name = delta_rlc_protocol::column_mapping::physical_name(field, self.column_mapping)?
+                .to_string();
+        }
+        Ok(Some(out))
+    }
 }
 
 impl<'a> FileWriter<'a> {
@@ -124,6 +148,7 @@ impl<'a> FileWriter<'a> {
             column_mapping: super::column_mapping_of(&metadata.configuration)?,
             constraints: None,
             change_data: false,
+            parquet: None,
         })
     }
 }
@@ -318,7 +343,8 @@ impl FileWriter<'_> {
             Some(b) => b.schema(),
             None => return Err(EngineError::Internal("empty file".into())),
         };
-        let props = data_file_properties(&schema, &batches);
+        let settings = self.physical_settings()?;
+        let props = data_file_properties(&schema, &batches, settings.as_ref());
         let mut buf = Vec::new();
         {
             let mut w = ArrowWriter::try_new(&mut buf, schema.clone(), Some(props))?;

@@ -24,6 +24,7 @@ fn faulty_table(name: &str) -> (DeltaTable, Arc<FaultyStore>) {
         env: Env::deterministic(9),
         conflict: Default::default(),
         latest: Default::default(),
+        parquet: None,
     };
     (table, faulty)
 }
@@ -252,6 +253,7 @@ fn throttled_reads_are_retried_and_a_lasting_outage_fails_cleanly() {
             env: Env::deterministic(10),
             conflict: Default::default(),
             latest: Default::default(),
+            parquet: None,
         };
         faulty.throttle_next(4);
         let err = fresh.snapshot(None).await.unwrap_err();
@@ -273,6 +275,7 @@ fn a_lagging_listing_gives_an_older_snapshot_and_the_commit_still_lands_once() {
             env: Env::deterministic(11),
             conflict: Default::default(),
             latest: Default::default(),
+            parquet: None,
         };
         faulty.lag_next_log_listing(2);
         // The reader sees version 1 (two newest commits missing) and commits an append from it.
@@ -312,6 +315,7 @@ fn concurrent_writers_on_a_slow_throttling_store_lose_nothing() {
                 env: Env::deterministic(100 + w as u64),
                 conflict: Default::default(),
                 latest: Default::default(),
+                parquet: None,
             };
             let faulty = faulty.clone();
             tasks.push(tokio::spawn(async move {
@@ -406,6 +410,7 @@ fn a_sql_session_reads_only_the_commits_since_its_last_statement() {
             env: Env::deterministic(4),
             conflict: Default::default(),
             latest: Default::default(),
+            parquet: None,
         };
         append(&other, &[7]).await.commit().await.unwrap();
         let out = session
