@@ -126,14 +126,44 @@ class TableOptimizer:
         _after_commit(self._table._table, hooks)
         return self._table._moved(out)
 
-    def compact(self, partition_filters: Optional[FilterType] = None, target_size: Optional[int] = None, max_concurrent_tasks: Optional[int] = None, min_commit_interval: Any = None, writer_properties: Any = None, post_commithook_properties: Any = None, commit_properties: Optional[CommitProperties] = None) -> Dict[str, Any]:
+    def compact(
+        self,
+        partition_filters: Optional[FilterType] = None,
+        target_size: Optional[int] = None,
+        max_concurrent_tasks: Optional[int] = None,
+        max_spill_size: Optional[int] = None,
+        max_temp_directory_size: Optional[int] = None,
+        min_commit_interval: Any = None,
+        writer_properties: Any = None,
+        *args: Any,
+        commit_properties: Optional[CommitProperties] = None,
+        post_commithook_properties: Optional[PostCommitHookProperties] = None,
+    ) -> Dict[str, Any]:
+        """Bin-packs small files. ``max_concurrent_tasks``, ``max_spill_size`` and
+        ``max_temp_directory_size`` are resource hints deltalake takes; compaction here streams
+        file by file and uses neither."""
+        commit_properties, post_commithook_properties = deprecate_positional_commit_args("compact", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
         _unsupported(min_commit_interval=min_commit_interval)
         return self._run([], partition_filters, target_size, commit_properties, post_commithook_properties, writer_properties)
 
-    def z_order(self, columns: Iterable[str], partition_filters: Optional[FilterType] = None, target_size: Optional[int] = None, max_concurrent_tasks: Optional[int] = None, max_spill_size: Any = None, min_commit_interval: Any = None, writer_properties: Any = None, post_commithook_properties: Any = None, commit_properties: Optional[CommitProperties] = None) -> Dict[str, Any]:
+    def z_order(
+        self,
+        columns: Iterable[str],
+        partition_filters: Optional[FilterType] = None,
+        target_size: Optional[int] = None,
+        max_concurrent_tasks: Optional[int] = None,
+        max_spill_size: Optional[int] = None,
+        max_temp_directory_size: Optional[int] = None,
+        min_commit_interval: Any = None,
+        writer_properties: Any = None,
+        *args: Any,
+        commit_properties: Optional[CommitProperties] = None,
+        post_commithook_properties: Optional[PostCommitHookProperties] = None,
+    ) -> Dict[str, Any]:
+        """Rewrites files in Z-order of ``columns`` (files already z-ordered by them are kept)."""
+        commit_properties, post_commithook_properties = deprecate_positional_commit_args("z_order", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
         _unsupported(min_commit_interval=min_commit_interval)
         return self._run(list(columns), partition_filters, target_size, commit_properties, post_commithook_properties, writer_properties)
-
 
 # deltalake's TableFeatures names → protocol feature names.
 _FEATURE_NAMES = {
@@ -192,13 +222,13 @@ class TableAlterer:
         self._alter("add_columns", pa.schema(pa_fields), commit_properties, post_commithook_properties)
 
     def add_constraint(self, constraints: Dict[str, str], *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
-        commit_properties, post_commithook_properties = deprecate_positional_commit_args("add_constraint", args, commit_properties, post_commithook_properties)
+        commit_properties, post_commithook_properties = deprecate_positional_commit_args("add_constraint", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
         if not constraints:
             raise ValueError("add_constraint needs at least one constraint")
         self._alter("add_constraints", dict(constraints), commit_properties, post_commithook_properties)
 
     def drop_constraint(self, name: str, raise_if_not_exists: bool = True, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
-        commit_properties, post_commithook_properties = deprecate_positional_commit_args("drop_constraint", args, commit_properties, post_commithook_properties)
+        commit_properties, post_commithook_properties = deprecate_positional_commit_args("drop_constraint", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
         self._alter("drop_constraint", (name, not raise_if_not_exists), commit_properties, post_commithook_properties)
 
     def drop_column_not_null(self, column_name: str, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:

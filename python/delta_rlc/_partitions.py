@@ -69,9 +69,20 @@ def _bad(op: str) -> bool:
     raise ValueError(f"unknown filter operator {op!r}")
 
 
+def physical_names(schema: Schema) -> Dict[str, str]:
+    """Logical column name → the name the log keys partition values and stats by (the physical
+    name under column mapping, else the same)."""
+    return {f.name: str(f.metadata.get("delta.columnMapping.physicalName", f.name)) for f in schema.fields}
+
+
+def logical_values(pv: Dict[str, Optional[str]], schema: Schema) -> Dict[str, Optional[str]]:
+    """A file's partition values keyed by logical column name."""
+    return {logical: pv.get(physical) for logical, physical in physical_names(schema).items() if physical in pv}
+
+
 def matches_filters(pv: Dict[str, Optional[str]], filters: Any, schema: Schema, partition_columns: List[str]) -> bool:
-    """Whether a file's partition values satisfy deltalake-style filters (a conjunction of
-    (column, op, value), or a list of conjunctions OR-ed)."""
+    """Whether a file's partition values (keyed by logical name) satisfy deltalake-style filters
+    (a conjunction of (column, op, value), or a list of conjunctions OR-ed)."""
     types = {f.name: f.type for f in schema.fields}
     if filters and isinstance(filters[0], (list, tuple)) and filters[0] and isinstance(filters[0][0], (list, tuple)):
         return any(all(_holds(pv, f, types, partition_columns) for f in conj) for conj in filters)
@@ -82,6 +93,7 @@ def add_actions_table(adds: List[Dict[str, Any]], schema: Schema, partition_colu
     """deltalake's ``get_add_actions`` columns: path, size_bytes, modification_time,
     num_records, null_count / min / max (structs over the stats columns) and partition."""
     arrow = schema.to_pyarrow()
+    physical = physical_names(schema)
     stats = [json.loads(a["stats"]) if a.get("stats") else {} for a in adds]
     data_cols = [f for f in arrow if f.name not in partition_columns and not pa.types.is_nested(f.type)]
     cols: Dict[str, pa.Array] = {
@@ -93,7 +105,7 @@ def add_actions_table(adds: List[Dict[str, Any]], schema: Schema, partition_colu
     fields = [pa.field("path", pa.string(), False), pa.field("size_bytes", pa.int64(), False), pa.field("modification_time", pa.int64(), False), pa.field("num_records", pa.int64())]
 
     def stat_array(key: str, f: pa.Field) -> pa.Array:
-        values = [(s.get(key) or {}).get(f.name) for s in stats]
+        values = [(s.get(key) or {}).get(physical.get(f.name, f.name)) for s in stats]
         t = pa.int64() if key == "nullCount" else f.type
         try:
             return pa.array(values, t)
@@ -114,7 +126,7 @@ def add_actions_table(adds: List[Dict[str, Any]], schema: Schema, partition_colu
         types = {f.name: f.type for f in arrow}
         parts = []
         for c in partition_columns:
-            raw = pa.array([a["partition_values"].get(c) for a in adds], pa.string())
+            raw = pa.array([a["partition_values"].get(physical.get(c, c)) for a in adds], pa.string())
             try:
                 parts.append(raw.cast(types.get(c, pa.string())))
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):

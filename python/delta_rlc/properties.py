@@ -42,7 +42,7 @@ class ColumnProperties:
         return f"dictionary_enabled: {self.dictionary_enabled}, statistics_enabled: {self.statistics_enabled}, bloom_filter_properties: {self.bloom_filter_properties}, encoding: {self.encoding}"
 
 
-_LEVELS = {"GZIP": (1, 9, 6), "BROTLI": (1, 11, 1), "ZSTD": (1, 22, 1)}
+_LEVELS = {"GZIP": (0, 10, 6), "BROTLI": (0, 11, 1), "ZSTD": (1, 22, 1)}
 
 
 class WriterProperties:
@@ -68,6 +68,8 @@ class WriterProperties:
         self.statistics_truncate_length = statistics_truncate_length
         self.default_column_properties = default_column_properties
         self.column_properties = column_properties
+        if compression is None and compression_level is not None:
+            raise ValueError("Providing a compression_level without the compression type is not possible")
         if compression is not None:
             name = compression.upper()
             if name in _LEVELS:

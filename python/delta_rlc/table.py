@@ -15,7 +15,7 @@ from delta_rlc._util import deprecate_positional_commit_args
 from delta_rlc._arrow import as_reader, as_table, as_view_reader
 from delta_rlc._sql import FilterType, filters_to_sql, literal, quote_ident
 from delta_rlc._operations import TableAlterer, TableMerger, TableOptimizer, _source_stream, _unsupported
-from delta_rlc._partitions import matches_filters
+from delta_rlc._partitions import logical_values, matches_filters
 from delta_rlc.properties import _writer
 from delta_rlc.schema import Schema
 from delta_rlc.transaction import CommitProperties, PostCommitHookProperties, _after_commit, _commit
@@ -239,7 +239,7 @@ class DeltaTable:
         if not partition_filters:
             return adds
         schema = self.schema()
-        return [a for a in adds if matches_filters(a["partition_values"], partition_filters, schema, self.partition_columns())]
+        return [a for a in adds if matches_filters(logical_values(a["partition_values"], schema), partition_filters, schema, self.partition_columns())]
 
     def files(self, partition_filters: Optional[FilterType] = None) -> List[str]:
         """Paths of the live data files (relative to the table root)."""
@@ -256,8 +256,10 @@ class DeltaTable:
         """The distinct partition values of the live files (as strings, None for null)."""
         filters = partition_filters if partition_filters is not None else file_pruning_predicate
         out: List[Dict[str, Optional[str]]] = []
+        schema = self.schema()
         for a in self._matching(filters):
-            pv = {c: a["partition_values"].get(c) for c in self.partition_columns()}
+            values = logical_values(a["partition_values"], schema)
+            pv = {c: values.get(c) for c in self.partition_columns()}
             if pv not in out:
                 out.append(pv)
         return out

@@ -226,27 +226,60 @@ fn read_all(data: &Bound<'_, PyAny>) -> PyResult<(SchemaRef, Vec<RecordBatch>)> 
 
 /// An Arrow stream from Python (anything with `__arrow_c_stream__`) as a stream the library
 /// writes while reading: a thread pulls batches into a channel of two, so at most a few batches
-/// are in memory whatever the input's length. The thread ends when the input does, or when the
-/// write stops reading (it failed, or was cancelled).
+/// are in memory whatever the input's length. The input's end is an explicit message: if the
+/// thread stops without sending it (a panic inside the Arrow C stream, for example), the write
+/// sees an error, never a shorter input, and commits nothing. The first error ends the reading
+/// (the C stream interface forbids reading on after one).
 fn stream_of(data: &Bound<'_, PyAny>) -> PyResult<(SchemaRef, BatchStream)> {
+    enum Item {
+        Batch(delta_rlc::Result<RecordBatch>),
+        End,
+    }
     let reader = ArrowArrayStreamReader::from_pyarrow_bound(data)?;
     let schema = reader.schema();
-    let (tx, rx) = tokio::sync::mpsc::channel::<delta_rlc::Result<RecordBatch>>(2);
+    let (tx, rx) = tokio::sync::mpsc::channel::<Item>(2);
     std::thread::Builder::new()
         .name("delta-rlc-input".into())
         .spawn(move || {
-            for batch in reader {
-                if tx
-                    .blocking_send(batch.map_err(delta_rlc::Error::from))
-                    .is_err()
-                {
+            let mut reader = reader;
+            loop {
+                let next = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| reader.next()));
+                let item = match next {
+                    Ok(Some(Ok(batch))) => Item::Batch(Ok(batch)),
+                    Ok(Some(Err(e))) => Item::Batch(Err(delta_rlc::Error::from(e))),
+                    Ok(None) => Item::End,
+                    Err(_) => Item::Batch(Err(delta_rlc::Error::from(
+                        arrow::error::ArrowError::ExternalError(
+                            "reading the input data failed (the Arrow stream panicked)".into(),
+                        ),
+                    ))),
+                };
+                let stop = !matches!(item, Item::Batch(Ok(_)));
+                if tx.blocking_send(item).is_err() || stop {
                     break;
                 }
             }
         })
         .map_err(|e| DeltaError::new_err(format!("cannot start the input reader: {e}")))?;
-    let stream = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|item| (item, rx))
+    let stream = futures::stream::unfold((rx, false), |(mut rx, done)| async move {
+        if done {
+            return None;
+        }
+        match rx.recv().await {
+            Some(Item::Batch(b)) => {
+                let failed = b.is_err();
+                Some((b, (rx, failed)))
+            }
+            Some(Item::End) => None,
+            None => Some((
+                Err(delta_rlc::Error::from(
+                    arrow::error::ArrowError::ExternalError(
+                        "the input reader stopped before the input's end".into(),
+                    ),
+                )),
+                (rx, true),
+            )),
+        }
     });
     Ok((schema, Box::pin(stream)))
 }

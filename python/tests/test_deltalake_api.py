@@ -245,3 +245,44 @@ def test_writes_stream_generators_and_readers(tmp_path):
     with pytest.raises(Exception):
         write_deltalake(uri, failing(), mode="append")
     assert DeltaTable(uri).version() == before and DeltaTable(uri).count() == 55_000
+
+
+def test_column_mapping_tables_list_partitions_and_stats_by_logical_name(tmp_path):
+    uri = str(tmp_path / "t")
+    write_deltalake(uri, pa.table({"id": [1, 2, 3], "p": ["a", "a", "b"]}), partition_by=["p"], configuration={"delta.columnMapping.mode": "name"})
+    dt = DeltaTable(uri)
+    assert sorted(x["p"] for x in dt.partitions()) == ["a", "b"]
+    assert len(dt.files([("p", "=", "a")])) == 1
+    adds = pa.table(dt.get_add_actions(flatten=True))
+    assert sorted(adds["partition.p"].to_pylist()) == ["a", "b"] and sorted(adds["max.id"].to_pylist()) == [2, 3]
+    # A schema copied from this table makes a new table with fresh column ids.
+    other = str(tmp_path / "u")
+    DeltaTable.create(other, dt.schema(), configuration={"delta.columnMapping.mode": "name"})
+    u = DeltaTable(other)
+    u.alter.add_columns([Field("w", "integer")])
+    ids_ = [f.metadata["delta.columnMapping.id"] for f in u.schema().fields]
+    assert len(set(ids_)) == 3
+
+
+def test_legacy_writer_version_then_column_mapping_raises_the_reader(tmp_path):
+    uri = str(tmp_path / "t")
+    write_deltalake(uri, pa.table({"id": [1]}), configuration={"delta.enableDeletionVectors": "false", "delta.minWriterVersion": "5"})
+    dt = DeltaTable(uri)
+    assert (dt.protocol().min_reader_version, dt.protocol().min_writer_version) == (1, 5)
+    dt.alter.set_table_properties({"delta.columnMapping.mode": "name"})
+    assert dt.protocol().min_reader_version >= 2
+
+
+def test_writer_properties_encoding_must_fit_the_column(tmp_path):
+    uri = str(tmp_path / "t")
+    data = pa.table({"id": [1, 2], "f": [0.5, 1.5]})
+    bad = delta_rlc.WriterProperties(column_properties={"f": delta_rlc.ColumnProperties(dictionary_enabled=False, encoding="DELTA_BINARY_PACKED")})
+    with pytest.raises(DeltaError):
+        write_deltalake(uri, data, writer_properties=bad)
+    with pytest.raises(UnsupportedError):
+        write_deltalake(uri, data, writer_properties=delta_rlc.WriterProperties(default_column_properties=delta_rlc.ColumnProperties(dictionary_enabled=False, encoding="DELTA_BINARY_PACKED")))
+    with pytest.raises(ValueError):
+        delta_rlc.WriterProperties(compression_level=3)
+    good = delta_rlc.WriterProperties(column_properties={"id": delta_rlc.ColumnProperties(dictionary_enabled=False, encoding="DELTA_BINARY_PACKED")})
+    write_deltalake(uri, data, writer_properties=good)
+    assert DeltaTable(uri).count() == 2

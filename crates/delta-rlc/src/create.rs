@@ -158,9 +158,13 @@ impl CreateBuilder {
     async fn run(self) -> Result<Table> {
         let fields = match &self.delta_schema {
             Some(json) => {
-                StructType::parse(json)
-                    .map_err(|e| Error::invalid(format!("CREATE: the schema: {e}")))?
-                    .fields
+                let mut schema = StructType::parse(json)
+                    .map_err(|e| Error::invalid(format!("CREATE: the schema: {e}")))?;
+                // A new table never reuses another table's column ids or physical names (a
+                // schema copied from an existing table carries them): the engine assigns fresh
+                // ones when column mapping is on.
+                without_column_mapping(&mut schema);
+                schema.fields
             }
             None => {
                 let mut fields = Vec::with_capacity(self.fields.len());
@@ -219,3 +223,24 @@ impl CreateBuilder {
 }
 
 awaitable!(CreateBuilder => Table);
+
+/// Removes column-mapping ids and physical names from every field, nested ones included.
+fn without_column_mapping(schema: &mut StructType) {
+    use delta_rlc_protocol::schema::DataType;
+    fn walk(t: &mut DataType) {
+        match t {
+            DataType::Struct(s) => without_column_mapping(s),
+            DataType::Array { element, .. } => walk(element),
+            DataType::Map { key, value, .. } => {
+                walk(key);
+                walk(value);
+            }
+            DataType::Primitive(_) => {}
+        }
+    }
+    for f in &mut schema.fields {
+        f.metadata
+            .retain(|k, _| !k.starts_with("delta.columnMapping.") && k != "parquet.field.id");
+        walk(&mut f.data_type);
+    }
+}

@@ -240,6 +240,16 @@ impl WriterSettings {
                 ));
             }
         }
+        // Every column shares the default encoding, so only PLAIN fits them all (an encoding
+        // for a type is set per column, where it is checked against the column's type).
+        if let Some(e) = &self.default_column.encoding {
+            if !e.eq_ignore_ascii_case("plain") {
+                return Err(crate::Error::new(
+                    crate::ErrorKind::Unsupported,
+                    format!("encoding {e} for every column: set it per column (only PLAIN applies to every type)"),
+                ));
+            }
+        }
         for (name, value) in [
             ("max_row_group_size", self.max_row_group_size),
             ("data_page_size_limit", self.data_page_size_limit),

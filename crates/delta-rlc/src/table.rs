@@ -466,7 +466,10 @@ impl TableSnapshot {
     /// entry per physical row, `true` = kept). A file without a row count fails (the vector's
     /// length is unknown).
     pub async fn deletion_vectors(&self) -> Result<Vec<(String, Vec<bool>)>> {
+        /// The selection entries all files may hold together (an Arrow list's i32 offsets).
+        const MAX_SELECTION_ENTRIES: usize = i32::MAX as usize;
         let mut out = Vec::new();
+        let mut total = 0usize;
         for f in &self.snapshot.files {
             if f.deletion_vector.is_none() {
                 continue;
@@ -480,8 +483,18 @@ impl TableSnapshot {
             let rows = f
                 .num_records()
                 .ok_or_else(|| Error::invalid(format!("{}: no row count", f.path)))?;
+            // The row count comes from the log: bounded before it sizes an allocation (one
+            // vector per file; Arrow lists hold at most i32::MAX entries in all).
             let rows = usize::try_from(rows)
-                .map_err(|_| Error::invalid(format!("{}: bad row count", f.path)))?;
+                .ok()
+                .filter(|r| total.saturating_add(*r) <= MAX_SELECTION_ENTRIES)
+                .ok_or_else(|| {
+                    Error::invalid(format!(
+                        "{}: {rows} rows is more than a selection vector holds",
+                        f.path
+                    ))
+                })?;
+            total += rows;
             let mut keep = vec![true; rows];
             for i in deleted.iter() {
                 match usize::try_from(i).ok().and_then(|i| keep.get_mut(i)) {

@@ -316,3 +316,28 @@ async fn checkpoint_and_add_actions() {
     // Nothing is old enough to clean up.
     assert!(table.cleanup_metadata().await.unwrap().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_keeps_identity_values_handed_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("t").display().to_string();
+    delta_rlc::sql(
+        &format!("CREATE TABLE '{loc}' (id BIGINT GENERATED ALWAYS AS IDENTITY, v STRING)"),
+        &delta_rlc::TableOptions::default(),
+    )
+    .await
+    .unwrap();
+    let table = Table::open(&loc).await.unwrap();
+    table
+        .sql("INSERT INTO t (v) VALUES ('a'), ('b')")
+        .await
+        .unwrap(); // v1: ids 1, 2
+    table
+        .sql("INSERT INTO t (v) VALUES ('c'), ('d')")
+        .await
+        .unwrap(); // v2: ids 3, 4
+    table.restore(1).await.unwrap();
+    table.sql("INSERT INTO t (v) VALUES ('e')").await.unwrap();
+    // The restored table has ids 1 and 2; the new row gets 5, not 3 (3 and 4 were handed out).
+    assert_eq!(ids(&table).await, vec![1, 2, 5]);
+}

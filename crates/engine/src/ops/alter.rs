@@ -112,6 +112,26 @@ pub(super) fn needs_mapping(what: &str, mode: ColumnMappingMode) -> Result<()> {
 /// the features they imply).
 pub(crate) fn with_feature(protocol: &Protocol, feature: &str) -> Protocol {
     if protocol.has_writer_feature(feature) {
+        // A legacy writer version may imply the feature while the reader version does not:
+        // column mapping needs reader 2 (a table at (1, 5) has it only as a writer feature).
+        if feature == "columnMapping"
+            && protocol.min_writer_version < 7
+            && protocol.min_reader_version < 2
+        {
+            let mut p = protocol.clone();
+            p.min_reader_version = 2;
+            return p;
+        }
+        if feature == "columnMapping"
+            && protocol.min_reader_version == 3
+            && !protocol.has_reader_feature(feature)
+        {
+            let mut p = protocol.clone();
+            p.reader_features
+                .get_or_insert_with(Vec::new)
+                .push(feature.to_string());
+            return p;
+        }
         return protocol.clone();
     }
     let mut features: Vec<String> = protocol.writer_feature_set();

@@ -42,9 +42,30 @@ pub async fn restore_txn(mut txn: Transaction, spec: RestoreSpec) -> Result<Tran
             target.version, current.version
         )));
     }
+    // The earlier files may rely on features the table no longer lists (a dropped deletion
+    // vector feature: readers would ignore the DVs and deleted rows would come back). Restoring
+    // then is refused rather than guessed at.
+    let missing: Vec<String> = target
+        .protocol
+        .writer_feature_set()
+        .into_iter()
+        .chain(target.protocol.reader_feature_set())
+        .filter(|f| {
+            !current.protocol.has_writer_feature(f) && !current.protocol.has_reader_feature(f)
+        })
+        .collect();
+    if !missing.is_empty() {
+        return Err(EngineError::Unsupported(format!(
+            "RESTORE to version {}: it needs table features the table no longer has ({})",
+            target.version,
+            missing.join(", ")
+        )));
+    }
     txn.operation = "RESTORE".into();
     txn.operation_parameters
         .insert("version".into(), json!(target.version.to_string()));
+    // A whole-table read: only proofs that a winner's file holds no new rows apply to it.
+    txn.read_set.read_whole_table();
     txn.read_set.add_predicate(ReadPredicate {
         partition: None,
         data: None,
@@ -88,7 +109,12 @@ pub async fn restore_txn(mut txn: Transaction, spec: RestoreSpec) -> Result<Tran
         let mut metadata = target.metadata.clone();
         // The table keeps its identity; only schema, partitioning and properties go back.
         metadata.id = current.metadata.id.clone();
-        txn.actions.push(Action::Metadata(metadata));
+        // Identity values already handed out stay handed out: each identity column keeps the
+        // higher of the two high-water marks, so no id is generated twice.
+        metadata.schema_string = keep_identity_marks(&target.schema, &current.schema)?;
+        if metadata != current.metadata {
+            txn.actions.push(Action::Metadata(metadata));
+        }
     }
     txn.change_data.file_actions_are_changes = true;
     let after: usize = current.files.len() + restored as usize - removed as usize;
@@ -128,4 +154,36 @@ async fn still_exists(
         Some(p) => Ok(store.exists(&p).await?),
         None => Ok(true),
     }
+}
+
+/// `restored`'s schema JSON with each identity column's `delta.identity.highWaterMark` raised to
+/// `current`'s where that is higher (the mark only grows).
+fn keep_identity_marks(
+    restored: &delta_rlc_protocol::schema::StructType,
+    current: &delta_rlc_protocol::schema::StructType,
+) -> Result<String> {
+    const MARK: &str = "delta.identity.highWaterMark";
+    let mut schema = restored.clone();
+    for f in &mut schema.fields {
+        let now = current
+            .field(&f.name)
+            .and_then(|c| c.metadata.get(MARK))
+            .and_then(|v| v.as_i64());
+        let then = f.metadata.get(MARK).and_then(|v| v.as_i64());
+        let step = f
+            .metadata
+            .get("delta.identity.step")
+            .and_then(|v| v.as_i64())
+            .unwrap_or(1);
+        if let Some(now) = now {
+            let keep = match then {
+                // The mark moves in the step's direction.
+                Some(then) if step < 0 => then.min(now),
+                Some(then) => then.max(now),
+                None => now,
+            };
+            f.metadata.insert(MARK.into(), serde_json::json!(keep));
+        }
+    }
+    Ok(schema.to_schema_string())
 }

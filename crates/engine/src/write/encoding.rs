@@ -44,6 +44,13 @@ pub fn data_file_properties(
     let mut builder = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_dictionary_page_size_limit(DICTIONARY_PAGE_LIMIT);
+    // A caller who chose the dictionary or the encoding of every column gets that choice: the
+    // per-column tuning below would otherwise override it.
+    if let Some(s) = settings.filter(|s| {
+        s.default_column.dictionary_enabled.is_some() || s.default_column.encoding.is_some()
+    }) {
+        return s.apply(builder).build();
+    }
     for (index, field) in schema.fields().iter().enumerate() {
         if dictionary_overflows(field.data_type(), batches, index) {
             builder = builder

@@ -111,16 +111,50 @@ impl FileWriter<'_> {
             return Ok(None);
         };
         let mut out = settings.clone();
-        for (name, _) in &mut out.columns {
+        for (name, column) in &mut out.columns {
             let Some(field) = self.schema.field(name) else {
                 return Err(EngineError::invalid(format!(
                     "writer properties name column {name}, which the table does not have"
                 )));
             };
+            let delta_rlc_protocol::schema::DataType::Primitive(p) = &field.data_type else {
+                return Err(EngineError::Unsupported(format!(
+                    "writer properties for column {name}: only columns of a primitive type take them"
+                )));
+            };
+            if let Some(e) = column.encoding {
+                if !encoding_fits(e, p) {
+                    return Err(EngineError::invalid(format!(
+                        "writer properties: encoding {e} does not apply to column {name} ({p:?})"
+                    )));
+                }
+            }
             *name = delta_rlc_protocol::column_mapping::physical_name(field, self.column_mapping)?
                 .to_string();
         }
         Ok(Some(out))
+    }
+}
+
+/// Whether Parquet can store a column of type `p` with encoding `e` (the parquet writer panics on
+/// the pairs it cannot).
+fn encoding_fits(
+    e: parquet::basic::Encoding,
+    p: &delta_rlc_protocol::schema::PrimitiveType,
+) -> bool {
+    use delta_rlc_protocol::schema::PrimitiveType as P;
+    use parquet::basic::Encoding as E;
+    let integer = matches!(
+        p,
+        P::Byte | P::Short | P::Integer | P::Long | P::Date | P::Timestamp | P::TimestampNtz
+    );
+    match e {
+        E::PLAIN => true,
+        E::RLE => matches!(p, P::Boolean),
+        E::DELTA_BINARY_PACKED => integer,
+        E::DELTA_LENGTH_BYTE_ARRAY | E::DELTA_BYTE_ARRAY => matches!(p, P::String | P::Binary),
+        E::BYTE_STREAM_SPLIT => integer || matches!(p, P::Float | P::Double),
+        _ => false,
     }
 }
 
