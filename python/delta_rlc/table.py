@@ -320,7 +320,7 @@ class DeltaTable:
         """An in-memory pyarrow dataset of this version (deletion vectors applied)."""
         import pyarrow.dataset as ds
 
-        _unsupported(filesystem=filesystem, parquet_read_options=parquet_read_options, schema=schema)
+        _unsupported(filesystem=filesystem, parquet_read_options=parquet_read_options, schema=schema, as_large_types=as_large_types)
         return ds.dataset(self.to_pyarrow_table(partitions=partitions or file_pruning_predicate))
 
     def to_pyarrow_reader(self, columns: Optional[List[str]] = None, filters: Optional[FilterType] = None) -> pa.RecordBatchReader:
