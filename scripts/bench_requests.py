@@ -32,8 +32,9 @@ WINNERS = 5
 
 def start_moto():
     port = free_port()
-    server = os.path.join(os.path.dirname(sys.executable), "moto_server")
-    proc = subprocess.Popen([server, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Conditional writes made atomic (moto's own are not, across its threads): moto_atomic.py.
+    server = os.path.join(ROOT, "tests", "interop", "moto_atomic.py")
+    proc = subprocess.Popen([sys.executable, server, "127.0.0.1", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_for_port(port)
     import boto3
     boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="test", aws_secret_access_key="test",

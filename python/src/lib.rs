@@ -388,6 +388,21 @@ pub(crate) fn outcome_dict<'py>(
     d.set_item("rows_affected", c.metrics.rows_affected)?;
     let events: Vec<String> = c.events.iter().map(|e| e.name.clone()).collect();
     d.set_item("reconcile_events", events)?;
+    // What the statement sent to the store, and its longest chain of round trips.
+    if let Some(r) = &c.requests {
+        let q = PyDict::new(py);
+        for (kind, n) in [
+            ("GET", r.get),
+            ("PUT", r.put),
+            ("LIST", r.list),
+            ("HEAD", r.head),
+            ("DELETE", r.delete),
+        ] {
+            q.set_item(kind, n)?;
+        }
+        d.set_item("requests", q)?;
+        d.set_item("critical_path_depth", r.critical_path_depth)?;
+    }
     Ok(d)
 }
 

@@ -362,3 +362,21 @@ def test_writes_leave_out_identity_and_generated_columns(tmp_path):
     assert [(r["id"], r["v"], r["twice"], r["note"]) for r in rows(DeltaTable(uri))] == [(1, 5, 10, "a"), (2, 6, 12, "b"), (3, 7, 14, "c")]
     with pytest.raises(SchemaMismatchError):
         write_deltalake(uri, pa.table({"v": pa.array([8], pa.int64())}), mode="append")
+
+
+def test_statements_report_their_requests_and_depth(tmp_path):
+    # A MERGE on 4 files: the 4 files are read once each, in one stage (the statement's cache
+    # serves the join), the 4 new DVs go into one DV file; counts are the engine's own meter.
+    path = str(tmp_path / "t")
+    for f in range(4):
+        write_deltalake(path, pa.table({"id": pa.array(range(f * 100, f * 100 + 100), pa.int64())}),
+                        mode="append", configuration={"delta.enableDeletionVectors": "true"} if f == 0 else None)
+    dt = DeltaTable(path)
+    source = pa.table({"id": pa.array([5, 105, 205, 305], pa.int64())})
+    m = dt.merge(source, "t.id = s.id", source_alias="s", target_alias="t").when_matched_delete().execute()
+    assert m["num_target_rows_deleted"] == 4
+    assert m["num_scanned_files"] == 4
+    assert m["requests"]["PUT"] == 2, m["requests"]  # one DV file, the commit
+    assert m["requests"]["GET"] == 4 + 1, m["requests"]  # the four data files, the new commit's predecessor
+    assert 1 <= m["critical_path_depth"] <= 6
+    assert sorted(r["id"] for r in dt.to_pyarrow_table().to_pylist()) == [i for i in range(400) if i % 100 != 5]

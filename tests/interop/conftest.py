@@ -119,8 +119,9 @@ def expected(path, columns):
 @pytest.fixture(scope="session")
 def moto():
     port = free_port()
-    server = os.path.join(os.path.dirname(sys.executable), "moto_server")
-    proc = subprocess.Popen([server, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Conditional writes made atomic (moto's own are not, across its threads): moto_atomic.py.
+    server = os.path.join(os.path.dirname(__file__), "moto_atomic.py")
+    proc = subprocess.Popen([sys.executable, server, "127.0.0.1", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         import boto3
         endpoint = f"http://127.0.0.1:{port}"

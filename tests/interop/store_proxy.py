@@ -2,10 +2,14 @@
 - counts requests by kind (GET, PUT, LIST, HEAD, DELETE, POST), for the request-cost benchmark, and
 - injects transient faults on request: a share of requests answered "503 SlowDown" before they reach
   the store, a share whose response is lost after the store applied them (the client sees a 500),
-  and a fixed delay on every request (slow responses).
+  and a fixed delay on every request (slow responses), and
+- delays each request like a remote object store: a latency profile (`set_profile`, the format and
+  numbers of bench/latency/s3.profile, the same the engine's `delta_rlc_latency_profile` reads) draws
+  a lognormal first-byte latency per request kind, so both engines wait alike.
 
 Both engines under test speak to the proxy exactly as to the store, so their counts compare."""
 import http.client
+import math
 import random
 import threading
 import time
@@ -35,6 +39,7 @@ class StoreProxy:
         self.throttle_share = 0.0
         self.lose_share = 0.0
         self.delay = 0.0
+        self.profile = {}
         self.faults = {"throttled": 0, "lost": 0}
         self.rng = random.Random(seed)
         proxy = self
@@ -59,8 +64,12 @@ class StoreProxy:
                         proxy.faults["throttled"] += 1
                     if lose:
                         proxy.faults["lost"] += 1
+                    conditional = self.command == "PUT" and (self.headers.get("If-None-Match") or self.headers.get("If-Match"))
+                    wait = proxy.draw("put_if_absent" if conditional else kind.lower())
                 if proxy.delay:
                     time.sleep(proxy.delay)
+                if wait:
+                    time.sleep(wait)
                 if throttle:
                     self._reply(503, b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code>"
                                      b"<Message>Please reduce your request rate.</Message></Error>",
@@ -102,6 +111,30 @@ class StoreProxy:
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
+
+    def set_profile(self, path):
+        """Delays every request by a draw from the profile file `path` (`kind = p50_ms p99_ms` lines)."""
+        profile = {}
+        with open(path) as f:
+            for raw in f:
+                line = raw.split("#")[0].strip()
+                if not line:
+                    continue
+                kind, values = line.split("=")
+                p50, p99 = (float(x) for x in values.split())
+                profile[kind.strip().lower()] = (p50, p99)
+        self.profile = profile
+
+    def draw(self, kind):
+        """A latency in seconds for one request of `kind` (called under the lock: one seeded stream)."""
+        d = self.profile.get(kind) or (self.profile.get("put") if kind in ("put_if_absent", "post") else None) or \
+            (self.profile.get("get") if kind == "head" else None)
+        if not d:
+            return 0.0
+        p50, p99 = d
+        sigma = math.log(max(p99 / p50, 1.0)) / 2.3263479
+        ms = min(math.exp(math.log(p50) + sigma * self.rng.gauss(0.0, 1.0)), p50 * 100)
+        return ms / 1000.0
 
     def endpoint(self):
         return f"http://127.0.0.1:{self.port}"

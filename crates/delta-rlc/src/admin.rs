@@ -134,7 +134,7 @@ impl AlterBuilder {
     }
 
     async fn run(self) -> Result<CommitOutcome> {
-        let inner = &self.table.inner;
+        let inner = &self.table.statement_table();
         // Several constraints are one commit in deltalake; here one metadata action that adds
         // them all, each checked against every row (they are staged one after another on the
         // same transaction's metadata).
@@ -230,7 +230,7 @@ impl RestoreBuilder {
     }
 
     async fn run(self) -> Result<CommitOutcome> {
-        let inner = &self.table.inner;
+        let inner = &self.table.statement_table();
         let version = match self.target {
             At::Latest => return Err(Error::invalid("RESTORE needs an earlier version")),
             At::Version(v) => v,

@@ -55,7 +55,7 @@ impl DeleteBuilder {
     }
 
     async fn run(self) -> Result<CommitOutcome> {
-        let inner = &self.table.inner;
+        let inner = &self.table.statement_table();
         let snapshot = inner.snapshot(self.table.read_version).await?;
         let ectx = ExprContext::new(&snapshot, None)?;
         let predicate = self.filter.map(|f| f.over_table(&ectx)).transpose()?;
@@ -122,7 +122,7 @@ impl UpdateBuilder {
         if self.assignments.is_empty() {
             return Err(Error::invalid("UPDATE: no column is set"));
         }
-        let inner = &self.table.inner;
+        let inner = &self.table.statement_table();
         let snapshot = inner.snapshot(self.table.read_version).await?;
         let ectx = ExprContext::new(&snapshot, None)?;
         let mut assignments: Vec<(String, _)> = Vec::with_capacity(self.assignments.len());

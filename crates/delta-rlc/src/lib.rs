@@ -82,6 +82,8 @@ pub use datafusion::prelude::{col, lit, Expr};
 
 pub use admin::{AlterBuilder, HistoryEntry, RestoreBuilder, TableChange};
 pub use create::CreateBuilder;
+/// What a statement sent to the store: requests by kind and its critical-path depth.
+pub use delta_rlc_storage::RequestCounts;
 pub use dml::{DeleteBuilder, UpdateBuilder};
 pub use error::{ConflictInfo, ConflictKind, Error, ErrorKind, Result};
 pub use expression::Expression;
@@ -139,6 +141,9 @@ async fn commit(
         txn.table.conflict.max_attempts = n;
     }
     let metrics = txn.operation_metrics.clone();
+    let meter = txn.table.store.meter().cloned();
     let result = txn.commit().await?;
-    Ok(CommitOutcome::new(result, &metrics))
+    let mut outcome = CommitOutcome::new(result, &metrics);
+    outcome.requests = meter.map(|m| m.counts());
+    Ok(outcome)
 }

@@ -72,7 +72,7 @@ impl OptimizeBuilder {
     }
 
     async fn run(self) -> Result<CommitOutcome> {
-        let inner = &self.table.inner;
+        let inner = &self.table.statement_table();
         let snapshot = inner.snapshot(self.table.read_version).await?;
         let ectx = ExprContext::new(&snapshot, None)?;
         let spec = OptimizeSpec {

@@ -285,7 +285,7 @@ impl MergeBuilder {
         if self.clauses.is_empty() {
             return Err(Error::invalid("MERGE needs at least one WHEN clause"));
         }
-        let inner = &self.table.inner;
+        let inner = &self.table.statement_table();
         let budget = delta_rlc_engine::ops::merge::source::memory_budget(&inner.env);
         let source = self.source.materialize(budget).await?;
         let source_schema = Arc::clone(source.schema());

@@ -22,6 +22,9 @@ pub struct CommitOutcome {
     pub events: Vec<ReconcileEvent>,
     /// The operation's metrics (rows, files, bytes, time).
     pub metrics: Metrics,
+    /// The requests the statement sent to the store (reading the snapshot, its files, writing
+    /// and committing), with its critical-path depth; `None` where it was not metered (SQL).
+    pub requests: Option<delta_rlc_storage::RequestCounts>,
 }
 
 impl CommitOutcome {
@@ -36,6 +39,7 @@ impl CommitOutcome {
                 .map(ReconcileEvent::from_engine)
                 .collect(),
             metrics: Metrics::new(result.affected_rows, metrics),
+            requests: None,
         }
     }
 }

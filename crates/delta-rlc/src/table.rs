@@ -9,6 +9,7 @@ use delta_rlc_engine::arrow_conv::table_arrow_schema;
 use delta_rlc_engine::snapshot::as_of::version_at_timestamp;
 use delta_rlc_engine::sql::SqlSession;
 use delta_rlc_engine::{DeltaTable, Snapshot};
+use delta_rlc_storage::object_cache::CACHE_BUDGET;
 use delta_rlc_storage::TableStore;
 
 use crate::create::CreateBuilder;
@@ -112,6 +113,22 @@ impl Table {
             inner: self.inner.clone(),
             read_version: Some(version),
         }
+    }
+
+    /// The engine handle for one statement: the same table, snapshot cache and settings, with its
+    /// requests counted by a fresh meter (reported in [`CommitOutcome::requests`]).
+    pub(crate) fn statement_table(&self) -> DeltaTable {
+        let mut inner = self.inner.clone();
+        // A statement with a memory limit keeps at most a quarter of it in read objects.
+        let budget = inner
+            .env
+            .memory_limit
+            .map_or(CACHE_BUDGET, |limit| (limit / 4).min(CACHE_BUDGET));
+        inner.store = inner
+            .store
+            .metered_by(delta_rlc_storage::RequestMeter::new(), budget)
+            .0;
+        inner
     }
 
     /// A handle whose operations write their data files with these Parquet settings

@@ -144,7 +144,7 @@ impl WriteBuilder {
     }
 
     async fn run(self) -> Result<CommitOutcome> {
-        let inner = &self.table.inner;
+        let inner = &self.table.statement_table();
         let snapshot = inner.snapshot(self.table.read_version).await?;
         let mut txn = Transaction::new(inner, Some(std::sync::Arc::clone(&snapshot)), "WRITE");
         let data_schema = self.source.schema();

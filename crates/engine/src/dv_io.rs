@@ -64,6 +64,32 @@ async fn read_entry(store: &TableStore, rel: &str, offset: u64, size: usize) -> 
     Ok(decode_dv_file_entry(&file, offset, size)?.to_vec())
 }
 
+/// The DV file (relative to the root) that holds `add`'s deletion vector, if it has one in a file.
+pub fn dv_file_of(root: &TableRoot, add: &Add) -> Option<String> {
+    match add.deletion_vector.as_ref()?.location().ok()? {
+        DvLocation::Inline(_) => None,
+        DvLocation::Relative { path, .. } => root.resolve(&path).ok(),
+        DvLocation::Absolute { uri, .. } => root.resolve(&uri).ok(),
+    }
+}
+
+/// Fetches the data files `adds` and their DV files into the statement's cache in one stage of
+/// concurrent reads ([`TableStore::prefetch`]), before a pass decodes them a few at a time.
+pub async fn prefetch_files<'a>(
+    store: &TableStore,
+    root: &TableRoot,
+    adds: impl IntoIterator<Item = &'a Add>,
+) {
+    let mut objects = Vec::new();
+    for add in adds {
+        objects.push((add.path.clone(), u64::try_from(add.size).ok()));
+        if let Some(dv) = dv_file_of(root, add) {
+            objects.push((dv, None));
+        }
+    }
+    store.prefetch(objects).await;
+}
+
 /// The DV of a live file, or an empty bitmap when it has none.
 pub async fn load_file_dv(
     store: &TableStore,
@@ -97,8 +123,21 @@ pub async fn write_dvs(
     uuid: uuid::Uuid,
     bitmaps: &[RoaringTreemap],
 ) -> Result<Vec<DvDescriptor>> {
-    if bitmaps.is_empty() {
+    let Some((rel, file, descriptors)) = encode_dvs(uuid, bitmaps)? else {
         return Ok(Vec::new());
+    };
+    store.put(&rel, file).await?;
+    Ok(descriptors)
+}
+
+/// The DV file holding `bitmaps` (its path, bytes and the descriptors, in order); `None` for no
+/// bitmaps. A caller that uploads it in the background uses this ([`crate::txn::uploads`]).
+pub fn encode_dvs(
+    uuid: uuid::Uuid,
+    bitmaps: &[RoaringTreemap],
+) -> Result<Option<(String, Bytes, Vec<DvDescriptor>)>> {
+    if bitmaps.is_empty() {
+        return Ok(None);
     }
     let payloads = bitmaps
         .iter()
@@ -114,10 +153,11 @@ pub async fn write_dvs(
             .map_err(|_| EngineError::Internal("DV too large".into()))?;
         descriptors.push(DvDescriptor::for_uuid_file(uuid, "", offset, size, card));
     }
-    store
-        .put(&format!("deletion_vector_{uuid}.bin"), Bytes::from(file))
-        .await?;
-    Ok(descriptors)
+    Ok(Some((
+        format!("deletion_vector_{uuid}.bin"),
+        Bytes::from(file),
+        descriptors,
+    )))
 }
 
 /// Writes `bitmap` as a new DV file (one DV per file) and returns its descriptor.

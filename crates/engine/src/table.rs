@@ -50,6 +50,10 @@ impl DeltaTable {
 
     /// A table on an already opened store (e.g. one opened with storage options).
     pub fn on_store(store: TableStore) -> DeltaTable {
+        // Options the store accepted but ignores (deltalake's that mean nothing here): once each.
+        for w in store.ignored_option_warnings() {
+            crate::warnings::warn_once(&format!("option {} {w}", store.root_uri()), w);
+        }
         DeltaTable {
             store,
             env: Env::default(),

@@ -46,6 +46,8 @@ pub(crate) struct CloudRoot {
     pub prefix: Path,
     pub root_uri: String,
     pub commit_mode: CommitMode,
+    /// Options accepted but ignored, each a one-line warning for the user.
+    pub warnings: Vec<String>,
 }
 
 fn invalid(msg: impl Into<String>) -> StorageError {
@@ -92,10 +94,25 @@ fn take_common(
                 })?;
             }
             "retry_timeout" => {
-                let secs: u64 = v.trim().trim_end_matches('s').parse().map_err(|_| {
-                    invalid(format!("storage option {k:?} must be seconds, not {v:?}"))
-                })?;
-                common.retry.retry_timeout = Duration::from_secs(secs);
+                common.retry.retry_timeout = crate::deltalake_options::parse_duration(k, v)?;
+            }
+            "backoff_config.init_backoff" => {
+                common.retry.backoff.init_backoff = crate::deltalake_options::parse_duration(k, v)?;
+            }
+            "backoff_config.max_backoff" => {
+                common.retry.backoff.max_backoff = crate::deltalake_options::parse_duration(k, v)?;
+            }
+            "backoff_config.base" => {
+                common.retry.backoff.base = v
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|b: &f64| b.is_finite() && *b >= 1.0)
+                    .ok_or_else(|| {
+                        invalid(format!(
+                            "storage option {k:?} must be a number ≥ 1, not {v:?}"
+                        ))
+                    })?;
             }
             k if is_unsafe_key(k) => {
                 common.unsafe_single_writer = parse_bool(k, v)?;
@@ -128,6 +145,7 @@ fn root(store: Arc<dyn ObjectStore>, uri_base: &str, key: &str, mode: CommitMode
             .trim_end_matches('/')
             .to_string(),
         commit_mode: mode,
+        warnings: Vec::new(),
     }
 }
 
@@ -139,14 +157,21 @@ pub(crate) fn open_cloud(
     let Some((scheme, rest)) = location.split_once("://") else {
         return Ok(None);
     };
-    match scheme.to_ascii_lowercase().as_str() {
-        "s3" | "s3a" => open_s3(location, rest, options).map(Some),
-        "az" | "azure" | "abfs" | "abfss" | "adl" => {
-            open_azure(location, scheme, rest, options).map(Some)
+    let lower = scheme.to_ascii_lowercase();
+    let opened = match lower.as_str() {
+        "s3" | "s3a" | "az" | "azure" | "abfs" | "abfss" | "adl" | "gs" => {
+            let (options, warnings) = crate::deltalake_options::translate(&lower, options)?;
+            let mut root = match lower.as_str() {
+                "s3" | "s3a" => open_s3(location, rest, &options)?,
+                "gs" => open_gcs(location, rest, &options)?,
+                _ => open_azure(location, scheme, rest, &options)?,
+            };
+            root.warnings = warnings;
+            Some(root)
         }
-        "gs" => open_gcs(location, rest, options).map(Some),
-        _ => Ok(None),
-    }
+        _ => None,
+    };
+    Ok(opened)
 }
 
 fn open_s3(

@@ -15,12 +15,17 @@
 )]
 
 mod cloud;
+mod deltalake_options;
 pub mod fault;
+pub mod latency;
 mod local;
+pub mod meter;
+pub mod object_cache;
 mod retry;
 mod store;
 
 pub use cloud::CommitMode;
+pub use meter::{RequestCounts, RequestMeter};
 pub use retry::RetryPolicy;
 pub use store::{ObjectInfo, PutOutcome, StorageError, StorageErrorKind, TableStore};
 

@@ -14,7 +14,10 @@ use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload}
 use thiserror::Error;
 
 use crate::cloud::{open_cloud, CommitMode};
+use crate::latency::{take_latency_options, with_latency};
 use crate::local::{put_if_absent_durable, LocalPut};
+use crate::meter::{coalesced_requests, RequestKind, RequestMeter};
+use crate::object_cache::ObjectCache;
 use crate::retry::{retrying, RetryPolicy};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,10 +108,17 @@ pub struct TableStore {
     commit_mode: CommitMode,
     /// Retries of idempotent operations on remote stores (none on a local disk).
     retry: RetryPolicy,
+    /// Counts this handle's requests (a statement's own clone, [`TableStore::metered`]).
+    meter: Option<Arc<RequestMeter>>,
+    /// The objects this statement has read (a statement's own clone, [`TableStore::metered`]).
+    cache: Option<Arc<ObjectCache>>,
+    /// Storage options accepted but ignored (deltalake's that mean nothing here), as warnings.
+    warnings: Arc<Vec<String>>,
 }
 
 mod listing;
 mod local_read;
+mod statement;
 
 fn memory_stores() -> &'static Mutex<HashMap<String, Arc<InMemory>>> {
     static STORES: OnceLock<Mutex<HashMap<String, Arc<InMemory>>>> = OnceLock::new();
@@ -141,9 +151,12 @@ impl TableStore {
         if location.is_empty() {
             return Err(invalid("empty table location"));
         }
+        let (latency, options) = take_latency_options(options)?;
+        let options = &options;
         if let Some(cloud) = open_cloud(location, options)? {
             return Ok(TableStore {
-                store: cloud.store,
+                warnings: Arc::new(cloud.warnings),
+                store: with_latency(cloud.store, &latency),
                 prefix: cloud.prefix,
                 root_uri: cloud.root_uri,
                 local_dir: None,
@@ -151,6 +164,8 @@ impl TableStore {
                 local_root: None,
                 commit_mode: cloud.commit_mode,
                 retry: RetryPolicy::DEFAULT,
+                meter: None,
+                cache: None,
             });
         }
         if let Some(rest) = location.strip_prefix("memory://") {
@@ -164,7 +179,7 @@ impl TableStore {
                 .clone();
             let key = key.trim_end_matches('/');
             return Ok(TableStore {
-                store,
+                store: with_latency(store, &latency),
                 prefix: Path::from(key),
                 root_uri: format!("memory://{name}/{key}")
                     .trim_end_matches('/')
@@ -174,7 +189,15 @@ impl TableStore {
                 local_root: None,
                 commit_mode: CommitMode::PutIfAbsent,
                 retry: RetryPolicy::DEFAULT,
+                meter: None,
+                cache: None,
+                warnings: Default::default(),
             });
+        }
+        if latency.is_some() {
+            return Err(invalid(
+                "delta_rlc_latency_profile applies to object-store and memory:// locations (a local disk is read directly)",
+            ));
         }
         let path_str = location.strip_prefix("file://").unwrap_or(location);
         if path_str.contains("://") {
@@ -228,6 +251,9 @@ impl TableStore {
                 attempts: 1,
                 ..RetryPolicy::DEFAULT
             },
+            meter: None,
+            cache: None,
+            warnings: Default::default(),
         })
     }
 
@@ -258,6 +284,9 @@ impl TableStore {
             local_root: None,
             commit_mode: CommitMode::PutIfAbsent,
             retry: RetryPolicy::DEFAULT,
+            meter: None,
+            cache: None,
+            warnings: Default::default(),
         }
     }
 
@@ -272,6 +301,9 @@ impl TableStore {
             local_root: None,
             commit_mode: self.commit_mode,
             retry: self.retry,
+            meter: self.meter.clone(),
+            cache: self.cache.clone(),
+            warnings: self.warnings.clone(),
         }
     }
 
@@ -343,18 +375,28 @@ impl TableStore {
 
     pub async fn get(&self, rel: &str) -> Result<Bytes> {
         let p = self.object_path(rel)?;
-        if let Some(bytes) = self.read_local_whole(&p, rel)? {
+        if let Some(bytes) = self.cache.as_ref().and_then(|c| c.get(rel)) {
             return Ok(bytes);
         }
-        let (store, p) = (&self.store, &p);
-        retrying(self.retry, move || async move {
-            let r = store
-                .get(p)
-                .await
-                .map_err(|e| StorageError::from_os(e, rel))?;
-            r.bytes().await.map_err(|e| StorageError::from_os(e, rel))
-        })
-        .await
+        let _req = self.track(RequestKind::Get, 1, rel);
+        let bytes = match self.read_local_whole(&p, rel)? {
+            Some(bytes) => bytes,
+            None => {
+                let (store, p) = (&self.store, &p);
+                retrying(self.retry, move || async move {
+                    let r = store
+                        .get(p)
+                        .await
+                        .map_err(|e| StorageError::from_os(e, rel))?;
+                    r.bytes().await.map_err(|e| StorageError::from_os(e, rel))
+                })
+                .await?
+            }
+        };
+        if let Some(c) = &self.cache {
+            c.insert(rel, &bytes);
+        }
+        Ok(bytes)
     }
 
     /// Byte ranges of one object (fetched together where the store can). A range past the end of
@@ -365,6 +407,10 @@ impl TableStore {
         ranges: &[std::ops::Range<u64>],
     ) -> Result<Vec<Bytes>> {
         let p = self.object_path(rel)?;
+        if let Some(parts) = self.cache.as_ref().and_then(|c| c.get_ranges(rel, ranges)) {
+            return Ok(parts);
+        }
+        let _req = self.track(RequestKind::Get, coalesced_requests(ranges), rel);
         if let Some(parts) = self.read_local_ranges(&p, rel, ranges)? {
             return Ok(parts);
         }
@@ -380,6 +426,7 @@ impl TableStore {
 
     pub async fn head(&self, rel: &str) -> Result<ObjectInfo> {
         let p = self.object_path(rel)?;
+        let _req = self.track(RequestKind::Head, 1, rel);
         let (store, p) = (&self.store, &p);
         let m = retrying(self.retry, move || async move {
             store
@@ -417,6 +464,7 @@ impl TableStore {
     /// Overwriting write (data files, DV files, checkpoints, `_last_checkpoint`).
     pub async fn put(&self, rel: &str, bytes: Bytes) -> Result<()> {
         let p = self.object_path(rel)?;
+        let _req = self.track(RequestKind::Put, 1, rel);
         let (store, p) = (&self.store, &p);
         retrying(self.retry, move || {
             let payload = PutPayload::from(bytes.clone());
@@ -437,6 +485,7 @@ impl TableStore {
             Ok(p) => p,
             Err(e) => return PutOutcome::Unknown(e),
         };
+        let _req = self.track(RequestKind::Put, 1, rel);
         if let Some(dir) = &self.local_dir {
             let target = dir.join(rel);
             let unique = format!(
@@ -508,6 +557,7 @@ impl TableStore {
         } else {
             self.object_path(rel_dir)?
         };
+        let _req = self.track(RequestKind::List, 1, rel_dir);
         let (store, p) = (&self.store, &p);
         let metas: Vec<_> = retrying(self.retry, move || async move {
             store
@@ -536,6 +586,7 @@ impl TableStore {
         } else {
             self.object_path(rel_dir)?
         };
+        let _req = self.track(RequestKind::List, 1, rel_dir);
         let (store, p) = (&self.store, &p);
         let res = retrying(self.retry, move || async move {
             store
@@ -552,6 +603,7 @@ impl TableStore {
     pub async fn delete(&self, rel: &str) -> Result<()> {
         let p = self.object_path(rel)?;
         self.check_local(&p, rel)?;
+        let _req = self.track(RequestKind::Delete, 1, rel);
         let (store, p) = (&self.store, &p);
         retrying(self.retry, move || async move {
             match store.delete(p).await {

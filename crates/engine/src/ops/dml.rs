@@ -20,7 +20,7 @@ use roaring::RoaringTreemap;
 use serde_json::{json, Map, Value};
 
 use crate::arrow_conv::table_arrow_schema;
-use crate::dv_io::{load_file_dv, write_dv, write_dvs};
+use crate::dv_io::{encode_dvs, load_file_dv, write_dv};
 use crate::error::{EngineError, Result};
 use crate::read_set::{split_predicate, ReadPredicate};
 use crate::row_tracking::{row_tracking_columns, stabilize_row_tracking};
@@ -455,9 +455,15 @@ pub async fn stage_dv_removals(
         })
         .collect();
     let uuid = txn.table.env.ids.uuid();
-    let mut descriptors = write_dvs(&txn.table.store, uuid, &bitmaps)
-        .await?
-        .into_iter();
+    // Uploaded while the statement writes its new rows; the commit waits for it.
+    let descriptors = match encode_dvs(uuid, &bitmaps)? {
+        Some((rel, file, descriptors)) => {
+            txn.uploads.start(&txn.table.store, rel, file)?;
+            descriptors
+        }
+        None => Vec::new(),
+    };
+    let mut descriptors = descriptors.into_iter();
     let now = txn.table.env.clock.now_ms();
     for m in matches {
         if m.matched.is_empty() {

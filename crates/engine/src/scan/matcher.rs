@@ -225,6 +225,7 @@ pub async fn match_files(
     files: Vec<Add>,
     parallelism: usize,
 ) -> Result<Vec<FileMatch>> {
+    crate::dv_io::prefetch_files(store, &matcher.snapshot.root, &files).await;
     let tasks = files.into_iter().map(|add| {
         let store = store.clone();
         let matcher = Arc::clone(&matcher);
@@ -377,6 +378,8 @@ pub async fn read_matched_rows(
     // Owned inputs: a closure over `&FileMatch` would make every caller's future non-`Send`
     // for a library awaiting it on a multi-threaded runtime (a higher-ranked lifetime rustc
     // cannot prove general enough).
+    let touched = matches.iter().filter(|m| !m.matched.is_empty());
+    crate::dv_io::prefetch_files(store, &snapshot.root, touched.map(|m| &m.add)).await;
     let inputs: Vec<_> = matches
         .iter()
         .map(|m| (m.add.clone(), m.matched.clone(), m.values.clone()))

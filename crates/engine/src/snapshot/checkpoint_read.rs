@@ -10,6 +10,7 @@ use delta_rlc_protocol::actions::{parse_commit, Action, Add};
 use delta_rlc_protocol::log_path::LOG_DIR;
 use delta_rlc_protocol::table_path::check_segments;
 use delta_rlc_storage::TableStore;
+use futures::StreamExt;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use super::checkpoint_adds::decode_adds;
@@ -33,6 +34,28 @@ impl CheckpointActions {
     }
 }
 
+/// Checkpoint parts (or sidecars) in flight at once: fetched concurrently, decoded in order, so
+/// memory holds a few parts, not all of them.
+const CONCURRENT_PARTS: usize = 8;
+
+/// `paths` fetched [`CONCURRENT_PARTS`] at a time, yielded in order (owned, so callers' futures
+/// stay `Send`).
+fn fetch_all(
+    store: &TableStore,
+    paths: Vec<String>,
+) -> impl futures::Stream<Item = Result<(String, bytes::Bytes)>> + Send + 'static {
+    let store = store.clone();
+    futures::stream::iter(paths)
+        .map(move |p| {
+            let store = store.clone();
+            async move {
+                let bytes = store.get(&p).await?;
+                Ok((p, bytes))
+            }
+        })
+        .buffered(CONCURRENT_PARTS)
+}
+
 /// Reads all actions of a checkpoint, following sidecars.
 pub async fn read_checkpoint(
     store: &TableStore,
@@ -48,9 +71,11 @@ pub async fn read_checkpoint(
             }
         }
         CheckpointFiles::Parquet(parts) => {
-            for p in parts {
-                let bytes = store.get(p).await?;
-                parquet_into(bytes, p, &mut actions)?;
+            // Parts fetched a few at a time, concurrently, decoded in order.
+            let mut fetched = fetch_all(store, parts.clone());
+            while let Some(part) = fetched.next().await {
+                let (p, bytes) = part?;
+                parquet_into(bytes, &p, &mut actions)?;
             }
         }
     };
@@ -62,6 +87,7 @@ pub async fn read_checkpoint(
             _ => None,
         })
         .collect();
+    let mut rels = Vec::with_capacity(sidecars.len());
     for sc in sidecars {
         let decoded = percent_encoding::percent_decode_str(&sc)
             .decode_utf8_lossy()
@@ -72,8 +98,11 @@ pub async fn read_checkpoint(
                 "sidecar path {sc:?} must be a file name"
             )));
         }
-        let rel = format!("{LOG_DIR}/_sidecars/{decoded}");
-        let bytes = store.get(&rel).await?;
+        rels.push(format!("{LOG_DIR}/_sidecars/{decoded}"));
+    }
+    let mut fetched = fetch_all(store, rels);
+    while let Some(sidecar) = fetched.next().await {
+        let (rel, bytes) = sidecar?;
         parquet_into(bytes, &rel, &mut actions)?;
     }
     Ok(actions)

@@ -18,6 +18,7 @@ mod replay;
 mod segment;
 
 use delta_rlc_protocol::column_mapping::{self, ColumnMappingMode};
+use futures::StreamExt;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -227,11 +228,12 @@ impl Snapshot {
         }
         let mut state = ReplayState::from_snapshot(previous);
         let mut last = None;
-        for (v, path, mtime) in newer {
-            let bytes = store.get(path).await?;
+        let mut fetched = fetch_commits(store, newer.into_iter());
+        while let Some(commit) = fetched.next().await {
+            let ((v, _, mtime), bytes) = commit?;
             last = Some(commit_hash(&bytes));
-            let actions = delta_rlc_protocol::actions::parse_commit(*v, &bytes)?;
-            state.apply_commit(*v, actions, *mtime)?;
+            let actions = delta_rlc_protocol::actions::parse_commit(v, &bytes)?;
+            state.apply_commit(v, actions, mtime)?;
         }
         let mut snap = state.finish(segment.version, checkpoint)?;
         // No commit read: only a checkpoint of `previous.version` is new.
@@ -243,22 +245,48 @@ impl Snapshot {
     pub async fn from_segment(store: &TableStore, segment: &LogSegment) -> Result<Arc<Snapshot>> {
         let root = TableRoot::parse(store.root_uri())?;
         let mut state = ReplayState::new(root.clone());
-        if let Some((v, files)) = &segment.checkpoint {
-            let actions = checkpoint_read::read_checkpoint(store, *v, files).await?;
-            state.apply_checkpoint(*v, actions)?;
+        // The checkpoint and the first commits after it are fetched together: one stage of
+        // requests, not the checkpoint and then each commit in turn.
+        let checkpoint = async {
+            match &segment.checkpoint {
+                Some((v, files)) => checkpoint_read::read_checkpoint(store, *v, files)
+                    .await
+                    .map(|a| Some((*v, a))),
+                None => Ok(None),
+            }
+        };
+        let mut fetched = fetch_commits(store, segment.commits.iter());
+        let first = async {
+            match futures::StreamExt::next(&mut fetched).await {
+                Some(c) => c.map(Some),
+                None => Ok(None),
+            }
+        };
+        // A checkpoint with no commit after it: the version's own commit file (for its hash and
+        // time), read beside the checkpoint too.
+        let own = async {
+            match segment.commits.is_empty() && segment.checkpoint.is_some() {
+                true => store.get(&commit_path(segment.version)).await.ok(),
+                false => None,
+            }
+        };
+        let (checkpoint, first, own) = futures::join!(checkpoint, first, own);
+        if let Some((v, actions)) = checkpoint? {
+            state.apply_checkpoint(v, actions)?;
         }
         let mut last = None;
-        for (v, path, mtime) in &segment.commits {
-            let bytes = store.get(path).await?;
-            last = (*v == segment.version).then(|| commit_hash(&bytes));
-            let actions = delta_rlc_protocol::actions::parse_commit(*v, &bytes)?;
-            state.apply_commit(*v, actions, *mtime)?;
+        let mut rest = futures::stream::iter(first?.map(Ok)).chain(fetched);
+        while let Some(commit) = rest.next().await {
+            let ((v, _, mtime), bytes) = commit?;
+            last = (v == segment.version).then(|| commit_hash(&bytes));
+            let actions = delta_rlc_protocol::actions::parse_commit(v, &bytes)?;
+            state.apply_commit(v, actions, mtime)?;
         }
         if last.is_none() {
             // Loaded from a checkpoint alone: identify the version by its commit file when it is
             // still there, so a later load can build on this one, and take the version's time
             // from it (a checkpoint holds no commitInfo).
-            if let Ok(bytes) = store.get(&commit_path(segment.version)).await {
+            if let Some(bytes) = own {
                 last = Some(commit_hash(&bytes));
                 let info = delta_rlc_protocol::actions::parse_commit(segment.version, &bytes)
                     .ok()
@@ -384,4 +412,27 @@ impl Snapshot {
         }
         Some(total)
     }
+}
+
+/// Commit files in flight at once while a snapshot replays them (in order).
+const CONCURRENT_COMMITS: usize = 16;
+
+/// The commits `commits` fetched a few ahead of the replay, concurrently, yielded in order.
+/// Owned inputs: a stream of closures over borrowed items makes every caller's future non-`Send`
+/// (a higher-ranked lifetime rustc cannot prove general enough).
+fn fetch_commits<'a>(
+    store: &TableStore,
+    commits: impl Iterator<Item = &'a (u64, String, i64)>,
+) -> impl futures::Stream<Item = Result<((u64, String, i64), bytes::Bytes)>> + Send + 'static {
+    let owned: Vec<(u64, String, i64)> = commits.cloned().collect();
+    let store = store.clone();
+    futures::stream::iter(owned)
+        .map(move |c| {
+            let store = store.clone();
+            async move {
+                let bytes = store.get(&c.1).await?;
+                Ok((c, bytes))
+            }
+        })
+        .buffered(CONCURRENT_COMMITS)
 }

@@ -45,6 +45,8 @@ struct AttemptState {
 impl Transaction {
     /// Commits with conflict checking and bounded retries.
     pub async fn commit(mut self) -> Result<CommitResult> {
+        // Every object the commit will name is in place before its log entry is written.
+        self.uploads.finish().await?;
         // Change rows still buffered become change files before anything is committed.
         crate::txn::change_data::flush(&mut self).await?;
         // Identity values generated: the metadata action raising the high-water marks.

@@ -4,6 +4,7 @@
 pub mod change_data;
 mod commit;
 pub mod identity;
+pub mod uploads;
 
 use std::sync::Arc;
 
@@ -47,6 +48,8 @@ pub struct Transaction {
     /// Identity columns: the last value this transaction generated, by column; the commit raises
     /// the columns' high-water marks to these ([`identity`]).
     pub identity_marks: std::collections::BTreeMap<String, i64>,
+    /// Objects being written in the background; the commit waits for them ([`uploads`]).
+    pub uploads: uploads::PendingUploads,
 }
 
 impl Transaction {
@@ -66,6 +69,7 @@ impl Transaction {
             app_metadata: Map::new(),
             change_data: Default::default(),
             identity_marks: Default::default(),
+            uploads: Default::default(),
         }
     }
 

@@ -13,6 +13,7 @@ impl TableStore {
     /// read without a stat, and only later ones are stat'ed). A log reader that needs only what
     /// follows a version lists in time proportional to that, not to the whole log.
     pub async fn list_dir_after(&self, rel_dir: &str, after: &str) -> Result<Vec<ObjectInfo>> {
+        let _req = self.track(crate::meter::RequestKind::List, 1, rel_dir);
         if let (Some(fs), Some(_)) = (&self.local_fs, &self.local_dir) {
             let dir = fs
                 .path_to_filesystem(&self.object_path(rel_dir)?)

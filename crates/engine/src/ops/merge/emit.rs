@@ -17,9 +17,11 @@ use super::{ClauseAction, MergeSpec};
 use crate::error::{EngineError, Result};
 use crate::ops::conform::conform_column;
 use crate::ops::dml::{
-    dml_read_options, scan_file, stage_deleted_rows, stage_row_removal, DmlMetrics,
+    dml_read_options, scan_file, stage_deleted_rows, stage_dv_removals, stage_row_removal,
+    DmlMetrics,
 };
 use crate::row_tracking::row_tracking_columns;
+use crate::scan::FileMatch;
 use crate::snapshot::Snapshot;
 use crate::txn::identity::IdentityColumn;
 use crate::txn::Transaction;
@@ -249,14 +251,23 @@ pub(super) async fn stage_removals(
         .lock()
         .map_err(|_| EngineError::Internal("MERGE file states poisoned".into()))?
         .clone();
+    if snapshot.deletion_vectors_enabled() {
+        // Every touched file's new DV in one DV file: one object written, not one per file.
+        let mut matches = Vec::with_capacity(removals.by_file.len());
+        for (fi, rows) in &removals.by_file {
+            let (file, state) = removed_file(plan, &states, *fi)?;
+            matches.push(FileMatch {
+                add: file.add.clone(),
+                old_dv: state.old_dv.clone(),
+                matched: rows.clone(),
+                live_rows: state.live_rows,
+                values: None,
+            });
+        }
+        return stage_dv_removals(txn, snapshot, &matches, metrics).await;
+    }
     for (fi, rows) in &removals.by_file {
-        let i = usize::try_from(*fi)
-            .map_err(|_| EngineError::Internal("MERGE file index out of range".into()))?;
-        let (Some(file), Some(Some(state))) = (plan.files.get(i), states.get(i)) else {
-            return Err(EngineError::Internal(format!(
-                "MERGE removed rows of target file {i}, which was not read"
-            )));
-        };
+        let (file, state) = removed_file(plan, &states, *fi)?;
         let staged = stage_deleted_rows(
             txn,
             snapshot,
@@ -285,4 +296,20 @@ pub(super) async fn stage_removals(
         stage_row_removal(txn, snapshot, &scan, &mask, metrics).await?;
     }
     Ok(())
+}
+
+/// The target file `fi` whose rows a MERGE removes, and its state when the join read it.
+fn removed_file<'a>(
+    plan: &'a TargetPlan,
+    states: &'a [Option<FileState>],
+    fi: u64,
+) -> Result<(&'a super::target::TargetFile, &'a FileState)> {
+    let i = usize::try_from(fi)
+        .map_err(|_| EngineError::Internal("MERGE file index out of range".into()))?;
+    match (plan.files.get(i), states.get(i)) {
+        (Some(file), Some(Some(state))) => Ok((file, state)),
+        _ => Err(EngineError::Internal(format!(
+            "MERGE removed rows of target file {i}, which was not read"
+        ))),
+    }
 }

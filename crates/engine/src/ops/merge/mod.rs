@@ -341,6 +341,14 @@ pub async fn merge_txn_on(
     txn.operation_parameters
         .insert("predicate".into(), json!(spec.on.to_string()));
     let plan = reads::plan_target(&mut txn, &spec, &snapshot).await?;
+    // The target files in one stage of concurrent reads (those the key probe read are kept
+    // already), before the join decodes them a few at a time.
+    crate::dv_io::prefetch_files(
+        &txn.table.store,
+        &snapshot.root,
+        plan.files.iter().map(|f| &f.add),
+    )
+    .await;
     let states = plan.states();
     let target = TargetStream {
         snapshot: Arc::clone(&snapshot),
@@ -353,7 +361,10 @@ pub async fn merge_txn_on(
     let env = txn.table.env.clone();
     let mut joined = join::join(&spec, &snapshot, target, &env).await?;
     txn.events.push(joined.event.clone());
-    let mut metrics = DmlMetrics::default();
+    let mut metrics = DmlMetrics {
+        scanned_files: plan.scanned as u64,
+        ..DmlMetrics::default()
+    };
     let mut removals = assign::Removals::new(&spec);
     let mut pending: Vec<RecordBatch> = Vec::new();
     let mut pending_bytes = 0usize;
@@ -393,16 +404,19 @@ pub async fn merge_txn_on(
                 pending.push(b);
             }
         }
-        if done || pending_bytes >= chunk_bytes {
+        if done {
+            break;
+        }
+        if pending_bytes >= chunk_bytes {
             write_new_rows(&mut txn, &snapshot, &pending, &mut metrics).await?;
             pending.clear();
             pending_bytes = 0;
         }
-        if done {
-            break;
-        }
     }
+    // Removals first: their DV file uploads in the background while the last new rows are
+    // written (one stage of writes, not two).
     emit::stage_removals(&mut txn, &snapshot, &plan, &states, &removals, &mut metrics).await?;
+    write_new_rows(&mut txn, &snapshot, &pending, &mut metrics).await?;
     txn.affected_rows = Some(metrics.updated_rows + metrics.deleted_rows + metrics.inserted_rows);
     let elapsed = txn.table.env.clock.now_ms() - start;
     txn.operation_metrics = metrics.into_map(elapsed);

@@ -118,6 +118,8 @@ pub(super) async fn plan_target(
             })
             .collect()
     };
+    // Candidate files whose key columns the probe read (it drops those without a match).
+    let mut probed = 0usize;
     let files: Vec<TargetFile> = match (&read, &nmbs_conditions) {
         (Some(r), None) => {
             // No NOT MATCHED BY SOURCE clause: only target rows whose keys occur in the source can
@@ -146,6 +148,7 @@ pub(super) async fn plan_target(
                 None => Reads::WholeTable,
             };
             let files = register_reads(txn, snapshot, r.predicate.as_ref(), reads)?;
+            probed = files.len();
             let s = match matcher {
                 Some(m) => match_key_rows(txn, m, files).await?,
                 None => whole(files),
@@ -185,7 +188,8 @@ pub(super) async fn plan_target(
         }
         _ => whole(register_candidates(txn, snapshot, None)?),
     };
-    Ok(TargetPlan { files })
+    let scanned = probed.max(files.len());
+    Ok(TargetPlan { files, scanned })
 }
 
 /// Every column a MERGE's expressions read or write besides its registered reads (for the

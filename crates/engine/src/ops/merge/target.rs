@@ -53,6 +53,8 @@ pub(crate) type FileStates = Arc<Mutex<Vec<Option<FileState>>>>;
 /// The target rows a MERGE joins: the files and how each is read.
 pub(crate) struct TargetPlan {
     pub files: Vec<TargetFile>,
+    /// Data files the MERGE read (the key probe's candidates, or the files joined).
+    pub scanned: usize,
 }
 
 impl TargetPlan {

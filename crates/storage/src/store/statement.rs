@@ -1,0 +1,94 @@
+//! A table store for one statement: its request meter, its cache of the immutable objects it read,
+//! and prefetching into that cache (docs/design.md, "Statement I/O on an object store").
+
+use std::sync::Arc;
+
+use futures::StreamExt;
+
+use super::TableStore;
+use crate::meter::{InFlight, RequestKind, RequestMeter};
+use crate::object_cache::{ObjectCache, CACHE_BUDGET};
+
+/// Reads one statement's prefetch keeps in flight at once (object stores serve many more; a
+/// bound keeps a statement from opening hundreds of connections).
+pub const PREFETCH_CONCURRENCY: usize = 32;
+
+impl TableStore {
+    /// The store for one statement: a fresh request meter counts every request made through the
+    /// returned handle (and its clones), with the statement's critical-path depth; and the
+    /// immutable objects it reads are kept for the rest of the statement ([`ObjectCache`]), so
+    /// none is fetched twice.
+    pub fn metered(&self) -> (TableStore, Arc<RequestMeter>) {
+        self.metered_by(RequestMeter::new(), CACHE_BUDGET)
+    }
+
+    /// [`TableStore::metered`] counting on `meter` (e.g. a [`RequestMeter::traced`] one), keeping
+    /// at most `cache_budget` bytes of objects read.
+    pub fn metered_by(
+        &self,
+        meter: Arc<RequestMeter>,
+        cache_budget: usize,
+    ) -> (TableStore, Arc<RequestMeter>) {
+        let mut store = self.clone();
+        store.meter = Some(meter.clone());
+        store.cache = Some(Arc::new(ObjectCache::with_budget(cache_budget)));
+        (store, meter)
+    }
+
+    /// Reads `objects` (relative path, size when known) into this statement's cache, up to
+    /// [`PREFETCH_CONCURRENCY`] at a time, as many as fit the cache's budget: one stage of
+    /// concurrent requests instead of one request after another as the statement decodes each
+    /// file. A no-op without a cache (a handle not made by [`TableStore::metered`]) or on a local
+    /// disk (no round trips to save). A failed read is left for the statement's own read to
+    /// report.
+    pub async fn prefetch(&self, objects: Vec<(String, Option<u64>)>) {
+        let Some(cache) = &self.cache else { return };
+        if self.local_fs.is_some() {
+            return;
+        }
+        let mut free = cache.free() as u64;
+        let mut wanted: Vec<String> = Vec::new();
+        for (path, size) in objects {
+            if cache.contains(&path) || wanted.contains(&path) {
+                continue;
+            }
+            // An unknown size (a DV file) is small: its entries are bitmaps of one statement.
+            let size = size.unwrap_or(0);
+            if size > free {
+                continue;
+            }
+            free -= size;
+            wanted.push(path);
+        }
+        let this = self.clone();
+        futures::stream::iter(wanted)
+            .map(move |path| {
+                let store = this.clone();
+                async move {
+                    let _ = store.get(&path).await;
+                }
+            })
+            .buffer_unordered(PREFETCH_CONCURRENCY)
+            .collect::<Vec<()>>()
+            .await;
+    }
+
+    /// Storage options this store accepted but ignores, each a one-line warning (deltalake's
+    /// options that mean nothing here); the front end shows them.
+    pub fn ignored_option_warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// This handle's meter, when it has one.
+    pub fn meter(&self) -> Option<&Arc<RequestMeter>> {
+        self.meter.as_ref()
+    }
+
+    /// Records `n` concurrent requests of `kind` until the guard drops.
+    pub(crate) fn track(&self, kind: RequestKind, n: u64, rel: &str) -> InFlight {
+        match &self.meter {
+            Some(m) => m.start(kind, n, rel),
+            None => InFlight::none(),
+        }
+    }
+}
