@@ -379,5 +379,7 @@ def test_statements_report_their_requests_and_depth(tmp_path):
     assert m["requests"]["PUT"] == 2, m["requests"]  # one DV file, the commit
     # The handle is at the latest version: one listing confirms it; then the four data files.
     assert (m["requests"]["LIST"], m["requests"]["GET"]) == (1, 4), m["requests"]
-    assert 1 <= m["critical_path_depth"] <= 6
+    # On a local disk reads have no latency, so the depth only orders completions; its bound on a
+    # store with latency is asserted by crates/delta-rlc/tests/request_cost.rs.
+    assert 1 <= m["critical_path_depth"] <= sum(m["requests"].values())
     assert sorted(r["id"] for r in dt.to_pyarrow_table().to_pylist()) == [i for i in range(400) if i % 100 != 5]
