@@ -85,15 +85,27 @@ impl DeltaTable {
                 return Ok(snap);
             }
         }
-        let snap = match held {
+        if let (Some(v), Some(p)) = (version, &held) {
+            if p.snapshot.version == v {
+                // A handle pinned to the version it holds (a Python table after its own commit).
+                return Ok(Arc::clone(&p.snapshot));
+            }
+        }
+        let snap = match &held {
             Some(p) if version.is_none_or(|v| v >= p.snapshot.version) => {
                 Snapshot::load_after(&self.store, &p.snapshot, version).await?
             }
             _ => Snapshot::load(&self.store, version).await?,
         };
         crate::warnings::check_commit_interlock(self.store.root_uri(), &snap);
-        if version.is_none() {
-            self.hold(&snap, started);
+        match (version, &held) {
+            (None, _) => self.hold(&snap, started),
+            // A pinned version newer than the held one is held too, with the held one's time:
+            // every commit after it is one after the held version, all written after that time,
+            // so the probe's premise (`HeldSnapshot::latest_at_ms`) still holds. The next pinned
+            // load then reads only the commits after it, not every commit since the first load.
+            (Some(v), Some(p)) if v > p.snapshot.version => self.hold(&snap, p.latest_at_ms),
+            _ => {}
         }
         Ok(snap)
     }

@@ -146,12 +146,22 @@ impl Transaction {
                     reconcile_failures: Vec::new(),
                 })));
             };
-            // The winners: read in turn until the first version not yet written (see
-            // `may_probe_commits`), or up to the newest a listing shows.
-            let mut latest = match self.may_probe_commits() {
+            // The winners. On an object store: one listing of the log from the lost version on,
+            // then every winner's commit fetched together — two round trips however many won
+            // (a winner the listing missed makes the next put fail again: put-if-absent still
+            // arbitrates). On a local disk, where a listing reads every name in `_delta_log`:
+            // read in turn until the first version not yet written (see `may_probe_commits`).
+            let probe = self.may_probe_commits() && store.listing_reads_whole_dir();
+            let mut latest = match probe {
                 true => None,
                 false => Some(self.latest_version(version).await?),
             };
+            if let Some(l) = latest {
+                let winners = (version..=l)
+                    .map(|w| (format!("{LOG_DIR}/{}", commit_file_name(w)), None))
+                    .collect();
+                store.prefetch(winners).await;
+            }
             let input = CheckInput {
                 read_snapshot: &read_snapshot,
                 store,

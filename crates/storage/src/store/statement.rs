@@ -31,7 +31,12 @@ impl TableStore {
     ) -> (TableStore, Arc<RequestMeter>) {
         let mut store = self.clone();
         store.meter = Some(meter.clone());
-        store.cache = Some(Arc::new(ObjectCache::with_budget(cache_budget)));
+        // On a local disk a second read is a copy from the page cache: keeping the bytes would
+        // only add to the statement's memory (its peak is what local benchmarks measure).
+        store.cache = match self.local_fs {
+            Some(_) => None,
+            None => Some(Arc::new(ObjectCache::with_budget(cache_budget))),
+        };
         (store, meter)
     }
 
