@@ -7,8 +7,9 @@ The table: ROWS rows in FILES files (one append each), deletion vectors on for d
 (deltalake rewrites files). Each engine runs, on a handle it keeps open, RUNS rounds of: a MERGE of
 50 keys scattered over every file (matched → update), an UPDATE of 50 contiguous ids, a DELETE of 50
 contiguous ids — each on rows the previous rounds did not touch. Reported per statement kind: the
-median latency and the requests per statement (GET/PUT/LIST/…, counted by the proxy), and for
-delta-rlc the critical-path depth it reports.
+median latency and the requests per statement as the proxy counts them (G GET, P PUT, L LIST,
+H HEAD, D DELETE, M POST: multipart uploads), and for delta-rlc the deepest critical path it
+reported.
 
 Run from the repository root with a release-grade build of the package (BENCHMARKS.md):
 
@@ -128,7 +129,8 @@ def main():
                 for _, c, _ in runs:
                     for k, v in c.items():
                         total[k] = total.get(k, 0) + v
-                per = " ".join(f"{k[0]}{v / len(runs):.1f}" for k, v in sorted(total.items()))
+                abbrev = {"GET": "G", "PUT": "P", "LIST": "L", "HEAD": "H", "DELETE": "D", "POST": "M"}
+                per = " ".join(f"{abbrev.get(k, k)}{v / len(runs):.1f}" for k, v in sorted(total.items()))
                 n = sum(total.values()) / len(runs)
                 depths = [r[2] for r in runs if r[2] is not None]
                 return med, f"{n:.1f} ({per})", (max(depths) if depths else "–")
