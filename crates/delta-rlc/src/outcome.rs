@@ -23,7 +23,7 @@ pub struct CommitOutcome {
     /// The operation's metrics (rows, files, bytes, time).
     pub metrics: Metrics,
     /// The requests the statement sent to the store (reading the snapshot, its files, writing
-    /// and committing), with its critical-path depth; `None` where it was not metered (SQL).
+    /// and committing), with its critical-path depth.
     pub requests: Option<delta_rlc_storage::RequestCounts>,
 }
 
@@ -118,7 +118,11 @@ impl SqlOutcome {
     pub(crate) fn from_engine(out: StatementOutput) -> Self {
         SqlOutcome {
             batches: out.batches,
-            commit: out.commit.map(|c| CommitOutcome::new(c, &Map::new())),
+            commit: out.commit.map(|c| {
+                let mut outcome = CommitOutcome::new(c, &Map::new());
+                outcome.requests = out.requests;
+                outcome
+            }),
             message: out.message,
         }
     }

@@ -85,26 +85,24 @@ impl DeltaTable {
                 return Ok(snap);
             }
         }
-        if let (Some(v), Some(p)) = (version, &held) {
-            if p.snapshot.version == v {
-                // A handle pinned to the version it holds (a Python table after its own commit).
-                return Ok(Arc::clone(&p.snapshot));
-            }
-        }
-        let snap = match &held {
+        let (snap, replayed) = match &held {
             Some(p) if version.is_none_or(|v| v >= p.snapshot.version) => {
-                Snapshot::load_after(&self.store, &p.snapshot, version).await?
+                Snapshot::load_after_replayed(&self.store, &p.snapshot, version).await?
             }
-            _ => Snapshot::load(&self.store, version).await?,
+            _ => (Snapshot::load(&self.store, version).await?, false),
         };
         crate::warnings::check_commit_interlock(self.store.root_uri(), &snap);
         match (version, &held) {
             (None, _) => self.hold(&snap, started),
-            // A pinned version newer than the held one is held too, with the held one's time:
-            // every commit after it is one after the held version, all written after that time,
-            // so the probe's premise (`HeldSnapshot::latest_at_ms`) still holds. The next pinned
-            // load then reads only the commits after it, not every commit since the first load.
-            (Some(v), Some(p)) if v > p.snapshot.version => self.hold(&snap, p.latest_at_ms),
+            // A pinned version newer than the held one, built on it (the same table: its commits
+            // replayed onto the held snapshot), is held too, with the held one's time: every
+            // commit after it is one after the held version, all written after that time, so the
+            // probe's premise (`HeldSnapshot::latest_at_ms`) still holds. The next pinned load
+            // (a Python table after its own commit) then reads only the commits after it, not
+            // every commit since the table was opened. Never replaces a newer held snapshot.
+            (Some(v), Some(p)) if replayed && v > p.snapshot.version => {
+                self.hold_if_newer(&snap, p.latest_at_ms)
+            }
             _ => {}
         }
         Ok(snap)
@@ -131,6 +129,18 @@ impl DeltaTable {
 
     fn held(&self) -> Option<HeldSnapshot> {
         self.latest.lock().ok().and_then(|g| g.clone())
+    }
+
+    /// [`DeltaTable::hold`], unless a newer snapshot is held already.
+    fn hold_if_newer(&self, snap: &Arc<Snapshot>, latest_at_ms: i64) {
+        if let Ok(mut g) = self.latest.lock() {
+            if g.as_ref().is_none_or(|h| h.snapshot.version < snap.version) {
+                *g = Some(HeldSnapshot {
+                    snapshot: Arc::clone(snap),
+                    latest_at_ms,
+                });
+            }
+        }
     }
 
     fn hold(&self, snap: &Arc<Snapshot>, latest_at_ms: i64) {

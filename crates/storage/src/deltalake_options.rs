@@ -11,7 +11,8 @@
 //! | `AWS_S3_GET_INTERNAL_SERVER_ERROR_RETRIES`, `AWS_MAX_RETRIES` | `max_retries` (unless given) |
 //! | `AWS_S3_ALLOW_UNSAFE_RENAME` | `unsafe_single_writer` (already ours) |
 //! | `max_retries`, `retry_timeout`, `backoff_config.{init_backoff,max_backoff,base}` | the same |
-//! | `AWS_S3_LOCKING_PROVIDER`, `DELTA_DYNAMO_*`, `*_DYNAMODB` | ignored, warning: commits use conditional writes, not a DynamoDB lock |
+//! | `AWS_S3_LOCKING_PROVIDER` = `dynamodb` | refused: writers committing through the lock do not interlock with conditional writes |
+//! | `DELTA_DYNAMO_*`, `*_DYNAMODB` | ignored, warning (no lock is used) |
 //! | `AWS_STS_POOL_IDLE_TIMEOUT_SECONDS`, `AWS_EC2_METADATA_DISABLED`, `AWS_EC2_METADATA_TIMEOUT`, `AWS_FORCE_CREDENTIAL_LOAD` | ignored, warning |
 //! | `AWS_PROFILE`, `AWS_IAM_ROLE_ARN`, `AWS_S3_ASSUME_ROLE_ARN`, `AWS_IAM_ROLE_SESSION_NAME`, `AWS_S3_ROLE_SESSION_NAME` | refused: no profile files or STS AssumeRole here |
 //!
@@ -44,9 +45,17 @@ pub(crate) fn translate(
         let key = k.to_ascii_uppercase();
         let ignore = |why: &str| format!("storage option {k} is ignored: {why}");
         match key.as_str() {
-            "AWS_S3_LOCKING_PROVIDER" | "DELTA_DYNAMO_TABLE_NAME" => warnings.push(ignore(NO_LOCK)),
+            // Other writers of this table commit through the lock: a conditional write does not
+            // interlock with them (one may overwrite our commit), so ignoring it would risk a lost
+            // commit. Refused, not ignored.
+            "AWS_S3_LOCKING_PROVIDER" if !v.trim().is_empty() && !v.trim().eq_ignore_ascii_case("none") => {
+                return Err(invalid(format!(
+                    "storage option {k}={v} is not supported: {NO_LOCK}; remove it once no writer uses the lock"
+                )))
+            }
+            "AWS_S3_LOCKING_PROVIDER" => {}
             _ if key.starts_with("DELTA_DYNAMO_") || key.ends_with("_DYNAMODB") => {
-                warnings.push(ignore(NO_LOCK))
+                warnings.push(ignore("no DynamoDB lock is used (commits are conditional writes)"))
             }
             "AWS_STS_POOL_IDLE_TIMEOUT_SECONDS" => {
                 warnings.push(ignore("no separate STS connection pool here"))
@@ -145,11 +154,14 @@ mod tests {
 
     #[test]
     fn deltalake_options_are_mapped_ignored_or_refused() {
+        let e = translate("s3", &opts(&[("AWS_S3_LOCKING_PROVIDER", "dynamodb")])).unwrap_err();
+        assert!(e.message.contains("do not interlock"), "{e}");
         let (out, warnings) = translate(
             "s3",
             &opts(&[
-                ("AWS_S3_LOCKING_PROVIDER", "dynamodb"),
+                ("AWS_S3_LOCKING_PROVIDER", "none"),
                 ("DELTA_DYNAMO_TABLE_NAME", "locks"),
+                ("AWS_ENDPOINT_URL_DYNAMODB", "http://x"),
                 ("AWS_MAX_RETRIES", "3"),
                 ("AWS_S3_ADDRESSING_STYLE", "virtual"),
                 ("AWS_S3_POOL_IDLE_TIMEOUT_SECONDS", "15"),
@@ -158,7 +170,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(warnings.len(), 2, "{warnings:?}");
-        assert!(warnings[0].contains("AWS_S3_LOCKING_PROVIDER is ignored"));
+        assert!(warnings
+            .iter()
+            .all(|w| w.contains("DYNAMO") && w.contains("is ignored")));
         assert_eq!(out.get("max_retries").map(String::as_str), Some("3"));
         assert_eq!(
             out.get("aws_virtual_hosted_style_request")

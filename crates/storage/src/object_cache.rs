@@ -3,9 +3,11 @@
 //! key probe and its join read the same files; a commit retry reads the same winners).
 //!
 //! Only immutable objects are kept: every object under a table root is written once under a unique
-//! name (data files, deletion vectors, checkpoints, and commits, which put-if-absent never
-//! overwrites) — except `_delta_log/_last_checkpoint`, a hint rewritten in place, which is never
-//! cached. Failed reads are not cached: a commit that did not exist yet may exist on the next look.
+//! name (data files, deletion vectors, and commits, which put-if-absent never overwrites) — except
+//! `_delta_log/_last_checkpoint`, a hint rewritten in place, which is never cached. A classic
+//! checkpoint (`N.checkpoint.parquet`) may be written again by another writer, with the same
+//! state of version N: either copy serves. Commits on a store without conditional writes
+//! (`unsafe_single_writer`) are only as immutable as the single-writer promise makes them. Failed reads are not cached: a commit that did not exist yet may exist on the next look.
 //! The cache holds at most its budget ([`CACHE_BUDGET`] unless the statement has a memory limit);
 //! past that, objects are read as before.
 

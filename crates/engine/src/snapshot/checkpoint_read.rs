@@ -34,9 +34,10 @@ impl CheckpointActions {
     }
 }
 
-/// Checkpoint parts (or sidecars) in flight at once: fetched concurrently, decoded in order, so
-/// memory holds a few parts, not all of them.
-const CONCURRENT_PARTS: usize = 8;
+/// Checkpoint parts (or sidecars) in flight at once: fetched concurrently, decoded in order. Two:
+/// the next part downloads while one decodes, and memory holds at most two parts (multi-part
+/// checkpoints exist because parts are large).
+const CONCURRENT_PARTS: usize = 2;
 
 /// `paths` fetched [`CONCURRENT_PARTS`] at a time, yielded in order (owned, so callers' futures
 /// stay `Send`).

@@ -183,6 +183,27 @@ impl Snapshot {
         previous: &Arc<Snapshot>,
         segment: LogSegment,
     ) -> Result<Arc<Snapshot>> {
+        Ok(Snapshot::after_segment_replayed(store, previous, segment)
+            .await?
+            .0)
+    }
+
+    /// [`Snapshot::load_after`], and whether the result was built on `previous` (its commits
+    /// replayed onto it) rather than loaded afresh (a re-created table, an older checkpoint, a gap).
+    pub async fn load_after_replayed(
+        store: &TableStore,
+        previous: &Arc<Snapshot>,
+        version: Option<u64>,
+    ) -> Result<(Arc<Snapshot>, bool)> {
+        let segment = Snapshot::segment_for(store, version, previous.checkpoint_version).await?;
+        Snapshot::after_segment_replayed(store, previous, segment).await
+    }
+
+    async fn after_segment_replayed(
+        store: &TableStore,
+        previous: &Arc<Snapshot>,
+        segment: LogSegment,
+    ) -> Result<(Arc<Snapshot>, bool)> {
         // The base commit file is still the one `previous` was built from: the listing shows the
         // same object (size and e-tag), or, where the store gives no e-tag, its bytes hash alike.
         let listed_id = segment.commit_ids.get(&previous.version);
@@ -207,10 +228,10 @@ impl Snapshot {
             || checkpoint < previous.checkpoint_version
             || segment.version < previous.version
         {
-            return Snapshot::from_segment(store, &segment).await;
+            return Ok((Snapshot::from_segment(store, &segment).await?, false));
         }
         if segment.version == previous.version && checkpoint == previous.checkpoint_version {
-            return Ok(Arc::clone(previous));
+            return Ok((Arc::clone(previous), true));
         }
         let newer: Vec<&(u64, String, i64)> = segment
             .earlier_commits
@@ -224,7 +245,7 @@ impl Snapshot {
             .all(|((v, _, _), want)| *v == want)
             && newer.last().map_or(previous.version, |(v, _, _)| *v) == segment.version;
         if !contiguous {
-            return Snapshot::from_segment(store, &segment).await;
+            return Ok((Snapshot::from_segment(store, &segment).await?, false));
         }
         let mut state = ReplayState::from_snapshot(previous);
         let mut last = None;
@@ -239,7 +260,7 @@ impl Snapshot {
         // No commit read: only a checkpoint of `previous.version` is new.
         snap.commit_hash = last.or(previous.commit_hash);
         snap.commit_file_id = segment.commit_ids.get(&segment.version).cloned();
-        Ok(Arc::new(snap))
+        Ok((Arc::new(snap), true))
     }
 
     pub async fn from_segment(store: &TableStore, segment: &LogSegment) -> Result<Arc<Snapshot>> {

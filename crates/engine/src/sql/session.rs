@@ -5,6 +5,9 @@
 
 use std::sync::{Arc, Mutex};
 
+use delta_rlc_storage::object_cache::CACHE_BUDGET;
+use delta_rlc_storage::RequestMeter;
+
 use arrow::array::RecordBatch;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::prelude::SessionContext;
@@ -43,6 +46,8 @@ pub struct StatementOutput {
     pub batches: Vec<RecordBatch>,
     pub commit: Option<CommitResult>,
     pub message: Option<String>,
+    /// What a writing statement sent to its table's store (reads of other tables not included).
+    pub requests: Option<delta_rlc_storage::RequestCounts>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -113,7 +118,9 @@ impl SqlSession {
     pub fn table(&self, location: &str) -> Result<DeltaTable> {
         if let Some((_, store)) = self.stores.iter().find(|(l, _)| l == location) {
             return Ok(DeltaTable {
-                store: store.clone(),
+                // Counted, but nothing kept: an explicit store (a simulation's fault injector)
+                // sees the same requests as before.
+                store: store.metered_by(RequestMeter::new(), 0).0,
                 env: self.env.clone(),
                 conflict: self.conflict.clone(),
                 latest: self.snapshot_cache(location),
@@ -122,6 +129,13 @@ impl SqlSession {
         }
         let store =
             delta_rlc_storage::TableStore::open_with_options(location, &self.storage_options)?;
+        // Each handle is opened for one statement: it counts the statement's requests and keeps
+        // the immutable objects it read (docs/design.md, "Statement I/O on an object store").
+        let budget = self
+            .env
+            .memory_limit
+            .map_or(CACHE_BUDGET, |limit| (limit / 4).min(CACHE_BUDGET));
+        let store = store.metered_by(RequestMeter::new(), budget).0;
         let mut table = DeltaTable::on_store(store)
             .with_env(self.env.clone())
             .with_conflict_config(self.conflict.clone());
@@ -146,9 +160,11 @@ impl SqlSession {
                 ..Default::default()
             }),
             Prepared::Write(txn) => {
+                let meter = txn.table.store.meter().cloned();
                 let result = txn.commit().await?;
                 Ok(StatementOutput {
                     commit: Some(result),
+                    requests: meter.map(|m| m.counts()),
                     ..Default::default()
                 })
             }

@@ -195,9 +195,10 @@ fn a_conflict_free_commit_costs_one_put_and_a_retry_one_get_per_winner() {
         faulty.take_requests();
         assert_eq!(late.commit().await.unwrap().version, Some(5));
         let r = faulty.take_requests();
-        // The refused put, one listing of the log from the lost version on, one read per winner
-        // (issued together: two round trips however many won), the put. (On a local disk, where
-        // a listing reads the whole directory, the winners are read in turn instead.)
+        // The refused put, one listing of the log from the lost version on, one read per winner,
+        // the put. (A statement's own store fetches the winners together; this bare store has no
+        // statement cache, so it reads them in turn. On a local disk, where a listing reads the
+        // whole directory, the winners are probed in turn without a listing.)
         assert_eq!(
             (count(&r, "PUT"), count(&r, "LIST"), count(&r, "GET")),
             (2, 1, 3),
@@ -485,5 +486,45 @@ fn a_sql_session_reads_only_the_commits_since_its_last_statement() {
             .await
             .expect_err("no table");
         assert_eq!(err.kind(), delta_rlc_engine::ErrorKind::NotFound, "{err}");
+    });
+}
+
+/// A statement's new DV file uploads in the background while it goes on; the commit waits for it.
+/// An upload that fails (every retry refused) fails the statement: nothing is committed and the
+/// rows are unchanged — a commit never names a DV file that is not there.
+#[test]
+fn a_failed_background_dv_upload_fails_the_statement_and_commits_nothing() {
+    use datafusion::prelude::{col, lit};
+    rt().block_on(async {
+        let (table, faulty) = faulty_table("fault-dv-upload");
+        create_with(
+            &table,
+            [(
+                "delta.enableDeletionVectors".to_string(),
+                "true".to_string(),
+            )]
+            .into(),
+        )
+        .await;
+        append(&table, &[1, 2, 3]).await.commit().await.unwrap();
+        // More failures than the store's retries of an overwriting put.
+        for _ in 0..8 {
+            faulty.arm(".bin", Fault::FailBeforeLanding);
+        }
+        let snap = table.snapshot(None).await.unwrap();
+        let txn = Transaction::new(&table, Some(snap), "DELETE");
+        let txn = delta_rlc_engine::ops::delete::delete_txn(txn, Some(col("id").eq(lit(2i64))))
+            .await
+            .unwrap();
+        let e = txn.commit().await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unavailable, "{e}");
+        let after = table.snapshot(None).await.unwrap();
+        assert_eq!(after.version, 1, "nothing committed");
+        assert_eq!(after.files.len(), 1);
+        assert!(
+            after.files.iter().all(|f| f.deletion_vector.is_none()),
+            "no file names the DV that failed to upload"
+        );
+        assert!(faulty.fired().iter().any(|(p, _)| p.ends_with(".bin")));
     });
 }

@@ -13,6 +13,9 @@ use crate::object_cache::{ObjectCache, CACHE_BUDGET};
 /// bound keeps a statement from opening hundreds of connections).
 pub const PREFETCH_CONCURRENCY: usize = 32;
 
+/// What prefetch charges the budget for an object of unknown size.
+const UNKNOWN_SIZE_ESTIMATE: u64 = 256 * 1024;
+
 impl TableStore {
     /// The store for one statement: a fresh request meter counts every request made through the
     /// returned handle (and its clones), with the statement's critical-path depth; and the
@@ -48,17 +51,19 @@ impl TableStore {
     /// report.
     pub async fn prefetch(&self, objects: Vec<(String, Option<u64>)>) {
         let Some(cache) = &self.cache else { return };
-        if self.local_fs.is_some() {
+        if self.local_fs.is_some() || cache.free() == 0 {
             return;
         }
         let mut free = cache.free() as u64;
+        let mut seen = std::collections::HashSet::new();
         let mut wanted: Vec<String> = Vec::new();
         for (path, size) in objects {
-            if cache.contains(&path) || wanted.contains(&path) {
+            if cache.contains(&path) || !seen.insert(path.clone()) {
                 continue;
             }
-            // An unknown size (a DV file) is small: its entries are bitmaps of one statement.
-            let size = size.unwrap_or(0);
+            // An unknown size (a DV file, a commit) is charged an estimate, so that many of them
+            // cannot claim more than the budget; one that does not fit is read when needed.
+            let size = size.unwrap_or(UNKNOWN_SIZE_ESTIMATE);
             if size > free {
                 continue;
             }
