@@ -364,12 +364,17 @@ def test_writes_leave_out_identity_and_generated_columns(tmp_path):
         write_deltalake(uri, pa.table({"v": pa.array([8], pa.int64())}), mode="append")
 
 
-def test_statements_report_their_requests_and_depth(tmp_path):
-    # A MERGE on 4 files: the 4 new DVs go into one DV file; counts are the engine's own meter.
-    path = str(tmp_path / "t")
+def four_files_with_dvs(path):
+    """A table of ids 0..399 in four files (one append each), deletion vectors on."""
     for f in range(4):
         write_deltalake(path, pa.table({"id": pa.array(range(f * 100, f * 100 + 100), pa.int64())}),
                         mode="append", configuration={"delta.enableDeletionVectors": "true"} if f == 0 else None)
+
+
+def test_statements_report_their_requests_and_depth(tmp_path):
+    # A MERGE on 4 files: the 4 new DVs go into one DV file; counts are the engine's own meter.
+    path = str(tmp_path / "t")
+    four_files_with_dvs(path)
     dt = DeltaTable(path)
     source = pa.table({"id": pa.array([5, 105, 205, 305], pa.int64())})
     m = dt.merge(source, "t.id = s.id", source_alias="s", target_alias="t").when_matched_delete().execute()
@@ -393,9 +398,7 @@ def test_a_long_lived_handle_reads_only_the_commits_since_its_last_statement(tmp
     # statement at that version. The engine holds each pinned snapshot it built on the held one,
     # so the k-th statement reads one new commit, not the k commits since the table was opened.
     path = str(tmp_path / "t")
-    for f in range(4):
-        write_deltalake(path, pa.table({"id": pa.array(range(f * 100, f * 100 + 100), pa.int64())}),
-                        mode="append", configuration={"delta.enableDeletionVectors": "true"} if f == 0 else None)
+    four_files_with_dvs(path)
     dt = DeltaTable(path)
     seen = []
     for k in range(4):
