@@ -127,3 +127,16 @@ def test_the_shell_under_a_terminal_runs_the_corpus(tmp_path):
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
     assert rlc_rows(f"SELECT id, name FROM '{uri}' ORDER BY id") == EXPECTED
+
+
+def test_verbose_reports_what_a_write_sent_to_the_store(tmp_path):
+    uri = str(tmp_path / "v")
+    rlc("sql", f"CREATE TABLE '{uri}' (id BIGINT) TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+    rlc("sql", f"INSERT INTO '{uri}' VALUES (1), (2), (3)")
+    quiet = rlc("sql", f"DELETE FROM '{uri}' WHERE id = 1")
+    assert "requests:" not in quiet.stderr
+    r = rlc("--verbose", "sql", f"DELETE FROM '{uri}' WHERE id = 2")
+    line = [l for l in r.stderr.splitlines() if l.startswith("requests:")]
+    # One DV file and the commit: the statement's two writes.
+    assert len(line) == 1 and "PUT 2," in line[0] and "critical path" in line[0], r.stderr
+    assert rlc_rows(f"SELECT id FROM '{uri}'") == [{"id": 3}]

@@ -43,6 +43,10 @@ struct Cli {
     /// e.g. 1.5GB, 512MB, or bytes). Default: no limit (or DELTA_RLC_MEMORY_LIMIT).
     #[arg(long = "memory-limit", global = true)]
     memory_limit: Option<String>,
+    /// After each writing statement, print on stderr the requests it sent to its table's store
+    /// (by kind) and its critical path (the longest chain of round trips).
+    #[arg(long, short = 'v', global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -303,6 +307,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
         ..Env::default()
     };
     let session = SqlSession::new(env, conflict);
+    output::set_verbose(cli.verbose);
     match cli.command {
         Command::Sql {
             statement,

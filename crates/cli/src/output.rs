@@ -25,7 +25,34 @@ pub fn batches_to_json_text(batches: &[RecordBatch]) -> Result<String, EngineErr
     Ok(if text.is_empty() { "[]".into() } else { text })
 }
 
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `--verbose`: statements report what they sent to the store.
+pub fn set_verbose(on: bool) {
+    VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The requests line `--verbose` prints on stderr after a writing statement.
+fn print_requests(out: &StatementOutput) {
+    if !VERBOSE.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    if let Some(r) = &out.requests {
+        eprintln!(
+            "requests: {} (GET {}, PUT {}, LIST {}, HEAD {}, DELETE {}), critical path {} round trip(s)",
+            r.total(),
+            r.get,
+            r.put,
+            r.list,
+            r.head,
+            r.delete,
+            r.critical_path_depth
+        );
+    }
+}
+
 pub fn print_statement(out: &StatementOutput, json: bool) -> Result<(), EngineError> {
+    print_requests(out);
     if json {
         let mut obj = serde_json::Map::new();
         let rows = (!out.batches.is_empty() || (out.commit.is_none() && out.message.is_none()))
