@@ -38,16 +38,7 @@ fn print_requests(out: &StatementOutput) {
         return;
     }
     if let Some(r) = &out.requests {
-        eprintln!(
-            "requests: {} (GET {}, PUT {}, LIST {}, HEAD {}, DELETE {}), critical path {} round trip(s)",
-            r.total(),
-            r.get,
-            r.put,
-            r.list,
-            r.head,
-            r.delete,
-            r.critical_path_depth
-        );
+        eprintln!("requests: {r}");
     }
 }
 

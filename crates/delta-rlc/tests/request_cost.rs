@@ -71,16 +71,7 @@ async fn sum_v(t: &Table) -> (usize, i64) {
 }
 
 fn show(r: &RequestCounts) -> String {
-    format!(
-        "{} requests (G{} P{} L{} H{} D{}), depth {}",
-        r.total(),
-        r.get,
-        r.put,
-        r.list,
-        r.head,
-        r.delete,
-        r.critical_path_depth
-    )
+    r.to_string()
 }
 
 /// Distinct DV files the table's live files point to.

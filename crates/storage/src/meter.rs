@@ -47,6 +47,23 @@ impl RequestCounts {
     }
 }
 
+impl std::fmt::Display for RequestCounts {
+    /// `27 requests (GET 23, PUT 3, LIST 1, HEAD 0, DELETE 0), critical path 6 round trip(s)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} requests (GET {}, PUT {}, LIST {}, HEAD {}, DELETE {}), critical path {} round trip(s)",
+            self.total(),
+            self.get,
+            self.put,
+            self.list,
+            self.head,
+            self.delete,
+            self.critical_path_depth
+        )
+    }
+}
+
 #[derive(Debug, Default)]
 struct MeterState {
     counts: RequestCounts,
