@@ -7,6 +7,7 @@ mod demo;
 mod output;
 mod repl;
 mod scenario;
+mod writers;
 
 use std::process::ExitCode;
 
@@ -173,6 +174,8 @@ enum BenchAction {
         #[arg(long, default_value_t = 4000000)]
         rows: u64,
     },
+    /// Many writers on one table in an in-process store with S3's latency (crates/cli/src/writers.rs).
+    Writers(writers::WritersArgs),
 }
 
 #[derive(Subcommand)]
@@ -395,6 +398,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                 bench::load_snapshot(&dir, incremental).await?
             }
             BenchAction::Capture { dir, rows } => bench::capture(&dir, rows).await?,
+            BenchAction::Writers(args) => writers::run(args, session.conflict.clone()).await?,
         },
         Command::Sim {
             seeds,

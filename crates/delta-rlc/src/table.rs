@@ -9,7 +9,7 @@ use delta_rlc_engine::arrow_conv::table_arrow_schema;
 use delta_rlc_engine::snapshot::as_of::version_at_timestamp;
 use delta_rlc_engine::sql::SqlSession;
 use delta_rlc_engine::{DeltaTable, Snapshot};
-use delta_rlc_storage::object_cache::CACHE_BUDGET;
+use delta_rlc_storage::object_cache::{CACHE_BUDGET, HANDLE_CACHE_BUDGET};
 use delta_rlc_storage::TableStore;
 
 use crate::create::CreateBuilder;
@@ -90,8 +90,17 @@ impl Table {
         if options.conflict.max_commit_attempts == 0 {
             return Err(Error::invalid("max_commit_attempts must be at least 1"));
         }
+        // The handle keeps the data and DV files its statements read (an eighth of a memory
+        // limit at most): a later statement reads only files no earlier one read.
+        let kept_budget = options
+            .env()
+            .memory_limit
+            .map_or(HANDLE_CACHE_BUDGET, |limit| {
+                (limit / 8).min(HANDLE_CACHE_BUDGET)
+            });
         let store = TableStore::open_with_options(location, &options.storage_options)
-            .map_err(delta_rlc_engine::EngineError::from)?;
+            .map_err(delta_rlc_engine::EngineError::from)?
+            .keeping_objects(kept_budget);
         Ok(Table {
             inner: DeltaTable::on_store(store)
                 .with_env(options.env())

@@ -132,7 +132,7 @@ impl DeltaTable {
     }
 
     /// [`DeltaTable::hold`], unless a newer snapshot is held already.
-    fn hold_if_newer(&self, snap: &Arc<Snapshot>, latest_at_ms: i64) {
+    pub(crate) fn hold_if_newer(&self, snap: &Arc<Snapshot>, latest_at_ms: i64) {
         if let Ok(mut g) = self.latest.lock() {
             if g.as_ref().is_none_or(|h| h.snapshot.version < snap.version) {
                 *g = Some(HeldSnapshot {

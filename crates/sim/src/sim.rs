@@ -15,7 +15,7 @@ use delta_rlc_storage::fault::{Fault, FaultyStore};
 use delta_rlc_storage::object_store::memory::InMemory;
 use delta_rlc_storage::{RetryPolicy, TableStore};
 
-use crate::model::{Model, Op, Pred, Row};
+use crate::model::{Model, Op, Pred};
 use crate::oracle::{judge, Anomaly, Outcome, TxnRecord};
 
 /// splitmix64: small, seedable, good enough for scheduling.
@@ -279,15 +279,12 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
             .map(|i| (f * 100 + i, rng.range(0, 60), rng.range(0, 4)))
             .collect();
         let op = Op::Insert(rows);
-        session.execute(&op.sql()).await?;
-        op.apply(&mut model, 0, &|_, _| false);
-    }
-    // Setup rows are not blind appends anybody races with.
-    for r in model.values_mut() {
-        *r = Row {
-            by_blind_append: false,
-            ..r.clone()
-        };
+        let out = session.execute(&op.sql()).await?;
+        // The setup INSERTs are blind appends at their own versions: a transaction whose listing
+        // lagged (`arm_transient`) may read a version before them, and is then serialized before
+        // the rows it did not see, as for any other blind append (the oracle's `hidden`).
+        let version = out.commit.and_then(|c| c.version).unwrap_or(0);
+        op.apply(&mut model, version, &|_, _| false);
     }
     let base_version = session.table(&location)?.snapshot(None).await?.version;
     if broken {

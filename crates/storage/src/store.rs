@@ -112,6 +112,9 @@ pub struct TableStore {
     meter: Option<Arc<RequestMeter>>,
     /// The objects this statement has read (a statement's own clone, [`TableStore::metered`]).
     cache: Option<Arc<ObjectCache>>,
+    /// The data and DV files this handle's statements have read, kept across statements
+    /// ([`TableStore::keeping_objects`]); shared by every clone.
+    kept: Option<Arc<ObjectCache>>,
     /// Storage options accepted but ignored (deltalake's that mean nothing here), as warnings.
     warnings: Arc<Vec<String>>,
 }
@@ -166,6 +169,7 @@ impl TableStore {
                 retry: RetryPolicy::DEFAULT,
                 meter: None,
                 cache: None,
+                kept: None,
             });
         }
         if let Some(rest) = location.strip_prefix("memory://") {
@@ -191,6 +195,7 @@ impl TableStore {
                 retry: RetryPolicy::DEFAULT,
                 meter: None,
                 cache: None,
+                kept: None,
                 warnings: Default::default(),
             });
         }
@@ -253,6 +258,7 @@ impl TableStore {
             },
             meter: None,
             cache: None,
+            kept: None,
             warnings: Default::default(),
         })
     }
@@ -286,6 +292,7 @@ impl TableStore {
             retry: RetryPolicy::DEFAULT,
             meter: None,
             cache: None,
+            kept: None,
             warnings: Default::default(),
         }
     }
@@ -303,6 +310,7 @@ impl TableStore {
             retry: self.retry,
             meter: self.meter.clone(),
             cache: self.cache.clone(),
+            kept: self.kept.clone(),
             warnings: self.warnings.clone(),
         }
     }
@@ -375,7 +383,7 @@ impl TableStore {
 
     pub async fn get(&self, rel: &str) -> Result<Bytes> {
         let p = self.object_path(rel)?;
-        if let Some(bytes) = self.cache.as_ref().and_then(|c| c.get(rel)) {
+        if let Some(bytes) = self.cached(rel) {
             return Ok(bytes);
         }
         let _req = self.track(RequestKind::Get, 1, rel);
@@ -393,7 +401,7 @@ impl TableStore {
                 .await?
             }
         };
-        if let Some(c) = &self.cache {
+        for c in [&self.cache, &self.kept].into_iter().flatten() {
             c.insert(rel, &bytes);
         }
         Ok(bytes)
@@ -407,7 +415,11 @@ impl TableStore {
         ranges: &[std::ops::Range<u64>],
     ) -> Result<Vec<Bytes>> {
         let p = self.object_path(rel)?;
-        if let Some(parts) = self.cache.as_ref().and_then(|c| c.get_ranges(rel, ranges)) {
+        if let Some(parts) = [&self.cache, &self.kept]
+            .into_iter()
+            .flatten()
+            .find_map(|c| c.get_ranges(rel, ranges))
+        {
             return Ok(parts);
         }
         let _req = self.track(RequestKind::Get, coalesced_requests(ranges), rel);
@@ -466,8 +478,9 @@ impl TableStore {
         let p = self.object_path(rel)?;
         let _req = self.track(RequestKind::Put, 1, rel);
         let (store, p) = (&self.store, &p);
+        let payload = bytes.clone();
         retrying(self.retry, move || {
-            let payload = PutPayload::from(bytes.clone());
+            let payload = PutPayload::from(payload.clone());
             async move {
                 store
                     .put(p, payload)
@@ -476,14 +489,28 @@ impl TableStore {
             }
         })
         .await?;
+        // A data or DV file this handle wrote is what a later statement would read back.
+        if let Some(k) = &self.kept {
+            k.insert(rel, &bytes);
+        }
         Ok(())
     }
 
     /// The commit primitive: create `rel` only if it does not exist.
     pub async fn put_if_absent(&self, rel: &str, bytes: Bytes) -> PutOutcome {
+        self.put_if_absent_tagged(rel, bytes).await.0
+    }
+
+    /// [`TableStore::put_if_absent`], with the entity tag the store gave the created object when
+    /// it gives one (object stores; a listing shows the same tag for the same object).
+    pub async fn put_if_absent_tagged(
+        &self,
+        rel: &str,
+        bytes: Bytes,
+    ) -> (PutOutcome, Option<String>) {
         let p = match self.object_path(rel) {
             Ok(p) => p,
-            Err(e) => return PutOutcome::Unknown(e),
+            Err(e) => return (PutOutcome::Unknown(e), None),
         };
         let _req = self.track(RequestKind::Put, 1, rel);
         if let Some(dir) = &self.local_dir {
@@ -497,7 +524,7 @@ impl TableStore {
                 put_if_absent_durable(&target, &bytes, &unique)
             })
             .await;
-            return match res {
+            let outcome = match res {
                 Ok(Ok(LocalPut::Created)) => PutOutcome::Created,
                 Ok(Ok(LocalPut::AlreadyExists)) => PutOutcome::AlreadyExists,
                 Ok(Err(e)) => PutOutcome::Unknown(StorageError::new(
@@ -509,21 +536,22 @@ impl TableStore {
                     format!("{rel}: {e}"),
                 )),
             };
+            return (outcome, None);
         }
         match self.commit_mode {
             CommitMode::PutIfAbsent => {}
             CommitMode::Refuse => {
-                return PutOutcome::Refused(StorageError::new(
+                return (PutOutcome::Refused(StorageError::new(
                     StorageErrorKind::Unsupported,
                     format!(
                         "{}: the store has no conditional writes (aws_conditional_put = disabled), so commits cannot be made atomic; set the storage option unsafe_single_writer = true only if no other process ever writes this table",
                         self.root_uri
                     ),
-                ))
+                )), None)
             }
             CommitMode::UnsafeSingleWriter => {
                 // Check, then put: atomic only because the user promised a single writer.
-                return match self.exists(rel).await {
+                let outcome = match self.exists(rel).await {
                     Ok(true) => PutOutcome::AlreadyExists,
                     Ok(false) => match self.store.put(&p, PutPayload::from(bytes)).await {
                         Ok(_) => PutOutcome::Created,
@@ -531,11 +559,12 @@ impl TableStore {
                     },
                     Err(e) => PutOutcome::Unknown(e),
                 };
+                return (outcome, None);
             }
         }
         let opts = PutOptions::from(PutMode::Create);
-        match self.store.put_opts(&p, PutPayload::from(bytes), opts).await {
-            Ok(_) => PutOutcome::Created,
+        let outcome = match self.store.put_opts(&p, PutPayload::from(bytes), opts).await {
+            Ok(created) => return (PutOutcome::Created, created.e_tag),
             Err(object_store::Error::AlreadyExists { .. })
             | Err(object_store::Error::Precondition { .. }) => PutOutcome::AlreadyExists,
             Err(e @ object_store::Error::NotImplemented { .. }) => {
@@ -545,7 +574,8 @@ impl TableStore {
                 ))
             }
             Err(e) => PutOutcome::Unknown(StorageError::from_os(e, rel)),
-        }
+        };
+        (outcome, None)
     }
 
     /// Recursive listing under a relative directory ("" = the root). Paths are relative to the root.

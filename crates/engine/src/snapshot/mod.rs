@@ -12,6 +12,7 @@ pub mod as_of;
 mod checkpoint_adds;
 mod checkpoint_read;
 pub mod history;
+mod own_commit;
 mod path_order;
 pub mod probe;
 mod replay;
@@ -208,7 +209,9 @@ impl Snapshot {
         // same object (size and e-tag), or, where the store gives no e-tag, its bytes hash alike.
         let listed_id = segment.commit_ids.get(&previous.version);
         let same_base = match (&previous.commit_file_id, listed_id, previous.commit_hash) {
-            (Some(was), Some(now), _) => was == now,
+            (Some(was), Some(now), _) if was == now => true,
+            // A store whose listing shows another tag than its put gave: compare the bytes.
+            (Some(_), Some(_), None) => false,
             (_, _, Some(h)) => store
                 .get(&commit_path(previous.version))
                 .await

@@ -156,8 +156,7 @@ pub async fn prepare_alter(
     target: &TableRef,
     op: AlterOp,
 ) -> Result<Transaction> {
-    let (table, _) =
+    let (table, _, snapshot) =
         super::dml::open_target(std::slice::from_ref(target), &target.ident, session).await?;
-    let snapshot = table.snapshot(None).await?;
     alter_txn(Transaction::new(&table, Some(snapshot), "ALTER"), op).await
 }

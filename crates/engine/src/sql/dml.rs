@@ -7,6 +7,9 @@ use datafusion::sql::sqlparser::ast::{
 use crate::error::{EngineError, Result};
 use crate::ops::dml::ExprContext;
 use crate::ops::{delete_txn, update_txn};
+use std::sync::Arc;
+
+use crate::snapshot::Snapshot;
 use crate::table::DeltaTable;
 use crate::txn::Transaction;
 
@@ -67,7 +70,7 @@ pub(super) async fn open_target(
     refs: &[TableRef],
     name: &str,
     session: &super::SqlSession,
-) -> Result<(DeltaTable, TableRef)> {
+) -> Result<(DeltaTable, TableRef, Arc<Snapshot>)> {
     let r = refs
         .iter()
         .find(|r| r.ident.eq_ignore_ascii_case(name))
@@ -84,13 +87,20 @@ pub(super) async fn open_target(
         return Err(super::session::not_a_table(&r.location));
     }
     let table = session.table(&r.location)?;
+    // Two listings, not `latest_if_exists`'s one: a source that reads the target (INSERT …
+    // SELECT FROM t, a MERGE source or a subquery over t) loads its own latest snapshot after
+    // this one, and must not see a newer version than the transaction's read version unless a
+    // commit really landed in between (a lagging listing here would make that common; the
+    // simulator's oracle caught it). Saving the first listing needs the source to read the
+    // target at the transaction's snapshot.
     if !table.exists().await? {
         return Err(EngineError::NotFound(format!(
             "no Delta table at {}",
             r.location
         )));
     }
-    Ok((table, r))
+    let snapshot = table.snapshot(None).await?;
+    Ok((table, r, snapshot))
 }
 
 pub async fn prepare_delete(
@@ -113,8 +123,7 @@ pub async fn prepare_delete(
         ));
     }
     let (name, alias) = table_name(&twj.relation)?;
-    let (table, _) = open_target(refs, &name, session).await?;
-    let snapshot = table.snapshot(None).await?;
+    let (table, _, snapshot) = open_target(refs, &name, session).await?;
     let ectx = ExprContext::new(&snapshot, Some(alias.as_deref().unwrap_or(&name)))?
         .with_spark_options(session.spark_options());
     let predicate = d.selection.as_ref().map(|e| ectx.plan(e)).transpose()?;
@@ -135,8 +144,7 @@ pub async fn prepare_update(
         return Err(EngineError::Unsupported("UPDATE … FROM; use MERGE".into()));
     }
     let (name, alias) = table_name(&u.table.relation)?;
-    let (table, _) = open_target(refs, &name, session).await?;
-    let snapshot = table.snapshot(None).await?;
+    let (table, _, snapshot) = open_target(refs, &name, session).await?;
     let ectx = ExprContext::new(&snapshot, Some(alias.as_deref().unwrap_or(&name)))?
         .with_spark_options(session.spark_options());
     let mut assignments = Vec::new();
@@ -214,8 +222,8 @@ pub async fn prepare_optimize(
     st: OptimizeStatement,
 ) -> Result<Transaction> {
     let target = &st.target;
-    let (table, _) = open_target(std::slice::from_ref(target), &target.ident, session).await?;
-    let snapshot = table.snapshot(None).await?;
+    let (table, _, snapshot) =
+        open_target(std::slice::from_ref(target), &target.ident, session).await?;
     let predicate = match &st.predicate {
         Some(expr) => {
             let ectx = ExprContext::new(&snapshot, Some(&target.ident))?

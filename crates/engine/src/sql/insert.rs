@@ -32,8 +32,7 @@ pub(super) async fn prepare_insert(
     binder.bind_query(&mut insert.source)?;
     let refs = session.resolve_as_of(binder.into_refs()).await?;
     // A past version, a data file or a folder without a table is refused by the shared check.
-    let (table, target) = super::dml::open_target(&refs, &target_ident, session).await?;
-    let snapshot = table.snapshot(None).await?;
+    let (table, target, snapshot) = super::dml::open_target(&refs, &target_ident, session).await?;
     let schema = crate::arrow_conv::table_arrow_schema(&snapshot.schema);
     let columns: Option<Vec<String>> = insert
         .columns

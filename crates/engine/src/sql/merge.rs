@@ -91,7 +91,8 @@ pub async fn prepare_merge(
         }
     };
     let refs = session.resolve_as_of(binder.into_refs()).await?;
-    let (table, target) = super::dml::open_target(&refs, &target_ident, session).await?;
+    let (table, target, target_snapshot) =
+        super::dml::open_target(&refs, &target_ident, session).await?;
     // The target is registered for the source only when the source reads it.
     let reads_target = source_query
         .body
@@ -107,7 +108,7 @@ pub async fn prepare_merge(
     // target sees that version or a newer one: every commit that could change what it read comes
     // after the transaction's read version and is checked as a winner. The source's reads of the
     // target are recorded (as a query's: see `ReadSet::query_reads`) and join the transaction's.
-    let snapshot = table.snapshot(None).await?;
+    let snapshot = target_snapshot;
     let source_reads = Arc::new(std::sync::Mutex::new(crate::read_set::ReadSet::default()));
     let df = session
         .dataframe(

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use delta_rlc_storage::object_cache::CACHE_BUDGET;
+use delta_rlc_storage::object_cache::{ObjectCache, CACHE_BUDGET, HANDLE_CACHE_BUDGET};
 use delta_rlc_storage::RequestMeter;
 
 use arrow::array::RecordBatch;
@@ -72,6 +72,9 @@ pub struct SqlSession {
     /// clones) opens: a later statement replays only the commits since (`Snapshot::load_after`,
     /// which falls back to a full load on any doubt).
     snapshots: Arc<Mutex<std::collections::HashMap<String, crate::table::SnapshotCache>>>,
+    /// The data and DV files read per location, kept across the session's statements
+    /// (`TableStore::keeping_objects`).
+    kept: Arc<Mutex<std::collections::HashMap<String, Arc<ObjectCache>>>>,
     /// Spark settings (`SET spark.sql.ansi.enabled = false`), shared by clones.
     spark: Arc<Mutex<crate::spark::SparkOptions>>,
 }
@@ -89,6 +92,7 @@ impl SqlSession {
             storage_options: Default::default(),
             objects: Arc::default(),
             snapshots: Arc::default(),
+            kept: Arc::default(),
             spark: Arc::default(),
         }
     }
@@ -102,6 +106,19 @@ impl SqlSession {
         match self.snapshots.lock() {
             Ok(mut m) => m.entry(location.to_string()).or_default().clone(),
             Err(_) => Default::default(),
+        }
+    }
+
+    /// The session's cache of data and DV files read at `location` (an eighth of a memory
+    /// limit at most).
+    fn kept_objects(&self, location: &str) -> Arc<ObjectCache> {
+        let budget = self.env.memory_limit.map_or(HANDLE_CACHE_BUDGET, |limit| {
+            (limit / 8).min(HANDLE_CACHE_BUDGET)
+        });
+        let fresh = || Arc::new(ObjectCache::across_statements(budget));
+        match self.kept.lock() {
+            Ok(mut m) => m.entry(location.to_string()).or_insert_with(fresh).clone(),
+            Err(_) => fresh(),
         }
     }
 
@@ -135,7 +152,10 @@ impl SqlSession {
             .env
             .memory_limit
             .map_or(CACHE_BUDGET, |limit| (limit / 4).min(CACHE_BUDGET));
-        let store = store.metered_by(RequestMeter::new(), budget).0;
+        let store = store
+            .sharing_kept_objects(self.kept_objects(location))
+            .metered_by(RequestMeter::new(), budget)
+            .0;
         let mut table = DeltaTable::on_store(store)
             .with_env(self.env.clone())
             .with_conflict_config(self.conflict.clone());

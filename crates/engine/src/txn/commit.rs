@@ -24,7 +24,52 @@ use crate::conflict::{
     WinningCommit,
 };
 use crate::error::{EngineError, Result};
+use crate::snapshot::Snapshot;
 use crate::write::encode_log_path;
+
+/// The most commit versions one probe after a lost race fetches at once.
+const MAX_WINNER_WINDOW: u64 = 32;
+
+/// The commits from `from` on, `window` versions fetched together, a full window followed by one
+/// twice as wide, until a version is missing: the commits found, and the first version missing.
+/// A version found missing may be written a moment later; the put at it is still arbitrated by
+/// put-if-absent. Only for a log that may be probed (`Transaction::may_probe_commits`).
+async fn fetch_winners(
+    store: &delta_rlc_storage::TableStore,
+    from: u64,
+    mut window: u64,
+) -> Result<(std::collections::BTreeMap<u64, Bytes>, u64)> {
+    let mut found = std::collections::BTreeMap::new();
+    let mut next = from;
+    loop {
+        let reads = (next..next.saturating_add(window)).map(|v| async move {
+            let path = format!("{LOG_DIR}/{}", commit_file_name(v));
+            (v, store.get(&path).await)
+        });
+        for (v, read) in futures::future::join_all(reads).await {
+            match read {
+                Ok(bytes) => {
+                    found.insert(v, bytes);
+                }
+                // Results come in version order: every version before `v` was found, and the
+                // first gap ends the winners (versions are written in order).
+                Err(e) if e.kind == StorageErrorKind::NotFound => return Ok((found, v)),
+                Err(e) => return Err(EngineError::Storage(e)),
+            }
+        }
+        next = next.saturating_add(window);
+        window = window.saturating_mul(2).min(MAX_WINNER_WINDOW);
+    }
+}
+
+/// The commit a successful put created: what the post-commit snapshot is built from.
+struct OwnCommit<'a> {
+    winners: &'a [(u64, Bytes)],
+    bytes: &'a [u8],
+    e_tag: Option<&'a str>,
+    /// The clock before the put: no later version existed then (its writer had to see this one).
+    put_at_ms: i64,
+}
 
 pub const ENGINE_INFO: &str = concat!("delta-rlc/", env!("CARGO_PKG_VERSION"));
 
@@ -96,6 +141,10 @@ impl Transaction {
         let max_attempts = self.table.conflict.max_attempts;
         let mut attempt = 0u32;
         let mut unknown_retries = 0u32;
+        // Winners found after the last lost race: the next probe window's width.
+        let mut last_winners = 0u64;
+        // Every winning commit read, in version order (the post-commit snapshot replays them).
+        let mut winners: Vec<(u64, Bytes)> = Vec::new();
         while attempt < max_attempts {
             attempt += 1;
             let open_ms = self
@@ -111,17 +160,31 @@ impl Transaction {
                     crate::retention::MAX_TRANSACTION_MS / 1000
                 )));
             }
-            let payload =
-                self.build_attempt(&state_loser.staged, version, &state, isolation, blind)?;
+            let payload = Bytes::from(self.build_attempt(
+                &state_loser.staged,
+                version,
+                &state,
+                isolation,
+                blind,
+            )?);
             let path = format!("{LOG_DIR}/{}", commit_file_name(version));
-            match store.put_if_absent(&path, Bytes::from(payload)).await {
-                PutOutcome::Created => return self.finish(version, attempt, events).await,
-                PutOutcome::AlreadyExists => {}
-                PutOutcome::Refused(e) => return Err(EngineError::Storage(e)),
-                PutOutcome::Unknown(err) => match store.get(&path).await {
+            let put_at_ms = self.table.env.clock.now_ms();
+            match store.put_if_absent_tagged(&path, payload.clone()).await {
+                (PutOutcome::Created, e_tag) => {
+                    let own = OwnCommit {
+                        winners: &winners,
+                        bytes: &payload,
+                        e_tag: e_tag.as_deref(),
+                        put_at_ms,
+                    };
+                    return self.finish(version, attempt, events, Some(own)).await;
+                }
+                (PutOutcome::AlreadyExists, _) => {}
+                (PutOutcome::Refused(e), _) => return Err(EngineError::Storage(e)),
+                (PutOutcome::Unknown(err), _) => match store.get(&path).await {
                     Ok(bytes) => {
                         if self.is_ours(version, &bytes) {
-                            return self.finish(version, attempt, events).await;
+                            return self.finish(version, attempt, events, None).await;
                         }
                     }
                     Err(e) if e.kind == StorageErrorKind::NotFound && unknown_retries < 3 => {
@@ -146,21 +209,28 @@ impl Transaction {
                     reconcile_failures: Vec::new(),
                 })));
             };
-            // The winners. On an object store: one listing of the log from the lost version on,
-            // then every winner's commit fetched together — two round trips however many won
-            // (a winner the listing missed makes the next put fail again: put-if-absent still
-            // arbitrates). On a local disk, where a listing reads every name in `_delta_log`:
-            // read in turn until the first version not yet written (see `may_probe_commits`).
-            let probe = self.may_probe_commits() && store.listing_reads_whole_dir();
-            let mut latest = match probe {
-                true => None,
-                false => Some(self.latest_version(version).await?),
-            };
-            if let Some(l) = latest {
+            // The winners, up to the first version not yet written (see `may_probe_commits`).
+            // On an object store: a window of versions from the lost one fetched together — one
+            // round trip however many won (a full window fetches the next, twice as wide). On a
+            // local disk, where a listing reads every name in `_delta_log`: read in turn. Where
+            // probing is not safe: one listing of the log from the lost version on, then every
+            // winner's commit fetched together. A winner the probe or listing missed makes the
+            // next put fail again: put-if-absent still arbitrates.
+            let mut fetched = std::collections::BTreeMap::new();
+            let mut missing_from = None;
+            let mut latest = None;
+            if !self.may_probe_commits() {
+                let l = self.latest_version(version).await?;
                 let winners = (version..=l)
                     .map(|w| (format!("{LOG_DIR}/{}", commit_file_name(w)), None))
                     .collect();
                 store.prefetch(winners).await;
+                latest = Some(l);
+            } else if !store.listing_reads_whole_dir() {
+                let window = (2 * last_winners).clamp(4, MAX_WINNER_WINDOW);
+                let (found, missing) = fetch_winners(store, version, window).await?;
+                fetched = found;
+                missing_from = Some(missing);
             }
             let input = CheckInput {
                 read_snapshot: &read_snapshot,
@@ -172,10 +242,18 @@ impl Transaction {
             };
             let mut v = version;
             while latest.is_none_or(|l| v <= l) {
-                let bytes = match store
-                    .get(&format!("{LOG_DIR}/{}", commit_file_name(v)))
-                    .await
-                {
+                if latest.is_none() && v > version && missing_from == Some(v) {
+                    break;
+                }
+                let read = match fetched.remove(&v) {
+                    Some(b) => Ok(b),
+                    None => {
+                        store
+                            .get(&format!("{LOG_DIR}/{}", commit_file_name(v)))
+                            .await
+                    }
+                };
+                let bytes = match read {
                     Ok(b) => b,
                     Err(e)
                         if latest.is_none()
@@ -189,8 +267,9 @@ impl Transaction {
                 };
                 if self.is_ours(v, &bytes) {
                     // Our own earlier attempt landed (its response was lost): never commit twice.
-                    return self.finish(v, attempt, events).await;
+                    return self.finish(v, attempt, events, None).await;
                 }
+                winners.push((v, bytes.clone()));
                 let actions = parse_commit(v, &bytes)?;
                 let winner = WinningCommit::from_actions(v, actions, &root)?;
                 if latest.is_none() && winner.metadata.is_some() {
@@ -210,6 +289,7 @@ impl Transaction {
                 }
                 v += 1;
             }
+            last_winners = v - version;
             version = v;
         }
         Err(EngineError::Conflict(Box::new(ConflictError {
@@ -413,13 +493,31 @@ impl Transaction {
         Ok(serialize_commit(&out)?)
     }
 
+    /// The commit landed at `version`. With `own` (the commit this call created, not one found
+    /// after a lost response), the handle holds the table as of `version` without reading it back
+    /// (`Snapshot::after_own_commit`).
     async fn finish(
         &self,
         version: u64,
         attempts: u32,
         events: Vec<Event>,
+        own: Option<OwnCommit<'_>>,
     ) -> Result<CommitResult> {
-        self.maybe_checkpoint(version).await;
+        let post = match (own, &self.read_snapshot) {
+            (Some(own), Some(read)) => crate::snapshot::Snapshot::after_own_commit(
+                read,
+                own.winners,
+                version,
+                own.bytes,
+                own.e_tag,
+                own.put_at_ms,
+            )
+            // Only a saving: a snapshot that cannot be built is loaded by the next statement.
+            .unwrap_or(None)
+            .inspect(|snap| self.table.hold_if_newer(snap, own.put_at_ms)),
+            _ => None,
+        };
+        self.maybe_checkpoint(version, post).await;
         Ok(CommitResult {
             version: Some(version),
             attempts,
@@ -430,7 +528,7 @@ impl Transaction {
 
     /// Writes a checkpoint every `delta.checkpointInterval` versions. Best effort: a failure never
     /// fails the commit that already landed.
-    async fn maybe_checkpoint(&self, version: u64) {
+    async fn maybe_checkpoint(&self, version: u64, post: Option<std::sync::Arc<Snapshot>>) {
         let interval = self
             .actions
             .iter()
@@ -451,12 +549,12 @@ impl Transaction {
         }
         let store = &self.table.store;
         let result = async {
-            // From the read snapshot, replaying only the commits since (a full load on any doubt).
-            let snap = match &self.read_snapshot {
-                Some(read) => {
-                    crate::snapshot::Snapshot::load_after(store, read, Some(version)).await?
-                }
-                None => crate::snapshot::Snapshot::load(store, Some(version)).await?,
+            // The post-commit snapshot; else from the read snapshot, replaying only the commits
+            // since (a full load on any doubt).
+            let snap = match (post, &self.read_snapshot) {
+                (Some(post), _) => post,
+                (None, Some(read)) => Snapshot::load_after(store, read, Some(version)).await?,
+                (None, None) => Snapshot::load(store, Some(version)).await?,
             };
             crate::write::checkpoint::write_checkpoint(store, &snap, self.table.env.clock.now_ms())
                 .await

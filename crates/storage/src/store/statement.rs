@@ -8,6 +8,7 @@ use futures::StreamExt;
 use super::TableStore;
 use crate::meter::{InFlight, RequestKind, RequestMeter};
 use crate::object_cache::{ObjectCache, CACHE_BUDGET};
+use bytes::Bytes;
 
 /// Reads one statement's prefetch keeps in flight at once (object stores serve many more; a
 /// bound keeps a statement from opening hundreds of connections).
@@ -43,6 +44,35 @@ impl TableStore {
         (store, meter)
     }
 
+    /// This handle keeping the data and DV files its statements read, up to `budget` bytes, for
+    /// as long as it (or a clone) lives: a later statement reads only files no earlier one read.
+    /// Nothing is kept on a local disk (see [`TableStore::metered_by`]) or with a budget of 0.
+    pub fn keeping_objects(mut self, budget: usize) -> TableStore {
+        self.kept = (self.local_fs.is_none() && budget > 0)
+            .then(|| Arc::new(ObjectCache::across_statements(budget)));
+        self
+    }
+
+    /// This handle sharing `kept` (a session's cache for one location) as its
+    /// [`TableStore::keeping_objects`] cache; a local disk keeps nothing.
+    pub fn sharing_kept_objects(mut self, kept: Arc<ObjectCache>) -> TableStore {
+        self.kept = self.local_fs.is_none().then_some(kept);
+        self
+    }
+
+    /// The handle's cache of data and DV files, when it keeps one.
+    pub fn kept_objects(&self) -> Option<&Arc<ObjectCache>> {
+        self.kept.as_ref()
+    }
+
+    /// An object this statement or handle already read.
+    pub(crate) fn cached(&self, rel: &str) -> Option<Bytes> {
+        [&self.cache, &self.kept]
+            .into_iter()
+            .flatten()
+            .find_map(|c| c.get(rel))
+    }
+
     /// Reads `objects` (relative path, size when known) into this statement's cache, up to
     /// [`PREFETCH_CONCURRENCY`] at a time, as many as fit the cache's budget: one stage of
     /// concurrent requests instead of one request after another as the statement decodes each
@@ -58,7 +88,8 @@ impl TableStore {
         let mut seen = std::collections::HashSet::new();
         let mut wanted: Vec<String> = Vec::new();
         for (path, size) in objects {
-            if cache.contains(&path) || !seen.insert(path.clone()) {
+            let kept = self.kept.as_ref().is_some_and(|k| k.contains(&path));
+            if kept || cache.contains(&path) || !seen.insert(path.clone()) {
                 continue;
             }
             // An unknown size (a DV file, a commit) is charged an estimate, so that many of them
