@@ -8,6 +8,11 @@
 //! each winner is the commit file as read for the conflict check, and the own commit is the bytes
 //! put-if-absent created at its version. The winners must be exactly the versions between the
 //! read version and the own commit; otherwise there is no snapshot (the next load reads the log).
+//!
+//! What it trusts: that the table was not deleted and created again at this root while the
+//! transaction ran (the read version's commit still being the one read). Such a commit already
+//! lands in the new table, as it did before; the held view only serves this handle, and the
+//! checkpoint is never written from it (`maybe_checkpoint` loads with the base check).
 
 use std::sync::Arc;
 

@@ -50,6 +50,9 @@ pub struct StatementOutput {
     pub requests: Option<delta_rlc_storage::RequestCounts>,
 }
 
+/// Locations whose data and DV files a session keeps across statements (`kept_objects`).
+const KEPT_LOCATIONS: usize = 4;
+
 #[derive(Debug, Clone, Default)]
 pub struct SqlSession {
     pub env: Env,
@@ -109,17 +112,28 @@ impl SqlSession {
         }
     }
 
-    /// The session's cache of data and DV files read at `location` (an eighth of a memory
-    /// limit at most).
-    fn kept_objects(&self, location: &str) -> Arc<ObjectCache> {
-        let budget = self.env.memory_limit.map_or(HANDLE_CACHE_BUDGET, |limit| {
-            (limit / 8).min(HANDLE_CACHE_BUDGET)
-        });
-        let fresh = || Arc::new(ObjectCache::across_statements(budget));
-        match self.kept.lock() {
-            Ok(mut m) => m.entry(location.to_string()).or_insert_with(fresh).clone(),
-            Err(_) => fresh(),
+    /// The session's cache of data and DV files read at `location`: for the first
+    /// [`KEPT_LOCATIONS`] locations, each an eighth of a memory limit (or
+    /// `HANDLE_CACHE_BUDGET`), divided among those locations, at most; a later location keeps
+    /// nothing across statements, so a session's kept bytes stay bounded however many tables it
+    /// touches.
+    fn kept_objects(&self, location: &str) -> Option<Arc<ObjectCache>> {
+        let budget = self
+            .env
+            .memory_limit
+            .map_or(HANDLE_CACHE_BUDGET, |limit| limit / 8)
+            .min(HANDLE_CACHE_BUDGET)
+            / KEPT_LOCATIONS;
+        let mut m = self.kept.lock().ok()?;
+        if let Some(c) = m.get(location) {
+            return Some(c.clone());
         }
+        if m.len() >= KEPT_LOCATIONS {
+            return None;
+        }
+        let fresh = Arc::new(ObjectCache::across_statements(budget));
+        m.insert(location.to_string(), fresh.clone());
+        Some(fresh)
     }
 
     pub fn register(&mut self, name: &str, location: &str) {
@@ -152,10 +166,11 @@ impl SqlSession {
             .env
             .memory_limit
             .map_or(CACHE_BUDGET, |limit| (limit / 4).min(CACHE_BUDGET));
-        let store = store
-            .sharing_kept_objects(self.kept_objects(location))
-            .metered_by(RequestMeter::new(), budget)
-            .0;
+        let store = match self.kept_objects(location) {
+            Some(kept) => store.sharing_kept_objects(kept),
+            None => store,
+        };
+        let store = store.metered_by(RequestMeter::new(), budget).0;
         let mut table = DeltaTable::on_store(store)
             .with_env(self.env.clone())
             .with_conflict_config(self.conflict.clone());

@@ -27,6 +27,10 @@ use crate::error::{EngineError, Result};
 use crate::snapshot::Snapshot;
 use crate::write::encode_log_path;
 
+/// Winning commits' bytes kept for the post-commit snapshot at most; past it the next statement
+/// loads the table instead (`Snapshot::after_own_commit` declines a gap).
+const MAX_KEPT_WINNER_BYTES: usize = 16 * 1024 * 1024;
+
 /// The most commit versions one probe after a lost race fetches at once.
 const MAX_WINNER_WINDOW: u64 = 32;
 
@@ -42,11 +46,15 @@ async fn fetch_winners(
     let mut found = std::collections::BTreeMap::new();
     let mut next = from;
     loop {
+        // In version order as they complete in order: the first missing version ends the probe
+        // without waiting for the reads after it (the slowest of a window is a long tail).
         let reads = (next..next.saturating_add(window)).map(|v| async move {
             let path = format!("{LOG_DIR}/{}", commit_file_name(v));
             (v, store.get(&path).await)
         });
-        for (v, read) in futures::future::join_all(reads).await {
+        let mut reads =
+            futures::StreamExt::buffered(futures::stream::iter(reads), MAX_WINNER_WINDOW as usize);
+        while let Some((v, read)) = futures::StreamExt::next(&mut reads).await {
             match read {
                 Ok(bytes) => {
                     found.insert(v, bytes);
@@ -145,6 +153,7 @@ impl Transaction {
         let mut last_winners = 0u64;
         // Every winning commit read, in version order (the post-commit snapshot replays them).
         let mut winners: Vec<(u64, Bytes)> = Vec::new();
+        let mut winner_bytes = 0usize;
         while attempt < max_attempts {
             attempt += 1;
             let open_ms = self
@@ -227,7 +236,13 @@ impl Transaction {
                 store.prefetch(winners).await;
                 latest = Some(l);
             } else if !store.listing_reads_whole_dir() {
-                let window = (2 * last_winners).clamp(4, MAX_WINNER_WINDOW);
+                // The first race: the winners since the statement read (often a few); a retry:
+                // the last race's winners and two more (each request for a version not yet
+                // written costs a request, not a round trip).
+                let window = match last_winners {
+                    0 => 4,
+                    n => (n + 2).min(MAX_WINNER_WINDOW),
+                };
                 let (found, missing) = fetch_winners(store, version, window).await?;
                 fetched = found;
                 missing_from = Some(missing);
@@ -269,7 +284,11 @@ impl Transaction {
                     // Our own earlier attempt landed (its response was lost): never commit twice.
                     return self.finish(v, attempt, events, None).await;
                 }
-                winners.push((v, bytes.clone()));
+                // Kept for the post-commit snapshot while they are few (else none is built).
+                winner_bytes = winner_bytes.saturating_add(bytes.len());
+                if winner_bytes <= MAX_KEPT_WINNER_BYTES {
+                    winners.push((v, bytes.clone()));
+                }
                 let actions = parse_commit(v, &bytes)?;
                 let winner = WinningCommit::from_actions(v, actions, &root)?;
                 if latest.is_none() && winner.metadata.is_some() {
@@ -332,10 +351,17 @@ impl Transaction {
     /// within `MAX_TRANSACTION_MS` of its start — so the retention must be at least
     /// `MIN_RETENTION_FLOOR_MS` (the default, 30 days, is). A put at the first missing version
     /// is still arbitrated by put-if-absent. A retention below the floor, or unparsable, lists.
+    /// So does a read version committed more than an hour (`MIN_RETENTION_FLOOR_MS -
+    /// MAX_TRANSACTION_MS`) ago: a handle pinned to an old version (`Table::at_version`) reads a
+    /// version older than the transaction, and versions after it may be old enough for cleanup.
     fn may_probe_commits(&self) -> bool {
-        self.read_snapshot
-            .as_ref()
-            .is_none_or(|s| crate::snapshot::probe::retention_allows_probe(s))
+        let now = self.table.env.clock.now_ms();
+        let recent_ms =
+            crate::retention::MIN_RETENTION_FLOOR_MS - crate::retention::MAX_TRANSACTION_MS;
+        self.read_snapshot.as_ref().is_none_or(|s| {
+            crate::snapshot::probe::retention_allows_probe(s)
+                && now.saturating_sub(s.timestamp_ms) <= recent_ms
+        })
     }
 
     /// Newest committed version ≥ `from` (at least `from`, which we know exists), from a listing
@@ -503,21 +529,21 @@ impl Transaction {
         events: Vec<Event>,
         own: Option<OwnCommit<'_>>,
     ) -> Result<CommitResult> {
-        let post = match (own, &self.read_snapshot) {
-            (Some(own), Some(read)) => crate::snapshot::Snapshot::after_own_commit(
+        if let (Some(own), Some(read)) = (own, &self.read_snapshot) {
+            let post = Snapshot::after_own_commit(
                 read,
                 own.winners,
                 version,
                 own.bytes,
                 own.e_tag,
                 own.put_at_ms,
-            )
+            );
             // Only a saving: a snapshot that cannot be built is loaded by the next statement.
-            .unwrap_or(None)
-            .inspect(|snap| self.table.hold_if_newer(snap, own.put_at_ms)),
-            _ => None,
-        };
-        self.maybe_checkpoint(version, post).await;
+            if let Ok(Some(snap)) = post {
+                self.table.hold_if_newer(&snap, own.put_at_ms);
+            }
+        }
+        self.maybe_checkpoint(version).await;
         Ok(CommitResult {
             version: Some(version),
             attempts,
@@ -528,7 +554,7 @@ impl Transaction {
 
     /// Writes a checkpoint every `delta.checkpointInterval` versions. Best effort: a failure never
     /// fails the commit that already landed.
-    async fn maybe_checkpoint(&self, version: u64, post: Option<std::sync::Arc<Snapshot>>) {
+    async fn maybe_checkpoint(&self, version: u64) {
         let interval = self
             .actions
             .iter()
@@ -549,12 +575,13 @@ impl Transaction {
         }
         let store = &self.table.store;
         let result = async {
-            // The post-commit snapshot; else from the read snapshot, replaying only the commits
-            // since (a full load on any doubt).
-            let snap = match (post, &self.read_snapshot) {
-                (Some(post), _) => post,
-                (None, Some(read)) => Snapshot::load_after(store, read, Some(version)).await?,
-                (None, None) => Snapshot::load(store, Some(version)).await?,
+            // From the read snapshot, replaying only the commits since, after checking that the
+            // read version's commit is still the one read (a full load on any doubt). Not from
+            // the post-commit snapshot, which trusts that the table was not deleted and created
+            // again at this root during the transaction: a checkpoint is read by every reader.
+            let snap = match &self.read_snapshot {
+                Some(read) => Snapshot::load_after(store, read, Some(version)).await?,
+                None => Snapshot::load(store, Some(version)).await?,
             };
             crate::write::checkpoint::write_checkpoint(store, &snap, self.table.env.clock.now_ms())
                 .await

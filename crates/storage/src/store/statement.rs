@@ -88,8 +88,14 @@ impl TableStore {
         let mut seen = std::collections::HashSet::new();
         let mut wanted: Vec<String> = Vec::new();
         for (path, size) in objects {
-            let kept = self.kept.as_ref().is_some_and(|k| k.contains(&path));
-            if kept || cache.contains(&path) || !seen.insert(path.clone()) {
+            if cache.contains(&path) || !seen.insert(path.clone()) {
+                continue;
+            }
+            // Kept by the handle: copied into the statement's cache (and marked used there), so
+            // the handle's own evictions during this prefetch cannot drop it.
+            if let Some(bytes) = self.kept.as_ref().and_then(|k| k.get(&path)) {
+                cache.insert(&path, &bytes);
+                free = free.saturating_sub(bytes.len() as u64);
                 continue;
             }
             // An unknown size (a DV file, a commit) is charged an estimate, so that many of them

@@ -128,13 +128,17 @@ pub trait DeleteReadTier: Send + Sync {
     }
 }
 
-/// The append-check tiers in order (cheapest first).
+/// The append-check tiers in order, cheapest first: the proofs from the log's own actions and
+/// statistics, then those that read DVs or data. A candidate cleared by one tier needs no other
+/// (each proof stands alone), so the order changes only the cost and the tier named: a lost race
+/// on an object store reads a winner's DV only for the files its statistics could not clear (it
+/// was a round trip per winner before the retry's put).
 pub fn append_tiers() -> Vec<Box<dyn AppendTier>> {
     vec![
-        Box::new(mor_readd::MergeOnReadReAdd),
         Box::new(relocation::RelocationAdds),
         Box::new(partition_filter::PartitionFilter),
         Box::new(data_skipping::DataSkipping),
+        Box::new(mor_readd::MergeOnReadReAdd),
         Box::new(value_exact::ValueExact),
     ]
 }
