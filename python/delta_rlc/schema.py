@@ -170,7 +170,7 @@ class ArrayType:
 
     type = "array"
 
-    def __init__(self, element_type: "DataType", *, contains_null: bool = True) -> None:
+    def __init__(self, element_type: "DataType", contains_null: bool = True) -> None:
         self.element_type = _coerce(element_type)
         self.contains_null = bool(contains_null)
 
@@ -215,7 +215,7 @@ class MapType:
 
     type = "map"
 
-    def __init__(self, key_type: "DataType", value_type: "DataType", *, value_contains_null: bool = True) -> None:
+    def __init__(self, key_type: "DataType", value_type: "DataType", value_contains_null: bool = True) -> None:
         self.key_type = _coerce(key_type)
         self.value_type = _coerce(value_type)
         self.value_contains_null = bool(value_contains_null)
@@ -272,7 +272,7 @@ class MapType:
 class Field:
     """A named column or struct field: ``Field("id", "long", nullable=False)``."""
 
-    def __init__(self, name: str, type: "DataType", *, nullable: bool = True, metadata: Optional[Dict[str, Any]] = None) -> None:
+    def __init__(self, name: str, type: "DataType", nullable: bool = True, metadata: Optional[Dict[str, Any]] = None) -> None:
         if not isinstance(name, str):
             raise TypeError("a field's name is a string")
         self.name = name

@@ -394,9 +394,18 @@ class DeltaTable:
         """Sets columns to SQL expressions (``updates``) or Python values (``new_values``)."""
         commit_properties, post_commithook_properties = deprecate_positional_commit_args("update", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
         _unsupported(error_on_type_mismatch=not error_on_type_mismatch)
-        if (updates is None) == (new_values is None):
-            raise ValueError("pass either updates (SQL expressions) or new_values (Python values)")
-        pairs = list(updates.items()) if updates is not None else [(k, literal(v)) for k, v in (new_values or {}).items()]
+        # deltalake's messages, word for word (callers match on them).
+        if updates is None and new_values is None:
+            raise ValueError("Either updates or new_values need to be passed to update the table.")
+        if updates is not None and new_values is not None:
+            raise ValueError("Passing updates and new_values at same time is not allowed, pick one.")
+        if updates is not None:
+            pairs = list(updates.items())
+        else:
+            try:
+                pairs = [(k, literal(v)) for k, v in (new_values or {}).items()]
+            except TypeError:
+                raise TypeError("Invalid datatype provided in new_values, only int, float, bool, list, str or datetime or accepted.") from None
         out = self._table.update(pairs, predicate, _commit(commit_properties, post_commithook_properties), self._version, _writer(writer_properties))
         _after_commit(self._table, post_commithook_properties)
         return self._moved(out)

@@ -286,3 +286,32 @@ def test_writer_properties_encoding_must_fit_the_column(tmp_path):
     good = delta_rlc.WriterProperties(column_properties={"id": delta_rlc.ColumnProperties(dictionary_enabled=False, encoding="DELTA_BINARY_PACKED")})
     write_deltalake(uri, data, writer_properties=good)
     assert DeltaTable(uri).count() == 2
+
+
+def test_suite_findings_positional_types_update_messages_and_optimize_metrics(tmp_path):
+    # Found by deltalake's own suite: its runtime takes these arguments positionally.
+    f = Field("x", ArrayType(PrimitiveType("long"), False), False, {"k": "v"})
+    assert (f.nullable, f.type.contains_null, f.metadata) == (False, False, {"k": "v"})
+    assert MapType(PrimitiveType("date"), PrimitiveType("long"), False).value_contains_null is False
+    data = pa.table({"id": pa.array(range(8), pa.int64()), "p": pa.array(["a", "b"] * 4)})
+    write_deltalake(tmp_path, data, partition_by=["p"])
+    write_deltalake(tmp_path, data, mode="append")
+    dt = DeltaTable(tmp_path)
+    # deltalake's messages, word for word; nothing is committed.
+    for kwargs, message in [
+        ({}, "Either updates or new_values need to be passed to update the table."),
+        ({"updates": {}, "new_values": {}}, "Passing updates and new_values at same time is not allowed, pick one."),
+        ({"new_values": {"id": {}}}, "Invalid datatype provided in new_values, only int, float, bool, list, str or datetime or accepted."),
+    ]:
+        with pytest.raises(Exception) as e:
+            dt.update(**kwargs)
+        assert str(e.value) == message
+    assert dt.version() == 1
+    # A target beyond a long is refused by the operation (so from SQL and Rust too), as ValueError.
+    with pytest.raises(ValueError, match="target_file_size must be between 1 and"):
+        dt.optimize.compact(target_size=2**63)
+    assert DeltaTable(tmp_path).version() == 1
+    # Spark's partitionsOptimized: both partitions had two files each.
+    metrics = dt.optimize.compact()
+    assert (metrics["partitionsOptimized"], metrics["numFilesRemoved"], metrics["numFilesAdded"]) == (2, 4, 2)
+    assert ids(DeltaTable(tmp_path)) == sorted(list(range(8)) * 2)

@@ -260,6 +260,16 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
         "zOrderBy".into(),
         json!(serde_json::to_string(&zorder).unwrap_or_default()),
     );
+    // A file size is a long in the log (`delta.targetFileSize`, `add.size`): a target outside
+    // it is refused, from every front end alike.
+    if let Some(t) = spec.target_file_size {
+        if t == 0 || t > i64::MAX as u64 {
+            return Err(EngineError::invalid(format!(
+                "target_file_size must be between 1 and {} bytes, got {t}",
+                i64::MAX
+            )));
+        }
+    }
     let target = spec
         .target_file_size
         .or_else(|| {
@@ -489,6 +499,12 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
             staged_adds.push(a);
         }
     }
+    // Spark's `partitionsOptimized`: the partitions whose files were rewritten.
+    let partitions_optimized = staged_removes
+        .iter()
+        .map(|r| &r.partition_values)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     for r in staged_removes {
         txn.remove_file(r);
     }
@@ -502,6 +518,10 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
     m.insert("numAddedBytes".into(), json!(bytes_added.to_string()));
     m.insert("numRemovedBytes".into(), json!(bytes_removed.to_string()));
     m.insert("numBins".into(), json!(bins.len().to_string()));
+    m.insert(
+        "partitionsOptimized".into(),
+        json!(partitions_optimized.to_string()),
+    );
     m.insert("executionTimeMs".into(), json!(elapsed.max(0).to_string()));
     txn.affected_rows = Some(files_removed);
     Ok(txn)

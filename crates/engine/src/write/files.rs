@@ -16,10 +16,10 @@ use delta_rlc_protocol::actions::{Add, Metadata, PartitionValues};
 use delta_rlc_protocol::partition::{format_decimal, serialize_partition_value, Scalar};
 use delta_rlc_protocol::schema::{PrimitiveType, StructType};
 use delta_rlc_storage::TableStore;
-use parquet::arrow::ArrowWriter;
 use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
 
 use super::encoding::data_file_properties;
+use super::parallel_encode::encode_parquet;
 use super::stats::{compute_stats, StatsConfig};
 use crate::env::Env;
 use crate::error::{EngineError, Result};
@@ -379,14 +379,6 @@ impl FileWriter<'_> {
         };
         let settings = self.physical_settings()?;
         let props = data_file_properties(&schema, &batches, settings.as_ref());
-        let mut buf = Vec::new();
-        {
-            let mut w = ArrowWriter::try_new(&mut buf, schema.clone(), Some(props))?;
-            for b in &batches {
-                w.write(b)?;
-            }
-            w.close()?;
-        }
         // Stats over table columns only (not materialized row-tracking columns).
         let table_cols: Vec<usize> = schema
             .fields()
@@ -412,7 +404,25 @@ impl FileWriter<'_> {
                 }
             }
         }
-        let stats = compute_stats(&projected, &stats_config);
+        // The file's columns are encoded on the statement's threads and its stats gathered
+        // beside them; both are pure functions of the rows, so the file is the same either way.
+        let threads = self.env.parallelism.max(1);
+        let (buf, stats) = if threads > 1 {
+            std::thread::scope(|scope| {
+                let stats = scope.spawn(|| compute_stats(&projected, &stats_config));
+                let buf = encode_parquet(&schema, &batches, props, threads);
+                let stats = stats
+                    .join()
+                    .map_err(|_| EngineError::Internal("computing a file's stats panicked".into()));
+                (buf, stats)
+            })
+        } else {
+            (
+                encode_parquet(&schema, &batches, props, threads),
+                Ok(compute_stats(&projected, &stats_config)),
+            )
+        };
+        let (buf, stats) = (buf?, stats?);
         let pv: PartitionValues = pv
             .iter()
             .map(|(k, v)| {

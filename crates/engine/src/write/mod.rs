@@ -4,6 +4,7 @@ pub mod change_data;
 pub mod checkpoint;
 pub mod encoding;
 pub mod files;
+mod parallel_encode;
 pub mod stats;
 
 pub use files::{encode_log_path, FileWriter, DEFAULT_TARGET_FILE_SIZE};

@@ -292,6 +292,55 @@ fn a_retry_on_a_table_with_short_log_retention_lists_the_log() {
     });
 }
 
+/// The probe's other twin: a transaction whose read version was committed over an hour before it
+/// commits (a handle pinned with `at_version`, a long statement) lists the log, since versions
+/// after its read may be old enough for cleanup; the same transaction half an hour after its read
+/// still probes. The read version's time is its commit's `timestamp` (the writer's clock).
+#[test]
+fn a_retry_from_a_read_version_over_an_hour_old_lists_the_log() {
+    rt().block_on(async {
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        for (name, minutes_later, listings, gets) in [
+            ("fault-requests-old-read", 120, 1, 3),
+            ("fault-requests-recent-read", 30, 0, 4),
+        ] {
+            let (table, faulty) = faulty_table(name);
+            // Each handle its own id seed: the same seed would name two files alike.
+            let at = |ms: i64, seed: u64| Env {
+                clock: Arc::new(delta_rlc_engine::env::ManualClock::new(ms, 1)),
+                ..Env::deterministic(seed)
+            };
+            // The writers' clock is now; the late transaction commits `minutes_later`.
+            let table = DeltaTable {
+                env: at(now_ms, 9),
+                ..table
+            };
+            create(&table).await;
+            let later = DeltaTable {
+                env: at(now_ms + minutes_later * 60_000, 11),
+                ..table.clone()
+            };
+            let late = append(&later, &[2]).await;
+            for v in 10..13 {
+                append(&table, &[v]).await.commit().await.unwrap();
+            }
+            faulty.take_requests();
+            assert_eq!(late.commit().await.unwrap().version, Some(4), "{name}");
+            let r = faulty.take_requests();
+            assert_eq!(
+                (count(&r, "PUT"), count(&r, "LIST"), count(&r, "GET")),
+                (2, listings, gets),
+                "{name}: {r:?}"
+            );
+            let snap = table.snapshot(None).await.unwrap();
+            assert_eq!((snap.version, snap.files.len()), (4, 4), "{name}");
+        }
+    });
+}
+
 #[test]
 fn throttled_reads_are_retried_and_a_lasting_outage_fails_cleanly() {
     rt().block_on(async {
