@@ -68,8 +68,17 @@ class CommitProperties:
         meta = None
         if self.custom_metadata is not None:
             import json
+            from collections.abc import Mapping
 
-            meta = {str(k): v if isinstance(v, str) else json.dumps(v, allow_nan=False) for k, v in self.custom_metadata.items()}
+            # deltalake's rules: a mapping with string keys whose values are JSON (no NaN).
+            if not isinstance(self.custom_metadata, Mapping):
+                raise ValueError(f"custom_metadata must be a mapping, got {type(self.custom_metadata).__name__}")
+            if not all(isinstance(k, str) for k in self.custom_metadata):
+                raise ValueError("custom_metadata keys must be strings")
+            try:
+                meta = json.dumps(dict(self.custom_metadata), allow_nan=False)
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"custom_metadata values must be JSON: {e}") from None
         txns = None
         if self.app_transactions:
             txns = []

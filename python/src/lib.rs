@@ -342,7 +342,13 @@ pub(crate) fn commit_options(commit: Option<&Bound<'_, PyDict>>) -> PyResult<Com
     };
     if let Some(v) = d.get_item("custom_metadata")? {
         if !v.is_none() {
-            let m: HashMap<String, String> = v.extract()?;
+            // One JSON object (the Python side checked it is a mapping with string keys).
+            let text: String = v.extract()?;
+            let serde_json::Value::Object(m) = serde_json::from_str::<serde_json::Value>(&text)
+                .map_err(|e| PyValueError::new_err(format!("custom_metadata is not JSON: {e}")))?
+            else {
+                return Err(PyValueError::new_err("custom_metadata must be a mapping"));
+            };
             o.metadata = m.into_iter().collect();
         }
     }

@@ -206,7 +206,7 @@ def test_errors_and_commit_properties(tmp_path):
         DeltaTable(str(tmp_path / "missing"))
     assert not (tmp_path / "missing").exists()
     uri = str(tmp_path / "t")
-    write_deltalake(uri, pa.table({"id": [1]}), commit_properties=CommitProperties(custom_metadata={"job": "nightly"}))
+    write_deltalake(uri, pa.table({"id": [1]}), commit_properties=CommitProperties(custom_metadata={"jobName": "nightly", "attempt": 2, "job": {"jobId": "7"}}))
     t = DeltaTable(uri)
     with pytest.raises(ValueError):
         t.delete("nosuch = 1")
@@ -219,7 +219,15 @@ def test_errors_and_commit_properties(tmp_path):
 
     log = open(os.path.join(uri, "_delta_log", "00000000000000000000.json")).read()
     info = next(json.loads(l)["commitInfo"] for l in log.splitlines() if "commitInfo" in l)
-    assert info["job"] == "nightly"
+    # JSON values are kept as they are; Spark's typed fields must have Spark's type.
+    assert (info["jobName"], info["attempt"], info["job"]) == ("nightly", 2, {"jobId": "7"})
+    for bad in [{"job": "nightly"}, {"userName": 123}, {"readVersion": 15}, {"operationParameters": "x"}, {"v": float("nan")}, {1: "x"}]:
+        with pytest.raises(ValueError):
+            write_deltalake(uri, pa.table({"id": [2]}), mode="append", commit_properties=CommitProperties(custom_metadata=bad))
+    write_deltalake(uri, pa.table({"id": [2]}), mode="append", commit_properties=CommitProperties(custom_metadata={"operationParameters": {"mode": "mine", "extra": {"a": 1}}}))
+    params = DeltaTable(uri).history(1)[0]["operationParameters"]
+    assert (params["mode"], params["extra"]) == ("Append", '{"a":1}')
+    assert DeltaTable(uri).version() == 1
 
 
 def test_sql_and_cli(tmp_path):

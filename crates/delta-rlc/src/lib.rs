@@ -107,7 +107,7 @@ async fn commit(
     options: &CommitOptions,
 ) -> Result<CommitOutcome> {
     for (k, v) in &options.metadata {
-        txn.set_app_metadata(k, serde_json::Value::String(v.clone()))?;
+        txn.set_app_metadata(k, v.clone())?;
     }
     let mut app_ids = std::collections::BTreeSet::new();
     for t in &options.app_transactions {

@@ -56,9 +56,11 @@ impl TableOptions {
 /// Options of one commit (deltalake's `CommitProperties`).
 #[derive(Debug, Clone, Default)]
 pub struct CommitOptions {
-    /// Fields added to the commit's `commitInfo` (e.g. a job or run id). A name `commitInfo`
-    /// uses itself (`operation`, `timestamp`, …) is refused.
-    pub metadata: BTreeMap<String, String>,
+    /// Fields added to the commit's `commitInfo` (e.g. a job or run id), any JSON value. A name
+    /// `commitInfo` uses itself (`operation`, `timestamp`, …) is refused; `operationParameters`
+    /// (an object) adds to the operation's own; `userName` and the other fields Spark reads as
+    /// text must be strings.
+    pub metadata: BTreeMap<String, serde_json::Value>,
     /// This commit's bound on attempts (lost races), instead of the table's setting.
     pub max_commit_attempts: Option<u32>,
     /// Application transaction versions recorded with the commit (`txn` actions: idempotent
@@ -79,8 +81,8 @@ pub struct AppTransaction {
 }
 
 impl CommitOptions {
-    /// Adds one `commitInfo` field.
-    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+    /// Adds one `commitInfo` field (a string, a number, or any `serde_json::Value`).
+    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<serde_json::Value>) -> Self {
         self.metadata.insert(key.into(), value.into());
         self
     }

@@ -328,3 +328,52 @@ async fn restore_keeps_identity_values_handed_out() {
     // The restored table has ids 1 and 2; the new row gets 5, not 3 (3 and 4 were handed out).
     assert_eq!(ids(&table).await, vec![1, 2, 5]);
 }
+
+/// Commit metadata: JSON values kept as they are; commitInfo's own fields refused; Spark's typed
+/// fields must have Spark's type; `operationParameters` adds to the operation's own, as text. A
+/// refused option commits nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commit_metadata_keeps_json_and_refuses_what_readers_cannot_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir).await; // v0
+    let refused = [
+        CommitOptions::default().metadata("readVersion", 15),
+        CommitOptions::default().metadata("userName", 123),
+        CommitOptions::default().metadata("job", "nightly"),
+        CommitOptions::default().metadata("operationParameters", "x"),
+    ];
+    for options in refused {
+        let e = table
+            .write([batch(&[9])])
+            .commit_options(options.clone())
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::InvalidInput, "{options:?}: {e}");
+    }
+    table
+        .write([batch(&[1])])
+        .commit_options(
+            CommitOptions::default()
+                .metadata("attempt", 2)
+                .metadata("userName", "ann")
+                .metadata("nested", serde_json::json!({"items": [1, null]}))
+                .metadata(
+                    "operationParameters",
+                    serde_json::json!({"mode": "mine", "extra": {"a": 1}, "flag": true}),
+                ),
+        )
+        .await
+        .unwrap(); // v1
+    let history = table.history(Some(1)).await.unwrap();
+    let entry = history.first().unwrap();
+    assert_eq!(entry.version, 1);
+    let info: serde_json::Value = serde_json::from_str(&entry.commit_info).unwrap();
+    assert_eq!(info["attempt"], serde_json::json!(2));
+    assert_eq!(info["userName"], serde_json::json!("ann"));
+    assert_eq!(info["nested"], serde_json::json!({"items": [1, null]}));
+    let params = &info["operationParameters"];
+    assert_eq!(params["mode"], serde_json::json!("Append"));
+    assert_eq!(params["extra"], serde_json::json!("{\"a\":1}"));
+    assert_eq!(params["flag"], serde_json::json!("true"));
+    assert_eq!(ids(&table).await, vec![1]);
+}

@@ -73,13 +73,19 @@ impl Transaction {
         }
     }
 
-    /// Adds caller fields to the commitInfo; a name commitInfo uses itself is an error.
+    /// Adds a caller field to the commitInfo (any JSON value). Rules, so that every reader of the
+    /// log parses what it finds:
+    /// - a field the commit writes itself (`operation`, `readVersion`, `timestamp`, …) is
+    ///   refused: the log must say what the transaction did and read;
+    /// - `operationParameters` must be an object; its entries are added to the operation's own
+    ///   (which win), each value as text (Spark reads a map of strings);
+    /// - the fields Spark reads as text (`userId`, `userName`, `clusterId`, `userMetadata`) must
+    ///   be strings, and `job` and `notebook` objects.
     pub fn set_app_metadata(&mut self, key: &str, value: Value) -> Result<()> {
         const RESERVED: &[&str] = &[
             "timestamp",
             "inCommitTimestamp",
             "operation",
-            "operationParameters",
             "readVersion",
             "isolationLevel",
             "isBlindAppend",
@@ -92,6 +98,33 @@ impl Transaction {
             return Err(EngineError::invalid(format!(
                 "commit metadata key {key:?} is a commitInfo field"
             )));
+        }
+        let kind_error = |expected: &str| {
+            EngineError::invalid(format!(
+                "commit metadata key {key:?} must be {expected} (commitInfo's type), got {value}"
+            ))
+        };
+        match key {
+            "operationParameters" => {
+                let Value::Object(entries) = &value else {
+                    return Err(kind_error("an object"));
+                };
+                for (k, v) in entries {
+                    let text = match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    self.operation_parameters
+                        .entry(k.clone())
+                        .or_insert(Value::String(text));
+                }
+                return Ok(());
+            }
+            "userId" | "userName" | "clusterId" | "userMetadata" if !value.is_string() => {
+                return Err(kind_error("a string"));
+            }
+            "job" | "notebook" if !value.is_object() => return Err(kind_error("an object")),
+            _ => {}
         }
         self.app_metadata.insert(key.to_string(), value);
         Ok(())
