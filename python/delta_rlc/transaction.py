@@ -75,6 +75,18 @@ class CommitProperties:
                 raise ValueError(f"custom_metadata must be a mapping, got {type(self.custom_metadata).__name__}")
             if not all(isinstance(k, str) for k in self.custom_metadata):
                 raise ValueError("custom_metadata keys must be strings")
+            def _check_ints(v: Any) -> None:
+                # JSON numbers are read as 64-bit integers or doubles: a wider int would change.
+                if isinstance(v, int) and not isinstance(v, bool) and not (-(2**63) <= v < 2**64):
+                    raise ValueError(f"custom_metadata values must be JSON numbers a 64-bit integer holds, got {v}")
+                if isinstance(v, Mapping):
+                    for x in v.values():
+                        _check_ints(x)
+                elif isinstance(v, (list, tuple)):
+                    for x in v:
+                        _check_ints(x)
+
+            _check_ints(dict(self.custom_metadata))
             try:
                 meta = json.dumps(dict(self.custom_metadata), allow_nan=False)
             except (TypeError, ValueError) as e:

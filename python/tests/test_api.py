@@ -221,7 +221,7 @@ def test_errors_and_commit_properties(tmp_path):
     info = next(json.loads(l)["commitInfo"] for l in log.splitlines() if "commitInfo" in l)
     # JSON values are kept as they are; Spark's typed fields must have Spark's type.
     assert (info["jobName"], info["attempt"], info["job"]) == ("nightly", 2, {"jobId": "7"})
-    for bad in [{"job": "nightly"}, {"userName": 123}, {"readVersion": 15}, {"operationParameters": "x"}, {"v": float("nan")}, {1: "x"}]:
+    for bad in [{"job": "nightly"}, {"userName": 123}, {"readVersion": 15}, {"operationParameters": "x"}, {"v": float("nan")}, {1: "x"}, {"version": "1.2.3"}, {"big": 2**64}]:
         with pytest.raises(ValueError):
             write_deltalake(uri, pa.table({"id": [2]}), mode="append", commit_properties=CommitProperties(custom_metadata=bad))
     write_deltalake(uri, pa.table({"id": [2]}), mode="append", commit_properties=CommitProperties(custom_metadata={"operationParameters": {"mode": "mine", "extra": {"a": 1}}}))

@@ -341,6 +341,9 @@ async fn commit_metadata_keeps_json_and_refuses_what_readers_cannot_parse() {
         CommitOptions::default().metadata("userName", 123),
         CommitOptions::default().metadata("job", "nightly"),
         CommitOptions::default().metadata("operationParameters", "x"),
+        CommitOptions::default().metadata("version", "1.2.3"),
+        CommitOptions::default().metadata("job", serde_json::json!({"jobId": {"a": 1}})),
+        CommitOptions::default().metadata("kernelVersion", 4),
     ];
     for options in refused {
         let e = table
@@ -356,6 +359,9 @@ async fn commit_metadata_keeps_json_and_refuses_what_readers_cannot_parse() {
             CommitOptions::default()
                 .metadata("attempt", 2)
                 .metadata("userName", "ann")
+                .metadata("userId", serde_json::Value::Null)
+                .metadata("job", serde_json::json!({"jobId": 7, "jobName": "n"}))
+                .metadata("engineCommitInfo", serde_json::json!({"retries": 3}))
                 .metadata("nested", serde_json::json!({"items": [1, null]}))
                 .metadata(
                     "operationParameters",
@@ -371,6 +377,12 @@ async fn commit_metadata_keeps_json_and_refuses_what_readers_cannot_parse() {
     assert_eq!(info["attempt"], serde_json::json!(2));
     assert_eq!(info["userName"], serde_json::json!("ann"));
     assert_eq!(info["nested"], serde_json::json!({"items": [1, null]}));
+    assert_eq!(info["userId"], serde_json::Value::Null);
+    assert_eq!(info["job"], serde_json::json!({"jobId": 7, "jobName": "n"}));
+    assert_eq!(
+        info["engineCommitInfo"],
+        serde_json::json!({"retries": "3"})
+    );
     let params = &info["operationParameters"];
     assert_eq!(params["mode"], serde_json::json!("Append"));
     assert_eq!(params["extra"], serde_json::json!("{\"a\":1}"));

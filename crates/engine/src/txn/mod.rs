@@ -79,10 +79,14 @@ impl Transaction {
     ///   refused: the log must say what the transaction did and read;
     /// - `operationParameters` must be an object; its entries are added to the operation's own
     ///   (which win), each value as text (Spark reads a map of strings);
-    /// - the fields Spark reads as text (`userId`, `userName`, `clusterId`, `userMetadata`) must
-    ///   be strings, and `job` and `notebook` objects.
+    /// - the fields Spark and Kernel read as text (`userId`, `userName`, `clusterId`,
+    ///   `userMetadata`, `kernelVersion`) must be strings; `job` and `notebook` objects and
+    ///   `engineCommitInfo` an object, each holding scalars only (Spark's `JobInfo` and
+    ///   `NotebookInfo` have text fields; Kernel's `engineCommitInfo` is a map of strings, so its
+    ///   values are stored as text); NULL is accepted for any of them (read as absent).
     pub fn set_app_metadata(&mut self, key: &str, value: Value) -> Result<()> {
         const RESERVED: &[&str] = &[
+            "version",
             "timestamp",
             "inCommitTimestamp",
             "operation",
@@ -120,10 +124,36 @@ impl Transaction {
                 }
                 return Ok(());
             }
-            "userId" | "userName" | "clusterId" | "userMetadata" if !value.is_string() => {
+            _ if value.is_null() => {}
+            "userId" | "userName" | "clusterId" | "userMetadata" | "kernelVersion"
+                if !value.is_string() =>
+            {
                 return Err(kind_error("a string"));
             }
-            "job" | "notebook" if !value.is_object() => return Err(kind_error("an object")),
+            "job" | "notebook" | "engineCommitInfo" => {
+                let Value::Object(entries) = &value else {
+                    return Err(kind_error("an object"));
+                };
+                if entries.values().any(|v| v.is_object() || v.is_array()) {
+                    return Err(kind_error("an object of scalar values"));
+                }
+                if key == "engineCommitInfo" {
+                    let text: Map<String, Value> = entries
+                        .iter()
+                        .map(|(k, v)| {
+                            let t = match v {
+                                Value::String(s) => Value::String(s.clone()),
+                                Value::Null => Value::Null,
+                                other => Value::String(other.to_string()),
+                            };
+                            (k.clone(), t)
+                        })
+                        .collect();
+                    self.app_metadata
+                        .insert(key.to_string(), Value::Object(text));
+                    return Ok(());
+                }
+            }
             _ => {}
         }
         self.app_metadata.insert(key.to_string(), value);
