@@ -255,6 +255,75 @@ mod tests {
         assert_eq!(md.file_metadata().num_rows(), 165_001);
     }
 
+    /// The table's own properties (`data_file_properties`) with every knob a caller can turn
+    /// set small, bloom filters and page statistics on, over map, list-of-struct and
+    /// dictionary-typed columns: the same bytes.
+    #[test]
+    fn parallel_bytes_equal_arrow_writers_under_the_tables_properties() {
+        use arrow::array::{DictionaryArray, Int32Array, MapBuilder, StringBuilder};
+        use arrow::datatypes::Int32Type;
+        use parquet::file::properties::EnabledStatistics;
+        let rows = 90_000usize;
+        let base = batch(0, rows);
+        let mut map = MapBuilder::new(
+            None,
+            StringBuilder::new(),
+            arrow::array::Int64Builder::new(),
+        );
+        for i in 0..rows {
+            if i % 9 == 0 {
+                map.append(false).unwrap_or_else(|e| panic!("{e}"));
+                continue;
+            }
+            map.keys().append_value(format!("k{}", i % 13));
+            map.values().append_value(i as i64);
+            map.append(true).unwrap_or_else(|e| panic!("{e}"));
+        }
+        let map: ArrayRef = Arc::new(map.finish());
+        let keys = Int32Array::from_iter_values((0..rows).map(|i| (i % 5) as i32));
+        let dict: ArrayRef = Arc::new(
+            DictionaryArray::<Int32Type>::try_new(
+                keys,
+                Arc::new(StringArray::from(vec!["a", "b", "c", "d", "e"])),
+            )
+            .unwrap_or_else(|e| panic!("{e}")),
+        );
+        let mut columns: Vec<(String, ArrayRef)> = base
+            .schema()
+            .fields()
+            .iter()
+            .zip(base.columns())
+            .map(|(f, c)| (f.name().clone(), c.clone()))
+            .collect();
+        columns.push(("map".into(), map));
+        columns.push(("dict".into(), dict));
+        let whole = RecordBatch::try_from_iter(columns).unwrap_or_else(|e| panic!("{e}"));
+        let batches = vec![whole.slice(0, 40_000), whole.slice(40_000, rows - 40_000)];
+        let schema = whole.schema();
+        let settings = crate::parquet_settings::ParquetSettings {
+            max_row_group_size: Some(30_000),
+            data_page_size_limit: Some(16 * 1024),
+            dictionary_page_size_limit: Some(8 * 1024),
+            data_page_row_count_limit: Some(5_000),
+            write_batch_size: Some(777),
+            statistics_truncate_length: Some(8),
+            default_column: crate::parquet_settings::ColumnSettings {
+                statistics_enabled: Some(EnabledStatistics::Page),
+                bloom_filter: Some((Some(0.01), Some(1_000))),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let props =
+            || crate::write::encoding::data_file_properties(&schema, &batches, Some(&settings));
+        let expected = serial(&schema, &batches, props());
+        for threads in [2, 5] {
+            let got = encode_parquet(&schema, &batches, props(), threads)
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(got, expected, "{threads} threads");
+        }
+    }
+
     #[test]
     fn small_files_and_size_cut_row_groups_go_through_arrow_writer() {
         let small = vec![batch(0, 10)];
