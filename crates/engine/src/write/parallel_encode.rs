@@ -256,7 +256,7 @@ mod tests {
     }
 
     /// The table's own properties (`data_file_properties`) with every knob a caller can turn
-    /// set small, bloom filters and page statistics on, over map, list-of-struct and
+    /// set small, bloom filters and page statistics on, over map, struct, list and
     /// dictionary-typed columns: the same bytes.
     #[test]
     fn parallel_bytes_equal_arrow_writers_under_the_tables_properties() {
