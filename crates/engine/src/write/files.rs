@@ -407,7 +407,8 @@ impl FileWriter<'_> {
         // The file's columns are encoded on the statement's threads and its stats gathered
         // beside them; both are pure functions of the rows, so the file is the same either way.
         let threads = self.env.parallelism.max(1);
-        let (buf, stats) = if threads > 1 {
+        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        let (buf, stats) = if super::parallel_encode::worth_threads(rows, threads) {
             std::thread::scope(|scope| {
                 let stats = scope.spawn(|| compute_stats(&projected, &stats_config));
                 let buf = encode_parquet(&schema, &batches, props, threads);

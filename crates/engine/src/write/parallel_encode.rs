@@ -25,6 +25,11 @@ use crate::error::{EngineError, Result};
 /// they save.
 const PARALLEL_MIN_ROWS: usize = 64 * 1024;
 
+/// Whether a file of `rows` rows is worth encoding (and its stats gathering) on more threads.
+pub(super) fn worth_threads(rows: usize, threads: usize) -> bool {
+    threads > 1 && rows >= PARALLEL_MIN_ROWS
+}
+
 /// Encodes `batches` (all of `schema`) as one Parquet file with `props`, on up to `threads`
 /// threads.
 pub fn encode_parquet(
@@ -34,8 +39,7 @@ pub fn encode_parquet(
     threads: usize,
 ) -> Result<Vec<u8>> {
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-    let serial = threads <= 1
-        || rows < PARALLEL_MIN_ROWS
+    let serial = !worth_threads(rows, threads)
         || schema.fields().len() < 2 && rows <= row_group_rows(&props)
         || props.max_row_group_bytes().is_some()
         || props.content_defined_chunking().is_some();
