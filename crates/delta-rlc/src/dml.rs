@@ -5,7 +5,7 @@ use delta_rlc_engine::ops::dml::ExprContext;
 use delta_rlc_engine::ops::{delete_txn, update_txn};
 use delta_rlc_engine::Transaction;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::options::CommitOptions;
 use crate::outcome::CommitOutcome;
 use crate::table::Table;
@@ -119,24 +119,16 @@ impl UpdateBuilder {
     }
 
     async fn run(self) -> Result<CommitOutcome> {
-        if self.assignments.is_empty() {
-            return Err(Error::invalid("UPDATE: no column is set"));
-        }
         let inner = &self.table.statement_table();
         let snapshot = inner.snapshot(self.table.read_version).await?;
         let ectx = ExprContext::new(&snapshot, None)?;
-        let mut assignments: Vec<(String, _)> = Vec::with_capacity(self.assignments.len());
-        for (column, value) in &self.assignments {
-            if assignments
-                .iter()
-                .any(|(c, _)| c.eq_ignore_ascii_case(column))
-            {
-                return Err(Error::invalid(format!(
-                    "UPDATE: column {column} is assigned more than once"
-                )));
-            }
-            assignments.push((column.clone(), value.over_table(&ectx)?));
-        }
+        // No column set, an unknown or a twice-assigned column: the operation refuses them
+        // (`update_txn`), after the values are planned, as for SQL and Python.
+        let assignments = self
+            .assignments
+            .iter()
+            .map(|(c, v)| Ok((c.clone(), v.over_table(&ectx)?)))
+            .collect::<Result<Vec<_>>>()?;
         let predicate = self.filter.map(|f| f.over_table(&ectx)).transpose()?;
         let txn = Transaction::new(inner, Some(snapshot), "UPDATE");
         crate::commit(update_txn(txn, assignments, predicate).await?, &self.commit).await

@@ -282,9 +282,8 @@ impl MergeBuilder {
     }
 
     async fn run(self) -> Result<CommitOutcome> {
-        if self.clauses.is_empty() {
-            return Err(Error::invalid("MERGE needs at least one WHEN clause"));
-        }
+        // No WHEN clause, unknown or twice-assigned columns: the operation refuses them
+        // (`MergeSpec`), for SQL, Rust and Python alike.
         let inner = &self.table.statement_table();
         let budget = delta_rlc_engine::ops::merge::source::memory_budget(&inner.env);
         let source = self.source.materialize(budget).await?;

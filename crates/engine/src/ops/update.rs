@@ -60,12 +60,38 @@ pub const UPDATE_CHUNK_ROWS: u64 = 1 << 20;
 /// Updated rows an UPDATE over full rows buffers before writing them as files.
 pub const UPDATE_CHUNK_BYTES: usize = 128 << 20;
 
+/// UPDATE's rules on its assignments, the one place they live: SQL, the Rust builder and Python
+/// all reach them through [`update_txn`], so each refuses the same input with the same message.
+/// At least one column is set, each names a table column (case-insensitively, as Spark resolves
+/// them), and none is set twice (a second assignment would silently win).
+pub fn check_assignments<'a>(
+    schema: &delta_rlc_protocol::schema::StructType,
+    columns: impl IntoIterator<Item = &'a str>,
+) -> Result<()> {
+    let mut seen = std::collections::BTreeSet::new();
+    for col in columns {
+        if !schema.fields.iter().any(|f| f.name.eq_ignore_ascii_case(col)) {
+            return Err(EngineError::invalid(format!("UPDATE: unknown column {col}")));
+        }
+        if !seen.insert(col.to_ascii_lowercase()) {
+            return Err(EngineError::invalid(format!(
+                "UPDATE: column {col} is assigned more than once"
+            )));
+        }
+    }
+    match seen.is_empty() {
+        true => Err(EngineError::invalid("UPDATE: no column is set")),
+        false => Ok(()),
+    }
+}
+
 pub async fn update_txn(
     mut txn: Transaction,
     assignments: Vec<(String, Expr)>,
     predicate: Option<Expr>,
 ) -> Result<Transaction> {
     let snapshot: Arc<Snapshot> = Arc::clone(txn.snapshot()?);
+    check_assignments(&snapshot.schema, assignments.iter().map(|(c, _)| c.as_str()))?;
     let start = txn.table.env.clock.now_ms();
     txn.operation = "UPDATE".into();
     txn.operation_parameters.insert(
@@ -109,9 +135,6 @@ pub async fn update_txn(
         let reads = e.column_refs().into_iter().map(|c| c.name.clone());
         txn.read_set
             .used_columns(std::iter::once(target).chain(reads).collect::<Vec<_>>());
-    }
-    if assignments.is_empty() {
-        txn.read_set.used_columns([]);
     }
     let phys_pred = predicate.as_ref().map(|p| ectx.physical(p)).transpose()?;
     let mut metrics = DmlMetrics::default();

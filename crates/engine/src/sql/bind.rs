@@ -399,7 +399,8 @@ fn refuse_version(version: Option<&TableVersion>, what: &str) -> Result<()> {
 }
 
 /// `VERSION AS OF n` or `TIMESTAMP AS OF '…'`; any other time travel is refused.
-fn as_of(version: Option<&TableVersion>) -> Result<(Option<u64>, Option<String>)> {
+/// `VERSION AS OF n` / `TIMESTAMP AS OF '…'` as (version, timestamp text).
+pub(super) fn as_of(version: Option<&TableVersion>) -> Result<(Option<u64>, Option<String>)> {
     let literal = |e: &Expr| match e {
         Expr::Value(v) => Some(v.value.clone()),
         _ => None,

@@ -1,6 +1,6 @@
 //! Delta's own statements, read with sqlparser's parser primitives ([`super::parser::Cursor`]):
 //! CREATE TABLE [AS SELECT], CREATE VIEW, CREATE EXTERNAL TABLE, ALTER TABLE, DESCRIBE [HISTORY |
-//! DETAIL], SHOW TBLPROPERTIES, VACUUM and OPTIMIZE. Tables are bound by [`super::bind::Binder`],
+//! DETAIL], SHOW TBLPROPERTIES, VACUUM, OPTIMIZE and RESTORE. Tables are bound by [`super::bind::Binder`],
 //! queries parsed and planned from their AST, like every other statement.
 
 use datafusion::sql::parser::Statement as DFStatement;
@@ -37,6 +37,10 @@ enum DeltaStatement {
         dry_run: bool,
     },
     Optimize(super::dml::OptimizeStatement),
+    /// `RESTORE [TABLE] t [TO] VERSION AS OF n | TIMESTAMP AS OF '…'` (Delta Spark's grammar).
+    Restore {
+        target: TableRef,
+    },
     Alter {
         target: TableRef,
         op: crate::ops::alter::AlterOp,
@@ -92,6 +96,10 @@ impl SqlSession {
             DeltaStatement::Optimize(st) => Ok(Prepared::Write(Box::new(
                 super::dml::prepare_optimize(self, st).await?,
             ))),
+            DeltaStatement::Restore { target } => {
+                let target = self.resolved(target).await?;
+                Ok(Prepared::Write(Box::new(self.prepare_restore(target).await?)))
+            }
             DeltaStatement::Alter { target, op } => Ok(Prepared::Write(Box::new(
                 super::alter::prepare_alter(self, &target, op).await?,
             ))),
@@ -218,6 +226,22 @@ impl SqlSession {
                     target, &mut c,
                 )?))
             }
+            "RESTORE" => {
+                c.eat_kw("TABLE");
+                let mut target = c.table(&mut binder)?;
+                // `TO` sits between the name and the version in Spark's grammar; without it the
+                // version was read with the name.
+                if c.eat_kw("TO") || (target.version.is_none() && target.timestamp.is_none()) {
+                    (target.version, target.timestamp) = c.as_of()?;
+                }
+                finish(&c, &first)?;
+                if target.version.is_none() && target.timestamp.is_none() {
+                    return Err(EngineError::invalid(
+                        "RESTORE needs VERSION AS OF n or TIMESTAMP AS OF '…'",
+                    ));
+                }
+                Ok(DeltaStatement::Restore { target })
+            }
             "ALTER" => {
                 c.expect_kw("TABLE")?;
                 let target = c.table(&mut binder)?;
@@ -228,6 +252,29 @@ impl SqlSession {
                 "{other} is not a Delta statement"
             ))),
         }
+    }
+
+    /// RESTORE's transaction: the latest snapshot restored to `target`'s version (resolved).
+    async fn prepare_restore(&self, target: TableRef) -> Result<crate::txn::Transaction> {
+        let version = target.version.ok_or_else(|| {
+            EngineError::Internal("RESTORE's version was not resolved".into())
+        })?;
+        let current = TableRef {
+            version: None,
+            timestamp: None,
+            ..target.clone()
+        };
+        let (table, _, snapshot) =
+            super::dml::open_target(std::slice::from_ref(&current), &current.ident, self).await?;
+        let spec = crate::ops::restore::RestoreSpec {
+            target: table.snapshot(Some(version)).await?,
+            ignore_missing_files: false,
+        };
+        crate::ops::restore::restore_txn(
+            crate::txn::Transaction::new(&table, Some(snapshot), "RESTORE"),
+            spec,
+        )
+        .await
     }
 
     /// A reference with its `TIMESTAMP AS OF` resolved to a version.

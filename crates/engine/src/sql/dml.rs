@@ -154,25 +154,9 @@ pub async fn prepare_update(
                 "tuple assignment in UPDATE".into(),
             ));
         };
+        // Unknown and twice-assigned columns are refused by the operation (`update_txn`), as
+        // for every front end.
         let col = assigned_column(col, alias.as_deref().unwrap_or(&name), "UPDATE")?;
-        if ectx
-            .arrow_schema
-            .fields()
-            .iter()
-            .all(|f| !f.name().eq_ignore_ascii_case(&col))
-        {
-            return Err(EngineError::invalid(format!(
-                "UPDATE: unknown column {col}"
-            )));
-        }
-        if assignments
-            .iter()
-            .any(|(c, _): &(String, _)| c.eq_ignore_ascii_case(&col))
-        {
-            return Err(EngineError::invalid(format!(
-                "UPDATE: column {col} is assigned more than once"
-            )));
-        }
         assignments.push((col, strip_qualifiers(ectx.plan(&a.value)?)));
     }
     let predicate = u

@@ -157,15 +157,9 @@ pub async fn prepare_merge(
                     let AssignmentTarget::ColumnName(col) = &a.target else {
                         return Err(EngineError::Unsupported("tuple assignment in MERGE".into()));
                     };
+                    // Unknown and twice-assigned columns: `MergeSpec::check_columns`, as for
+                    // every front end.
                     let col = super::dml::assigned_column(col, &target_alias, "MERGE")?;
-                    if assigns
-                        .iter()
-                        .any(|(c, _): &(String, _)| c.eq_ignore_ascii_case(&col))
-                    {
-                        return Err(EngineError::invalid(format!(
-                            "MERGE: column {col} is assigned more than once in one UPDATE SET"
-                        )));
-                    }
                     let value = exprs.plan("UPDATE SET", &a.value)?;
                     assigns.push((col, value));
                 }
@@ -174,11 +168,6 @@ pub async fn prepare_merge(
             MergeWhenAction::InsertAll => ClauseAction::Insert(None),
             MergeWhenAction::Insert { columns, values } => {
                 let cols: Vec<String> = columns.iter().map(|c| c.value.clone()).collect();
-                if !cols.is_empty() && cols.len() != values.len() {
-                    return Err(EngineError::invalid(
-                        "MERGE INSERT: column and value counts differ",
-                    ));
-                }
                 let values = values
                     .iter()
                     .map(|e| exprs.plan("INSERT", e))
@@ -186,9 +175,6 @@ pub async fn prepare_merge(
                 ClauseAction::Insert(Some((cols, values)))
             }
         };
-        if matches!(action, ClauseAction::Insert(_)) != (kind == ClauseKind::NotMatched) {
-            return Err(EngineError::invalid("MERGE: INSERT is only allowed in WHEN NOT MATCHED, UPDATE/DELETE only in MATCHED clauses"));
-        }
         clauses.push(MergeClause {
             kind,
             condition: c
@@ -198,9 +184,6 @@ pub async fn prepare_merge(
                 .transpose()?,
             action,
         });
-    }
-    if clauses.is_empty() {
-        return Err(EngineError::invalid("MERGE needs at least one WHEN clause"));
     }
     let on = exprs.plan("ON", &m.on)?;
     let spec = MergeSpec {

@@ -213,6 +213,13 @@ impl Cursor {
             .ok_or_else(|| EngineError::Internal("a bound table has no reference".into()))
     }
 
+    /// `VERSION AS OF n` or `TIMESTAMP AS OF '…'` standing apart from a table name (RESTORE's
+    /// `TO VERSION AS OF n`), as (version, timestamp text); (None, None) when absent.
+    pub fn as_of(&mut self) -> Result<(Option<u64>, Option<String>)> {
+        let version = self.p.maybe_parse_table_version().map_err(syntax)?;
+        super::bind::as_of(version.as_ref())
+    }
+
     /// `( a, b, c )`: column names, each once.
     pub fn ident_list(&mut self) -> Result<Vec<String>> {
         self.expect(&Token::LParen)?;

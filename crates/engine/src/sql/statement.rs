@@ -177,7 +177,7 @@ pub enum ParsedStatement {
     Insert(InsertStatement),
     Merge(MergeStatement),
     /// A Delta statement with a reader of its own (CREATE, ALTER, DESCRIBE, SHOW, VACUUM,
-    /// OPTIMIZE): its first keyword.
+    /// OPTIMIZE; RESTORE, which sqlparser has no keyword for, is `NoKeyword`): its first keyword.
     Delta(Keyword),
 }
 
@@ -283,6 +283,10 @@ pub fn parse(sql: &str) -> Result<Parsed> {
         // SHOW TBLPROPERTIES is Delta's; SHOW TABLES, SHOW COLUMNS … are DataFusion's.
         Some(Keyword::SHOW) if !second_is(&tokens, "TBLPROPERTIES") => parse_sql(tokens.clone())?,
         Some(k) if DELTA_STATEMENTS.contains(&k) => ParsedStatement::Delta(k),
+        // RESTORE is not one of sqlparser's keywords: its reader is Delta's.
+        Some(Keyword::NoKeyword) if nth_is(&tokens, 0, "RESTORE") => {
+            ParsedStatement::Delta(Keyword::NoKeyword)
+        }
         Some(Keyword::INSERT) => {
             let mut parser = parser(tokens.clone());
             let insert = parse_insert(&mut parser).map_err(syntax)?;
@@ -303,11 +307,18 @@ pub fn parse(sql: &str) -> Result<Parsed> {
 
 /// Whether the statement's second word is `word`.
 fn second_is(tokens: &[TokenWithSpan], word: &str) -> bool {
+    nth_is(tokens, 1, word)
+}
+
+/// Whether the statement's `n`th token (whitespace aside) is the unquoted word `word`.
+fn nth_is(tokens: &[TokenWithSpan], n: usize, word: &str) -> bool {
     tokens
         .iter()
         .filter(|t| !matches!(t.token, Token::Whitespace(_)))
-        .nth(1)
-        .is_some_and(|t| matches!(&t.token, Token::Word(w) if w.value.eq_ignore_ascii_case(word)))
+        .nth(n)
+        .is_some_and(|t| {
+            matches!(&t.token, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
+        })
 }
 
 /// One statement by DataFusion's parser (sqlparser's, plus COPY, EXPLAIN, CREATE EXTERNAL TABLE).
@@ -659,5 +670,11 @@ mod tests {
             parse("VACUUM t RETAIN 1 HOURS").unwrap().statement,
             ParsedStatement::Delta(Keyword::VACUUM)
         ));
+        assert!(matches!(
+            parse("restore table t to version as of 1").unwrap().statement,
+            ParsedStatement::Delta(Keyword::NoKeyword)
+        ));
+        // A quoted "RESTORE" is a name, not the statement.
+        assert!(parse("\"RESTORE\" t").is_err());
     }
 }

@@ -211,7 +211,13 @@ impl MergeSpec {
                     .is_some_and(|r| r.table().eq_ignore_ascii_case(alias))
             })
         };
+        if self.clauses.is_empty() {
+            return Err(EngineError::invalid("MERGE needs at least one WHEN clause"));
+        }
         for (i, c) in self.clauses.iter().enumerate() {
+            if matches!(c.action, ClauseAction::Insert(_)) != (c.kind == ClauseKind::NotMatched) {
+                return Err(EngineError::invalid("MERGE: INSERT is only allowed in WHEN NOT MATCHED, UPDATE/DELETE only in MATCHED clauses"));
+            }
             let mut exprs: Vec<&Expr> = c.condition.iter().collect();
             match &c.action {
                 ClauseAction::Update(Some(sets)) => exprs.extend(sets.iter().map(|(_, e)| e)),
