@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from delta_rlc import _internal
 from delta_rlc._util import deprecate_positional_commit_args
-from delta_rlc._sql import FilterType, filters_to_sql, quote_ident
+from delta_rlc._filters import FilterType, typed_filters
 from delta_rlc.transaction import CommitProperties, PostCommitHookProperties, _after_commit, _commit
 
 if TYPE_CHECKING:
@@ -75,22 +75,24 @@ class TableMerger:
         self._commit = commit_properties
         self._clauses: List[Any] = []
 
-    def _add(self, kind: str, predicate: Optional[str], updates: Optional[Mapping[str, str]]) -> "TableMerger":
-        self._clauses.append((kind, predicate, None if updates is None else list(updates.items())))
+    def _add(self, kind: str, predicate: Optional[str], updates: Optional[Mapping[str, str]], from_source: Optional[List[str]] = None) -> "TableMerger":
+        self._clauses.append((kind, predicate, None if updates is None else list(updates.items()), from_source))
         return self
 
-    def _all(self, except_cols: Optional[Iterable[str]]) -> Optional[Dict[str, str]]:
+    def _all(self, kind: str, predicate: Optional[str], except_cols: Optional[Iterable[str]]) -> "TableMerger":
+        """Every column (``*``), or every column but ``except_cols``, each set from the source's
+        column of the same name (named, not written into SQL)."""
         if not except_cols:
-            return None
+            return self._add(kind, predicate, None)
         skip = {c.lower() for c in except_cols}
         names = [f.name for f in self._table.schema().fields]
-        return {n: f"{self._source_alias}.{quote_ident(n)}" for n in names if n.lower() not in skip}
+        return self._add(kind, predicate, None, [n for n in names if n.lower() not in skip])
 
     def when_matched_update(self, updates: Mapping[str, str], predicate: Optional[str] = None) -> "TableMerger":
         return self._add("matched_update", predicate, updates)
 
     def when_matched_update_all(self, predicate: Optional[str] = None, except_cols: Optional[List[str]] = None) -> "TableMerger":
-        return self._add("matched_update", predicate, self._all(except_cols))
+        return self._all("matched_update", predicate, except_cols)
 
     def when_matched_delete(self, predicate: Optional[str] = None) -> "TableMerger":
         return self._add("matched_delete", predicate, None)
@@ -99,7 +101,7 @@ class TableMerger:
         return self._add("not_matched_insert", predicate, updates)
 
     def when_not_matched_insert_all(self, predicate: Optional[str] = None, except_cols: Optional[List[str]] = None) -> "TableMerger":
-        return self._add("not_matched_insert", predicate, self._all(except_cols))
+        return self._all("not_matched_insert", predicate, except_cols)
 
     def when_not_matched_by_source_update(self, updates: Mapping[str, str], predicate: Optional[str] = None) -> "TableMerger":
         return self._add("not_matched_by_source_update", predicate, updates)
@@ -122,7 +124,7 @@ class TableOptimizer:
     def _run(self, zorder: List[str], partition_filters: Optional[FilterType], target_size: Optional[int], commit_properties: Optional[CommitProperties], hooks: Optional[PostCommitHookProperties] = None, writer_properties: Any = None) -> Dict[str, Any]:
         from delta_rlc.properties import _writer
 
-        out = self._table._table.optimize(zorder, target_size, filters_to_sql(partition_filters), _commit(commit_properties, hooks), self._table._version, _writer(writer_properties))
+        out = self._table._table.optimize(zorder, target_size, typed_filters(partition_filters), _commit(commit_properties, hooks), self._table._version, _writer(writer_properties))
         _after_commit(self._table._table, hooks)
         return self._table._moved(out)
 

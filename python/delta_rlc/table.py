@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import decimal as _decimal
 import json
 from dataclasses import dataclass, field
 import warnings
@@ -13,7 +14,7 @@ import pyarrow as pa
 from delta_rlc import _internal
 from delta_rlc._util import deprecate_positional_commit_args
 from delta_rlc._arrow import as_reader, as_table, as_view_reader
-from delta_rlc._sql import FilterType, filters_to_sql, literal, quote_ident
+from delta_rlc._filters import FilterType, typed_filters, value_array
 from delta_rlc._operations import TableAlterer, TableMerger, TableOptimizer, _source_stream, _unsupported
 from delta_rlc._partitions import logical_values, matches_filters
 from delta_rlc.properties import _writer
@@ -302,10 +303,7 @@ class DeltaTable:
 
     # --- reads -------------------------------------------------------------------------------
     def _reader(self, columns: Optional[List[str]] = None, filters: Optional[FilterType] = None, predicate: Optional[str] = None) -> pa.RecordBatchReader:
-        pred = filters_to_sql(filters)
-        if predicate:
-            pred = f"({pred}) AND ({predicate})" if pred else predicate
-        return self._table.scan(self._version, columns, pred)
+        return self._table.scan(self._version, columns, predicate, typed_filters(filters))
 
     def scan(self, columns: Optional[List[str]] = None, predicate: Optional[str] = None) -> Any:
         """Rows of this version as a stream of record batches (``predicate``: a SQL condition)."""
@@ -353,24 +351,19 @@ class DeltaTable:
         ``_commit_timestamp``. ``predicate`` is a SQL condition over those columns. With
         ``allow_out_of_range``, a start after the latest version gives no rows instead of an error."""
 
-        def bound(version: Optional[int], ts: Optional[Union[str, _dt.datetime]]) -> Optional[str]:
+        for version, ts in ((starting_version, starting_timestamp), (ending_version, ending_timestamp)):
             if version is not None and ts is not None:
                 raise ValueError("pass a version or a timestamp for each bound, not both")
-            if ts is not None:
-                ms = _timestamp_ms(ts)
-                return literal(_dt.datetime.fromtimestamp(ms / 1000, tz=_dt.timezone.utc).isoformat())
-            return None if version is None else str(int(version))
-
-        start = bound(starting_version, starting_timestamp) or "0"
-        end = bound(ending_version, ending_timestamp)
-        where = f" WHERE {predicate}" if predicate else ""
-        if allow_out_of_range and starting_version is not None and starting_version > self._table.latest_version():
+        start_ms = None if starting_timestamp is None else _timestamp_ms(starting_timestamp)
+        end_ms = None if ending_timestamp is None else _timestamp_ms(ending_timestamp)
+        out_of_range = allow_out_of_range and starting_version is not None and starting_version > self._table.latest_version()
+        if out_of_range:
             latest = self._table.latest_version()
-            start, end, where = str(latest), str(latest), " WHERE false"
-        cols = ", ".join(quote_ident(c) for c in columns) if columns else "*"
-        args = f"'t', {start}" + (f", {end}" if end is not None else "")
-        rows, _, _ = self._table.sql(f"SELECT {cols} FROM table_changes({args}){where}")
-        return rows
+            starting_version, ending_version, start_ms, end_ms = latest, latest, None, None
+        batch = self._table.changes(starting_version, start_ms, ending_version, end_ms, columns, predicate)
+        if out_of_range:
+            batch = batch.slice(0, 0)
+        return pa.RecordBatchReader.from_batches(batch.schema, [batch])
 
     # --- writes ------------------------------------------------------------------------------
     def delete(self, predicate: Optional[str] = None, writer_properties: Any = None, *args: Any, post_commithook_properties: Optional[PostCommitHookProperties] = None, commit_properties: Optional[CommitProperties] = None) -> Dict[str, Any]:
@@ -403,7 +396,12 @@ class DeltaTable:
             pairs = list(updates.items())
         else:
             try:
-                pairs = [(k, literal(v)) for k, v in (new_values or {}).items()]
+                # deltalake's value kinds (plus None, bytes, dates and decimals); a dict or another
+                # object is refused, not guessed into a struct.
+                kinds = (type(None), bool, int, float, str, bytes, _decimal.Decimal, _dt.date, list)
+                if not all(isinstance(v, kinds) for v in (new_values or {}).values()):
+                    raise TypeError
+                pairs = [(k, value_array([v])) for k, v in (new_values or {}).items()]
             except TypeError:
                 raise TypeError("Invalid datatype provided in new_values, only int, float, bool, list, str or datetime or accepted.") from None
         out = self._table.update(pairs, predicate, _commit(commit_properties, post_commithook_properties), self._version, _writer(writer_properties))

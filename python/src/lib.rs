@@ -26,6 +26,7 @@ use pyo3::types::PyDict;
 
 mod admin;
 mod query;
+mod values;
 mod writer_options;
 
 create_exception!(
@@ -118,6 +119,15 @@ fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
     rt.as_ref()
         .map_err(|e| DeltaError::new_err(format!("cannot start the runtime: {e}")))
 }
+
+/// One MERGE clause from Python: (kind, condition, assignments as SQL text, columns set from
+/// the source's same-named column).
+type MergeClauseArgs = (
+    String,
+    Option<String>,
+    Option<Vec<(String, String)>>,
+    Option<Vec<String>>,
+);
 
 /// A delta_rlc error as the Python exception of its kind, with the conflict's fields.
 fn to_py_err(py: Python<'_>, e: delta_rlc::Error) -> PyErr {
@@ -572,17 +582,24 @@ impl RawTable {
     }
 
     /// Rows of one version as a pyarrow RecordBatchReader (streamed file by file).
-    #[pyo3(signature = (version, columns=None, predicate=None))]
+    /// `filters`: deltalake's filters as typed terms (`values::filters`); `predicate`: SQL text.
+    /// Both given: rows for which both hold.
+    #[pyo3(signature = (version, columns=None, predicate=None, filters=None))]
+    #[allow(clippy::type_complexity)]
     fn scan<'py>(
         &self,
         py: Python<'py>,
         version: u64,
         columns: Option<Vec<String>>,
         predicate: Option<String>,
+        filters: Option<Vec<Vec<(String, String, Bound<'py, PyAny>)>>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let mut b = self.table.scan().version(version);
         if let Some(c) = columns {
             b = b.columns(c);
+        }
+        if let Some(f) = values::filters(filters)? {
+            b = b.filter(f);
         }
         if let Some(p) = predicate {
             b = b.filter(p);
@@ -666,7 +683,7 @@ impl RawTable {
     fn update<'py>(
         &self,
         py: Python<'py>,
-        updates: Vec<(String, String)>,
+        updates: Vec<(String, Bound<'py, PyAny>)>,
         predicate: Option<String>,
         commit: Option<&Bound<'py, PyDict>>,
         read_version: Option<u64>,
@@ -674,8 +691,8 @@ impl RawTable {
     ) -> PyResult<Bound<'py, PyDict>> {
         let table = self.writing(py, read_version, writer)?;
         let mut b = table.update().commit_options(commit_options(commit)?);
-        for (col, expr) in updates {
-            b = b.set(col, expr);
+        for (col, value) in updates {
+            b = b.set(col, values::assigned_value(&value)?);
         }
         if let Some(p) = predicate {
             b = b.filter(p);
@@ -684,9 +701,10 @@ impl RawTable {
         outcome_dict(py, &c)
     }
 
-    /// MERGE. `clauses`: (kind, condition, assignments) with kind one of matched_update,
-    /// matched_delete, not_matched_insert, not_matched_by_source_update,
-    /// not_matched_by_source_delete; assignments None = all columns (`*`).
+    /// MERGE. `clauses`: (kind, condition, assignments, from_source) with kind one of
+    /// matched_update, matched_delete, not_matched_insert, not_matched_by_source_update,
+    /// not_matched_by_source_delete; assignments (SQL text per column) and from_source (columns
+    /// set from the source's column of the same name, typed) both None = all columns (`*`).
     #[pyo3(signature = (source, predicate, source_alias, target_alias, clauses, commit=None, read_version=None, merge_schema=false, writer=None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn merge<'py>(
@@ -696,7 +714,7 @@ impl RawTable {
         predicate: String,
         source_alias: String,
         target_alias: String,
-        clauses: Vec<(String, Option<String>, Option<Vec<(String, String)>>)>,
+        clauses: Vec<MergeClauseArgs>,
         commit: Option<&Bound<'py, PyDict>>,
         read_version: Option<u64>,
         merge_schema: bool,
@@ -704,6 +722,7 @@ impl RawTable {
     ) -> PyResult<Bound<'py, PyDict>> {
         let table = self.writing(py, read_version, writer)?;
         let (schema, batches) = read_all(source)?;
+        let alias = source_alias.clone();
         let mut b = table
             .merge(MergeSource::batches(schema, batches), predicate)
             .source_alias(source_alias)
@@ -712,7 +731,21 @@ impl RawTable {
         if merge_schema {
             b = b.with_schema_evolution();
         }
-        for (kind, condition, assignments) in clauses {
+        for (kind, condition, assignments, from_source) in clauses {
+            let assignments: Option<Vec<(String, delta_rlc::Expression)>> =
+                match (assignments, from_source) {
+                    (None, None) => None,
+                    (sql, same_named) => Some(
+                        sql.unwrap_or_default()
+                            .into_iter()
+                            .map(|(c, e)| (c, e.into()))
+                            .chain(same_named.unwrap_or_default().into_iter().map(|c| {
+                                let e = values::source_column(&alias, &c);
+                                (c, e)
+                            }))
+                            .collect(),
+                    ),
+                };
             let update = || {
                 let mut u = UpdateClause::default();
                 match &assignments {
@@ -776,13 +809,13 @@ impl RawTable {
     }
 
     #[pyo3(signature = (zorder, target_size=None, partition_filter=None, commit=None, read_version=None, writer=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn optimize<'py>(
         &self,
         py: Python<'py>,
         zorder: Vec<String>,
         target_size: Option<u64>,
-        partition_filter: Option<String>,
+        partition_filter: Option<Vec<Vec<(String, String, Bound<'py, PyAny>)>>>,
         commit: Option<&Bound<'py, PyDict>>,
         read_version: Option<u64>,
         writer: Option<&Bound<'py, PyDict>>,
@@ -795,7 +828,7 @@ impl RawTable {
         if let Some(s) = target_size {
             b = b.target_size(s);
         }
-        if let Some(f) = partition_filter {
+        if let Some(f) = values::filters(partition_filter)? {
             b = b.filter(f);
         }
         let c = run(py, async move { b.await })?;
@@ -824,6 +857,41 @@ impl RawTable {
         let out = run(py, async move { b.await })?;
         let root = self.table.uri().trim_end_matches('/').to_string();
         Ok(out.files.iter().map(|f| format!("{root}/{f}")).collect())
+    }
+
+    /// The change data feed of `start..=end` (each a version or a timestamp in ms; no end: the
+    /// latest) as a pyarrow RecordBatch, with `predicate` (SQL text over the change columns) and
+    /// `columns` applied by the library.
+    #[pyo3(signature = (start_version=None, start_ms=None, end_version=None, end_ms=None, columns=None, predicate=None))]
+    #[allow(clippy::too_many_arguments)] // deltalake's load_cdf keywords, one each
+    fn changes<'py>(
+        &self,
+        py: Python<'py>,
+        start_version: Option<u64>,
+        start_ms: Option<i64>,
+        end_version: Option<u64>,
+        end_ms: Option<i64>,
+        columns: Option<Vec<String>>,
+        predicate: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let at = |v: Option<u64>, ms: Option<i64>| match (v, ms) {
+            (Some(v), _) => At::Version(v),
+            (None, Some(ms)) => At::TimestampMs(ms),
+            (None, None) => At::Latest,
+        };
+        let start = match at(start_version, start_ms) {
+            At::Latest => At::Version(0),
+            other => other,
+        };
+        let mut b = self.table.changes(start, at(end_version, end_ms));
+        if let Some(c) = columns {
+            b = b.columns(c);
+        }
+        if let Some(p) = predicate {
+            b = b.filter(p);
+        }
+        let batch = run(py, async move { b.await })?;
+        batch.to_pyarrow(py)
     }
 
     /// One SQL statement with this table registered as `t`: (rows reader or None, commit dict or

@@ -48,9 +48,9 @@ impl DeleteBuilder {
         self
     }
 
-    /// Deletes only rows for which `predicate` is true.
+    /// Deletes only rows for which `predicate` is true (with earlier `.filter` calls: all of them).
     pub fn filter(mut self, predicate: impl Into<Expression>) -> Self {
-        self.filter = Some(predicate.into());
+        self.filter = Expression::and_then(self.filter.take(), predicate.into());
         self
     }
 
@@ -112,9 +112,9 @@ impl UpdateBuilder {
         self
     }
 
-    /// Updates only rows for which `predicate` is true.
+    /// Updates only rows for which `predicate` is true (with earlier `.filter` calls: all of them).
     pub fn filter(mut self, predicate: impl Into<Expression>) -> Self {
-        self.filter = Some(predicate.into());
+        self.filter = Expression::and_then(self.filter.take(), predicate.into());
         self
     }
 

@@ -16,26 +16,41 @@ pub struct Expression(Source);
 enum Source {
     Expr(Expr),
     Sql(String),
+    /// Both conditions (`.filter(a).filter(b)`): each planned on its own, then AND-ed — never
+    /// joined as text, so neither can change how the other parses.
+    And(Box<Expression>, Box<Expression>),
 }
 
 impl Expression {
+    /// This condition AND `other`.
+    pub fn and(self, other: impl Into<Expression>) -> Expression {
+        Expression(Source::And(Box::new(self), Box::new(other.into())))
+    }
+
+    /// `current` AND `next` (a builder's successive `.filter(..)` calls).
+    pub(crate) fn and_then(current: Option<Expression>, next: Expression) -> Option<Expression> {
+        Some(match current {
+            Some(c) => c.and(next),
+            None => next,
+        })
+    }
+
     /// Over one table's columns (unqualified).
     pub(crate) fn over_table(&self, ectx: &ExprContext) -> Result<Expr> {
-        let e = match &self.0 {
-            Source::Expr(e) => e.clone(),
-            Source::Sql(s) => ectx.parse(s)?,
-        };
-        Ok(strip_qualifiers(e))
+        Ok(strip_qualifiers(
+            self.with_parser(&|s: &str| ectx.parse(s))?,
+        ))
     }
 
     /// The expression, parsing SQL with `parse`.
     pub(crate) fn with_parser(
         &self,
-        parse: impl FnOnce(&str) -> delta_rlc_engine::Result<Expr>,
+        parse: &dyn Fn(&str) -> delta_rlc_engine::Result<Expr>,
     ) -> Result<Expr> {
         Ok(match &self.0 {
             Source::Expr(e) => e.clone(),
             Source::Sql(s) => parse(s)?,
+            Source::And(a, b) => a.with_parser(parse)?.and(b.with_parser(parse)?),
         })
     }
 }

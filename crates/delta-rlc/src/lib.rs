@@ -64,6 +64,7 @@ macro_rules! awaitable {
 }
 
 mod admin;
+mod changes;
 mod create;
 mod dml;
 mod error;
@@ -81,6 +82,7 @@ pub use datafusion;
 pub use datafusion::prelude::{col, lit, Expr};
 
 pub use admin::{AlterBuilder, HistoryEntry, RestoreBuilder, TableChange};
+pub use changes::ChangesBuilder;
 pub use create::CreateBuilder;
 /// What a statement sent to the store: requests by kind and its critical-path depth.
 pub use delta_rlc_storage::RequestCounts;

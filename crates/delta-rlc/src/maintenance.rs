@@ -49,9 +49,10 @@ impl OptimizeBuilder {
         self
     }
 
-    /// Only the partitions this predicate (over partition columns) selects.
+    /// Only the partitions this predicate (over partition columns) selects (with earlier
+    /// `.filter` calls: all of them).
     pub fn filter(mut self, partition_predicate: impl Into<Expression>) -> Self {
-        self.filter = Some(partition_predicate.into());
+        self.filter = Expression::and_then(self.filter.take(), partition_predicate.into());
         self
     }
 

@@ -303,7 +303,7 @@ impl MergeBuilder {
             &source_schema,
             &self.source_alias,
         )?;
-        let plan = |what: &str, e: &Expression| e.with_parser(|s| parser.parse(what, s));
+        let plan = |what: &str, e: &Expression| e.with_parser(&|s| parser.parse(what, s));
         let plan_pairs = |what: &str, pairs: &[(String, Expression)]| {
             pairs
                 .iter()

@@ -53,9 +53,9 @@ impl ScanBuilder {
         }
     }
 
-    /// Keeps only rows for which `predicate` is true.
+    /// Keeps only rows for which `predicate` is true (with earlier `.filter` calls: all of them).
     pub fn filter(mut self, predicate: impl Into<Expression>) -> Self {
-        self.filter = Some(predicate.into());
+        self.filter = Expression::and_then(self.filter.take(), predicate.into());
         self
     }
 

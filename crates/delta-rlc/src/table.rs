@@ -12,6 +12,7 @@ use delta_rlc_engine::{DeltaTable, Snapshot};
 use delta_rlc_storage::object_cache::{CACHE_BUDGET, HANDLE_CACHE_BUDGET};
 use delta_rlc_storage::TableStore;
 
+use crate::changes::ChangesBuilder;
 use crate::create::CreateBuilder;
 use crate::dml::{DeleteBuilder, UpdateBuilder};
 use crate::error::{Error, Result};
@@ -184,18 +185,13 @@ impl Table {
     /// println!("{} changed rows since version 3", changes.num_rows());
     /// # Ok(()) }
     /// ```
-    pub async fn changes(&self, start: impl Into<At>, end: impl Into<At>) -> Result<RecordBatch> {
-        use delta_rlc_engine::changes::{read_changes, ChangeBound};
-        let bound = |at: At| match at {
-            At::Latest => None,
-            At::Version(v) => Some(ChangeBound::Version(v)),
-            At::TimestampMs(ms) => Some(ChangeBound::TimestampMs(ms)),
-        };
-        let start = match bound(start.into()) {
-            Some(b) => b,
-            None => ChangeBound::Version(self.version().await?),
-        };
-        Ok(read_changes(&self.inner, start, bound(end.into())).await?)
+    pub fn changes(&self, start: impl Into<At>, end: impl Into<At>) -> ChangesBuilder {
+        ChangesBuilder::new(self.clone(), start.into(), end.into())
+    }
+
+    /// The engine's handle (for this crate's builders).
+    pub(crate) fn engine_table(&self) -> &delta_rlc_engine::DeltaTable {
+        &self.inner
     }
 
     /// Reads rows: `.filter(..)`, `.columns(..)`, `.version(..)`, then `.await` for a stream of

@@ -17,7 +17,10 @@ struct Case {
 }
 
 fn cases() -> Vec<Case> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/contract/refusals.toml");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/contract/refusals.toml"
+    );
     let text = std::fs::read_to_string(path).unwrap();
     let doc: toml::Table = text.parse().unwrap();
     let field = |c: &toml::Value, k: &str| c.get(k).and_then(|v| v.as_str()).map(str::to_string);
@@ -163,5 +166,9 @@ async fn sql_and_rust_refuse_each_invalid_input_alike() {
         }
         unchanged(&t, &case.id).await;
     }
-    assert!(wrong.is_empty(), "refused otherwise than the contract says:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "refused otherwise than the contract says:\n{}",
+        wrong.join("\n")
+    );
 }

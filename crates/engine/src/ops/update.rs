@@ -70,8 +70,14 @@ pub fn check_assignments<'a>(
 ) -> Result<()> {
     let mut seen = std::collections::BTreeSet::new();
     for col in columns {
-        if !schema.fields.iter().any(|f| f.name.eq_ignore_ascii_case(col)) {
-            return Err(EngineError::invalid(format!("UPDATE: unknown column {col}")));
+        if !schema
+            .fields
+            .iter()
+            .any(|f| f.name.eq_ignore_ascii_case(col))
+        {
+            return Err(EngineError::invalid(format!(
+                "UPDATE: unknown column {col}"
+            )));
         }
         if !seen.insert(col.to_ascii_lowercase()) {
             return Err(EngineError::invalid(format!(
@@ -91,7 +97,10 @@ pub async fn update_txn(
     predicate: Option<Expr>,
 ) -> Result<Transaction> {
     let snapshot: Arc<Snapshot> = Arc::clone(txn.snapshot()?);
-    check_assignments(&snapshot.schema, assignments.iter().map(|(c, _)| c.as_str()))?;
+    check_assignments(
+        &snapshot.schema,
+        assignments.iter().map(|(c, _)| c.as_str()),
+    )?;
     let start = txn.table.env.clock.now_ms();
     txn.operation = "UPDATE".into();
     txn.operation_parameters.insert(

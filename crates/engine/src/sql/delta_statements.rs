@@ -98,7 +98,9 @@ impl SqlSession {
             ))),
             DeltaStatement::Restore { target } => {
                 let target = self.resolved(target).await?;
-                Ok(Prepared::Write(Box::new(self.prepare_restore(target).await?)))
+                Ok(Prepared::Write(Box::new(
+                    self.prepare_restore(target).await?,
+                )))
             }
             DeltaStatement::Alter { target, op } => Ok(Prepared::Write(Box::new(
                 super::alter::prepare_alter(self, &target, op).await?,
@@ -256,9 +258,9 @@ impl SqlSession {
 
     /// RESTORE's transaction: the latest snapshot restored to `target`'s version (resolved).
     async fn prepare_restore(&self, target: TableRef) -> Result<crate::txn::Transaction> {
-        let version = target.version.ok_or_else(|| {
-            EngineError::Internal("RESTORE's version was not resolved".into())
-        })?;
+        let version = target
+            .version
+            .ok_or_else(|| EngineError::Internal("RESTORE's version was not resolved".into()))?;
         let current = TableRef {
             version: None,
             timestamp: None,

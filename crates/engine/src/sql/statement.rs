@@ -671,7 +671,9 @@ mod tests {
             ParsedStatement::Delta(Keyword::VACUUM)
         ));
         assert!(matches!(
-            parse("restore table t to version as of 1").unwrap().statement,
+            parse("restore table t to version as of 1")
+                .unwrap()
+                .statement,
             ParsedStatement::Delta(Keyword::NoKeyword)
         ));
         // A quoted "RESTORE" is a name, not the statement.

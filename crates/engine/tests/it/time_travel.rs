@@ -81,12 +81,20 @@ fn restore_statement_brings_back_an_earlier_version() {
             let out = s.execute("SELECT id FROM t ORDER BY id").await.unwrap();
             sorted_rows(&out.batches)
         }
-        s.execute("RESTORE TABLE t TO VERSION AS OF 1").await.unwrap(); // v4
+        s.execute("RESTORE TABLE t TO VERSION AS OF 1")
+            .await
+            .unwrap(); // v4
         assert_eq!(ids(&s).await, vec!["1", "2"]);
         s.execute("restore t version as of 2").await.unwrap(); // v5
         assert_eq!(ids(&s).await, vec!["1", "2", "3"]);
-        let h = s.execute("DESCRIBE HISTORY t LIMIT 1").await.unwrap().batches;
-        let ops = arrow::util::pretty::pretty_format_batches(&h).unwrap().to_string();
+        let h = s
+            .execute("DESCRIBE HISTORY t LIMIT 1")
+            .await
+            .unwrap()
+            .batches;
+        let ops = arrow::util::pretty::pretty_format_batches(&h)
+            .unwrap()
+            .to_string();
         assert!(ops.contains("RESTORE"), "{ops}");
         // By timestamp: v3's commit time names v3 (id 1 deleted).
         let full = s.execute("DESCRIBE HISTORY t").await.unwrap().batches;
@@ -106,18 +114,32 @@ fn restore_statement_brings_back_an_earlier_version() {
         .unwrap(); // v6
         assert_eq!(ids(&s).await, vec!["2", "3"]);
         for (sql, kind) in [
-            ("RESTORE TABLE t TO VERSION AS OF 6", ErrorKind::InvalidArgument),
+            (
+                "RESTORE TABLE t TO VERSION AS OF 6",
+                ErrorKind::InvalidArgument,
+            ),
             ("RESTORE TABLE t TO VERSION AS OF 60", ErrorKind::NotFound),
             ("RESTORE TABLE t", ErrorKind::InvalidArgument),
-            ("RESTORE TABLE t TO VERSION AS OF 1 extra", ErrorKind::InvalidArgument),
+            (
+                "RESTORE TABLE t TO VERSION AS OF 1 extra",
+                ErrorKind::InvalidArgument,
+            ),
         ] {
             let e = s.execute(sql).await.unwrap_err();
             assert_eq!(e.kind(), kind, "{sql}: {e}");
         }
         assert_eq!(ids(&s).await, vec!["2", "3"]);
-        let h = s.execute("DESCRIBE HISTORY t LIMIT 1").await.unwrap().batches;
+        let h = s
+            .execute("DESCRIBE HISTORY t LIMIT 1")
+            .await
+            .unwrap()
+            .batches;
         assert_eq!(
-            h[0].column(0).as_any().downcast_ref::<Int64Array>().unwrap().value(0),
+            h[0].column(0)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap()
+                .value(0),
             6,
             "a refused RESTORE committed"
         );

@@ -1,0 +1,57 @@
+"""deltalake-style filters and Python values as typed terms for the engine. Each value becomes a
+pyarrow array (``pa.array`` picks its Arrow type) that the binding turns into a literal: no value
+is ever printed into SQL text, so a string holding quotes is only ever that string."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
+
+import pyarrow as pa
+
+FilterLiteral = Tuple[str, str, Any]
+FilterConjunction = List[FilterLiteral]
+FilterType = Union[FilterConjunction, List[FilterConjunction]]
+Term = Tuple[str, str, pa.Array]
+
+# deltalake's operator spellings, each as the one the binding knows.
+_OPS = {"=": "=", "==": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "in": "in", "not in": "not in"}
+
+
+def _normalized(value: Any) -> Any:
+    # An aware datetime as the UTC instant it names (timestamps are stored in UTC).
+    if isinstance(value, _dt.datetime) and value.tzinfo is not None:
+        return value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    return value
+
+
+def value_array(values: Sequence[Any]) -> pa.Array:
+    """Python values as one pyarrow array (raises TypeError when they have no common type)."""
+    try:
+        return pa.array([_normalized(v) for v in values])
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError) as e:
+        raise TypeError(f"cannot use {list(values)!r} as values: {e}") from None
+
+
+def _term(f: Sequence[Any]) -> Term:
+    if not isinstance(f, (list, tuple)) or len(f) != 3:
+        raise ValueError(f"a filter is (column, op, value), got {f!r}")
+    col, op, value = f
+    op_n = _OPS.get(str(op).strip().lower())
+    if op_n is None:
+        raise ValueError(f"filter {tuple(f)!r}: unknown operator {op!r}")
+    if op_n in ("in", "not in"):
+        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+            raise ValueError(f"filter {tuple(f)!r}: '{op}' needs a list of values")
+        return (str(col), op_n, value_array(list(value)))
+    return (str(col), op_n, value_array([value]))
+
+
+def typed_filters(filters: Optional[FilterType]) -> Optional[List[List[Term]]]:
+    """deltalake filters — a conjunction of (column, op, value), or a list of them OR-ed — as an
+    OR of ANDs of typed terms; None for no filter."""
+    if not filters:
+        return None
+    if isinstance(filters[0], (list, tuple)) and filters[0] and isinstance(filters[0][0], (list, tuple)):
+        return [[_term(f) for f in conj] for conj in filters]  # type: ignore[union-attr]
+    return [[_term(f) for f in filters]]  # type: ignore[arg-type]

@@ -1,0 +1,114 @@
+"""Python values, deltalake filters, load_cdf and merge's except_cols reach the engine typed:
+values as Arrow literals, columns by their exact names — never printed into SQL text. Each case
+uses a value or a name that SQL text would have read otherwise, and checks the rows."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+
+import pyarrow as pa
+import pytest
+
+from delta_rlc import DeltaTable, write_deltalake
+
+TRICKY = "x'' OR ''1''=''1"  # as SQL text with doubled quotes: a condition true for every row
+QUOTED = "it's"
+
+
+def _table(tmp_path, **kwargs) -> str:
+    uri = str(tmp_path / "t")
+    data = pa.table(
+        {
+            "id": pa.array([1, 2, 3], pa.int64()),
+            "s": pa.array([TRICKY, QUOTED, "c"]),
+            "a.b": pa.array(["p", "q'", "r"]),
+            "amount": pa.array([decimal.Decimal("1.50"), decimal.Decimal("2.25"), None], pa.decimal128(10, 2)),
+            "ts": pa.array([dt.datetime(2026, 1, 1, 12), dt.datetime(2026, 1, 2), None], pa.timestamp("us", tz="UTC")),
+            "day": pa.array([dt.date(2026, 1, 1), dt.date(2026, 1, 2), dt.date(2026, 1, 3)]),
+        }
+    )
+    write_deltalake(uri, data, **kwargs)
+    return uri
+
+
+def _ids(table: pa.Table) -> list:
+    return sorted(table.column("id").to_pylist())
+
+
+def test_filters_compare_values_never_sql_text(tmp_path):
+    dt_ = DeltaTable(_table(tmp_path))
+    assert _ids(dt_.to_pyarrow_table(filters=[("s", "=", TRICKY)])) == [1]
+    assert _ids(dt_.to_pyarrow_table(filters=[("s", "=", "x' OR '1'='1")])) == []
+    assert _ids(dt_.to_pyarrow_table(filters=[("s", "in", [QUOTED, "nope"])])) == [2]
+    assert _ids(dt_.to_pyarrow_table(filters=[("a.b", "not in", ["q'"])])) == [1, 3]
+    assert _ids(dt_.to_pyarrow_table(filters=[("amount", ">=", decimal.Decimal("2"))])) == [2]
+    assert _ids(dt_.to_pyarrow_table(filters=[("amount", "=", None)])) == [3]
+    assert _ids(dt_.to_pyarrow_table(filters=[("amount", "!=", None)])) == [1, 2]
+    noon = dt.datetime(2026, 1, 1, 13, tzinfo=dt.timezone(dt.timedelta(hours=1)))  # 12:00 UTC
+    assert _ids(dt_.to_pyarrow_table(filters=[("ts", "=", noon)])) == [1]
+    assert _ids(dt_.to_pyarrow_table(filters=[("day", "<", dt.date(2026, 1, 3))])) == [1, 2]
+    # OR of ANDs.
+    assert _ids(dt_.to_pyarrow_table(filters=[[("id", "=", 1), ("s", "=", TRICKY)], [("id", ">", 2)]])) == [1, 3]
+    with pytest.raises(ValueError, match="unknown operator"):
+        dt_.to_pyarrow_table(filters=[("id", "like", 1)])
+    with pytest.raises(TypeError, match="as values"):
+        dt_.to_pyarrow_table(filters=[("id", "in", [1, "a"])])
+
+
+def test_update_new_values_are_literals(tmp_path):
+    uri = _table(tmp_path)
+    dt_ = DeltaTable(uri)
+    dt_.update(new_values={"s": TRICKY + "!", "amount": decimal.Decimal("9.99"), "a.b": None}, predicate="id = 2")
+    rows = {r["id"]: r for r in DeltaTable(uri).to_pyarrow_table().to_pylist()}
+    assert rows[2]["s"] == TRICKY + "!" and rows[2]["amount"] == decimal.Decimal("9.99") and rows[2]["a.b"] is None
+    assert rows[1]["s"] == TRICKY and rows[3]["s"] == "c"
+    assert rows[1]["amount"] == decimal.Decimal("1.50")
+    later = dt.datetime(2027, 5, 6, 7, 8, 9, tzinfo=dt.timezone.utc)
+    DeltaTable(uri).update(new_values={"ts": later}, predicate="id = 3")
+    rows = {r["id"]: r for r in DeltaTable(uri).to_pyarrow_table().to_pylist()}
+    assert rows[3]["ts"] == later and rows[1]["ts"] == dt.datetime(2026, 1, 1, 12, tzinfo=dt.timezone.utc)
+
+
+def test_optimize_partition_filters_are_typed(tmp_path):
+    uri = str(tmp_path / "p")
+    for part in ["a'b", "a'b", "c", "c"]:
+        write_deltalake(uri, pa.table({"id": [1], "p": [part]}), partition_by=["p"], mode="append")
+    dt_ = DeltaTable(uri)
+    out = dt_.optimize.compact(partition_filters=[("p", "=", "a'b")])
+    assert out["numFilesRemoved"] == 2 and out["numFilesAdded"] == 1
+    assert DeltaTable(uri).to_pyarrow_table().num_rows == 4
+    assert len(DeltaTable(uri).files([("p", "=", "c")])) == 2
+
+
+def test_load_cdf_columns_and_predicate_through_the_library(tmp_path):
+    uri = _table(tmp_path, configuration={"delta.enableChangeDataFeed": "true"})
+    DeltaTable(uri).delete("id = 2")
+    dt_ = DeltaTable(uri)
+    rows = dt_.load_cdf(starting_version=0, columns=["id", "_change_type"], predicate="_change_type = 'delete'").read_all()
+    assert rows.column_names == ["id", "_change_type"]
+    assert rows.to_pylist() == [{"id": 2, "_change_type": "delete"}]
+    assert dt_.load_cdf(starting_version=1).read_all().num_rows == 1
+    assert dt_.load_cdf(starting_version=7, allow_out_of_range=True).read_all().num_rows == 0
+    first = dt_.history()[-1]["timestamp"]
+    since = dt.datetime.fromtimestamp(first / 1000, tz=dt.timezone.utc)
+    assert dt_.load_cdf(starting_timestamp=since).read_all().num_rows == 4
+    with pytest.raises(ValueError, match="not both"):
+        dt_.load_cdf(starting_version=0, starting_timestamp=since)
+
+
+def test_merge_except_cols_names_source_columns(tmp_path):
+    uri = _table(tmp_path)
+    source = pa.table({"id": pa.array([1, 4], pa.int64()), "s": ["new", "four"], "a.b": ["src", "src4"]})
+    (
+        DeltaTable(uri)
+        .merge(source, "t.id = src.id", source_alias="src", target_alias="t")
+        .when_matched_update_all(except_cols=["amount", "ts", "day"])
+        .when_not_matched_insert_all(except_cols=["amount", "ts", "day"])
+        .execute()
+    )
+    rows = {r["id"]: r for r in DeltaTable(uri).to_pyarrow_table().to_pylist()}
+    assert sorted(rows) == [1, 2, 3, 4]
+    assert (rows[1]["s"], rows[1]["a.b"], rows[1]["amount"]) == ("new", "src", decimal.Decimal("1.50"))
+    assert (rows[4]["s"], rows[4]["a.b"], rows[4]["amount"]) == ("four", "src4", None)
+    assert rows[2]["s"] == QUOTED
