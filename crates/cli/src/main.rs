@@ -20,7 +20,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use clap::{Parser, Subcommand};
 use delta_rlc_engine::conflict::ConflictConfig;
 use delta_rlc_engine::env::Env;
-use delta_rlc_engine::sql::SqlSession;
+use delta_rlc_engine::sql::{Describe, SqlSession};
 use delta_rlc_engine::{EngineError, ErrorKind};
 
 #[derive(Parser)]
@@ -371,19 +371,14 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             repl::shell(&session, cli.format.unwrap_or(output::Format::Table)).await?
         }
         Command::History { table, limit } => {
-            let sql = match limit {
-                Some(n) => format!("DESCRIBE HISTORY '{}' LIMIT {n}", table.replace('\'', "''")),
-                None => format!("DESCRIBE HISTORY '{}'", table.replace('\'', "''")),
-            };
-            let out = session.execute(&sql).await?;
+            let out = session
+                .describe(&table, Describe::History, None, limit)
+                .await?;
             output::print_statement(&out, cli.json)?;
         }
         Command::Describe { table, at_version } => {
-            let v = at_version
-                .map(|v| format!(" VERSION AS OF {v}"))
-                .unwrap_or_default();
             let out = session
-                .execute(&format!("DESCRIBE '{}'{v}", table.replace('\'', "''")))
+                .describe(&table, Describe::Columns, at_version, None)
                 .await?;
             output::print_statement(&out, cli.json)?;
         }

@@ -148,3 +148,54 @@ fn json_formats_write_null_values_explicitly() {
     let (streamed, _) = cli(d, &["--format", "json", "sql", q]);
     assert_eq!(streamed.trim(), json.trim());
 }
+
+/// `history` and `describe` read the table at the path as given — a quote or a space in it is
+/// part of the path, not statement text — and a path that holds no table is a one-line NotFound.
+#[test]
+fn history_and_describe_take_the_path_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    cli(d, &["sql", "CREATE TABLE './o''brien t' (id BIGINT)"]);
+    cli(d, &["sql", "INSERT INTO './o''brien t' VALUES (1)"]);
+    cli(
+        d,
+        &["sql", "ALTER TABLE './o''brien t' ADD COLUMNS (s STRING)"],
+    );
+    let path = "./o'brien t";
+    assert!(d.join("o'brien t").join("_delta_log").is_dir());
+    let (json, _) = cli(d, &["--json", "history", path]);
+    let rows: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let versions: Vec<i64> = rows["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["version"].as_i64().unwrap())
+        .collect();
+    assert_eq!(versions, vec![2, 1, 0]);
+    let (json, _) = cli(d, &["--json", "history", path, "--limit", "1"]);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&json).unwrap()["rows"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    let columns = |args: &[&str]| {
+        let (json, _) = cli(d, args);
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        v["rows"].as_array().unwrap().len()
+    };
+    assert_eq!(columns(&["--json", "describe", path]), 2);
+    assert_eq!(
+        columns(&["--json", "describe", path, "--at-version", "1"]),
+        1
+    );
+    let (code, _, err) = common::run(d, &[], &["history", "./nothing-here"], "");
+    assert_ne!(code, 0);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("no Delta table"), "{err}");
+    assert!(
+        !d.join("nothing-here").exists(),
+        "a read created a directory"
+    );
+}

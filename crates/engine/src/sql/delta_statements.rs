@@ -27,7 +27,7 @@ enum DeltaStatement {
         refs: Vec<TableRef>,
     },
     Describe {
-        what: &'static str,
+        what: describe::Describe,
         target: TableRef,
         limit: Option<usize>,
     },
@@ -160,14 +160,14 @@ impl SqlSession {
             "DESCRIBE" | "DESC" | "SHOW" => {
                 let what = if first == "SHOW" {
                     c.expect_kw("TBLPROPERTIES")?;
-                    "properties"
+                    describe::Describe::Properties
                 } else if c.eat_kw("HISTORY") {
-                    "history"
+                    describe::Describe::History
                 } else if c.eat_kw("DETAIL") {
-                    "detail"
+                    describe::Describe::Detail
                 } else {
                     c.eat_kw("TABLE");
-                    "describe"
+                    describe::Describe::Columns
                 };
                 let target = c.table(&mut binder)?;
                 let limit = if c.eat_kw("LIMIT") {
@@ -254,6 +254,26 @@ impl SqlSession {
                 "{other} is not a Delta statement"
             ))),
         }
+    }
+
+    /// DESCRIBE [HISTORY | DETAIL] / SHOW TBLPROPERTIES of the table at `location` (a path, as
+    /// a statement quotes it), typed: what the CLI's `history` and `describe` run, with no
+    /// statement text composed for them.
+    pub async fn describe(
+        &self,
+        location: &str,
+        what: describe::Describe,
+        version: Option<u64>,
+        limit: Option<usize>,
+    ) -> Result<super::StatementOutput> {
+        if super::session::is_local_file(location) {
+            return Err(super::session::not_a_table(location));
+        }
+        let table = self.table(location)?;
+        Ok(super::StatementOutput {
+            batches: describe::run(&table, what, version, limit).await?,
+            ..Default::default()
+        })
     }
 
     /// RESTORE's transaction: the latest snapshot restored to `target`'s version (resolved).

@@ -23,9 +23,22 @@ fn batch(fields: Vec<(&str, DataType)>, cols: Vec<ArrayRef>) -> Result<RecordBat
     Ok(RecordBatch::try_new(schema, cols)?)
 }
 
+/// What a DESCRIBE-family statement shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Describe {
+    /// `DESCRIBE t`: each column's name, type and nullability.
+    Columns,
+    /// `DESCRIBE HISTORY t [LIMIT n]`: each version's commitInfo, newest first.
+    History,
+    /// `DESCRIBE DETAIL t`: one row of table facts.
+    Detail,
+    /// `SHOW TBLPROPERTIES t`: the table properties.
+    Properties,
+}
+
 pub async fn run(
     table: &DeltaTable,
-    what: &str,
+    what: Describe,
     version: Option<u64>,
     limit: Option<usize>,
 ) -> Result<Vec<RecordBatch>> {
@@ -37,8 +50,8 @@ pub async fn run(
     }
     let snap = table.snapshot(version).await?;
     match what {
-        "history" => history(table, snap.version, limit).await.map(|b| vec![b]),
-        "properties" => {
+        Describe::History => history(table, snap.version, limit).await.map(|b| vec![b]),
+        Describe::Properties => {
             let (k, v): (Vec<_>, Vec<_>) = snap
                 .metadata
                 .configuration
@@ -50,7 +63,7 @@ pub async fn run(
                 vec![strings(k), strings(v)],
             )?])
         }
-        "detail" => {
+        Describe::Detail => {
             let clustering = snap
                 .domains
                 .get("delta.clustering")
@@ -97,7 +110,7 @@ pub async fn run(
             )?;
             Ok(vec![b])
         }
-        _ => {
+        Describe::Columns => {
             let mut names = Vec::new();
             let mut types = Vec::new();
             let mut nullable = Vec::new();

@@ -24,6 +24,7 @@ mod settings;
 mod statement;
 
 pub use crate::expr_plan::strip_qualifiers;
+pub use describe::Describe;
 pub use provider::DeltaTableProvider;
 pub use session::{Prepared, SqlSession, StatementOutput, StreamingOutput};
 pub use statement::{split_statements, statement_complete};
