@@ -62,7 +62,7 @@ def _source_stream(source: Any) -> Any:
 class TableMerger:
     """MERGE builder: add clauses in order, then ``execute()``."""
 
-    def __init__(self, table: DeltaTable, source: Any, predicate: str, source_alias: str, target_alias: str, commit_properties: Optional[CommitProperties], merge_schema: bool = False, post_commithook_properties: Optional[PostCommitHookProperties] = None, writer: Optional[Dict[str, Any]] = None) -> None:
+    def __init__(self, table: DeltaTable, source: Any, predicate: str, source_alias: str, target_alias: str, commit_properties: Optional[CommitProperties], merge_schema: bool = False, post_commithook_properties: Optional[PostCommitHookProperties] = None, writer: Optional[Dict[str, Any]] = None, error_on_type_mismatch: bool = True) -> None:
         self._hooks = post_commithook_properties
         self._writer = writer
         _commit(None, post_commithook_properties)
@@ -74,6 +74,7 @@ class TableMerger:
         self._target_alias = target_alias
         self._commit = commit_properties
         self._clauses: List[Any] = []
+        self._null_on_cast_failure = not error_on_type_mismatch
 
     def _add(self, kind: str, predicate: Optional[str], updates: Optional[Mapping[str, str]], from_source: Optional[List[str]] = None) -> "TableMerger":
         self._clauses.append((kind, predicate, None if updates is None else list(updates.items()), from_source))
@@ -110,7 +111,7 @@ class TableMerger:
         return self._add("not_matched_by_source_delete", predicate, None)
 
     def execute(self) -> Dict[str, Any]:
-        out = self._table._table.merge(self._source, self._predicate, self._source_alias, self._target_alias, self._clauses, _commit(self._commit), self._table._version, self._merge_schema, self._writer)
+        out = self._table._table.merge(self._source, self._predicate, self._source_alias, self._target_alias, self._clauses, _commit(self._commit), self._table._version, self._merge_schema, self._writer, self._null_on_cast_failure)
         _after_commit(self._table._table, self._hooks)
         return self._table._moved(out)
 

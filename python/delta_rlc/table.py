@@ -386,7 +386,6 @@ class DeltaTable:
     ) -> Dict[str, Any]:
         """Sets columns to SQL expressions (``updates``) or Python values (``new_values``)."""
         commit_properties, post_commithook_properties = deprecate_positional_commit_args("update", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
-        _unsupported(error_on_type_mismatch=not error_on_type_mismatch)
         # deltalake's messages, word for word (callers match on them).
         if updates is None and new_values is None:
             raise ValueError("Either updates or new_values need to be passed to update the table.")
@@ -404,7 +403,9 @@ class DeltaTable:
                 pairs = [(k, value_array([v])) for k, v in (new_values or {}).items()]
             except TypeError:
                 raise TypeError("Invalid datatype provided in new_values, only int, float, bool, list, str or datetime or accepted.") from None
-        out = self._table.update(pairs, predicate, _commit(commit_properties, post_commithook_properties), self._version, _writer(writer_properties))
+        # error_on_type_mismatch=False: a value that does not cast to its column is stored as
+        # NULL (a NOT NULL column still fails), as deltalake does.
+        out = self._table.update(pairs, predicate, _commit(commit_properties, post_commithook_properties), self._version, _writer(writer_properties), not error_on_type_mismatch)
         _after_commit(self._table, post_commithook_properties)
         return self._moved(out)
 
@@ -428,8 +429,7 @@ class DeltaTable:
         (schema evolution, in the MERGE's own commit). Columns are qualified by the aliases
         (``source`` and ``target`` unless given)."""
         commit_properties, post_commithook_properties = deprecate_positional_commit_args("merge", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
-        _unsupported(error_on_type_mismatch=not error_on_type_mismatch)
-        return TableMerger(self, source, predicate, source_alias or "source", target_alias or "target", commit_properties, merge_schema, post_commithook_properties, _writer(writer_properties))
+        return TableMerger(self, source, predicate, source_alias or "source", target_alias or "target", commit_properties, merge_schema, post_commithook_properties, _writer(writer_properties), error_on_type_mismatch)
 
     @property
     def optimize(self) -> TableOptimizer:

@@ -14,9 +14,9 @@ use arrow::ffi_stream::ArrowArrayStreamReader;
 use arrow::record_batch::{RecordBatch, RecordBatchReader};
 use arrow_pyarrow::{FromPyArrow, IntoPyArrow, ToPyArrow};
 use delta_rlc::{
-    AppTransaction, At, BatchStream, CommitOptions, CommitOutcome, ConflictSettings, DeleteClause,
-    ErrorKind, InsertClause, Isolation, MergeSource, RecordBatchStream, SchemaMode, Table,
-    TableOptions, UpdateClause, WriteMode,
+    AppTransaction, At, BatchStream, CastFailure, CommitOptions, CommitOutcome, ConflictKind,
+    ConflictSettings, DeleteClause, ErrorKind, InsertClause, Isolation, MergeSource,
+    RecordBatchStream, SchemaMode, Table, TableOptions, UpdateClause, WriteMode,
 };
 use futures::StreamExt;
 use pyo3::create_exception;
@@ -120,6 +120,14 @@ fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
         .map_err(|e| DeltaError::new_err(format!("cannot start the runtime: {e}")))
 }
 
+/// deltalake's `error_on_type_mismatch=False` (as `null_on_cast_failure`) as the library's policy.
+fn cast_failure(null_on_cast_failure: bool) -> CastFailure {
+    match null_on_cast_failure {
+        true => CastFailure::Null,
+        false => CastFailure::Error,
+    }
+}
+
 /// One MERGE clause from Python: (kind, condition, assignments as SQL text, columns set from
 /// the source's same-named column).
 type MergeClauseArgs = (
@@ -134,13 +142,18 @@ fn to_py_err(py: Python<'_>, e: delta_rlc::Error) -> PyErr {
     let msg = e.to_string();
     let err = match e.kind() {
         ErrorKind::Conflict(info) => {
-            let err = match info.kind.name() {
-                "ConcurrentAppend" => ConcurrentAppendError::new_err(msg),
-                "ConcurrentDeleteRead" => ConcurrentDeleteReadError::new_err(msg),
-                "ConcurrentDeleteDelete" => ConcurrentDeleteDeleteError::new_err(msg),
-                "MetadataChanged" => MetadataChangedError::new_err(msg),
-                "ProtocolChanged" => ProtocolChangedError::new_err(msg),
-                "ConcurrentTransaction" => ConcurrentTransactionError::new_err(msg),
+            // By the kind itself, not its name: a renamed kind cannot silently become the base
+            // class. (The enum is non-exhaustive: a kind added later is a CommitFailedError.)
+            let err = match info.kind {
+                ConflictKind::ConcurrentAppend => ConcurrentAppendError::new_err(msg),
+                ConflictKind::ConcurrentDeleteRead => ConcurrentDeleteReadError::new_err(msg),
+                ConflictKind::ConcurrentDeleteDelete => ConcurrentDeleteDeleteError::new_err(msg),
+                ConflictKind::MetadataChanged => MetadataChangedError::new_err(msg),
+                ConflictKind::ProtocolChanged => ProtocolChangedError::new_err(msg),
+                ConflictKind::ConcurrentTransaction => ConcurrentTransactionError::new_err(msg),
+                ConflictKind::ConcurrentDomainMetadata
+                | ConflictKind::MaxCommitAttemptsExceeded
+                | ConflictKind::TransactionExpired => CommitFailedError::new_err(msg),
                 _ => CommitFailedError::new_err(msg),
             };
             let v = err.value(py);
@@ -679,7 +692,10 @@ impl RawTable {
         outcome_dict(py, &c)
     }
 
-    #[pyo3(signature = (updates, predicate=None, commit=None, read_version=None, writer=None))]
+    /// `null_on_cast_failure`: a value that does not cast to its column is stored as NULL
+    /// (deltalake's `error_on_type_mismatch=False`).
+    #[pyo3(signature = (updates, predicate=None, commit=None, read_version=None, writer=None, null_on_cast_failure=false))]
+    #[allow(clippy::too_many_arguments)]
     fn update<'py>(
         &self,
         py: Python<'py>,
@@ -688,9 +704,13 @@ impl RawTable {
         commit: Option<&Bound<'py, PyDict>>,
         read_version: Option<u64>,
         writer: Option<&Bound<'py, PyDict>>,
+        null_on_cast_failure: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let table = self.writing(py, read_version, writer)?;
-        let mut b = table.update().commit_options(commit_options(commit)?);
+        let mut b = table
+            .update()
+            .commit_options(commit_options(commit)?)
+            .on_cast_failure(cast_failure(null_on_cast_failure));
         for (col, value) in updates {
             b = b.set(col, values::assigned_value(&value)?);
         }
@@ -705,7 +725,7 @@ impl RawTable {
     /// matched_update, matched_delete, not_matched_insert, not_matched_by_source_update,
     /// not_matched_by_source_delete; assignments (SQL text per column) and from_source (columns
     /// set from the source's column of the same name, typed) both None = all columns (`*`).
-    #[pyo3(signature = (source, predicate, source_alias, target_alias, clauses, commit=None, read_version=None, merge_schema=false, writer=None))]
+    #[pyo3(signature = (source, predicate, source_alias, target_alias, clauses, commit=None, read_version=None, merge_schema=false, writer=None, null_on_cast_failure=false))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn merge<'py>(
         &self,
@@ -719,6 +739,7 @@ impl RawTable {
         read_version: Option<u64>,
         merge_schema: bool,
         writer: Option<&Bound<'py, PyDict>>,
+        null_on_cast_failure: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         let table = self.writing(py, read_version, writer)?;
         let (schema, batches) = read_all(source)?;
@@ -727,7 +748,8 @@ impl RawTable {
             .merge(MergeSource::batches(schema, batches), predicate)
             .source_alias(source_alias)
             .target_alias(target_alias)
-            .commit_options(commit_options(commit)?);
+            .commit_options(commit_options(commit)?)
+            .on_cast_failure(cast_failure(null_on_cast_failure));
         if merge_schema {
             b = b.with_schema_evolution();
         }

@@ -100,15 +100,57 @@ def test_load_cdf_columns_and_predicate_through_the_library(tmp_path):
 def test_merge_except_cols_names_source_columns(tmp_path):
     uri = _table(tmp_path)
     source = pa.table({"id": pa.array([1, 4], pa.int64()), "s": ["new", "four"], "a.b": ["src", "src4"]})
-    (
+    out = (
         DeltaTable(uri)
         .merge(source, "t.id = src.id", source_alias="src", target_alias="t")
         .when_matched_update_all(except_cols=["amount", "ts", "day"])
         .when_not_matched_insert_all(except_cols=["amount", "ts", "day"])
         .execute()
     )
+    # MERGE's file counts by Delta Spark's and deltalake's names: one file, read whole.
+    assert (out["num_target_files_scanned"], out["num_target_files_skipped_during_scan"]) == (1, 0)
+    assert out["num_target_rows_copied"] == out["numTargetRowsCopied"]
+    assert out["num_target_files_added"] >= 1
     rows = {r["id"]: r for r in DeltaTable(uri).to_pyarrow_table().to_pylist()}
     assert sorted(rows) == [1, 2, 3, 4]
     assert (rows[1]["s"], rows[1]["a.b"], rows[1]["amount"]) == ("new", "src", decimal.Decimal("1.50"))
     assert (rows[4]["s"], rows[4]["a.b"], rows[4]["amount"]) == ("four", "src4", None)
     assert rows[2]["s"] == QUOTED
+
+
+def test_error_on_type_mismatch_false_stores_null_only_where_allowed(tmp_path):
+    uri = str(tmp_path / "c")
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.int64()), pa.field("w", pa.int32())])
+    write_deltalake(uri, pa.table({"id": [1, 2], "v": [10, 20], "w": [1, 2]}, schema=schema))
+    source = pa.table({"id": pa.array([1, 3], pa.int64()), "v": ["abc", "30"], "w": pa.array([2**40, 3], pa.int64())})
+
+    def merge(**kw):
+        return (
+            DeltaTable(uri)
+            .merge(source, "t.id = s.id", source_alias="s", target_alias="t", **kw)
+            .when_matched_update_all()
+            .when_not_matched_insert_all()
+            .execute()
+        )
+
+    # The default: the first value that does not cast fails the statement, nothing commits.
+    with pytest.raises(ValueError, match="Cannot cast string 'abc'"):
+        merge()
+    assert DeltaTable(uri).version() == 0
+    out = merge(error_on_type_mismatch=False)
+    rows = {r["id"]: r for r in DeltaTable(uri).to_pyarrow_table().to_pylist()}
+    # 'abc' and 2**40 (too big for INT) became NULL; '30' and 3 kept their exact casts.
+    assert rows == {1: {"id": 1, "v": None, "w": None}, 2: {"id": 2, "v": 20, "w": 2}, 3: {"id": 3, "v": 30, "w": 3}}
+    assert out["num_target_rows_updated"] == 1 and out["num_target_rows_inserted"] == 1
+    # A NOT NULL column still refuses a value it cannot hold.
+    bad_id = pa.table({"id": ["x"], "v": pa.array([1], pa.int64()), "w": pa.array([1], pa.int32())})
+    with pytest.raises(ValueError):
+        DeltaTable(uri).merge(bad_id, "t.id = 5", source_alias="s", target_alias="t", error_on_type_mismatch=False).when_not_matched_insert_all().execute()
+    # UPDATE alike.
+    with pytest.raises(ValueError, match="cannot cast"):
+        DeltaTable(uri).update({"w": "id * 10000000000"}, predicate="id = 2")
+    DeltaTable(uri).update({"w": "id * 10000000000"}, predicate="id >= 2", error_on_type_mismatch=False)
+    rows = {r["id"]: r["w"] for r in DeltaTable(uri).to_pyarrow_table().to_pylist()}
+    assert rows == {1: None, 2: None, 3: None}
+    DeltaTable(uri).update({"w": "id"}, error_on_type_mismatch=False)
+    assert sorted(r["w"] for r in DeltaTable(uri).to_pyarrow_table().to_pylist()) == [1, 2, 3]

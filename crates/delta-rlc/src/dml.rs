@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::options::CommitOptions;
 use crate::outcome::CommitOutcome;
 use crate::table::Table;
+use crate::CastFailure;
 use crate::Expression;
 
 /// Deletes rows. Without a filter, every row.
@@ -88,6 +89,7 @@ pub struct UpdateBuilder {
     assignments: Vec<(String, Expression)>,
     filter: Option<Expression>,
     commit: CommitOptions,
+    cast_failure: CastFailure,
 }
 
 impl UpdateBuilder {
@@ -97,7 +99,16 @@ impl UpdateBuilder {
             assignments: Vec::new(),
             filter: None,
             commit: CommitOptions::default(),
+            cast_failure: CastFailure::Error,
         }
+    }
+
+    /// What a value that does not cast to its column's type does: fail the statement (the
+    /// default) or, with [`CastFailure::Null`], store NULL in a nullable column (deltalake's
+    /// `error_on_type_mismatch=False`).
+    pub fn on_cast_failure(mut self, on_failure: CastFailure) -> Self {
+        self.cast_failure = on_failure;
+        self
     }
 
     /// Commit metadata and the attempt bound for this commit.
@@ -131,7 +142,11 @@ impl UpdateBuilder {
             .collect::<Result<Vec<_>>>()?;
         let predicate = self.filter.map(|f| f.over_table(&ectx)).transpose()?;
         let txn = Transaction::new(inner, Some(snapshot), "UPDATE");
-        crate::commit(update_txn(txn, assignments, predicate).await?, &self.commit).await
+        crate::commit(
+            update_txn(txn, assignments, predicate, self.cast_failure).await?,
+            &self.commit,
+        )
+        .await
     }
 }
 

@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::options::CommitOptions;
 use crate::outcome::CommitOutcome;
 use crate::table::Table;
+use crate::CastFailure;
 use crate::Expression;
 
 /// The rows a MERGE reads its changes from: Arrow batches or a DataFusion DataFrame.
@@ -190,6 +191,7 @@ pub struct MergeBuilder {
     clauses: Vec<Pending>,
     commit: CommitOptions,
     schema_evolution: bool,
+    cast_failure: CastFailure,
 }
 
 impl MergeBuilder {
@@ -203,7 +205,16 @@ impl MergeBuilder {
             clauses: Vec::new(),
             commit: CommitOptions::default(),
             schema_evolution: false,
+            cast_failure: CastFailure::Error,
         }
+    }
+
+    /// What an assigned or inserted value that does not cast to its column's type does: fail
+    /// the statement (the default) or, with [`CastFailure::Null`], store NULL in a nullable
+    /// column (deltalake's `error_on_type_mismatch=False`).
+    pub fn on_cast_failure(mut self, on_failure: CastFailure) -> Self {
+        self.cast_failure = on_failure;
+        self
     }
 
     /// Commit metadata and the attempt bound for this commit.
@@ -370,6 +381,7 @@ impl MergeBuilder {
             source,
             on: plan("ON", &self.on)?,
             clauses,
+            cast_failure: self.cast_failure,
         };
         crate::commit(merge_txn_on(txn, spec, snapshot).await?, &self.commit).await
     }

@@ -1,15 +1,66 @@
 //! One rule for a value written into a column, shared by INSERT, UPDATE and MERGE: cast to the
 //! column's type without loss (a value that does not fit is an error, never NULL or wrapped),
 //! and no NULL in a NOT NULL column. Both are the user's input, so both are bad-input errors.
+//!
+//! UPDATE and MERGE may opt into [`CastFailure::Null`] (deltalake's
+//! `error_on_type_mismatch=False`, Spark's legacy store assignment): a value that does not fit a
+//! nullable column is written as NULL instead. Each value that does fit is still the exact cast,
+//! and a NOT NULL column still refuses the statement. Neither operation's conflict rules rest on
+//! the cast being exact: a winner that widens an assigned column conflicts with them whatever
+//! they wrote.
 
 use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::Field;
 
 use crate::error::{EngineError, Result};
 
+/// What an assigned value that cannot be cast to its column's type does to the statement.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CastFailure {
+    /// The statement fails (the default, and Spark's ANSI store assignment).
+    #[default]
+    Error,
+    /// The value is written as NULL when the column is nullable; a NOT NULL column still fails.
+    Null,
+}
+
 /// `value` as the column `field` stores it.
 pub fn conform_column(value: ArrayRef, field: &Field) -> Result<ArrayRef> {
     conform_column_exact(value, field).map(|(v, _)| v)
+}
+
+/// `value` as the column `field` stores it, a value that does not cast handled by `on_failure`.
+pub fn conform_column_with(
+    value: ArrayRef,
+    field: &Field,
+    on_failure: CastFailure,
+) -> Result<ArrayRef> {
+    let strict = conform_column(value.clone(), field);
+    match (strict, on_failure) {
+        (Ok(v), _) => Ok(v),
+        (Err(e), CastFailure::Error) => Err(e),
+        (Err(e), CastFailure::Null) if !field.is_nullable() => Err(e),
+        (Err(_), CastFailure::Null) => {
+            // Value by value: each that casts keeps its exact cast, each that does not is NULL.
+            // Only a statement that has already failed its strict cast pays for this.
+            let mut parts: Vec<ArrayRef> = Vec::with_capacity(value.len());
+            for i in 0..value.len() {
+                let one = value.slice(i, 1);
+                parts.push(
+                    match crate::value_cast::cast_checked(&one, field.data_type()) {
+                        Ok((v, _)) => v,
+                        Err(_) => arrow::array::new_null_array(field.data_type(), 1),
+                    },
+                );
+            }
+            let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+            let out = match refs.is_empty() {
+                true => arrow::array::new_empty_array(field.data_type()),
+                false => arrow::compute::concat(&refs)?,
+            };
+            conform_column(out, field)
+        }
+    }
 }
 
 /// `value` as the column `field` stores it, and whether every value converted exactly (0.5 into

@@ -55,6 +55,7 @@ impl DmlMetrics {
         put("numDeletedRows", self.deleted_rows);
         put("numUpdatedRows", self.updated_rows);
         put("numCopiedRows", self.copied_rows);
+        put("numTargetRowsCopied", self.copied_rows);
         put("numTargetRowsInserted", self.inserted_rows);
         put("numTargetRowsUpdated", self.updated_rows);
         put("numTargetRowsDeleted", self.deleted_rows);

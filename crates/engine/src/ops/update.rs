@@ -9,6 +9,7 @@ use arrow::compute::filter_record_batch;
 use datafusion::logical_expr::Expr;
 use serde_json::json;
 
+use super::conform::CastFailure;
 use super::dml::{
     dml_read_options, eval_mask, register_candidates, scan_file, stage_dv_removals,
     stage_row_removal, without_row_index, write_new_rows, DmlMetrics, ExprContext,
@@ -27,6 +28,7 @@ pub fn apply_assignments(
     ectx: &ExprContext,
     rows: &RecordBatch,
     assignments: &[(usize, Arc<dyn datafusion::physical_expr::PhysicalExpr>)],
+    cast_failure: CastFailure,
 ) -> Result<RecordBatch> {
     let table_part = rows.project(&(0..ectx.n_cols()).collect::<Vec<_>>())?;
     let mut cols: Vec<ArrayRef> = rows.columns().to_vec();
@@ -35,7 +37,7 @@ pub fn apply_assignments(
             .evaluate(&table_part)?
             .into_array(table_part.num_rows())?;
         let target = ectx.arrow_schema.field(*idx);
-        let v = super::conform::conform_column(v, target)?;
+        let v = super::conform::conform_column_with(v, target, cast_failure)?;
         if let Some(c) = cols.get_mut(*idx) {
             *c = v;
         }
@@ -91,10 +93,12 @@ pub fn check_assignments<'a>(
     }
 }
 
+/// `cast_failure`: what an assigned value that does not cast to its column does (see `conform`).
 pub async fn update_txn(
     mut txn: Transaction,
     assignments: Vec<(String, Expr)>,
     predicate: Option<Expr>,
+    cast_failure: CastFailure,
 ) -> Result<Transaction> {
     let snapshot: Arc<Snapshot> = Arc::clone(txn.snapshot()?);
     check_assignments(
@@ -194,7 +198,7 @@ pub async fn update_txn(
                     metrics.updated_rows += m.matched.len();
                     for batch in &batches {
                         let batch = stabilize_row_tracking(&snapshot, &m.add, batch, true)?;
-                        let updated = apply_assignments(&ectx, &batch, &phys_assign)?;
+                        let updated = apply_assignments(&ectx, &batch, &phys_assign, cast_failure)?;
                         record_update(&mut txn, &batch, &updated).await?;
                         let image = without_row_index(&updated)?;
                         new_bytes += image.get_array_memory_size();
@@ -237,7 +241,12 @@ pub async fn update_txn(
         metrics.updated_rows += n as u64;
         let matched = filter_record_batch(&scan.rows, &mask)?;
         let matched = stabilize_row_tracking(&snapshot, &scan.add, &matched, true)?;
-        let updated = without_row_index(&apply_assignments(&ectx, &matched, &phys_assign)?)?;
+        let updated = without_row_index(&apply_assignments(
+            &ectx,
+            &matched,
+            &phys_assign,
+            cast_failure,
+        )?)?;
         record_update(&mut txn, &matched, &updated).await?;
         new_bytes += updated.get_array_memory_size();
         new_rows.push(updated);

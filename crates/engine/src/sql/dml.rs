@@ -166,7 +166,7 @@ pub async fn prepare_update(
         .transpose()?
         .map(strip_qualifiers);
     let txn = Transaction::new(&table, Some(snapshot), "UPDATE");
-    update_txn(txn, assignments, predicate).await
+    update_txn(txn, assignments, predicate, Default::default()).await
 }
 
 /// `OPTIMIZE t [WHERE partition-predicate] [ZORDER BY (c, …)]`, as read.

@@ -192,6 +192,7 @@ pub async fn prepare_merge(
         source,
         on,
         clauses,
+        cast_failure: Default::default(),
     };
     merge_txn_on(txn, spec, snapshot).await
 }

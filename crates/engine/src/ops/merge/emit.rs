@@ -15,7 +15,7 @@ use super::join::Joined;
 use super::target::{FileState, FileStates, TargetPlan};
 use super::{ClauseAction, MergeSpec};
 use crate::error::{EngineError, Result};
-use crate::ops::conform::conform_column;
+use crate::ops::conform::conform_column_with;
 use crate::ops::dml::{
     dml_read_options, scan_file, stage_deleted_rows, stage_dv_removals, stage_row_removal,
     DmlMetrics,
@@ -167,7 +167,7 @@ pub(super) fn new_rows(
                             )
                             .clone(),
                     };
-                    cols.push(conform_column(v, f)?);
+                    cols.push(conform_column_with(v, f, spec.cast_failure)?);
                 }
                 for (i, _) in &extra_cols {
                     cols.push(rows.column(*i).clone());
@@ -209,7 +209,7 @@ pub(super) fn new_rows(
                         Some(e) => joined.eval(e, &rows)?,
                         None => new_null_array(f.data_type(), n),
                     };
-                    cols.push(conform_column(v, f)?);
+                    cols.push(conform_column_with(v, f, spec.cast_failure)?);
                 }
                 for (_, f) in &extra_cols {
                     cols.push(new_null_array(f.data_type(), n));

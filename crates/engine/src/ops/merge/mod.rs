@@ -74,6 +74,8 @@ pub struct MergeSpec {
     pub source: SourceRows,
     pub on: Expr,
     pub clauses: Vec<MergeClause>,
+    /// An assigned or inserted value that does not cast to its column (see `conform`).
+    pub cast_failure: crate::ops::conform::CastFailure,
 }
 
 /// Plans MERGE expressions written as SQL against the target's columns (qualified by its alias)
@@ -425,6 +427,18 @@ pub async fn merge_txn_on(
     write_new_rows(&mut txn, &snapshot, &pending, &mut metrics).await?;
     txn.affected_rows = Some(metrics.updated_rows + metrics.deleted_rows + metrics.inserted_rows);
     let elapsed = txn.table.env.clock.now_ms() - start;
+    let (added, removed, scanned) = (metrics.added_files, metrics.removed_files, plan.scanned);
     txn.operation_metrics = metrics.into_map(elapsed);
+    // MERGE's own names for its file counts (Delta Spark's numTargetFiles{Added,Removed};
+    // deltalake's scanned / skipped-during-scan), beside the DML ones.
+    let skipped = snapshot.files.len().saturating_sub(scanned);
+    for (k, v) in [
+        ("numTargetFilesAdded", added),
+        ("numTargetFilesRemoved", removed),
+        ("numTargetFilesScanned", scanned as u64),
+        ("numTargetFilesSkippedDuringScan", skipped as u64),
+    ] {
+        txn.operation_metrics.insert(k.into(), json!(v.to_string()));
+    }
     Ok(txn)
 }
