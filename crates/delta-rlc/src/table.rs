@@ -250,6 +250,8 @@ impl Table {
         let mut session = SqlSession::new(self.inner.env.clone(), self.inner.conflict.clone());
         let uri = self.uri().to_string();
         session.use_store(&uri, self.inner.store.clone());
+        // The handle's cached snapshot, not a fresh load of the log.
+        session.use_snapshot_cache(&uri, self.inner.latest.clone());
         session.register("t", &uri);
         let out = session.execute(sql).await?;
         Ok(SqlOutcome::from_engine(out))

@@ -221,3 +221,35 @@ async fn a_long_lived_handle_reads_each_data_file_once() {
         assert_eq!(sum, all - replaced, "150 keys now hold -1");
     }
 }
+
+/// `Table::sql` starts from the handle's cached snapshot: a DELETE through SQL right after the
+/// handle read the table lists the log once and reads no commit again; its twin — the statement
+/// through a session without the snapshot — reads the log. The rows are the same either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sql_on_a_handle_starts_from_its_cached_snapshot() {
+    let t = table("sql-cache").await;
+    assert_eq!(sum_v(&t).await.0 as i64, FILES * ROWS_PER_FILE);
+    let out = t.sql("DELETE FROM t WHERE id = 3").await.unwrap();
+    let r = out.commit.unwrap().requests.unwrap();
+    // No GET: the snapshot and the candidate file (read by the scan) are the handle's. The two
+    // listings are DML's (`open_target`: the target's, then its source's latest).
+    assert_eq!((r.get, r.list), (0, 2), "{}", show(&r));
+
+    // The twin: the same statement through a session that holds no snapshot reads the log.
+    let cold = delta_rlc::sql(
+        &format!("DELETE FROM '{}' WHERE id = 4", t.uri()),
+        &options(),
+    )
+    .await
+    .unwrap();
+    let r = cold.commit.unwrap().requests.unwrap();
+    assert!(
+        r.get > 1,
+        "a session without the snapshot reads the log: {}",
+        show(&r)
+    );
+    let cold = Table::open_with(t.uri(), options()).await.unwrap();
+    for handle in [&t, &cold] {
+        assert_eq!(sum_v(handle).await.0 as i64, FILES * ROWS_PER_FILE - 2);
+    }
+}

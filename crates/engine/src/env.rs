@@ -111,6 +111,27 @@ impl Default for Env {
 }
 
 impl Env {
+    /// The DataFusion runtime a statement's queries, joins and sorts run in: under a memory
+    /// limit, a pool of half the limit (the rest is the file caches and the rows a write
+    /// buffers) whose operators spill to the temporary directory or, when they cannot spill,
+    /// fail with "resources exhausted" naming the largest consumers; without one, unbounded.
+    /// One definition for SELECT, INSERT … SELECT and MERGE's join.
+    pub fn query_runtime(
+        &self,
+    ) -> crate::error::Result<Arc<datafusion::execution::runtime_env::RuntimeEnv>> {
+        use datafusion::execution::memory_pool::{FairSpillPool, TrackConsumersPool};
+        use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+        let mut runtime = RuntimeEnvBuilder::new();
+        if let Some(limit) = self.memory_limit {
+            let tracked = TrackConsumersPool::new(
+                FairSpillPool::new(query_pool_bytes(limit)),
+                std::num::NonZeroUsize::new(4).unwrap_or(std::num::NonZeroUsize::MIN),
+            );
+            runtime = runtime.with_memory_pool(Arc::new(tracked));
+        }
+        Ok(runtime.build_arc()?)
+    }
+
     pub fn deterministic(seed: u64) -> Self {
         Env {
             clock: Arc::new(ManualClock::new(1_700_000_000_000, 1)),
@@ -120,6 +141,12 @@ impl Env {
             memory_limit: None,
         }
     }
+}
+
+/// The bytes a statement's query operators (joins, sorts, aggregates) may hold under a memory
+/// limit of `limit`.
+pub fn query_pool_bytes(limit: usize) -> usize {
+    limit / 2
 }
 
 /// `1.5GB`, `512MB`, `64KB` (powers of 1024) or a byte count.

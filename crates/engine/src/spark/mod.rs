@@ -172,19 +172,40 @@ pub fn context_for(options: SparkOptions) -> SessionContext {
     context_with(SessionConfig::new().with_option_extension(options))
 }
 
+/// [`context_for`] whose queries run in `runtime` (a session's memory pool and spill files).
+pub fn context_in(
+    options: SparkOptions,
+    runtime: std::sync::Arc<datafusion::execution::runtime_env::RuntimeEnv>,
+) -> SessionContext {
+    build(
+        SessionConfig::new().with_option_extension(options),
+        Some(runtime),
+    )
+}
+
 /// [`context`] with `config` (whose [`SparkOptions`], if any, are kept).
-pub fn context_with(mut config: SessionConfig) -> SessionContext {
+pub fn context_with(config: SessionConfig) -> SessionContext {
+    build(config, None)
+}
+
+fn build(
+    mut config: SessionConfig,
+    runtime: Option<std::sync::Arc<datafusion::execution::runtime_env::RuntimeEnv>>,
+) -> SessionContext {
     config.options_mut().sql_parser.parse_float_as_decimal = true;
     if config.options().extensions.get::<SparkOptions>().is_none() {
         config = config.with_option_extension(SparkOptions::default());
     }
     // One build (a state is built per statement): the default analyzer's rules plus ours.
     let rules = analyzer_rules(datafusion::optimizer::Analyzer::new().rules);
-    let state = SessionStateBuilder::new()
+    let mut state = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
-        .with_analyzer_rules(rules)
-        .build();
+        .with_analyzer_rules(rules);
+    if let Some(runtime) = runtime {
+        state = state.with_runtime_env(runtime);
+    }
+    let state = state.build();
     let ctx = SessionContext::new_with_state(state);
     // Spark's names DataFusion lacks (`year(d)` in a generated column).
     for f in datetime::functions() {

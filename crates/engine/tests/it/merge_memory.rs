@@ -147,3 +147,49 @@ fn a_spilled_source_matching_a_row_twice_still_fails() {
         assert_eq!(rows, vec!["120000|0"], "nothing committed");
     });
 }
+
+/// A SELECT runs in the session's memory pool as MERGE's join does: under a small limit a sort
+/// spills to disk and returns every row in order, and a hash join whose build side cannot fit
+/// fails with "resources exhausted" — where without a limit both simply run.
+#[test]
+fn select_joins_and_sorts_are_bounded_by_the_sessions_memory_limit() {
+    const ROWS: i64 = 2_000_000;
+    let sort = format!("SELECT value FROM range(0, {ROWS}) ORDER BY value DESC");
+    let join = format!(
+        "SELECT count(*) FROM range(0, {ROWS}) a JOIN (SELECT value * 3 AS v FROM range(0, {ROWS})) b ON a.value = b.v"
+    );
+    rt().block_on(async {
+        for limit in [None, Some(8 << 20)] {
+            let s = session(limit);
+            let out = s.execute(&sort).await.unwrap();
+            let values: Vec<i64> = out
+                .batches
+                .iter()
+                .flat_map(|b| {
+                    b.column(0)
+                        .as_any()
+                        .downcast_ref::<arrow::array::Int64Array>()
+                        .unwrap()
+                        .values()
+                        .to_vec()
+                })
+                .collect();
+            assert_eq!(values.len(), ROWS as usize, "limit {limit:?}");
+            assert!(
+                values.windows(2).all(|w| w[0] > w[1]),
+                "limit {limit:?}: not sorted"
+            );
+            let joined = s.execute(&join).await;
+            match limit {
+                None => assert_eq!(
+                    sorted_rows(&joined.unwrap().batches),
+                    vec![((ROWS + 2) / 3).to_string()]
+                ),
+                Some(_) => {
+                    let e = joined.unwrap_err().to_string();
+                    assert!(e.contains("Resources exhausted"), "{e}");
+                }
+            }
+        }
+    });
+}

@@ -172,18 +172,15 @@ fn join_algorithm(plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>) -> &
 
 /// The bytes the join's operators may hold under a statement memory limit of `limit`.
 pub(super) fn join_pool_bytes(limit: usize) -> usize {
-    limit / 2
+    crate::env::query_pool_bytes(limit)
 }
 
 /// How the join runs: a hash join with the source as its build side (the target streams through
 /// it), or — when the source is large for the memory limit — a sort-merge join whose sorts spill.
 fn join_context(env: &crate::env::Env, source_bytes: usize) -> Result<SessionContext> {
-    use datafusion::execution::memory_pool::{FairSpillPool, TrackConsumersPool};
-    use datafusion::execution::runtime_env::RuntimeEnvBuilder;
     use datafusion::prelude::SessionConfig;
     // One partition: the join's output order (and so the new files' row order) is deterministic.
     let mut config = SessionConfig::new().with_target_partitions(1);
-    let mut runtime = RuntimeEnvBuilder::new();
     if let Some(limit) = env.memory_limit {
         // The join and its sorts get half the limit; the rest is the source and key sets held
         // (a quarter), the target files in flight and the new rows buffered. A hash join holds
@@ -200,18 +197,12 @@ fn join_context(env: &crate::env::Env, source_bytes: usize) -> Result<SessionCon
             let reserve = &mut config.options_mut().execution.sort_spill_reservation_bytes;
             *reserve = (*reserve).min(pool / 16);
         }
-        // Errors name the largest consumers.
-        let tracked = TrackConsumersPool::new(
-            FairSpillPool::new(pool),
-            std::num::NonZeroUsize::new(4).unwrap_or(std::num::NonZeroUsize::MIN),
-        );
-        runtime = runtime.with_memory_pool(Arc::new(tracked));
     }
     let mut config = config;
     config.options_mut().sql_parser.parse_float_as_decimal = true;
     let state = datafusion::execution::session_state::SessionStateBuilder::new()
         .with_config(config)
-        .with_runtime_env(runtime.build_arc()?)
+        .with_runtime_env(env.query_runtime()?)
         .with_default_features()
         .build();
     let ctx = SessionContext::new_with_state(crate::spark::with_spark_semantics(state));
