@@ -154,3 +154,30 @@ def test_error_on_type_mismatch_false_stores_null_only_where_allowed(tmp_path):
     assert rows == {1: None, 2: None, 3: None}
     DeltaTable(uri).update({"w": "id"}, error_on_type_mismatch=False)
     assert sorted(r["w"] for r in DeltaTable(uri).to_pyarrow_table().to_pylist()) == [1, 2, 3]
+
+
+def test_null_on_cast_failure_never_reconciles_a_widening_of_the_assigned_column(tmp_path):
+    """The twin of the rule in design.md's type-widening row: a MERGE that stored NULL for a
+    value its INT column could not hold aborts when a concurrent commit widened that column to
+    BIGINT (re-run after it, the value would fit); the same MERGE beside a widening of a column
+    it does not touch commits."""
+    import delta_rlc
+    from delta_rlc.exceptions import CommitFailedError
+
+    for widened, aborts in (("w", True), ("z", False)):
+        uri = str(tmp_path / f"wide-{widened}")
+        schema = pa.schema([pa.field("id", pa.int64()), pa.field("w", pa.int32()), pa.field("z", pa.int32())])
+        write_deltalake(uri, pa.table({"id": [1, 2], "w": [1, 2], "z": [5, 6]}, schema=schema), configuration={"delta.enableTypeWidening": "true"})
+        loser = DeltaTable(uri)  # pinned at version 0
+        delta_rlc.sql(f"ALTER TABLE '{uri}' ALTER COLUMN {widened} TYPE BIGINT")
+        source = pa.table({"id": pa.array([1], pa.int64()), "w": pa.array([2**40], pa.int64())})
+        merge = loser.merge(source, "t.id = s.id", source_alias="s", target_alias="t", error_on_type_mismatch=False).when_matched_update({"w": "s.w"})
+        if aborts:
+            with pytest.raises(CommitFailedError):
+                merge.execute()
+            rows = {r["id"]: r["w"] for r in DeltaTable(uri).to_pyarrow_table().to_pylist()}
+            assert rows == {1: 1, 2: 2}
+        else:
+            merge.execute()
+            rows = {r["id"]: (r["w"], r["z"]) for r in DeltaTable(uri).to_pyarrow_table().to_pylist()}
+            assert rows == {1: (None, 5), 2: (2, 6)}
