@@ -315,11 +315,51 @@ class DeltaTable:
         return self._reader(columns, both).read_all()
 
     def to_pyarrow_dataset(self, partitions: Optional[FilterType] = None, filesystem: Any = None, parquet_read_options: Any = None, schema: Any = None, as_large_types: bool = False, file_pruning_predicate: Any = None) -> Any:
-        """An in-memory pyarrow dataset of this version (deletion vectors applied)."""
+        """A pyarrow dataset of this version. Lazy — the data files themselves, read when the
+        dataset is scanned, partition values given by each file's partition expression — where
+        the files hold exactly the table's rows: a local table without deletion vectors on the
+        chosen files and without column mapping. Otherwise (rows a deletion vector removes are
+        still in the files, or the files name columns by id) the rows are read now, with the
+        deletion vectors applied, into an in-memory dataset."""
         import pyarrow.dataset as ds
 
         _unsupported(filesystem=filesystem, parquet_read_options=parquet_read_options, schema=schema, as_large_types=as_large_types)
-        return ds.dataset(self.to_pyarrow_table(partitions=partitions or file_pruning_predicate))
+        filters = partitions or file_pruning_predicate
+        lazy = self._file_dataset(filters)
+        if lazy is not None:
+            return lazy
+        return ds.dataset(self.to_pyarrow_table(partitions=filters))
+
+    def _file_dataset(self, filters: Optional[FilterType]) -> Any:
+        """The live files as a pyarrow FileSystemDataset, or None when the files' rows are not
+        the table's rows (deletion vectors, column mapping) or are not on the local disk."""
+        import pyarrow.dataset as ds
+        import pyarrow.fs as pafs
+
+        root = self.table_uri.rstrip("/")
+        if root.startswith("file://"):
+            root = root[len("file://") :]
+        if "://" in root:
+            return None
+        if (self.metadata().configuration.get("delta.columnMapping.mode") or "none") != "none":
+            return None
+        adds = self._matching(filters)
+        if any(a["deletion_vector"] is not None or "://" in a["path"] for a in adds):
+            return None
+        arrow_schema = self.schema().to_pyarrow()
+        types = {f.name: f.type for f in arrow_schema}
+        expressions = []
+        try:
+            for a in adds:
+                e = ds.scalar(True)
+                for c in self.partition_columns():
+                    v = a["partition_values"].get(c)
+                    e = e & (ds.field(c).is_null() if v is None else ds.field(c) == pa.array([v]).cast(types[c])[0])
+                expressions.append(e)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, KeyError):
+            return None  # a partition value pyarrow does not parse as its type: read it here
+        paths = [f"{root}/{a['path']}" for a in adds]  # the add actions' paths, already decoded
+        return ds.FileSystemDataset.from_paths(paths, schema=arrow_schema, format=ds.ParquetFileFormat(), filesystem=pafs.LocalFileSystem(), partitions=expressions)
 
     def to_pyarrow_reader(self, columns: Optional[List[str]] = None, filters: Optional[FilterType] = None) -> pa.RecordBatchReader:
         """Rows as a stream of pyarrow record batches, read file by file."""

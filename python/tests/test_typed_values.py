@@ -181,3 +181,23 @@ def test_null_on_cast_failure_never_reconciles_a_widening_of_the_assigned_column
             merge.execute()
             rows = {r["id"]: (r["w"], r["z"]) for r in DeltaTable(uri).to_pyarrow_table().to_pylist()}
             assert rows == {1: (None, 5), 2: (2, 6)}
+
+
+def test_to_pyarrow_dataset_is_lazy_where_the_files_are_the_rows(tmp_path):
+    import pyarrow.dataset as ds
+
+    uri = str(tmp_path / "lazy")
+    for part, ids in (("a b", [1, 2]), ("c'd", [3]), (None, [4])):
+        write_deltalake(uri, pa.table({"id": pa.array(ids, pa.int64()), "p": pa.array([part] * len(ids), pa.string()), "day": [dt.date(2026, 1, ids[0])] * len(ids)}), partition_by=["p", "day"], mode="append")
+    dataset = DeltaTable(uri).to_pyarrow_dataset()
+    assert isinstance(dataset, ds.FileSystemDataset)
+    assert len(dataset.files) == 3
+    rows = sorted(dataset.to_table().to_pylist(), key=lambda r: r["id"])
+    assert rows == [{"id": i, "p": p, "day": dt.date(2026, 1, d)} for i, p, d in ((1, "a b", 1), (2, "a b", 1), (3, "c'd", 3), (4, None, 4))]
+    assert sorted(dataset.to_table(filter=ds.field("p") == "c'd").column("id").to_pylist()) == [3]
+    assert DeltaTable(uri).to_pyarrow_dataset(partitions=[("p", "=", "a b")]).count_rows() == 2
+    # The twin: once a deletion vector hides a row, the files are not the rows: read with it applied.
+    DeltaTable(uri).delete("id = 1")
+    dataset = DeltaTable(uri).to_pyarrow_dataset()
+    assert not isinstance(dataset, ds.FileSystemDataset)
+    assert sorted(dataset.to_table().column("id").to_pylist()) == [2, 3, 4]
