@@ -5,6 +5,8 @@ is ever printed into SQL text, so a string holding quotes is only ever that stri
 from __future__ import annotations
 
 import datetime as _dt
+import decimal as _decimal
+import math
 from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
@@ -22,13 +24,26 @@ def _normalized(value: Any) -> Any:
     # An aware datetime as the UTC instant it names (timestamps are stored in UTC).
     if isinstance(value, _dt.datetime) and value.tzinfo is not None:
         return value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    # A float as the decimal its shortest repr spells, as Spark reads the literal `1.005` (and as
+    # Spark casts a double to DECIMAL): 1.005 into DECIMAL(10,2) is 1.01, not the binary
+    # double's 1.00. A repr with an exponent, NaN and infinities stay doubles.
+    if isinstance(value, float) and math.isfinite(value) and "e" not in repr(value):
+        return _decimal.Decimal(repr(value))
     return value
+
+
+def _normalized_list(values: Sequence[Any]) -> List[Any]:
+    out = [_normalized(v) for v in values]
+    if any(isinstance(v, _decimal.Decimal) for v in out):
+        # pyarrow does not mix ints and decimals in one array: the ints as decimals.
+        out = [_decimal.Decimal(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in out]
+    return out
 
 
 def value_array(values: Sequence[Any]) -> pa.Array:
     """Python values as one pyarrow array (raises TypeError when they have no common type)."""
     try:
-        return pa.array([_normalized(v) for v in values])
+        return pa.array(_normalized_list(values))
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError) as e:
         raise TypeError(f"cannot use {list(values)!r} as values: {e}") from None
 

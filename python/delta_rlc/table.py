@@ -325,12 +325,14 @@ class DeltaTable:
 
         _unsupported(filesystem=filesystem, parquet_read_options=parquet_read_options, schema=schema, as_large_types=as_large_types)
         filters = partitions or file_pruning_predicate
-        lazy = self._file_dataset(filters)
+        # With filters, the engine chooses the rows (its typed filters: three-valued NULLs,
+        # timestamps and binary partition values read as their types).
+        lazy = None if filters else self._file_dataset()
         if lazy is not None:
             return lazy
         return ds.dataset(self.to_pyarrow_table(partitions=filters))
 
-    def _file_dataset(self, filters: Optional[FilterType]) -> Any:
+    def _file_dataset(self) -> Any:
         """The live files as a pyarrow FileSystemDataset, or None when the files' rows are not
         the table's rows (deletion vectors, column mapping) or are not on the local disk."""
         import pyarrow.dataset as ds
@@ -343,7 +345,7 @@ class DeltaTable:
             return None
         if (self.metadata().configuration.get("delta.columnMapping.mode") or "none") != "none":
             return None
-        adds = self._matching(filters)
+        adds = self._adds()
         if any(a["deletion_vector"] is not None or "://" in a["path"] for a in adds):
             return None
         arrow_schema = self.schema().to_pyarrow()
@@ -354,7 +356,8 @@ class DeltaTable:
                 e = ds.scalar(True)
                 for c in self.partition_columns():
                     v = a["partition_values"].get(c)
-                    e = e & (ds.field(c).is_null() if v is None else ds.field(c) == pa.array([v]).cast(types[c])[0])
+                    # An empty partition value is NULL, as the engine reads it.
+                    e = e & (ds.field(c).is_null() if v is None or v == "" else ds.field(c) == pa.array([v]).cast(types[c])[0])
                 expressions.append(e)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, KeyError):
             return None  # a partition value pyarrow does not parse as its type: read it here

@@ -85,6 +85,10 @@ pub(crate) fn filters(
     dnf: Option<Vec<Vec<(String, String, Bound<'_, PyAny>)>>>,
 ) -> PyResult<Option<Expression>> {
     let Some(dnf) = dnf else { return Ok(None) };
+    if dnf.iter().any(|conjunction| conjunction.is_empty()) {
+        // An empty AND is TRUE, and so is any OR holding it: every row.
+        return Ok(None);
+    }
     let mut any: Option<Expr> = None;
     for conjunction in dnf {
         let mut all: Option<Expr> = None;
@@ -95,7 +99,9 @@ pub(crate) fn filters(
                 None => t,
             });
         }
-        let Some(all) = all else { continue };
+        let Some(all) = all else {
+            return Ok(None);
+        };
         any = Some(match any {
             Some(a) => a.or(all),
             None => all,

@@ -32,6 +32,7 @@ def _merge(dt: DeltaTable):
 PYTHON = {
     "update-column-twice": lambda dt: dt.update({"v": "1", "V": "2"}),
     "update-unknown-column": lambda dt: dt.update({"nope": "1"}),
+    "update-no-column": lambda dt: dt.update({}, predicate="k = 1"),
     "merge-update-column-twice": lambda dt: _merge(dt).when_matched_update({"v": "s.v", "V": "1"}).execute(),
     "merge-insert-unknown-column": lambda dt: _merge(dt).when_not_matched_insert({"k": "s.k", "nope": "s.v"}).execute(),
     "merge-not-matched-reads-target": lambda dt: _merge(dt).when_not_matched_insert({"k": "s.k", "v": "t.v"}).execute(),

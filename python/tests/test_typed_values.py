@@ -201,3 +201,37 @@ def test_to_pyarrow_dataset_is_lazy_where_the_files_are_the_rows(tmp_path):
     dataset = DeltaTable(uri).to_pyarrow_dataset()
     assert not isinstance(dataset, ds.FileSystemDataset)
     assert sorted(dataset.to_table().column("id").to_pylist()) == [2, 3, 4]
+
+
+def test_review_findings_floats_empty_conjunctions_nested_not_null(tmp_path):
+    # A float is the decimal its repr spells (Spark's reading of 1.005), not the binary double.
+    uri = _table(tmp_path)
+    DeltaTable(uri).update(new_values={"amount": 1.005}, predicate="id = 1")
+    rows = {r["id"]: r["amount"] for r in DeltaTable(uri).to_pyarrow_table().to_pylist()}
+    assert rows[1] == decimal.Decimal("1.01")
+    assert _ids(DeltaTable(uri).to_pyarrow_table(filters=[("amount", "in", [2.25, 1])])) == [2]
+    # An empty AND inside an OR is TRUE: every row.
+    assert _ids(DeltaTable(uri).to_pyarrow_table(filters=[[("id", "=", 1)], []])) == [1, 2, 3]
+    # A NULL inside a NOT NULL child is refused even with error_on_type_mismatch=False (the
+    # struct is not stored as NULL).
+    nested = str(tmp_path / "nested")
+    addr = pa.struct([pa.field("city", pa.string(), nullable=False), pa.field("zip", pa.string())])
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("addr", addr)])
+    write_deltalake(nested, pa.table({"id": [1], "addr": pa.array([{"city": "x", "zip": "1"}], addr)}, schema=schema))
+    loose = pa.struct([pa.field("city", pa.string()), pa.field("zip", pa.string())])
+    source = pa.table({"id": [1], "addr": pa.array([{"city": None, "zip": "2"}], loose)})
+    with pytest.raises(ValueError, match="NOT NULL"):
+        DeltaTable(nested).merge(source, "t.id = s.id", source_alias="s", target_alias="t", error_on_type_mismatch=False).when_matched_update_all().execute()
+    assert DeltaTable(nested).to_pyarrow_table().to_pylist() == [{"id": 1, "addr": {"city": "x", "zip": "1"}}]
+
+
+def test_lazy_dataset_reads_an_empty_partition_value_as_null(tmp_path):
+    import pyarrow.dataset as ds
+
+    uri = str(tmp_path / "e")
+    write_deltalake(uri, pa.table({"id": [1, 2], "p": ["", "a"]}), partition_by=["p"])
+    dataset = DeltaTable(uri).to_pyarrow_dataset()
+    assert isinstance(dataset, ds.FileSystemDataset)
+    lazy = sorted(dataset.to_table().to_pylist(), key=lambda r: r["id"])
+    assert lazy == sorted(DeltaTable(uri).to_pyarrow_table().to_pylist(), key=lambda r: r["id"])
+    assert lazy[0]["p"] is None

@@ -84,6 +84,7 @@ async fn through_rust(id: &str, t: &Table) -> delta_rlc::Result<()> {
     match id {
         "update-column-twice" => t.update().set("v", "1").set("V", "2").await.map(drop),
         "update-unknown-column" => t.update().set("nope", "1").await.map(drop),
+        "update-no-column" => t.update().filter("k = 1").await.map(drop),
         "merge-update-column-twice" => merge()
             .when_matched_update(|u| u.set("v", "s.v").set("V", "1"))
             .await

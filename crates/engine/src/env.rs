@@ -95,7 +95,21 @@ pub struct Env {
     /// Bytes a statement's joins and sorts may hold before they spill to disk (a MERGE's join);
     /// `None` = no limit.
     pub memory_limit: Option<usize>,
+    /// The query runtime (`query_runtime`) built for a memory limit, shared by this
+    /// environment's clones — a SQL session's statements and the handles they open — so one
+    /// pool bounds their queries and MERGE joins together.
+    pub runtimes: QueryRuntimes,
 }
+
+/// Query runtimes by the memory limit they were built for (see [`Env::query_runtime`]).
+pub type QueryRuntimes = Arc<
+    std::sync::Mutex<
+        Vec<(
+            Option<usize>,
+            Arc<datafusion::execution::runtime_env::RuntimeEnv>,
+        )>,
+    >,
+>;
 
 impl Default for Env {
     fn default() -> Self {
@@ -106,6 +120,7 @@ impl Default for Env {
                 .map(|n| n.get())
                 .unwrap_or(1),
             memory_limit: None,
+            runtimes: QueryRuntimes::default(),
         }
     }
 }
@@ -115,12 +130,19 @@ impl Env {
     /// limit, a pool of half the limit (the rest is the file caches and the rows a write
     /// buffers) whose operators spill to the temporary directory or, when they cannot spill,
     /// fail with "resources exhausted" naming the largest consumers; without one, unbounded.
-    /// One definition for SELECT, INSERT … SELECT and MERGE's join.
+    /// Built once per memory limit and shared by this environment's clones: SELECT, INSERT …
+    /// SELECT and MERGE's join of one session draw on one pool.
     pub fn query_runtime(
         &self,
     ) -> crate::error::Result<Arc<datafusion::execution::runtime_env::RuntimeEnv>> {
         use datafusion::execution::memory_pool::{FairSpillPool, TrackConsumersPool};
         use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+        let mut held = self.runtimes.lock().map_err(|_| {
+            crate::error::EngineError::Internal("the query runtime lock is poisoned".into())
+        })?;
+        if let Some((_, rt)) = held.iter().find(|(l, _)| *l == self.memory_limit) {
+            return Ok(Arc::clone(rt));
+        }
         let mut runtime = RuntimeEnvBuilder::new();
         if let Some(limit) = self.memory_limit {
             let tracked = TrackConsumersPool::new(
@@ -129,7 +151,9 @@ impl Env {
             );
             runtime = runtime.with_memory_pool(Arc::new(tracked));
         }
-        Ok(runtime.build_arc()?)
+        let runtime = runtime.build_arc()?;
+        held.push((self.memory_limit, Arc::clone(&runtime)));
+        Ok(runtime)
     }
 
     pub fn deterministic(seed: u64) -> Self {
@@ -139,6 +163,7 @@ impl Env {
             // More than one, so deterministic tests exercise the parallel paths too.
             parallelism: 2,
             memory_limit: None,
+            runtimes: QueryRuntimes::default(),
         }
     }
 }

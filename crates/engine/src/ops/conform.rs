@@ -40,6 +40,13 @@ pub fn conform_column_with(
         (Ok(v), _) => Ok(v),
         (Err(e), CastFailure::Error) => Err(e),
         (Err(e), CastFailure::Null) if !field.is_nullable() => Err(e),
+        // A NULL inside a NOT NULL child is a constraint violation, not a value that does not
+        // cast: it fails the statement rather than make the whole struct or list NULL.
+        (Err(e), CastFailure::Null)
+            if crate::constraints::nested_null_violation(&value, field).is_some() =>
+        {
+            Err(e)
+        }
         (Err(_), CastFailure::Null) => {
             // Value by value: each that casts keeps its exact cast, each that does not is NULL.
             // Only a statement that has already failed its strict cast pays for this.

@@ -80,13 +80,7 @@ pub struct SqlSession {
     kept: Arc<Mutex<std::collections::HashMap<String, Arc<ObjectCache>>>>,
     /// Spark settings (`SET spark.sql.ansi.enabled = false`), shared by clones.
     spark: Arc<Mutex<crate::spark::SparkOptions>>,
-    /// The DataFusion runtime (memory pool, spill files) every statement's queries run in, and
-    /// the memory limit it was built for: one pool per session, so a limit bounds the session's
-    /// queries together, as a MERGE's join is bounded (`Env::query_runtime`).
-    runtime: Arc<Mutex<Option<(Option<usize>, QueryRuntime)>>>,
 }
-
-type QueryRuntime = Arc<datafusion::execution::runtime_env::RuntimeEnv>;
 
 impl SqlSession {
     pub fn new(env: Env, conflict: ConflictConfig) -> Self {
@@ -103,26 +97,7 @@ impl SqlSession {
             snapshots: Arc::default(),
             kept: Arc::default(),
             spark: Arc::default(),
-            runtime: Arc::default(),
         }
-    }
-
-    /// The session's query runtime, built once per memory limit (`env` is public: a changed
-    /// limit builds a new one).
-    fn query_runtime(&self) -> Result<QueryRuntime> {
-        let limit = self.env.memory_limit;
-        let mut held = self
-            .runtime
-            .lock()
-            .map_err(|_| EngineError::Internal("the session's runtime lock is poisoned".into()))?;
-        if let Some((l, rt)) = held.as_ref() {
-            if *l == limit {
-                return Ok(Arc::clone(rt));
-            }
-        }
-        let rt = self.env.query_runtime()?;
-        *held = Some((limit, Arc::clone(&rt)));
-        Ok(rt)
     }
 
     /// The session's Spark settings (ANSI mode unless a `SET` turned it off).
@@ -246,7 +221,7 @@ impl SqlSession {
         refs: &[TableRef],
         record_for: Option<(&str, Arc<Mutex<ReadSet>>)>,
     ) -> Result<SessionContext> {
-        let ctx = crate::spark::context_in(self.spark_options(), self.query_runtime()?);
+        let ctx = crate::spark::context_in(self.spark_options(), self.env.query_runtime()?);
         if let Some(limit) = self.env.memory_limit {
             // What each sort keeps back for merging its spilled runs: a share of the pool (as
             // in MERGE's join), or a sort under a small limit could not spill at all.

@@ -154,7 +154,6 @@ fn normalize_qualifiers(e: Expr, aliases: &[&str]) -> Result<Expr> {
 }
 
 impl MergeSpec {
-    /// The same MERGE with every column qualifier spelled as the lower-case alias.
     /// Every column a clause assigns or inserts is a table column, named once per clause, and an
     /// INSERT has as many values as columns — checked before any row is read, for SQL, Rust and
     /// Python alike (an unknown column in `UPDATE SET` was ignored when the clause matched).
@@ -257,6 +256,7 @@ impl MergeSpec {
         Ok(())
     }
 
+    /// The same MERGE with every column qualifier spelled as the lower-case alias.
     fn normalized(mut self) -> Result<Self> {
         let (t, s) = (
             self.target_alias.to_ascii_lowercase(),
