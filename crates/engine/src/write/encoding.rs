@@ -10,15 +10,18 @@
 //! Decimals stored as integers keep PLAIN (some readers handle them on a separate path), and so
 //! does every other physical type.
 //!
-//! A 32/64-bit integer column whose values in the file would overflow the dictionary page is
-//! written without a dictionary at all (parquet-mr, Spark's writer, drops a dictionary that does not
-//! pay off in the same way): otherwise the file's first rows would sit behind a 1 MiB dictionary
-//! that every reader must decompress and look up before the rest falls back anyway.
+//! A column whose values in the file would overflow the dictionary page — 32/64-bit integers,
+//! floats, strings and binaries — is written without a dictionary at all (parquet-mr, Spark's
+//! writer, drops a dictionary that does not pay off in the same way): otherwise the file's first
+//! rows would sit behind a 1 MiB dictionary that every reader must decompress and look up before
+//! the rest falls back anyway, and the writer would hash each row group's first values into a
+//! dictionary it then throws away (a fifth of a 10M-row write's time).
 
 use arrow::array::{AsArray, PrimitiveArray, RecordBatch};
 use arrow::compute::cast;
 use arrow::datatypes::{
-    ArrowPrimitiveType, DataType, Int32Type, Int64Type, Schema, UInt32Type, UInt64Type,
+    ArrowPrimitiveType, DataType, Float32Type, Float64Type, Int32Type, Int64Type, Schema,
+    UInt32Type, UInt64Type,
 };
 use datafusion::common::HashSet;
 use parquet::arrow::ArrowSchemaConverter;
@@ -80,17 +83,25 @@ pub fn data_file_properties(
 
 /// Whether column `index` of `batches`, of type `data_type`, has at least as many distinct non-null
 /// values as a dictionary page of [`DICTIONARY_PAGE_LIMIT`] holds (the writer's own fallback test:
-/// entries × width ≥ limit). Counting stops at that bound, so memory stays within one dictionary.
-/// Types other than 32/64-bit integers (and times, timestamps, durations stored as them) answer
-/// false: narrower ones cannot overflow, others keep the writer's default.
+/// entries × width ≥ limit; for strings and binaries, their bytes plus a 4-byte length each).
+/// Counting stops at that bound, so memory stays within one dictionary. Other types (narrower
+/// integers cannot overflow; decimals, booleans, nested columns) answer false and keep the
+/// writer's default.
 fn dictionary_overflows(data_type: &DataType, batches: &[RecordBatch], index: usize) -> bool {
     let width = match data_type {
-        DataType::Int32 | DataType::UInt32 | DataType::Time32(_) => 4,
+        DataType::Int32 | DataType::UInt32 | DataType::Time32(_) | DataType::Float32 => 4,
         DataType::Int64
         | DataType::UInt64
+        | DataType::Float64
         | DataType::Timestamp(_, _)
         | DataType::Time64(_)
         | DataType::Duration(_) => 8,
+        DataType::Utf8
+        | DataType::LargeUtf8
+        | DataType::Utf8View
+        | DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView => return bytes_overflow(batches, index),
         _ => return false,
     };
     let bound = DICTIONARY_PAGE_LIMIT / width;
@@ -123,6 +134,19 @@ fn dictionary_overflows(data_type: &DataType, batches: &[RecordBatch], index: us
                 column.as_primitive_opt::<UInt64Type>(),
                 |v| v as i64,
             ),
+            // Floats by their bits (the dictionary's own notion of a distinct value).
+            DataType::Float32 => insert_until(
+                &mut seen,
+                bound,
+                column.as_primitive_opt::<Float32Type>(),
+                |v| i64::from(v.to_bits()),
+            ),
+            DataType::Float64 => insert_until(
+                &mut seen,
+                bound,
+                column.as_primitive_opt::<Float64Type>(),
+                |v| v.to_bits() as i64,
+            ),
             _ => match cast(column, &DataType::Int64) {
                 Ok(ints) => insert_until(
                     &mut seen,
@@ -137,6 +161,49 @@ fn dictionary_overflows(data_type: &DataType, batches: &[RecordBatch], index: us
             Some(true) => return true,
             Some(false) => {}
             None => return false,
+        }
+    }
+    false
+}
+
+/// [`dictionary_overflows`] for a string or binary column: its distinct values' bytes, plus a
+/// 4-byte length each, reach [`DICTIONARY_PAGE_LIMIT`].
+fn bytes_overflow(batches: &[RecordBatch], index: usize) -> bool {
+    let mut seen: HashSet<Vec<u8>> = HashSet::new();
+    let mut bytes = 0usize;
+    for batch in batches {
+        let Some(column) = batch.columns().get(index) else {
+            return false;
+        };
+        let values: Box<dyn Iterator<Item = Option<&[u8]>>> = match column.data_type() {
+            DataType::Utf8 => Box::new(
+                column
+                    .as_string::<i32>()
+                    .iter()
+                    .map(|v| v.map(str::as_bytes)),
+            ),
+            DataType::LargeUtf8 => Box::new(
+                column
+                    .as_string::<i64>()
+                    .iter()
+                    .map(|v| v.map(str::as_bytes)),
+            ),
+            DataType::Utf8View => {
+                Box::new(column.as_string_view().iter().map(|v| v.map(str::as_bytes)))
+            }
+            DataType::Binary => Box::new(column.as_binary::<i32>().iter()),
+            DataType::LargeBinary => Box::new(column.as_binary::<i64>().iter()),
+            DataType::BinaryView => Box::new(column.as_binary_view().iter()),
+            _ => return false,
+        };
+        for v in values.flatten() {
+            if !seen.contains(v) {
+                bytes += v.len() + 4;
+                if bytes >= DICTIONARY_PAGE_LIMIT {
+                    return true;
+                }
+                seen.insert(v.to_vec());
+            }
         }
     }
     false
@@ -162,7 +229,9 @@ fn insert_until<T: ArrowPrimitiveType>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::{ArrayRef, Int16Array, Int64Array, StringArray, TimestampMicrosecondArray};
+    use arrow::array::{
+        ArrayRef, Float64Array, Int16Array, Int64Array, StringArray, TimestampMicrosecondArray,
+    };
     use arrow::datatypes::{Field, TimeUnit};
     use bytes::Bytes;
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -269,10 +338,74 @@ mod tests {
                 "{name}: {enc:?}"
             );
         }
-        for (name, (enc, dict)) in [("few", few), ("tiny", tiny), ("nulls", nulls), ("s", s)] {
+        // 200,000 distinct strings (about 2.2 MB with their lengths) overflow too: no dictionary.
+        assert!(!s.1, "s: no dictionary page");
+        assert!(enc_plain(&s.0), "s: {:?}", s.0);
+        for (name, (enc, dict)) in [("few", few), ("tiny", tiny), ("nulls", nulls)] {
             assert!(dict, "{name}: dictionary kept");
             assert!(enc.contains(&Encoding::RLE_DICTIONARY), "{name}: {enc:?}");
         }
+    }
+
+    fn enc_plain(enc: &[Encoding]) -> bool {
+        enc.contains(&Encoding::PLAIN) && !enc.contains(&Encoding::RLE_DICTIONARY)
+    }
+
+    /// Floats and strings: many distinct values lose the dictionary, few keep it; the rows read
+    /// back equal either way (`write_and_inspect`).
+    #[test]
+    fn floats_and_strings_that_would_overflow_get_none() {
+        let n = 200_000i64;
+        let cols: Vec<(&str, ArrayRef)> = vec![
+            (
+                "x",
+                Arc::new(Float64Array::from_iter_values(
+                    (0..n).map(|i| i as f64 * 0.5),
+                )),
+            ),
+            (
+                "few_x",
+                Arc::new(Float64Array::from_iter_values(
+                    (0..n).map(|i| (i % 100) as f64),
+                )),
+            ),
+            (
+                "few_s",
+                Arc::new(StringArray::from_iter_values(
+                    (0..n).map(|i| format!("k{}", i % 50)),
+                )),
+            ),
+            (
+                "long_s",
+                Arc::new(StringArray::from_iter_values(
+                    (0..n).map(|i| format!("{i:0>64}")),
+                )),
+            ),
+        ];
+        let batch = RecordBatch::try_from_iter(cols).unwrap();
+        let cols = write_and_inspect(&batch);
+        let [x, few_x, few_s, long_s] = cols.as_slice() else {
+            panic!("four columns expected, got {cols:?}");
+        };
+        for (name, (enc, dict)) in [("x", x), ("long_s", long_s)] {
+            assert!(!dict && enc_plain(enc), "{name}: {enc:?}");
+        }
+        for (name, (enc, dict)) in [("few_x", few_x), ("few_s", few_s)] {
+            assert!(
+                *dict && enc.contains(&Encoding::RLE_DICTIONARY),
+                "{name}: {enc:?}"
+            );
+        }
+        // The string bound: distinct bytes plus 4 each, counted to the limit.
+        let just = RecordBatch::try_from_iter(vec![(
+            "s",
+            Arc::new(StringArray::from_iter_values(
+                (0..1024).map(|i| format!("{i:0>1020}")),
+            )) as ArrayRef,
+        )])
+        .unwrap();
+        assert!(bytes_overflow(std::slice::from_ref(&just), 0));
+        assert!(!bytes_overflow(&[just.slice(0, 1023)], 0));
     }
 
     #[test]
@@ -293,6 +426,6 @@ mod tests {
             !dictionary_overflows(&DataType::Int64, std::slice::from_ref(&batch), 1),
             "no such column"
         );
-        assert!(!dictionary_overflows(&DataType::Utf8, &[batch], 0));
+        assert!(!dictionary_overflows(&DataType::Boolean, &[batch], 0));
     }
 }
