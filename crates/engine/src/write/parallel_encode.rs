@@ -1,6 +1,6 @@
 //! One Parquet file encoded on several threads: each (row group, top-level column) pair is a job,
-//! taken by up to `threads` scoped threads, a window of `threads` row groups at a time, and the
-//! encoded column chunks are appended in their order after each window.
+//! taken by up to `threads` scoped threads (largest first), a window of twice `threads` row groups
+//! at a time, and the encoded column chunks are appended in their order after each window.
 //!
 //! Invariant: the bytes are exactly those `ArrowWriter` writes for the same batches and properties.
 //! The row groups are cut where `ArrowWriter` cuts them (every `max_row_group_row_count` rows,
@@ -57,10 +57,12 @@ pub fn encode_parquet(
         .collect();
     let groups = row_groups(batches, row_group_rows(&props));
     // A window of row groups at a time: the column writers and encoded chunks held at once are
-    // those of `threads` row groups, not of the whole file.
+    // those of twice `threads` row groups, not of the whole file (twice: the threads wait for the
+    // window's last job, and more jobs per window leave less of them idle at its end).
     let per_group = schema.fields().len();
-    for (window_index, window) in groups.chunks(threads).enumerate() {
-        let first = window_index * threads;
+    let window_groups = threads.saturating_mul(2);
+    for (window_index, window) in groups.chunks(window_groups).enumerate() {
+        let first = window_index * window_groups;
         let mut jobs: Vec<Job> = Vec::with_capacity(window.len() * per_group);
         for (offset, slices) in window.iter().enumerate() {
             let mut writers = factory.create_column_writers(first + offset)?.into_iter();
@@ -126,6 +128,15 @@ struct Job {
 }
 
 impl Job {
+    /// The bytes of this job's column in its slices (its share of the work, roughly).
+    fn bytes(&self) -> usize {
+        self.slices
+            .iter()
+            .filter_map(|s| s.columns().get(self.field_index))
+            .map(|c| c.to_data().get_slice_memory_size().unwrap_or(0))
+            .sum()
+    }
+
     fn run(mut self) -> Result<Vec<ArrowColumnChunk>> {
         for slice in &self.slices {
             let column = slice.columns().get(self.field_index).ok_or_else(|| {
@@ -148,9 +159,17 @@ impl Job {
     }
 }
 
-/// Runs `jobs` on up to `threads` scoped threads; the results in the jobs' order.
+/// Runs `jobs` on up to `threads` scoped threads, largest first (by their columns' in-memory
+/// bytes, so a long job does not start last and leave the other threads idle); the results in
+/// the jobs' order.
 fn run_jobs(jobs: Vec<Job>, threads: usize) -> Result<Vec<Vec<ArrowColumnChunk>>> {
     let count = jobs.len();
+    let mut order: Vec<(usize, usize)> = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| (j.bytes(), i))
+        .collect();
+    order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     let queue: Vec<Mutex<Option<Job>>> = jobs.into_iter().map(|j| Mutex::new(Some(j))).collect();
     let results: Vec<Mutex<Option<Result<Vec<ArrowColumnChunk>>>>> =
         (0..count).map(|_| Mutex::new(None)).collect();
@@ -158,7 +177,8 @@ fn run_jobs(jobs: Vec<Job>, threads: usize) -> Result<Vec<Vec<ArrowColumnChunk>>
     std::thread::scope(|scope| {
         for _ in 0..threads.min(count) {
             scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
+                let n = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(_, i)) = order.get(n) else { break };
                 let Some(slot) = queue.get(i) else { break };
                 let job = slot.lock().ok().and_then(|mut j| j.take());
                 let outcome = match job {
