@@ -253,3 +253,38 @@ async fn sql_on_a_handle_starts_from_its_cached_snapshot() {
         assert_eq!(sum_v(handle).await.0 as i64, FILES * ROWS_PER_FILE - 2);
     }
 }
+
+/// What an append and an OPTIMIZE send to the store: an append on a handle that holds the table
+/// lists the log once (is there a newer commit?), PUTs its data file and its commit, and reads
+/// nothing; OPTIMIZE on a fresh handle reads each file it compacts once, all in one stage, and
+/// PUTs the compacted file and the commit. The rows are the same before and after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn append_and_optimize_request_counts() {
+    let t = table("append-optimize").await;
+    let _ = t.version().await.unwrap();
+    let out = t
+        .write([batch(FILES * ROWS_PER_FILE..FILES * ROWS_PER_FILE + 10)])
+        .await
+        .unwrap();
+    let r = out.requests.unwrap();
+    assert_eq!((r.list, r.get, r.put), (1, 0, 2), "append: {}", show(&r));
+    assert_eq!(r.critical_path_depth, 3, "append: {}", show(&r));
+    let fresh = Table::open_with(t.uri(), options()).await.unwrap();
+    let out = fresh.optimize().await.unwrap();
+    let r = out.requests.unwrap();
+    let files = FILES as u64 + 1;
+    assert_eq!(out.metrics.get("numFilesRemoved"), Some(files as i64));
+    // Each data file read once (plus the few log reads of a handle that holds no snapshot yet),
+    // in one stage of concurrent requests: 6 round trips, where reading the bin file by file
+    // took 26 (one per file, and the log).
+    assert!(
+        r.get >= files && r.get <= files + 3,
+        "optimize: {}",
+        show(&r)
+    );
+    assert_eq!(r.put, 2, "optimize: {}", show(&r));
+    assert!(r.critical_path_depth <= 6, "optimize: {}", show(&r));
+    for handle in [&t, &fresh] {
+        assert_eq!(sum_v(handle).await.0 as i64, FILES * ROWS_PER_FILE + 10);
+    }
+}

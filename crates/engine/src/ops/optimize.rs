@@ -408,10 +408,37 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
         for f in bin {
             txn.read_set
                 .read_file(&f.path, f.deletion_vector.as_ref().map(|d| d.unique_id()));
-            let batches = read_file(&txn.table.store, &snapshot, f, &read_opts).await?;
+        }
+        // The bin's files and DVs are fetched in one stage of concurrent requests (as far as the
+        // statement's cache budget allows), then decoded `parallelism` at a time in the bin's
+        // order: on an object store one round trip for the bin, not one per file. The bin is
+        // held whole in any case (it becomes one output).
+        crate::dv_io::prefetch_files(&txn.table.store, &snapshot.root, bin.iter().copied()).await;
+        use futures::{StreamExt, TryStreamExt};
+        // Each read owns what it uses (a future borrowing across the stream would not be Send).
+        let reads: Vec<_> = bin
+            .iter()
+            .map(|f| {
+                let (store, snap, opts) = (
+                    txn.table.store.clone(),
+                    Arc::clone(&snapshot),
+                    read_opts.clone(),
+                );
+                let f: Add = (*f).clone();
+                async move {
+                    let batches = read_file(&store, &snap, &f, &opts).await?;
+                    let dv = load_file_dv(&store, &snap.root, &f).await?;
+                    Ok::<_, EngineError>((batches, dv.len()))
+                }
+            })
+            .collect();
+        let loaded: Vec<(Vec<RecordBatch>, u64)> = futures::stream::iter(reads)
+            .buffered(txn.table.env.parallelism.max(1))
+            .try_collect()
+            .await?;
+        for (f, (batches, deleted)) in bin.iter().zip(loaded) {
             let live: u64 = batches.iter().map(|b| b.num_rows() as u64).sum();
-            let dv = load_file_dv(&txn.table.store, &snapshot.root, f).await?;
-            let physical = live + dv.len();
+            let physical = live + deleted;
             runs.push((f, offset, physical as i64));
             offset += live;
             for b in batches {
