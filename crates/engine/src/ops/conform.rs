@@ -29,6 +29,9 @@ pub fn conform_column(value: ArrayRef, field: &Field) -> Result<ArrayRef> {
     conform_column_exact(value, field).map(|(v, _)| v)
 }
 
+/// Rows cast together under [`CastFailure::Null`] before a failing chunk is cast row by row.
+const NULL_ON_FAILURE_CHUNK: usize = 1024;
+
 /// `value` as the column `field` stores it, a value that does not cast handled by `on_failure`.
 pub fn conform_column_with(
     value: ArrayRef,
@@ -49,16 +52,22 @@ pub fn conform_column_with(
         }
         (Err(_), CastFailure::Null) => {
             // Value by value: each that casts keeps its exact cast, each that does not is NULL.
-            // Only a statement that has already failed its strict cast pays for this.
-            let mut parts: Vec<ArrayRef> = Vec::with_capacity(value.len());
-            for i in 0..value.len() {
-                let one = value.slice(i, 1);
-                parts.push(
-                    match crate::value_cast::cast_checked(&one, field.data_type()) {
+            // Only a statement that has already failed its strict cast pays for this, and only
+            // in the chunks where a value failed: a chunk that casts whole is one cast.
+            let mut parts: Vec<ArrayRef> = Vec::new();
+            let cast = |a: &ArrayRef| crate::value_cast::cast_checked(a, field.data_type());
+            for start in (0..value.len()).step_by(NULL_ON_FAILURE_CHUNK) {
+                let chunk = value.slice(start, NULL_ON_FAILURE_CHUNK.min(value.len() - start));
+                if let Ok((v, _)) = cast(&chunk) {
+                    parts.push(v);
+                    continue;
+                }
+                for i in 0..chunk.len() {
+                    parts.push(match cast(&chunk.slice(i, 1)) {
                         Ok((v, _)) => v,
                         Err(_) => arrow::array::new_null_array(field.data_type(), 1),
-                    },
-                );
+                    });
+                }
             }
             let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
             let out = match refs.is_empty() {
@@ -93,4 +102,37 @@ pub fn conform_column_exact(value: ArrayRef, field: &Field) -> Result<(ArrayRef,
         )));
     }
     Ok((value, exact))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Int32Array, StringArray};
+    use arrow::datatypes::DataType;
+    use std::sync::Arc;
+
+    /// Across chunk boundaries: each value that casts keeps its cast, each that does not is NULL,
+    /// NULLs stay NULL; a NOT NULL column still refuses; the default policy refuses.
+    #[test]
+    fn null_on_failure_nulls_exactly_the_values_that_do_not_cast() {
+        let n = NULL_ON_FAILURE_CHUNK * 2 + 5;
+        let text: Vec<Option<String>> = (0..n)
+            .map(|i| match i % 700 {
+                3 => Some("x".into()),
+                4 => None,
+                _ => Some(i.to_string()),
+            })
+            .collect();
+        let value: ArrayRef = Arc::new(StringArray::from(text.clone()));
+        let field = Field::new("v", DataType::Int32, true);
+        let out = conform_column_with(value.clone(), &field, CastFailure::Null).unwrap();
+        let out = out.as_any().downcast_ref::<Int32Array>().unwrap();
+        for (i, t) in text.iter().enumerate() {
+            let want = t.as_deref().and_then(|s| s.parse::<i32>().ok());
+            assert_eq!(out.is_valid(i).then(|| out.value(i)), want, "row {i}");
+        }
+        assert!(conform_column_with(value.clone(), &field, CastFailure::Error).is_err());
+        let not_null = Field::new("v", DataType::Int32, false);
+        assert!(conform_column_with(value, &not_null, CastFailure::Null).is_err());
+    }
 }
