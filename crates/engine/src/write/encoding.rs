@@ -169,7 +169,8 @@ fn dictionary_overflows(data_type: &DataType, batches: &[RecordBatch], index: us
 /// [`dictionary_overflows`] for a string or binary column: its distinct values' bytes, plus a
 /// 4-byte length each, reach [`DICTIONARY_PAGE_LIMIT`].
 fn bytes_overflow(batches: &[RecordBatch], index: usize) -> bool {
-    let mut seen: HashSet<Vec<u8>> = HashSet::new();
+    // Borrowed from the batches: counting allocates nothing per value.
+    let mut seen: HashSet<&[u8]> = HashSet::new();
     let mut bytes = 0usize;
     for batch in batches {
         let Some(column) = batch.columns().get(index) else {
@@ -197,12 +198,11 @@ fn bytes_overflow(batches: &[RecordBatch], index: usize) -> bool {
             _ => return false,
         };
         for v in values.flatten() {
-            if !seen.contains(v) {
+            if seen.insert(v) {
                 bytes += v.len() + 4;
                 if bytes >= DICTIONARY_PAGE_LIMIT {
                     return true;
                 }
-                seen.insert(v.to_vec());
             }
         }
     }

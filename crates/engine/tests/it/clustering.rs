@@ -8,7 +8,7 @@ use delta_rlc_engine::conflict::ConflictConfig;
 use delta_rlc_engine::env::Env;
 use delta_rlc_engine::sql::SqlSession;
 
-use crate::common::{latest_snapshot, rt, sorted_rows};
+use crate::common::{first_i64s, latest_snapshot, rt, sorted_rows};
 
 async fn rows(s: &SqlSession, sql: &str) -> Vec<String> {
     sorted_rows(&s.execute(sql).await.unwrap().batches)
@@ -241,21 +241,7 @@ fn zorder_rewrites_files_ordered_by_other_columns() {
         assert_eq!(latest_snapshot(&loc).await.version, v1 + 2);
         assert_ne!(by_id[0].0, by_v[0].0);
         assert_eq!(by_id[0].1.as_deref(), Some(r#"["id"]"#));
-        let ids: Vec<i64> = s
-            .execute("SELECT id FROM t")
-            .await
-            .unwrap()
-            .batches
-            .iter()
-            .flat_map(|b| {
-                b.column(0)
-                    .as_any()
-                    .downcast_ref::<arrow::array::Int64Array>()
-                    .unwrap()
-                    .values()
-                    .to_vec()
-            })
-            .collect();
+        let ids = first_i64s(&s.execute("SELECT id FROM t").await.unwrap().batches);
         let mut sorted = ids.clone();
         sorted.sort();
         assert_eq!(ids, sorted, "one z-ordered column: rows in id order");

@@ -33,6 +33,21 @@ pub fn sorted_rows(batches: &[RecordBatch]) -> Vec<String> {
     rows
 }
 
+/// The first column of `batches` (BIGINT), in order.
+pub fn first_i64s(batches: &[RecordBatch]) -> Vec<i64> {
+    batches
+        .iter()
+        .flat_map(|b| {
+            b.column(0)
+                .as_any()
+                .downcast_ref::<arrow::array::Int64Array>()
+                .expect("a BIGINT column")
+                .values()
+                .to_vec()
+        })
+        .collect()
+}
+
 pub fn count_rows(batches: &[RecordBatch]) -> usize {
     batches.iter().map(|b| b.num_rows()).sum()
 }

@@ -7,7 +7,7 @@ use delta_rlc_engine::conflict::ConflictConfig;
 use delta_rlc_engine::env::Env;
 use delta_rlc_engine::sql::SqlSession;
 
-use crate::common::{rt, sorted_rows};
+use crate::common::{first_i64s, rt, sorted_rows};
 
 const TARGET_ROWS: i64 = 120_000;
 
@@ -161,19 +161,7 @@ fn select_joins_and_sorts_are_bounded_by_the_sessions_memory_limit() {
     rt().block_on(async {
         for limit in [None, Some(8 << 20)] {
             let s = session(limit);
-            let out = s.execute(&sort).await.unwrap();
-            let values: Vec<i64> = out
-                .batches
-                .iter()
-                .flat_map(|b| {
-                    b.column(0)
-                        .as_any()
-                        .downcast_ref::<arrow::array::Int64Array>()
-                        .unwrap()
-                        .values()
-                        .to_vec()
-                })
-                .collect();
+            let values = first_i64s(&s.execute(&sort).await.unwrap().batches);
             assert_eq!(values.len(), ROWS as usize, "limit {limit:?}");
             assert!(
                 values.windows(2).all(|w| w[0] > w[1]),
