@@ -30,7 +30,8 @@ use delta_rlc_engine::{EngineError, ErrorKind};
     about = "A Delta Lake engine with row-level concurrency"
 )]
 struct Cli {
-    /// Conflict-checker setting `key=value` (repeatable): legacy, isolation, maxAttempts, tier switches.
+    /// Conflict-checker setting `key=value` (repeatable): legacy, isolation, maxAttempts,
+    /// retryOnConflict, tier switches.
     #[arg(long = "conf", global = true)]
     conf: Vec<String>,
     /// Print machine-readable JSON instead of tables (same as --format json).
@@ -44,6 +45,11 @@ struct Cli {
     /// e.g. 1.5GB, 512MB, or bytes). Default: no limit (or DELTA_RLC_MEMORY_LIMIT).
     #[arg(long = "memory-limit", global = true)]
     memory_limit: Option<String>,
+    /// Re-run a statement that aborted on a true conflict up to N more times, planned again at
+    /// the latest version (off by default; a session's `SET rlc.retryOnConflict = n` too). Only
+    /// for statements whose input does not come from reading the table outside the statement.
+    #[arg(long = "retry-on-conflict", global = true, value_name = "N")]
+    retry_on_conflict: Option<u32>,
     /// After each writing statement, print on stderr the requests it sent to its table's store
     /// (by kind) and its critical path (the longest chain of round trips).
     #[arg(long, short = 'v', global = true)]
@@ -297,6 +303,12 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             .split_once('=')
             .ok_or_else(|| EngineError::invalid(format!("--conf {c:?} is not key=value")))?;
         conflict.set(k, v)?;
+    }
+    if let Some(n) = cli.retry_on_conflict {
+        conflict.reexecution = delta_rlc_engine::txn::reexecute::Reexecution {
+            reruns: delta_rlc_engine::txn::reexecute::Reexecution::reruns(n)?.reruns,
+            ..conflict.reexecution
+        };
     }
     let limit = cli
         .memory_limit

@@ -60,6 +60,11 @@ pub fn print_statement(out: &StatementOutput, json: bool) -> Result<(), EngineEr
                 .map(|e| serde_json::json!({"name": e.name, "fields": e.fields}))
                 .collect();
             obj.insert("events".into(), serde_json::Value::Array(events));
+            obj.insert(
+                "statementRuns".into(),
+                serde_json::json!(c.earlier_runs.len() + 1),
+            );
+            obj.insert("earlierRuns".into(), serde_json::json!(c.earlier_runs));
         }
         if let Some(m) = &out.message {
             obj.insert("message".into(), serde_json::json!(m));
@@ -94,6 +99,10 @@ pub fn print_statement(out: &StatementOutput, json: bool) -> Result<(), EngineEr
                 }
             ),
             None => println!("nothing to commit"),
+        }
+        // Re-execution on conflict ran the statement again: say how often, and why.
+        for (run, why) in c.earlier_runs.iter().enumerate() {
+            println!("run {} aborted, run again: {why}", run + 1);
         }
         for e in &c.events {
             println!(

@@ -61,6 +61,9 @@ pub struct ConflictInfo {
     pub reconcile_failures: Vec<String>,
     /// True when running the operation again may succeed (always, for conflicts).
     pub retryable: bool,
+    /// How many times the statement ran: more than 1 only when re-execution on conflict
+    /// ([`crate::ConflictSettings::retry_on_conflict`]) ran it again and every run aborted.
+    pub statement_runs: u32,
 }
 
 /// The conflict classes of open-source Delta, plus the engine's own limits.
@@ -183,6 +186,7 @@ impl ConflictInfo {
             tier: None,
             reconcile_failures: Vec::new(),
             retryable: true,
+            statement_runs: 1,
         }
     }
 }
@@ -197,6 +201,7 @@ fn conflict_info(c: &ConflictError) -> ConflictInfo {
         tier: c.tier.clone(),
         reconcile_failures: c.reconcile_failures.clone(),
         retryable: true,
+        statement_runs: c.statement_runs,
     }
 }
 
@@ -226,6 +231,31 @@ impl From<EngineError> for Error {
             message: e.to_string(),
             source: Some(Box::new(e)),
         }))
+    }
+}
+
+/// Re-execution on conflict (`delta_rlc_engine::txn::reexecute`) decides on the engine error
+/// underneath: only an error the engine proves left nothing committed runs the statement again.
+impl delta_rlc_engine::txn::reexecute::RunError for Error {
+    fn nothing_landed(&self) -> bool {
+        self.0
+            .source
+            .as_deref()
+            .and_then(|s| s.downcast_ref::<EngineError>())
+            .is_some_and(delta_rlc_engine::txn::reexecute::nothing_landed)
+    }
+
+    fn after_runs(mut self, runs: u32) -> Self {
+        match self.0.source.take().map(|s| s.downcast::<EngineError>()) {
+            Some(Ok(engine)) => Error::from(
+                delta_rlc_engine::txn::reexecute::RunError::after_runs(*engine, runs),
+            ),
+            Some(Err(other)) => {
+                self.0.source = Some(other);
+                self
+            }
+            None => self,
+        }
     }
 }
 

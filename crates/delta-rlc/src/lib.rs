@@ -105,6 +105,52 @@ pub use table::{
 };
 pub use write::{BatchStream, SchemaMode, WriteBuilder, WriteMode};
 
+/// Runs one statement — `run_once(handle)` plans and commits it from `handle` — and, with
+/// re-execution on conflict on ([`ConflictSettings::retry_on_conflict`], or
+/// [`CommitOptions::retry_on_conflict`] for this statement), runs it again after an abort the
+/// engine proves left nothing committed: planned anew from the latest version (the first run reads
+/// the handle's own version), its inputs re-read. `rereadable` is false for a source read once
+/// (a stream, a DataFrame): such a statement runs once, and asking this statement to re-execute
+/// is refused.
+async fn run_statement<F, Fut>(
+    table: &Table,
+    options: &CommitOptions,
+    rereadable: bool,
+    mut run_once: F,
+) -> Result<CommitOutcome>
+where
+    F: FnMut(Table) -> Fut,
+    Fut: std::future::Future<Output = Result<CommitOutcome>>,
+{
+    use delta_rlc_engine::txn::reexecute;
+    let mut policy = table.engine_table().conflict.reexecution;
+    if let Some(n) = options.retry_on_conflict {
+        if n > 0 && !rereadable {
+            return Err(Error::invalid(
+                "retry_on_conflict needs a source that can be read again (record batches in memory); a stream or DataFrame is read once",
+            ));
+        }
+        policy.reruns = reexecute::Reexecution::reruns(n)?.reruns;
+    }
+    if !rereadable {
+        policy.reruns = 0;
+    }
+    let env = table.engine_table().env.clone();
+    let (mut outcome, earlier) = reexecute::run_statement(&policy, &env, |run| {
+        let handle = match run {
+            1 => table.clone(),
+            _ => Table {
+                read_version: None,
+                ..table.clone()
+            },
+        };
+        run_once(handle)
+    })
+    .await?;
+    outcome.earlier_runs = earlier;
+    Ok(outcome)
+}
+
 /// Commits a planned engine transaction with `options` and reports it.
 async fn commit(
     mut txn: delta_rlc_engine::Transaction,

@@ -73,6 +73,18 @@ impl OptimizeBuilder {
     }
 
     async fn run(self) -> Result<CommitOutcome> {
+        let (table, commit) = (self.table.clone(), self.commit.clone());
+        crate::run_statement(&table, &commit, true, |table| {
+            Self {
+                table,
+                ..self.clone()
+            }
+            .run_once()
+        })
+        .await
+    }
+
+    async fn run_once(self) -> Result<CommitOutcome> {
         let inner = &self.table.statement_table();
         let snapshot = inner.snapshot(self.table.read_version).await?;
         let ectx = ExprContext::new(&snapshot, None)?;

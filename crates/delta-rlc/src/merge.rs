@@ -20,10 +20,10 @@ use crate::CastFailure;
 use crate::Expression;
 
 /// The rows a MERGE reads its changes from: Arrow batches or a DataFusion DataFrame.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct MergeSource(Source);
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Source {
     Batches {
         schema: Option<SchemaRef>,
@@ -33,6 +33,13 @@ enum Source {
 }
 
 impl MergeSource {
+    /// Whether re-execution may read the source again: batches, yes; a DataFrame is a plan
+    /// over data its caller chose (possibly this table at the version it was built on), so it
+    /// runs once.
+    fn rereadable(&self) -> bool {
+        matches!(self.0, Source::Batches { .. })
+    }
+
     /// Batches with their schema (needed when there may be no batch).
     pub fn batches(schema: SchemaRef, batches: Vec<RecordBatch>) -> Self {
         MergeSource(Source::Batches {
@@ -180,7 +187,7 @@ enum Pending {
 /// println!("{:?} rows changed in version {:?}", done.metrics.rows_affected, done.version);
 /// # Ok(()) }
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 #[must_use = "a builder does nothing until it is awaited"]
 pub struct MergeBuilder {
     table: Table,
@@ -293,6 +300,18 @@ impl MergeBuilder {
     }
 
     async fn run(self) -> Result<CommitOutcome> {
+        let (table, commit) = (self.table.clone(), self.commit.clone());
+        crate::run_statement(&table, &commit, self.source.rereadable(), |table| {
+            Self {
+                table,
+                ..self.clone()
+            }
+            .run_once()
+        })
+        .await
+    }
+
+    async fn run_once(self) -> Result<CommitOutcome> {
         // No WHEN clause, unknown or twice-assigned columns: the operation refuses them
         // (`MergeSpec`), for SQL, Rust and Python alike.
         let inner = &self.table.statement_table();

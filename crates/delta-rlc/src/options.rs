@@ -67,6 +67,9 @@ pub struct CommitOptions {
     /// writes, deltalake's `app_transactions`); read back with
     /// [`crate::TableSnapshot::app_transaction_version`].
     pub app_transactions: Vec<AppTransaction>,
+    /// This statement's re-runs after a true conflict, instead of the table's
+    /// [`ConflictSettings::retry_on_conflict`] (see there; at most 100).
+    pub retry_on_conflict: Option<u32>,
 }
 
 /// One application's progress marker, committed atomically with the data (a `txn` action).
@@ -125,6 +128,17 @@ pub struct ConflictSettings {
     /// VACUUM refuses a retention below the table's `delta.deletedFileRetentionDuration`
     /// unless this is false (a fixed floor still protects in-flight writers).
     pub retention_duration_check: bool,
+    /// Re-execution on a true conflict, opt in (0, the default, = off; at most 100): a
+    /// statement whose commit aborted is planned again at the latest version and run again, up
+    /// to this many more times, with exponential backoff and jitter; its outcome's
+    /// [`CommitOutcome::earlier_runs`](crate::CommitOutcome::earlier_runs) says why. Only
+    /// statements whose input can be read again re-run (SQL, whose sources are re-evaluated;
+    /// builders given record batches); an unknown commit outcome never re-runs.
+    ///
+    /// The contract: turn it on only for statements whose input does not come from reading this
+    /// table outside the statement. A job that reads a value and then writes an UPDATE computed
+    /// from it must not re-run the UPDATE at a newer version; the same job as one statement may.
+    pub retry_on_conflict: u32,
 }
 
 impl Default for ConflictSettings {
@@ -135,6 +149,7 @@ impl Default for ConflictSettings {
             isolation: None,
             max_commit_attempts: engine.max_attempts,
             retention_duration_check: engine.retention_duration_check,
+            retry_on_conflict: engine.reexecution.reruns,
         }
     }
 }
@@ -147,6 +162,7 @@ impl ConflictSettings {
             retention_duration_check: self.retention_duration_check,
             ..ConflictConfig::default()
         };
+        c.reexecution.reruns = self.retry_on_conflict;
         c.isolation = self.isolation.map(|i| match i {
             Isolation::Serializable => IsolationLevel::Serializable,
             Isolation::WriteSerializable => IsolationLevel::WriteSerializable,
@@ -167,10 +183,12 @@ mod tests {
             isolation: Some(Isolation::Serializable),
             max_commit_attempts: 7,
             retention_duration_check: false,
+            retry_on_conflict: 3,
         }
         .to_engine();
         assert!(c.legacy && !c.retention_duration_check);
         assert_eq!(c.max_attempts, 7);
+        assert_eq!(c.reexecution.reruns, 3);
         assert_eq!(c.isolation, Some(IsolationLevel::Serializable));
         let d = ConflictSettings::default().to_engine();
         assert!(!d.legacy && d.isolation.is_none() && d.retention_duration_check);

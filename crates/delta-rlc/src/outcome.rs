@@ -25,9 +25,17 @@ pub struct CommitOutcome {
     /// The requests the statement sent to the store (reading the snapshot, its files, writing
     /// and committing), with its critical-path depth.
     pub requests: Option<delta_rlc_storage::RequestCounts>,
+    /// Why each earlier run of the statement aborted, when re-execution on conflict
+    /// ([`crate::ConflictSettings::retry_on_conflict`]) ran it again; empty when it ran once.
+    pub earlier_runs: Vec<String>,
 }
 
 impl CommitOutcome {
+    /// How many times the statement ran (1 unless re-execution on conflict ran it again).
+    pub fn statement_runs(&self) -> u32 {
+        self.earlier_runs.len() as u32 + 1
+    }
+
     pub(crate) fn new(result: CommitResult, metrics: &Map<String, Value>) -> Self {
         let committed = result.attempts > 0;
         CommitOutcome {
@@ -40,6 +48,7 @@ impl CommitOutcome {
                 .collect(),
             metrics: Metrics::new(result.affected_rows, metrics),
             requests: None,
+            earlier_runs: result.earlier_runs,
         }
     }
 }

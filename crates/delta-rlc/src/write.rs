@@ -144,6 +144,43 @@ impl WriteBuilder {
     }
 
     async fn run(self) -> Result<CommitOutcome> {
+        let (table, commit) = (self.table.clone(), self.commit.clone());
+        match self.source {
+            WriteSource::Batches(batches) => {
+                crate::run_statement(&table, &commit, true, |table| {
+                    WriteBuilder {
+                        table,
+                        source: WriteSource::Batches(batches.clone()),
+                        mode: self.mode.clone(),
+                        schema_mode: self.schema_mode,
+                        commit: self.commit.clone(),
+                    }
+                    .run_once()
+                })
+                .await
+            }
+            // A stream is read once: the statement runs once (asking it to re-execute is
+            // refused by `run_statement`).
+            WriteSource::Stream(..) => {
+                let mut once = Some(self);
+                crate::run_statement(&table, &commit, false, |table| {
+                    let builder = once.take().map(|b| WriteBuilder { table, ..b });
+                    async move {
+                        match builder {
+                            Some(b) => b.run_once().await,
+                            None => Err(Error::new(
+                                ErrorKind::Internal,
+                                "a streamed write ran twice",
+                            )),
+                        }
+                    }
+                })
+                .await
+            }
+        }
+    }
+
+    async fn run_once(self) -> Result<CommitOutcome> {
         let inner = &self.table.statement_table();
         let snapshot = inner.snapshot(self.table.read_version).await?;
         let mut txn = Transaction::new(inner, Some(std::sync::Arc::clone(&snapshot)), "WRITE");

@@ -114,6 +114,9 @@ pub struct ConflictConfig {
     /// this is off (`retentionDurationCheck=false`, Spark's
     /// `spark.databricks.delta.retentionDurationCheck.enabled`).
     pub retention_duration_check: bool,
+    /// Re-execution on a true conflict (`retryOnConflict`): off unless asked for
+    /// ([`crate::txn::reexecute`]).
+    pub reexecution: crate::txn::reexecute::Reexecution,
     /// Test-only: a deliberately unsound tier that clears every file (the oracle must catch it).
     /// Exists only with the `unsound-for-testing` cargo feature (the CLI never enables it) and is
     /// not a setting: no `--conf`, environment, table property or scenario can reach it.
@@ -131,6 +134,7 @@ impl Default for ConflictConfig {
             value_exact_max_bytes: 256 * 1024 * 1024,
             in_set_threshold: 10_000,
             retention_duration_check: true,
+            reexecution: Default::default(),
             #[cfg(feature = "unsound-for-testing")]
             unsound_for_testing: false,
         }
@@ -173,6 +177,9 @@ impl ConflictConfig {
                 })?
             }
             "retentionDurationCheck" => self.retention_duration_check = as_bool()?,
+            "retryOnConflict" | "rlc.retryOnConflict" => {
+                self.reexecution.reruns = crate::txn::reexecute::Reexecution::parse_reruns(value)?
+            }
             "inSetThreshold" => {
                 self.in_set_threshold = value.parse().map_err(|_| {
                     EngineError::invalid(format!("inSetThreshold must be a count, got {value:?}"))
@@ -183,7 +190,7 @@ impl ConflictConfig {
                 let Some(switch) = Switch::parse(name) else {
                     let known: Vec<&str> = Switch::ALL.iter().map(|s| s.name()).collect();
                     return Err(EngineError::invalid(format!(
-                        "unknown setting {other:?} (known: legacy, isolation, maxAttempts, valueExact.maxBytes, inSetThreshold, retentionDurationCheck, {})",
+                        "unknown setting {other:?} (known: legacy, isolation, maxAttempts, retryOnConflict, valueExact.maxBytes, inSetThreshold, retentionDurationCheck, {})",
                         known.join(", ")
                     )));
                 };

@@ -42,6 +42,9 @@ pub struct ConflictError {
     pub tier: Option<String>,
     /// Reconcilers that failed on this winner (`name: reason`); a failure is a decline.
     pub reconcile_failures: Vec<String>,
+    /// How many times the statement ran before giving up (more than 1 only with re-execution
+    /// on: `crate::txn::reexecute`).
+    pub statement_runs: u32,
 }
 
 impl fmt::Display for ConflictError {
@@ -88,6 +91,13 @@ impl fmt::Display for ConflictError {
                 f,
                 "; reconcile failed: {}",
                 self.reconcile_failures.join("; ")
+            )?;
+        }
+        if self.statement_runs > 1 {
+            write!(
+                f,
+                "; the statement ran {} times (re-execution on conflict exhausted)",
+                self.statement_runs
             )?;
         }
         Ok(())

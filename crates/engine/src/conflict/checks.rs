@@ -76,6 +76,7 @@ fn conflict(
         predicate,
         tier: tier.map(str::to_string),
         reconcile_failures: Vec::new(),
+        statement_runs: 1,
     }))
 }
 

@@ -57,6 +57,10 @@ pub struct ExpectSpec {
     /// Events each transaction must have fired: `A = ["delta.rowLevelConcurrency.deletionVectorsMerged"]`.
     #[serde(default)]
     pub events: BTreeMap<String, Vec<Spanned<String>>>,
+    /// How many times a transaction's statement ran (`[config] retryOnConflict` re-runs a
+    /// statement that aborted on a true conflict): `A = 2`.
+    #[serde(default)]
+    pub runs: BTreeMap<String, Spanned<u32>>,
     /// Per-transaction outcome: "committed", "aborted", or a conflict kind. (serde cannot keep
     /// spans through `flatten`; lines are found with [`expect_key_offset`].)
     #[serde(flatten)]

@@ -19,10 +19,14 @@ pub enum TxnOutcome {
         attempts: u32,
         events: Vec<Event>,
         affected_rows: Option<u64>,
+        /// Why each earlier run aborted, when re-execution ran the statement again.
+        earlier_runs: Vec<String>,
     },
     Aborted {
         kind: String,
         message: String,
+        /// How many times the statement ran before giving up.
+        runs: u32,
     },
     Failed {
         message: String,
@@ -47,11 +51,17 @@ impl TxnOutcome {
                 attempts,
                 events,
                 affected_rows,
+                earlier_runs,
             } => json!({
                 "outcome": "committed", "version": version, "attempts": attempts, "affectedRows": affected_rows,
+                "runs": earlier_runs.len() + 1, "earlierRuns": earlier_runs,
                 "events": events.iter().map(|e| json!({"name": e.name, "fields": e.fields})).collect::<Vec<_>>(),
             }),
-            TxnOutcome::Aborted { kind, message } => json!({"outcome": kind, "error": message}),
+            TxnOutcome::Aborted {
+                kind,
+                message,
+                runs,
+            } => json!({"outcome": kind, "error": message, "runs": runs}),
             TxnOutcome::Failed { message } => json!({"outcome": "failed", "error": message}),
             TxnOutcome::NotRun => json!({"outcome": "not run"}),
         }
@@ -90,12 +100,16 @@ impl ScenarioReport {
                     version,
                     attempts,
                     events,
+                    earlier_runs,
                     ..
                 } => {
                     s.push_str(&format!(
                         "  {n}: committed version {} ({attempts} attempt(s))\n",
                         version.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
                     ));
+                    for (run, why) in earlier_runs.iter().enumerate() {
+                        s.push_str(&format!("      run {} aborted: {why}\n", run + 1));
+                    }
                     for e in events {
                         s.push_str(&format!(
                             "      event {} {}\n",
@@ -337,13 +351,15 @@ pub async fn run_scenario(
                         attempts: 0,
                         events: vec![],
                         affected_rows: None,
+                        earlier_runs: vec![],
                     },
-                    Some(t) => match t.commit().await {
-                        Ok(r) => TxnOutcome::Committed {
+                    Some(t) => match commit_or_rerun(&session, t, &sql).await {
+                        Ok((r, earlier_runs)) => TxnOutcome::Committed {
                             version: r.version,
                             attempts: r.attempts,
                             events: r.events,
                             affected_rows: r.affected_rows,
+                            earlier_runs,
                         },
                         Err(e) => outcome_of_error(e),
                     },
@@ -379,6 +395,20 @@ pub async fn run_scenario(
                 report.mismatches.push(format!(
                     "{}: {name} expected {want_str}, got {got}{detail}",
                     at(expect_key_offset(source, name))
+                ));
+            }
+        }
+        for (name, want) in &e.runs {
+            let got = match outcomes.get(name) {
+                Some(TxnOutcome::Committed { earlier_runs, .. }) => earlier_runs.len() as u32 + 1,
+                Some(TxnOutcome::Aborted { runs, .. }) => *runs,
+                _ => 0,
+            };
+            if got != *want.get_ref() {
+                report.mismatches.push(format!(
+                    "{}: {name} expected {} run(s), got {got}",
+                    at(want.span().start),
+                    want.get_ref()
                 ));
             }
         }
@@ -427,6 +457,34 @@ pub async fn run_scenario(
     Ok(report)
 }
 
+/// Commits the started transaction `t`; with re-execution on (`[config] retryOnConflict`), a
+/// true conflict runs `sql` again from the latest version, as `SqlSession::execute` would.
+async fn commit_or_rerun(
+    session: &SqlSession,
+    t: Box<Transaction>,
+    sql: &str,
+) -> Result<(crate::txn::CommitResult, Vec<String>)> {
+    let mut started = Some(t);
+    crate::txn::reexecute::run_statement(&session.reexecution(), &session.env, |_| {
+        let first = started.take();
+        async move {
+            let t = match first {
+                Some(t) => t,
+                None => match session.prepare(sql).await? {
+                    Prepared::Write(t) => t,
+                    _ => {
+                        return Err(EngineError::Internal(
+                            "a re-run statement no longer writes".into(),
+                        ))
+                    }
+                },
+            };
+            t.commit().await
+        }
+    })
+    .await
+}
+
 fn is_syntax(e: &EngineError) -> bool {
     e.to_string().contains("SQL syntax error")
         || matches!(e, EngineError::DataFusion(d) if matches!(d.as_ref(), datafusion::error::DataFusionError::SQL(..)))
@@ -437,6 +495,7 @@ fn outcome_of_error(e: EngineError) -> TxnOutcome {
         EngineError::Conflict(c) => TxnOutcome::Aborted {
             kind: c.kind.name().to_string(),
             message: e.to_string(),
+            runs: c.statement_runs,
         },
         _ => TxnOutcome::Failed {
             message: e.to_string(),

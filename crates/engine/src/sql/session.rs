@@ -78,8 +78,8 @@ pub struct SqlSession {
     /// The data and DV files read per location, kept across the session's statements
     /// (`TableStore::keeping_objects`).
     kept: Arc<Mutex<std::collections::HashMap<String, Arc<ObjectCache>>>>,
-    /// Spark settings (`SET spark.sql.ansi.enabled = false`), shared by clones.
-    spark: Arc<Mutex<crate::spark::SparkOptions>>,
+    /// What `SET` changed (`spark.sql.ansi.enabled`, `rlc.retryOnConflict`), shared by clones.
+    settings: Arc<Mutex<super::settings::SessionSettings>>,
 }
 
 impl SqlSession {
@@ -96,13 +96,23 @@ impl SqlSession {
             objects: Arc::default(),
             snapshots: Arc::default(),
             kept: Arc::default(),
-            spark: Arc::default(),
+            settings: Arc::default(),
         }
     }
 
     /// The session's Spark settings (ANSI mode unless a `SET` turned it off).
     pub fn spark_options(&self) -> crate::spark::SparkOptions {
-        self.spark.lock().map(|o| *o).unwrap_or_default()
+        self.settings.lock().map(|o| o.spark).unwrap_or_default()
+    }
+
+    /// How a statement that aborts on a true conflict is run again: the conflict
+    /// configuration's, unless `SET rlc.retryOnConflict` changed it.
+    pub fn reexecution(&self) -> crate::txn::reexecute::Reexecution {
+        let mut policy = self.conflict.reexecution;
+        if let Some(n) = self.settings.lock().ok().and_then(|o| o.retry_on_conflict) {
+            policy.reruns = n;
+        }
+        policy
     }
 
     fn snapshot_cache(&self, location: &str) -> crate::table::SnapshotCache {
@@ -191,8 +201,22 @@ impl SqlSession {
         }
     }
 
-    /// Runs a statement to completion (commits writes).
+    /// Runs a statement to completion (commits writes). With re-execution on
+    /// ([`SqlSession::reexecution`]), a write that aborted on a true conflict is planned again
+    /// from the statement's AST at the latest snapshot and run again; the output's commit says
+    /// why the earlier runs aborted.
     pub async fn execute(&self, sql: &str) -> Result<StatementOutput> {
+        let policy = self.reexecution();
+        let (mut out, earlier) =
+            crate::txn::reexecute::run_statement(&policy, &self.env, |_| self.execute_once(sql))
+                .await?;
+        if let Some(c) = out.commit.as_mut() {
+            c.earlier_runs = earlier;
+        }
+        Ok(out)
+    }
+
+    async fn execute_once(&self, sql: &str) -> Result<StatementOutput> {
         match self.prepare(sql).await? {
             Prepared::Rows(batches) => Ok(StatementOutput {
                 batches,
@@ -458,15 +482,12 @@ impl SqlSession {
         match &st {
             DFStatement::Statement(s) => match s.as_ref() {
                 Statement::Set(_) => {
-                    let options = super::settings::read_set(s, self.spark_options())?;
-                    if let Ok(mut o) = self.spark.lock() {
-                        *o = options;
-                    }
-                    Ok(Prepared::Done(format!(
-                        "{} = {}",
-                        crate::spark::ANSI_KEY,
-                        options.ansi
-                    )))
+                    let mut held = self.settings.lock().map_err(|_| {
+                        EngineError::Internal("session settings lock poisoned".into())
+                    })?;
+                    let (settings, message) = super::settings::read_set(s, *held)?;
+                    *held = settings;
+                    Ok(Prepared::Done(message))
                 }
                 Statement::Delete(_) => Ok(Prepared::Write(Box::new(
                     super::dml::prepare_delete(self, &refs, s).await?,

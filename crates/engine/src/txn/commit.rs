@@ -88,6 +88,9 @@ pub struct CommitResult {
     pub attempts: u32,
     pub events: Vec<Event>,
     pub affected_rows: Option<u64>,
+    /// Why each earlier run of the statement aborted, when re-execution on conflict ran it again
+    /// (`reexecute`); empty when it ran once.
+    pub earlier_runs: Vec<String>,
 }
 
 struct AttemptState {
@@ -112,6 +115,7 @@ impl Transaction {
                 attempts: 0,
                 events: Vec::new(),
                 affected_rows: self.affected_rows,
+                earlier_runs: Vec::new(),
             });
         }
         let protocol = self
@@ -216,6 +220,7 @@ impl Transaction {
                     predicate: Some("multiple writers are creating this table".into()),
                     tier: None,
                     reconcile_failures: Vec::new(),
+                    statement_runs: 1,
                 })));
             };
             // The winners, up to the first version not yet written (see `may_probe_commits`).
@@ -319,6 +324,7 @@ impl Transaction {
             predicate: Some(format!("gave up after {attempt} attempts")),
             tier: None,
             reconcile_failures: Vec::new(),
+            statement_runs: 1,
         })))
     }
 
@@ -549,6 +555,7 @@ impl Transaction {
             attempts,
             events,
             affected_rows: self.affected_rows,
+            earlier_runs: Vec::new(),
         })
     }
 

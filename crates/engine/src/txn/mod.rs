@@ -4,6 +4,7 @@
 pub mod change_data;
 mod commit;
 pub mod identity;
+pub mod reexecute;
 pub mod uploads;
 
 use std::sync::Arc;

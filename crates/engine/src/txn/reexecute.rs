@@ -1,0 +1,279 @@
+//! Re-execution on a true conflict, opt in (off by default).
+//!
+//! A statement whose commit aborted on a conflict the checker could not reconcile is planned and
+//! run again from the table's latest snapshot, as a user re-running it by hand would, up to
+//! [`Reexecution::reruns`] more times with exponential backoff and full jitter.
+//!
+//! Why this is as safe as the retry a user writes:
+//! - Each run is a fresh transaction: it reads the latest snapshot, re-evaluates the statement's
+//!   predicate and sources there, and commits through the one commit function and the whole
+//!   conflict checker. Nothing of the aborted run (its read set, its files) is reused; its data
+//!   files stay invisible, as every aborted transaction's do, until VACUUM removes them.
+//! - Only errors that prove nothing landed are re-run: a conflict ([`EngineError::Conflict`], the
+//!   commit's put never took a version: a lost response is resolved to "ours" before any conflict
+//!   is reported) and an expired transaction. [`EngineError::CommitUnknown`] (the commit may have
+//!   landed) and every other error are returned as they are, so a statement never applies twice.
+//! - The statement's inputs must be re-readable: SQL (its sources re-evaluated at the new
+//!   snapshot) and library calls whose source is data in memory. A source that is a stream is
+//!   read once, so a caller with one does not re-execute.
+//!
+//! The contract the caller accepts by turning it on: the statement's input does not depend on
+//! what the caller read from the table outside the statement. A job that SELECTs a value and
+//! then writes an UPDATE computed from it must not re-execute the UPDATE (the value may be
+//! stale at the new snapshot); the same job as one statement (`UPDATE … SET v = (SELECT …)`)
+//! may.
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::env::Env;
+use crate::error::{EngineError, Result};
+
+/// How many more times a statement may run after a true conflict, and how long it waits between
+/// runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reexecution {
+    /// Runs after the first (0 = never re-run: the default).
+    pub reruns: u32,
+    /// The wait before the first re-run is drawn from `[0, backoff]`; each later one doubles the
+    /// bound, up to `max_backoff` (full jitter).
+    pub backoff: Duration,
+    pub max_backoff: Duration,
+}
+
+impl Default for Reexecution {
+    fn default() -> Self {
+        Reexecution {
+            reruns: 0,
+            backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The most re-runs a setting may ask for: past this, retrying is a loop, not a policy.
+pub const MAX_RERUNS: u32 = 100;
+
+impl Reexecution {
+    /// `n` re-runs with the default backoff.
+    pub fn reruns(n: u32) -> Result<Self> {
+        if n > MAX_RERUNS {
+            return Err(EngineError::invalid(format!(
+                "retryOnConflict must be at most {MAX_RERUNS}, got {n}"
+            )));
+        }
+        Ok(Reexecution {
+            reruns: n,
+            ..Reexecution::default()
+        })
+    }
+
+    /// Parses a setting's value (`3`).
+    pub fn parse_reruns(value: &str) -> Result<u32> {
+        let n: u32 = value.trim().parse().map_err(|_| {
+            EngineError::invalid(format!(
+                "retryOnConflict must be a count of re-runs (0 = off), got {value:?}"
+            ))
+        })?;
+        Reexecution::reruns(n).map(|r| r.reruns)
+    }
+
+    /// Whether a statement that failed with `error` on its `run`-th run (1-based) runs again.
+    pub fn runs_again(&self, run: u32, error: &impl RunError) -> bool {
+        run <= self.reruns && error.nothing_landed()
+    }
+
+    /// The wait before run `run + 1`, after run `run` (1-based) aborted: uniform in
+    /// `[0, min(max_backoff, backoff × 2^(run-1))]`, drawn from the environment's ids so a
+    /// simulation stays deterministic.
+    pub fn wait_after(&self, run: u32, env: &Env) -> Duration {
+        let doubled = self
+            .backoff
+            .saturating_mul(1u32 << run.saturating_sub(1).min(20));
+        let bound = doubled.min(self.max_backoff).as_micros() as u64;
+        if bound == 0 {
+            return Duration::ZERO;
+        }
+        let draw = env.ids.uuid().as_u128() as u64;
+        Duration::from_micros(draw % (bound + 1))
+    }
+}
+
+/// An error after which the statement is known not to have committed, and that a later snapshot
+/// may not repeat: a conflict, or a transaction open too long.
+pub fn nothing_landed(error: &EngineError) -> bool {
+    matches!(
+        error,
+        EngineError::Conflict(_) | EngineError::TransactionExpired(_)
+    )
+}
+
+/// An error a statement's run may end with (the engine's, or a front end's wrapping it).
+pub trait RunError: std::fmt::Display {
+    /// The run is known not to have committed, and a later snapshot may not repeat the error
+    /// ([`nothing_landed`]).
+    fn nothing_landed(&self) -> bool;
+    /// The error after `runs` runs of the statement (a conflict records the count).
+    fn after_runs(self, runs: u32) -> Self;
+}
+
+impl RunError for EngineError {
+    fn nothing_landed(&self) -> bool {
+        nothing_landed(self)
+    }
+
+    fn after_runs(self, runs: u32) -> Self {
+        match self {
+            EngineError::Conflict(mut c) => {
+                c.statement_runs = runs;
+                EngineError::Conflict(c)
+            }
+            other => other,
+        }
+    }
+}
+
+/// Why each earlier run of a statement did not commit (empty: it ran once).
+pub type EarlierRuns = Vec<String>;
+
+/// Runs `run_once` (given the 1-based run number), again after each abort `policy` allows. On
+/// success, returns the value and why the earlier runs aborted; on failure, the last error, with
+/// a conflict's count of runs set.
+pub async fn run_statement<T, E, F, Fut>(
+    policy: &Reexecution,
+    env: &Env,
+    mut run_once: F,
+) -> std::result::Result<(T, EarlierRuns), E>
+where
+    E: RunError,
+    F: FnMut(u32) -> Fut,
+    Fut: Future<Output = std::result::Result<T, E>>,
+{
+    let mut earlier = Vec::new();
+    let mut run = 1u32;
+    loop {
+        match run_once(run).await {
+            Ok(value) => return Ok((value, earlier)),
+            Err(e) if policy.runs_again(run, &e) => {
+                earlier.push(e.to_string());
+                let wait = policy.wait_after(run, env);
+                if !wait.is_zero() {
+                    tokio::time::sleep(wait).await;
+                }
+                run += 1;
+            }
+            Err(e) => return Err(e.after_runs(run)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conflict_error::{ConflictError, ConflictKind};
+
+    fn conflict() -> EngineError {
+        EngineError::Conflict(Box::new(ConflictError {
+            kind: ConflictKind::ConcurrentDeleteRead,
+            winning_version: 3,
+            winning_operation: "DELETE".into(),
+            files: vec![],
+            predicate: None,
+            tier: None,
+            reconcile_failures: vec![],
+            statement_runs: 1,
+        }))
+    }
+
+    fn quick(reruns: u32) -> Reexecution {
+        Reexecution {
+            reruns,
+            backoff: Duration::ZERO,
+            max_backoff: Duration::ZERO,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_conflict_runs_again_until_the_reruns_are_spent() {
+        let env = Env::deterministic(1);
+        let mut runs = 0;
+        let out: Result<(u32, EarlierRuns)> = run_statement(&quick(2), &env, |_| {
+            runs += 1;
+            async { Err(conflict()) }
+        })
+        .await;
+        assert_eq!(runs, 3);
+        match out {
+            Err(EngineError::Conflict(c)) => {
+                assert_eq!(c.statement_runs, 3);
+                assert!(c.to_string().contains("the statement ran 3 times"), "{c}");
+            }
+            other => panic!("expected the last conflict, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_later_run_that_commits_reports_why_the_earlier_ones_aborted() {
+        let env = Env::deterministic(1);
+        let out = run_statement(&quick(5), &env, |run| async move {
+            match run {
+                1 | 2 => Err(conflict()),
+                n => Ok(n),
+            }
+        })
+        .await;
+        let Ok((value, earlier)) = out else {
+            panic!("expected a commit, got {out:?}")
+        };
+        assert_eq!(value, 3);
+        assert_eq!(earlier.len(), 2);
+        assert!(
+            earlier[0].starts_with("ConcurrentDeleteRead"),
+            "{earlier:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_unknown_outcome_or_bad_input_never_runs_again() {
+        let env = Env::deterministic(1);
+        for error in [
+            || EngineError::CommitUnknown("lost".into()),
+            || EngineError::invalid("bad"),
+        ] {
+            let mut runs = 0;
+            let out: Result<((), EarlierRuns)> = run_statement(&quick(5), &env, |_| {
+                runs += 1;
+                async move { Err(error()) }
+            })
+            .await;
+            assert_eq!(runs, 1);
+            assert!(out.is_err());
+        }
+        // Off by default: a conflict is returned after one run.
+        let mut runs = 0;
+        let out: Result<((), EarlierRuns)> = run_statement(&Reexecution::default(), &env, |_| {
+            runs += 1;
+            async { Err(conflict()) }
+        })
+        .await;
+        assert_eq!(runs, 1);
+        assert!(matches!(out, Err(EngineError::Conflict(c)) if c.statement_runs == 1));
+    }
+
+    #[test]
+    fn waits_grow_with_jitter_and_stay_bounded() {
+        let env = Env::deterministic(7);
+        let p = Reexecution {
+            reruns: 10,
+            backoff: Duration::from_millis(10),
+            max_backoff: Duration::from_millis(50),
+        };
+        for run in 1..=10 {
+            let bound = Duration::from_millis(10 * (1 << (run - 1))).min(p.max_backoff);
+            assert!(p.wait_after(run, &env) <= bound);
+        }
+        assert!(Reexecution::reruns(MAX_RERUNS + 1).is_err());
+        assert!(Reexecution::parse_reruns("x").is_err());
+        assert_eq!(Reexecution::parse_reruns(" 3 ").ok(), Some(3));
+    }
+}
