@@ -419,8 +419,27 @@ impl SqlSession {
         st: DFStatement,
         record: Option<(&str, Arc<Mutex<ReadSet>>)>,
     ) -> Result<datafusion::dataframe::DataFrame> {
-        let ctx = self.context(refs, record).await?;
         let calls = super::bind::table_calls(&st);
+        // A writing statement that reads through a table function (its files, its rows, its
+        // change feed) read data the provider's read recording never sees. The function may name
+        // the target under another spelling, so any such call counts as reading the whole
+        // target: a concurrent change to it is then a conflict (an extra abort when the function
+        // read another table), never a stale read committed.
+        if let Some((_, reads)) = &record {
+            let through_function = calls.iter().any(|(n, _)| {
+                n == super::files_fn::NAME
+                    || n == super::rows_fn::NAME
+                    || n == super::changes_fn::NAME
+            });
+            if through_function {
+                let mut reads = reads
+                    .lock()
+                    .map_err(|_| EngineError::Internal("read set lock poisoned".into()))?;
+                reads.read_whole_table();
+                reads.read_by_query();
+            }
+        }
+        let ctx = self.context(refs, record).await?;
         for name in [super::files_fn::NAME, super::rows_fn::NAME] {
             let args = super::files_fn::calls(&calls, name);
             if args.is_empty() {
