@@ -74,6 +74,13 @@ pub struct SimReport {
     pub transient_faults: u64,
     pub anomalies: Vec<Anomaly>,
     pub trace_hash: u64,
+    /// Re-execution on conflict (`conflict.reexecution`): runs after the first, statements that
+    /// committed on a re-run, statements whose every allowed run aborted, and statements that
+    /// aborted while re-runs were left (must stay 0: an abort the policy declined to re-run).
+    pub reruns: u64,
+    pub committed_after_rerun: u64,
+    pub reruns_exhausted: u64,
+    pub aborted_with_reruns_left: u64,
 }
 
 /// A value of `g`: mostly small, sometimes one only a widened `g` holds (two of them, so writers
@@ -243,7 +250,11 @@ fn table_sql(rng: &mut Rng, schema_changes: bool) -> String {
 
 enum Slot {
     Idle,
-    Started(Box<Transaction>, usize),
+    /// A started transaction, its record, and which run of its statement it is (1-based).
+    Started(Box<Transaction>, usize, u32),
+    /// A statement whose last run aborted on a true conflict, to be planned again from the
+    /// latest version (re-execution on), and the run it will be.
+    Rerun(Op, u32),
 }
 
 pub async fn run(cfg: &SimConfig) -> Result<SimReport, EngineError> {
@@ -307,12 +318,19 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
             continue;
         };
         match std::mem::replace(slot, Slot::Idle) {
-            Slot::Idle if remaining > 0 => {
-                remaining -= 1;
-                let op = if cfg.schema_changes && rng.chance(35) {
-                    schema_change_op(&mut rng, &mut next_key)
-                } else {
-                    random_op(&mut rng, &mut next_key, records.len() as i64)
+            Slot::Idle if remaining == 0 => {}
+            state @ (Slot::Idle | Slot::Rerun(..)) => {
+                let (op, run) = match state {
+                    Slot::Rerun(op, run) => (op, run),
+                    _ => {
+                        remaining -= 1;
+                        let op = if cfg.schema_changes && rng.chance(35) {
+                            schema_change_op(&mut rng, &mut next_key)
+                        } else {
+                            random_op(&mut rng, &mut next_key, records.len() as i64)
+                        };
+                        (op, 1)
+                    }
                 };
                 let rec_idx = records.len();
                 if cfg.faults {
@@ -336,7 +354,7 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
                             outcome: Outcome::Failed("not committed".into()),
                             written,
                         });
-                        *slot = Slot::Started(t, rec_idx);
+                        *slot = Slot::Started(t, rec_idx, run);
                     }
                     Ok(_) => {
                         records.push(TxnRecord {
@@ -394,8 +412,7 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
                     }
                 }
             }
-            Slot::Idle => {}
-            Slot::Started(t, idx) => {
+            Slot::Started(t, idx, run) => {
                 if cfg.faults && rng.chance(15) {
                     let fault = if rng.chance(50) {
                         Fault::LoseResponse
@@ -408,22 +425,33 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
                     arm_transient(&mut rng, &faulty);
                 }
                 let outcome = match t.commit().await {
-                    Ok(r) => {
-                        for e in &r.events {
-                            *report.events.entry(e.name.clone()).or_default() += 1;
+                    Ok(r) if run > 1 => {
+                        report.committed_after_rerun += 1;
+                        committed_outcome(&mut report, &r)
+                    }
+                    Ok(r) => committed_outcome(&mut report, &r),
+                    Err(e) if cfg.conflict.reexecution.runs_again(run, &e) => {
+                        // The engine's re-execution rule: planned again from the latest
+                        // version, as a fresh transaction with its own record.
+                        report.reruns += 1;
+                        let kind = match &e {
+                            EngineError::Conflict(c) => c.kind.name().to_string(),
+                            other => other.to_string(),
+                        };
+                        *report.aborts.entry(kind.clone()).or_default() += 1;
+                        if let Some(r) = records.get(idx) {
+                            *slot = Slot::Rerun(r.op.clone(), run + 1);
                         }
-                        match r.version {
-                            Some(v) if r.attempts > 0 => {
-                                report.commits += 1;
-                                Outcome::Committed(v)
-                            }
-                            _ => {
-                                report.empty += 1;
-                                Outcome::Empty
-                            }
-                        }
+                        Outcome::Aborted(kind)
                     }
                     Err(EngineError::Conflict(c)) => {
+                        if cfg.conflict.reexecution.reruns > 0 {
+                            if run > cfg.conflict.reexecution.reruns {
+                                report.reruns_exhausted += 1;
+                            } else {
+                                report.aborted_with_reruns_left += 1;
+                            }
+                        }
                         *report.aborts.entry(c.kind.name().to_string()).or_default() += 1;
                         Outcome::Aborted(c.kind.name().to_string())
                     }
@@ -435,7 +463,7 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
                 if let Some(r) = records.get_mut(idx) {
                     fnv(
                         &mut report.trace_hash,
-                        &format!("{step}:{w}:{}:{outcome:?};", r.op.sql()),
+                        &format!("{step}:{w}:{run}:{}:{outcome:?};", r.op.sql()),
                     );
                     r.outcome = outcome;
                 }
@@ -467,6 +495,23 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
         });
     }
     Ok(report)
+}
+
+/// A commit's outcome: committed at a version, or empty (nothing to commit).
+fn committed_outcome(report: &mut SimReport, r: &delta_rlc_engine::txn::CommitResult) -> Outcome {
+    for e in &r.events {
+        *report.events.entry(e.name.clone()).or_default() += 1;
+    }
+    match r.version {
+        Some(v) if r.attempts > 0 => {
+            report.commits += 1;
+            Outcome::Committed(v)
+        }
+        _ => {
+            report.empty += 1;
+            Outcome::Empty
+        }
+    }
 }
 
 /// The configuration a seed runs under: every switch combination shows up across seeds (legacy,
