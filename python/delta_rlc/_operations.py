@@ -62,8 +62,10 @@ def _source_stream(source: Any) -> Any:
 class TableMerger:
     """MERGE builder: add clauses in order, then ``execute()``."""
 
-    def __init__(self, table: DeltaTable, source: Any, predicate: str, source_alias: str, target_alias: str, commit_properties: Optional[CommitProperties], merge_schema: bool = False, post_commithook_properties: Optional[PostCommitHookProperties] = None, writer: Optional[Dict[str, Any]] = None, error_on_type_mismatch: bool = True) -> None:
+    def __init__(self, table: DeltaTable, source: Any, predicate: str, source_alias: str, target_alias: str, commit_properties: Optional[CommitProperties], merge_schema: bool = False, post_commithook_properties: Optional[PostCommitHookProperties] = None, writer: Optional[Dict[str, Any]] = None, error_on_type_mismatch: bool = True, retry_on_conflict: Optional[int] = None) -> None:
         self._hooks = post_commithook_properties
+        _commit(None, None, retry_on_conflict)
+        self._retry_on_conflict = retry_on_conflict
         self._writer = writer
         _commit(None, post_commithook_properties)
         self._table = table
@@ -111,7 +113,7 @@ class TableMerger:
         return self._add("not_matched_by_source_delete", predicate, None)
 
     def execute(self) -> Dict[str, Any]:
-        out = self._table._table.merge(self._source, self._predicate, self._source_alias, self._target_alias, self._clauses, _commit(self._commit), self._table._version, self._merge_schema, self._writer, self._null_on_cast_failure)
+        out = self._table._table.merge(self._source, self._predicate, self._source_alias, self._target_alias, self._clauses, _commit(self._commit, None, self._retry_on_conflict), self._table._version, self._merge_schema, self._writer, self._null_on_cast_failure)
         _after_commit(self._table._table, self._hooks)
         return self._table._moved(out)
 

@@ -28,15 +28,18 @@ class ConflictConfig:
 
     ``legacy=True`` reproduces open-source Delta exactly (abort whenever a concurrent commit might
     overlap); ``isolation`` is ``"Serializable"``, ``"WriteSerializable"`` (the default) or
-    ``"SnapshotIsolation"``.
+    ``"SnapshotIsolation"``. ``retry_on_conflict=n`` re-runs a statement that aborted on a true
+    conflict up to ``n`` more times (the default for every statement on the table).
     """
 
     legacy: bool = False
     isolation: Optional[str] = None
     max_commit_attempts: Optional[int] = None
+    #: Re-execution on a true conflict (0 = off): see ``DeltaTable.delete``'s ``retry_on_conflict``.
+    retry_on_conflict: int = 0
 
     def _to_dict(self) -> Dict[str, Any]:
-        return {"legacy": self.legacy, "isolation": self.isolation, "max_commit_attempts": self.max_commit_attempts}
+        return {"legacy": self.legacy, "isolation": self.isolation, "max_commit_attempts": self.max_commit_attempts, "retry_on_conflict": self.retry_on_conflict}
 
 
 @dataclass
@@ -409,10 +412,18 @@ class DeltaTable:
         return pa.RecordBatchReader.from_batches(batch.schema, [batch])
 
     # --- writes ------------------------------------------------------------------------------
-    def delete(self, predicate: Optional[str] = None, writer_properties: Any = None, *args: Any, post_commithook_properties: Optional[PostCommitHookProperties] = None, commit_properties: Optional[CommitProperties] = None) -> Dict[str, Any]:
-        """Deletes the rows matching the SQL ``predicate`` (every row without one)."""
+    def delete(self, predicate: Optional[str] = None, writer_properties: Any = None, *args: Any, post_commithook_properties: Optional[PostCommitHookProperties] = None, commit_properties: Optional[CommitProperties] = None, retry_on_conflict: Optional[int] = None) -> Dict[str, Any]:
+        """Deletes the rows matching the SQL ``predicate`` (every row without one).
+
+        ``retry_on_conflict=n`` (delta_rlc's own, off by default): when the commit aborts on a
+        true conflict, the statement is planned again at the table's latest version and run
+        again, up to ``n`` more times, with backoff; the result's ``statement_runs`` and
+        ``earlier_runs`` say how often and why. Use it only when the statement's input does not
+        come from reading this table outside the statement (a value read first and written
+        back by a later call may be stale at the newer version).
+        """
         commit_properties, post_commithook_properties = deprecate_positional_commit_args("delete", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
-        out = self._table.delete(predicate, _commit(commit_properties, post_commithook_properties), self._version, _writer(writer_properties))
+        out = self._table.delete(predicate, _commit(commit_properties, post_commithook_properties, retry_on_conflict), self._version, _writer(writer_properties))
         _after_commit(self._table, post_commithook_properties)
         return self._moved(out)
 
@@ -426,8 +437,10 @@ class DeltaTable:
         *args: Any,
         post_commithook_properties: Optional[PostCommitHookProperties] = None,
         commit_properties: Optional[CommitProperties] = None,
+        retry_on_conflict: Optional[int] = None,
     ) -> Dict[str, Any]:
-        """Sets columns to SQL expressions (``updates``) or Python values (``new_values``)."""
+        """Sets columns to SQL expressions (``updates``) or Python values (``new_values``).
+        ``retry_on_conflict``: as for ``delete``."""
         commit_properties, post_commithook_properties = deprecate_positional_commit_args("update", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
         # deltalake's messages, word for word (callers match on them).
         if updates is None and new_values is None:
@@ -448,7 +461,7 @@ class DeltaTable:
                 raise TypeError("Invalid datatype provided in new_values, only int, float, bool, list, str or datetime or accepted.") from None
         # error_on_type_mismatch=False: a value that does not cast to its column is stored as
         # NULL (a NOT NULL column still fails), as deltalake does.
-        out = self._table.update(pairs, predicate, _commit(commit_properties, post_commithook_properties), self._version, _writer(writer_properties), not error_on_type_mismatch)
+        out = self._table.update(pairs, predicate, _commit(commit_properties, post_commithook_properties, retry_on_conflict), self._version, _writer(writer_properties), not error_on_type_mismatch)
         _after_commit(self._table, post_commithook_properties)
         return self._moved(out)
 
@@ -467,12 +480,14 @@ class DeltaTable:
         *args: Any,
         post_commithook_properties: Optional[PostCommitHookProperties] = None,
         commit_properties: Optional[CommitProperties] = None,
+        retry_on_conflict: Optional[int] = None,
     ) -> TableMerger:
         """MERGE builder; ``merge_schema=True`` adds the source's new columns to the table
         (schema evolution, in the MERGE's own commit). Columns are qualified by the aliases
-        (``source`` and ``target`` unless given)."""
+        (``source`` and ``target`` unless given). ``retry_on_conflict``: as for ``delete`` (the
+        source's rows are held, so a re-run reads them again)."""
         commit_properties, post_commithook_properties = deprecate_positional_commit_args("merge", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
-        return TableMerger(self, source, predicate, source_alias or "source", target_alias or "target", commit_properties, merge_schema, post_commithook_properties, _writer(writer_properties), error_on_type_mismatch)
+        return TableMerger(self, source, predicate, source_alias or "source", target_alias or "target", commit_properties, merge_schema, post_commithook_properties, _writer(writer_properties), error_on_type_mismatch, retry_on_conflict)
 
     @property
     def optimize(self) -> TableOptimizer:

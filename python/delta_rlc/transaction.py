@@ -104,10 +104,17 @@ class CommitProperties:
         return f"CommitProperties(custom_metadata={self.custom_metadata!r}, max_commit_retries={self.max_commit_retries!r}, app_transactions={self.app_transactions!r})"
 
 
-def _commit(props: Optional[CommitProperties], hooks: Optional[PostCommitHookProperties] = None) -> Optional[Dict[str, Any]]:
+def _commit(props: Optional[CommitProperties], hooks: Optional[PostCommitHookProperties] = None, retry_on_conflict: Optional[int] = None) -> Optional[Dict[str, Any]]:
     if hooks is not None:
         hooks._check()
-    return props._to_dict() if props is not None else None
+    out = props._to_dict() if props is not None else None
+    if retry_on_conflict is not None:
+        # Re-execution on a true conflict (delta_rlc's own keyword; off unless asked for).
+        if isinstance(retry_on_conflict, bool) or not isinstance(retry_on_conflict, int) or retry_on_conflict < 0:
+            raise ValueError(f"retry_on_conflict must be a non-negative int, got {retry_on_conflict!r}")
+        out = dict(out or {})
+        out["retry_on_conflict"] = retry_on_conflict
+    return out
 
 
 def _after_commit(raw: Any, hooks: Optional[PostCommitHookProperties]) -> None:

@@ -39,6 +39,7 @@ def write_deltalake(
     commit_properties: Optional[CommitProperties] = None,
     post_commithook_properties: Optional[PostCommitHookProperties] = None,
     conflict: Optional[ConflictConfig] = None,
+    retry_on_conflict: Optional[int] = None,
 ) -> Dict[str, Any]:
     """Writes Arrow data (pyarrow, polars, pandas, DuckDB results, anything with
     ``__arrow_c_stream__``) to a Delta table, creating it if it does not exist.
@@ -48,7 +49,10 @@ def write_deltalake(
     Columns are matched by name; ``schema_mode="merge"`` adds the data's new columns to the table
     (and writes NULL for the columns it lacks), ``schema_mode="overwrite"`` (with
     ``mode="overwrite"``) replaces the schema. Returns the commit's metrics (``version``,
-    ``num_commit_attempts``, ``reconcile_events``, …).
+    ``num_commit_attempts``, ``reconcile_events``, …). ``retry_on_conflict=n`` (delta_rlc's own,
+    off by default) re-runs a write that aborted on a true conflict (an overwrite or replace-where
+    racing another writer) up to ``n`` more times at the latest version; the data is then held
+    in memory so it can be written again.
     """
     _unsupported(target_file_size=target_file_size)
     writer = _writer(writer_properties)
@@ -95,7 +99,7 @@ def write_deltalake(
         return {"version": None, "num_commit_attempts": 0}
     if partition_by and list(partition_by) != table.partition_columns():
         raise ValueError(f"partition_by {partition_by} differs from the table's {table.partition_columns()}")
-    out = table._table.write(data, mode, predicate, _commit(commit_properties), table._version if isinstance(table_or_uri, DeltaTable) else None, schema_mode, writer)
+    out = table._table.write(data, mode, predicate, _commit(commit_properties, None, retry_on_conflict), table._version if isinstance(table_or_uri, DeltaTable) else None, schema_mode, writer)
     _after_commit(table._table, post_commithook_properties)
     return table._moved(out)
 

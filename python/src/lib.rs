@@ -39,7 +39,7 @@ create_exception!(
     delta_rlc.exceptions,
     CommitFailedError,
     DeltaError,
-    "A concurrent commit truly conflicts; nothing was committed. Fields: conflict_type, winning_version, winning_operation, files, read_predicate, tier, retryable."
+    "A concurrent commit truly conflicts; nothing was committed. Fields: conflict_type, winning_version, winning_operation, files, read_predicate, tier, retryable, statement_runs."
 );
 create_exception!(
     delta_rlc.exceptions,
@@ -165,6 +165,7 @@ fn to_py_err(py: Python<'_>, e: delta_rlc::Error) -> PyErr {
             let _ = v.setattr("tier", info.tier.clone());
             let _ = v.setattr("reconcile_failures", info.reconcile_failures.clone());
             let _ = v.setattr("retryable", info.retryable);
+            let _ = v.setattr("statement_runs", info.statement_runs);
             return err;
         }
         ErrorKind::NotFound => TableNotFoundError::new_err(msg),
@@ -337,6 +338,11 @@ fn conflict_settings(conflict: Option<&Bound<'_, PyDict>>) -> PyResult<ConflictS
             s.max_commit_attempts = v.extract()?;
         }
     }
+    if let Some(v) = d.get_item("retry_on_conflict")? {
+        if !v.is_none() {
+            s.retry_on_conflict = v.extract()?;
+        }
+    }
     Ok(s)
 }
 
@@ -394,6 +400,11 @@ pub(crate) fn commit_options(commit: Option<&Bound<'_, PyDict>>) -> PyResult<Com
             o.max_commit_attempts = Some(retries.saturating_add(1));
         }
     }
+    if let Some(v) = d.get_item("retry_on_conflict")? {
+        if !v.is_none() {
+            o.retry_on_conflict = Some(v.extract()?);
+        }
+    }
     Ok(o)
 }
 
@@ -417,6 +428,9 @@ pub(crate) fn outcome_dict<'py>(
     d.set_item("rows_affected", c.metrics.rows_affected)?;
     let events: Vec<String> = c.events.iter().map(|e| e.name.clone()).collect();
     d.set_item("reconcile_events", events)?;
+    // Re-execution on conflict: how many times the statement ran, and why earlier runs aborted.
+    d.set_item("statement_runs", c.statement_runs())?;
+    d.set_item("earlier_runs", c.earlier_runs.clone())?;
     // What the statement sent to the store, and its longest chain of round trips.
     if let Some(r) = &c.requests {
         let q = PyDict::new(py);
@@ -663,10 +677,24 @@ impl RawTable {
             }
             (other, _) => return Err(PyValueError::new_err(format!("unknown mode {other:?}"))),
         };
-        let mut b = table
-            .write_stream(data_schema, stream)
-            .mode(mode)
-            .commit_options(commit_options(commit)?);
+        let options = commit_options(commit)?;
+        // Re-execution needs the rows again: asked for on this call, they are read into memory
+        // first (a stream is read once).
+        let mut b = match options.retry_on_conflict {
+            Some(n) if n > 0 => {
+                let batches = run(py, async move {
+                    use futures::TryStreamExt;
+                    stream.try_collect::<Vec<_>>().await
+                })?;
+                match batches.is_empty() {
+                    true => table.write_stream(data_schema, Box::pin(futures::stream::empty())),
+                    false => table.write(batches),
+                }
+            }
+            _ => table.write_stream(data_schema, stream),
+        }
+        .mode(mode)
+        .commit_options(options);
         if let Some(m) = schema_mode {
             b = b.schema_mode(m);
         }

@@ -42,6 +42,10 @@ fn exit_codes_follow_the_readme() {
         ),
         (&[], &["--conf", "unsoundForTesting=true", "sql", "SELECT 1"], 2),
         (&[], &["--conf", "dataSkiping=false", "sql", "SELECT 1"], 2),
+        (&[], &["--retry-on-conflict", "101", "sql", "SELECT 1"], 2),
+        (&[], &["--conf", "retryOnConflict=-1", "sql", "SELECT 1"], 2),
+        (&[], &["sql", "SET rlc.retryOnConflict = 'many'"], 2),
+        (&[], &["--retry-on-conflict", "3", "sql", "SET rlc.retryOnConflict = 0"], 0),
         (&[("DELTA_RLC_CONF", "unsoundForTesting=true")], &["sql", "SELECT 1"], 2),
     ];
     for (env, args, code) in cases {

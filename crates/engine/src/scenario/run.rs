@@ -103,10 +103,13 @@ impl ScenarioReport {
                     earlier_runs,
                     ..
                 } => {
-                    s.push_str(&format!(
-                        "  {n}: committed version {} ({attempts} attempt(s))\n",
-                        version.map(|v| v.to_string()).unwrap_or_else(|| "-".into())
-                    ));
+                    let version = version.map(|v| v.to_string()).unwrap_or_else(|| "-".into());
+                    // Nothing to commit (e.g. a re-run whose rows were gone): the version is the
+                    // one it read, not one it wrote.
+                    s.push_str(&match attempts {
+                        0 => format!("  {n}: committed nothing (the table is unchanged at version {version})\n"),
+                        _ => format!("  {n}: committed version {version} ({attempts} attempt(s))\n"),
+                    });
                     for (run, why) in earlier_runs.iter().enumerate() {
                         s.push_str(&format!("      run {} aborted: {why}\n", run + 1));
                     }

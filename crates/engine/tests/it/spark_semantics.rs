@@ -491,3 +491,24 @@ fn float_beside_integers_and_decimals_is_double() {
         );
     });
 }
+
+/// `SET rlc.retryOnConflict = n` is the session's re-execution setting (over the conflict
+/// configuration's); a count that is not a whole number up to 100 is refused, and the ANSI
+/// setting beside it is unchanged.
+#[test]
+fn retry_on_conflict_is_a_session_setting() {
+    let s = session("memory://spark-retry-setting/t");
+    rt().block_on(async {
+        assert_eq!(s.reexecution().reruns, 0, "off by default");
+        let out = s.execute("SET rlc.retryOnConflict = 3").await.unwrap();
+        assert_eq!(out.message.as_deref(), Some("rlc.retryOnConflict = 3"));
+        assert_eq!(s.reexecution().reruns, 3);
+        assert!(s.spark_options().ansi);
+        fails(&s, "SET rlc.retryOnConflict = 101", "at most 100").await;
+        fails(&s, "SET rlc.retryOnConflict = 'x'", "count of re-runs").await;
+        fails(&s, "SET rlc.retryOnConflict = 1.5", "count of re-runs").await;
+        assert_eq!(s.reexecution().reruns, 3, "a refused SET changes nothing");
+        s.execute("SET rlc.retryOnConflict = 0").await.unwrap();
+        assert_eq!(s.reexecution().reruns, 0);
+    });
+}
