@@ -3,6 +3,7 @@
 //! `DELTA_RLC_CONF` environment variable (`key=value,key=value`).
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use crate::error::{EngineError, Result};
 
@@ -116,7 +117,7 @@ pub struct ConflictConfig {
     pub retention_duration_check: bool,
     /// Re-execution on a true conflict (`retryOnConflict`): off unless asked for
     /// ([`crate::txn::reexecute`]).
-    pub reexecution: crate::txn::reexecute::Reexecution,
+    pub reexecution: Reexecution,
     /// Test-only: a deliberately unsound tier that clears every file (the oracle must catch it).
     /// Exists only with the `unsound-for-testing` cargo feature (the CLI never enables it) and is
     /// not a setting: no `--conf`, environment, table property or scenario can reach it.
@@ -178,7 +179,7 @@ impl ConflictConfig {
             }
             "retentionDurationCheck" => self.retention_duration_check = as_bool()?,
             "retryOnConflict" | "rlc.retryOnConflict" => {
-                self.reexecution.reruns = crate::txn::reexecute::Reexecution::parse_reruns(value)?
+                self.reexecution.reruns = Reexecution::parse_reruns(value)?
             }
             "inSetThreshold" => {
                 self.in_set_threshold = value.parse().map_err(|_| {
@@ -218,5 +219,77 @@ impl ConflictConfig {
             c.apply_list(&list)?;
         }
         Ok(c)
+    }
+}
+
+/// Re-execution on a true conflict, opt in (`crate::txn::reexecute` runs it).
+/// How many more times a statement may run after a true conflict, and how long it waits between
+/// runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reexecution {
+    /// Runs after the first (0 = never re-run: the default).
+    pub reruns: u32,
+    /// The wait before the first re-run is drawn from `[0, backoff]`; each later one doubles the
+    /// bound, up to `max_backoff` (full jitter).
+    pub backoff: Duration,
+    pub max_backoff: Duration,
+}
+
+impl Default for Reexecution {
+    fn default() -> Self {
+        Reexecution {
+            reruns: 0,
+            backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The most re-runs a setting may ask for: past this, retrying is a loop, not a policy.
+pub const MAX_RERUNS: u32 = 100;
+
+impl Reexecution {
+    /// `n` re-runs with the default backoff.
+    pub fn reruns(n: u32) -> Result<Self> {
+        if n > MAX_RERUNS {
+            return Err(EngineError::invalid(format!(
+                "retryOnConflict must be at most {MAX_RERUNS}, got {n}"
+            )));
+        }
+        Ok(Reexecution {
+            reruns: n,
+            ..Reexecution::default()
+        })
+    }
+
+    /// Parses a setting's value (`3`).
+    pub fn parse_reruns(value: &str) -> Result<u32> {
+        let n: u32 = value.trim().parse().map_err(|_| {
+            EngineError::invalid(format!(
+                "retryOnConflict must be a count of re-runs (0 = off), got {value:?}"
+            ))
+        })?;
+        Reexecution::reruns(n).map(|r| r.reruns)
+    }
+
+    /// Whether a statement whose `run`-th run (1-based) failed runs again: re-runs are left and
+    /// the failure proves nothing landed (`crate::txn::reexecute::nothing_landed`).
+    pub fn runs_again(&self, run: u32, nothing_landed: bool) -> bool {
+        run <= self.reruns && nothing_landed
+    }
+
+    /// The wait before run `run + 1`, after run `run` (1-based) aborted: uniform in
+    /// `[0, min(max_backoff, backoff × 2^(run-1))]`, drawn from the environment's ids so a
+    /// simulation stays deterministic.
+    pub fn wait_after(&self, run: u32, env: &crate::env::Env) -> Duration {
+        let doubled = self
+            .backoff
+            .saturating_mul(1u32 << run.saturating_sub(1).min(20));
+        let bound = doubled.min(self.max_backoff).as_micros() as u64;
+        if bound == 0 {
+            return Duration::ZERO;
+        }
+        let draw = env.ids.uuid().as_u128() as u64;
+        Duration::from_micros(draw % (bound + 1))
     }
 }

@@ -430,7 +430,12 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
                         committed_outcome(&mut report, &r)
                     }
                     Ok(r) => committed_outcome(&mut report, &r),
-                    Err(e) if cfg.conflict.reexecution.runs_again(run, &e) => {
+                    Err(e)
+                        if cfg.conflict.reexecution.runs_again(
+                            run,
+                            delta_rlc_engine::txn::reexecute::nothing_landed(&e),
+                        ) =>
+                    {
                         // The engine's re-execution rule: planned again from the latest
                         // version, as a fresh transaction with its own record.
                         report.reruns += 1;

@@ -24,80 +24,10 @@
 //! may.
 
 use std::future::Future;
-use std::time::Duration;
 
+pub use crate::conflict_config::{Reexecution, MAX_RERUNS};
 use crate::env::Env;
-use crate::error::{EngineError, Result};
-
-/// How many more times a statement may run after a true conflict, and how long it waits between
-/// runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reexecution {
-    /// Runs after the first (0 = never re-run: the default).
-    pub reruns: u32,
-    /// The wait before the first re-run is drawn from `[0, backoff]`; each later one doubles the
-    /// bound, up to `max_backoff` (full jitter).
-    pub backoff: Duration,
-    pub max_backoff: Duration,
-}
-
-impl Default for Reexecution {
-    fn default() -> Self {
-        Reexecution {
-            reruns: 0,
-            backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_secs(5),
-        }
-    }
-}
-
-/// The most re-runs a setting may ask for: past this, retrying is a loop, not a policy.
-pub const MAX_RERUNS: u32 = 100;
-
-impl Reexecution {
-    /// `n` re-runs with the default backoff.
-    pub fn reruns(n: u32) -> Result<Self> {
-        if n > MAX_RERUNS {
-            return Err(EngineError::invalid(format!(
-                "retryOnConflict must be at most {MAX_RERUNS}, got {n}"
-            )));
-        }
-        Ok(Reexecution {
-            reruns: n,
-            ..Reexecution::default()
-        })
-    }
-
-    /// Parses a setting's value (`3`).
-    pub fn parse_reruns(value: &str) -> Result<u32> {
-        let n: u32 = value.trim().parse().map_err(|_| {
-            EngineError::invalid(format!(
-                "retryOnConflict must be a count of re-runs (0 = off), got {value:?}"
-            ))
-        })?;
-        Reexecution::reruns(n).map(|r| r.reruns)
-    }
-
-    /// Whether a statement that failed with `error` on its `run`-th run (1-based) runs again.
-    pub fn runs_again(&self, run: u32, error: &impl RunError) -> bool {
-        run <= self.reruns && error.nothing_landed()
-    }
-
-    /// The wait before run `run + 1`, after run `run` (1-based) aborted: uniform in
-    /// `[0, min(max_backoff, backoff × 2^(run-1))]`, drawn from the environment's ids so a
-    /// simulation stays deterministic.
-    pub fn wait_after(&self, run: u32, env: &Env) -> Duration {
-        let doubled = self
-            .backoff
-            .saturating_mul(1u32 << run.saturating_sub(1).min(20));
-        let bound = doubled.min(self.max_backoff).as_micros() as u64;
-        if bound == 0 {
-            return Duration::ZERO;
-        }
-        let draw = env.ids.uuid().as_u128() as u64;
-        Duration::from_micros(draw % (bound + 1))
-    }
-}
+use crate::error::EngineError;
 
 /// An error after which the statement is known not to have committed, and that a later snapshot
 /// may not repeat: a conflict, or a transaction open too long.
@@ -154,7 +84,7 @@ where
     loop {
         match run_once(run).await {
             Ok(value) => return Ok((value, earlier)),
-            Err(e) if policy.runs_again(run, &e) => {
+            Err(e) if policy.runs_again(run, e.nothing_landed()) => {
                 earlier.push(e.to_string());
                 let wait = policy.wait_after(run, env);
                 if !wait.is_zero() {
@@ -171,6 +101,8 @@ where
 mod tests {
     use super::*;
     use crate::conflict_error::{ConflictError, ConflictKind};
+    use crate::error::Result;
+    use std::time::Duration;
 
     fn conflict() -> EngineError {
         EngineError::Conflict(Box::new(ConflictError {
