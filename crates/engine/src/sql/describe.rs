@@ -149,9 +149,32 @@ async fn history(table: &DeltaTable, latest: u64, limit: Option<usize>) -> Resul
     let mut versions = Vec::new();
     let mut timestamps = Vec::new();
     let mut blind = Vec::new();
-    for (v, ci) in crate::snapshot::history::commit_infos(&table.store, latest, limit).await? {
+    let infos = crate::snapshot::history::commit_infos(&table.store, latest, limit).await?;
+    // Each commit's time as Spark shows it (and `TIMESTAMP AS OF` reads it): its in-commit
+    // timestamp, else its file's modification time made increasing — not the writer's clock in
+    // `commitInfo.timestamp`. In-commit timestamps run from the newest commit back.
+    let listed: Vec<(u64, i64)> =
+        crate::snapshot::as_of::listed_commits(&crate::snapshot::list_log(&table.store).await?)
+            .into_iter()
+            .map(|(v, _, mtime)| (v, mtime))
+            .collect();
+    let ict: std::collections::BTreeMap<u64, i64> = infos
+        .iter()
+        .map_while(|(v, ci)| ci.in_commit_timestamp.map(|t| (*v, t)))
+        .collect();
+    let times: std::collections::HashMap<u64, i64> =
+        crate::snapshot::as_of::spark_commit_times(&listed, &ict)
+            .into_iter()
+            .collect();
+    for (v, ci) in infos {
         versions.push(v as i64);
-        timestamps.push(ci.in_commit_timestamp.or(ci.timestamp));
+        timestamps.push(
+            times
+                .get(&v)
+                .copied()
+                .or(ci.in_commit_timestamp)
+                .or(ci.timestamp),
+        );
         blind.push(ci.is_blind_append);
         let js = |m: &Option<serde_json::Map<String, serde_json::Value>>| {
             m.as_ref()
