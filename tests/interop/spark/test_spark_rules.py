@@ -336,3 +336,34 @@ def test_date_fields_in_generated_partition_columns_both_ways(spark, tmp_path):
         res = subprocess.run([BIN, "sql", f"INSERT INTO '{p}' VALUES (9, DATE '2024-01-01', 2023, 1, 1)"],
                              capture_output=True, text=True)
         assert res.returncode == 2 and "generated column y" in res.stderr, res.stderr
+
+
+def test_trunc_of_a_date_in_generated_columns_both_ways(spark, tmp_path):
+    """trunc(d, 'YEAR' | 'QUARTER' | 'MM' | 'WEEK') as generated columns: rows written by either
+    engine carry Spark's values, on a table either engine created; an unknown format is NULL."""
+    cols = ("id BIGINT, d DATE, y DATE GENERATED ALWAYS AS (TRUNC(d, 'YEAR')), "
+            "q DATE GENERATED ALWAYS AS (trunc(d, 'quarter')), m DATE GENERATED ALWAYS AS (trunc(d, 'MM')), "
+            "w DATE GENERATED ALWAYS AS (trunc(d, 'WEEK')), x DATE GENERATED ALWAYS AS (trunc(d, 'DAY')))")
+    dates = ["2021-08-20", "1969-12-31", "2024-02-29", "0001-01-01", "9999-12-31", None]
+
+    def lit(x):
+        return "NULL" if x is None else f"DATE '{x}'"
+
+    for creator in ("spark", "ours"):
+        p = str(tmp_path / f"trunc_{creator}")
+        if creator == "spark":
+            spark.sql(f"CREATE TABLE delta.`{p}` ({cols}) USING delta")
+        else:
+            rlc("sql", f"CREATE TABLE '{p}' ({cols})")
+        for i, x in enumerate(dates):
+            rlc("sql", f"INSERT INTO '{p}' (id, d) VALUES ({i}, {lit(x)})")
+            spark.sql(f"INSERT INTO delta.`{p}` (id, d) VALUES ({100 + i}, {lit(x)})")
+        rows = spark.read.format("delta").load(p).select("id", "y", "q", "m", "w", "x").collect()
+        by_id = {r["id"]: tuple(None if v is None else str(v) for v in r[1:]) for r in rows}
+        # What Spark itself computes, for the rows either engine wrote.
+        for i in range(len(dates)):
+            assert by_id[i] == by_id[100 + i], (creator, dates[i], by_id[i], by_id[100 + i])
+        assert by_id[0] == ("2021-01-01", "2021-07-01", "2021-08-01", "2021-08-16", None), by_id[0]
+        ours = {r["id"]: (r["y"], r["q"], r["m"], r["w"], r["x"])
+                for r in json.loads(rlc("sql", "--json", f"SELECT id, y, q, m, w, x FROM '{p}'"))["rows"]}
+        assert ours[0] == by_id[0] and ours[1] == by_id[1], (ours[0], ours[1])

@@ -32,6 +32,7 @@ pub mod opaque;
 pub mod plan_rule;
 pub mod portable;
 pub mod rewrite;
+pub mod trunc;
 
 use std::any::Any;
 
@@ -211,5 +212,7 @@ fn build(
     for f in datetime::functions() {
         ctx.register_udf(f);
     }
+    // Spark's `trunc(date, fmt)` (Spark has no numeric `trunc`: DataFusion's is replaced).
+    ctx.register_udf(trunc::function());
     ctx
 }

@@ -47,6 +47,7 @@ pub fn unportable(expr: &Expr, schema: &DFSchema) -> Option<String> {
     let allowed: BTreeSet<&str> = SAME_AS_SPARK
         .iter()
         .chain(super::datetime::NAMES)
+        .chain(super::trunc::NAMES)
         .copied()
         .collect();
     let mut found = None;

@@ -512,3 +512,46 @@ fn retry_on_conflict_is_a_session_setting() {
         assert_eq!(s.reexecution().reruns, 0);
     });
 }
+
+/// Spark's `trunc(date, fmt)` in a generated column (a common Spark rule): the first day of the
+/// year, quarter, month or week (Monday); an unknown format is NULL; a written value that differs
+/// from the rule's is refused. Spark has no numeric `trunc`.
+#[test]
+fn trunc_of_a_date_is_sparks() {
+    let s = session("memory://spark-trunc/t");
+    rt().block_on(async {
+        s.execute(
+            "CREATE TABLE t (id BIGINT, d DATE, \
+             y DATE GENERATED ALWAYS AS (TRUNC(d, 'YEAR')), \
+             q DATE GENERATED ALWAYS AS (trunc(d, 'quarter')), \
+             m DATE GENERATED ALWAYS AS (trunc(d, 'MM')), \
+             w DATE GENERATED ALWAYS AS (trunc(d, 'WEEK')))",
+        )
+        .await
+        .unwrap();
+        s.execute(
+            "INSERT INTO t (id, d) VALUES (1, DATE '2021-08-20'), (2, DATE '1969-12-31'), (3, NULL)",
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, y, q, m, w FROM t").await,
+            vec![
+                "1|2021-01-01|2021-07-01|2021-08-01|2021-08-16",
+                "2|1969-01-01|1969-10-01|1969-12-01|1969-12-29",
+                "3|NULL|NULL|NULL|NULL",
+            ]
+        );
+        assert_eq!(
+            rows(&s, "SELECT trunc(DATE '2024-02-29', 'DAY') IS NULL").await,
+            vec!["true"]
+        );
+        fails(
+            &s,
+            "INSERT INTO t (id, d, y) VALUES (4, DATE '2020-06-15', DATE '2020-06-01')",
+            "generated column y",
+        )
+        .await;
+        fails(&s, "SELECT trunc(2.5, 0)", "trunc").await;
+    });
+}
