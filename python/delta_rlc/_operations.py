@@ -114,7 +114,7 @@ class TableMerger:
 
     def execute(self) -> Dict[str, Any]:
         out = self._table._table.merge(self._source, self._predicate, self._source_alias, self._target_alias, self._clauses, _commit(self._commit, None, self._retry_on_conflict), self._table._version, self._merge_schema, self._writer, self._null_on_cast_failure)
-        _after_commit(self._table._table, self._hooks)
+        _after_commit(self._table._table.raw, self._hooks)
         return self._table._moved(out)
 
 
@@ -128,7 +128,7 @@ class TableOptimizer:
         from delta_rlc.properties import _writer
 
         out = self._table._table.optimize(zorder, target_size, typed_filters(partition_filters), _commit(commit_properties, hooks), self._table._version, _writer(writer_properties))
-        _after_commit(self._table._table, hooks)
+        _after_commit(self._table._table.raw, hooks)
         return self._table._moved(out)
 
     def compact(
@@ -197,7 +197,7 @@ class TableAlterer:
         self._table = table
 
     def _alter(self, kind: str, arg: Any, commit_properties: Optional[CommitProperties], hooks: Optional[PostCommitHookProperties]) -> None:
-        raw = self._table._table
+        raw = self._table._table.raw
         out = _internal.alter(raw, kind, arg, _commit(commit_properties, hooks), self._table._version)
         _after_commit(raw, hooks)
         self._table._moved(out)

@@ -10,6 +10,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import pyarrow as pa
 
+from delta_rlc import _internal
+from delta_rlc._util import encode_partition_value
 from delta_rlc.schema import PrimitiveType, Schema
 
 
@@ -32,41 +34,82 @@ def _typed(text: Optional[str], t: Any) -> Any:
 
 
 def _coerce(value: Any, t: Any) -> Any:
-    if value is None or not isinstance(value, str):
-        return value
-    if value == "" and not (isinstance(t, PrimitiveType) and t.type == "string"):
+    if value is None:
         return None
+    given = value
+    if not isinstance(value, str):
+        # deltalake sends each filter value to the engine as the text the log would hold for it
+        # (``encode_partition_value``: 3 -> "3", 2021.0 -> "2021.0", True -> "true", a date
+        # -> "2023-01-01") and reads that text as the column's type, so 3 matches the string
+        # partition "3" and True the string "true". A value it cannot encode (a dict, …) is its
+        # ValueError; a Decimal is also taken here, as its text.
+        value = str(value) if isinstance(value, _decimal.Decimal) else encode_partition_value(value)
+    if value == "":
+        return None  # deltalake: the empty string stands for the null partition
     try:
         return _typed(value, t)
     except (ValueError, _decimal.InvalidOperation):
-        return value
+        return given  # not a value of the column's type (3.5 for an integer): compared as given
+
+
+def _rust_debug(value: Any) -> str:
+    """A filter as deltalake's message prints it (Rust's Debug of the string tuple)."""
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_rust_debug(v) for v in value) + "]"
+    return json.dumps(value if isinstance(value, str) else _encoded(value), ensure_ascii=False)
+
+
+def _encoded(value: Any) -> str:
+    try:
+        return encode_partition_value(value)
+    except ValueError:
+        return str(value)
+
+
+_SINGLE_OPS = {"=", "==", "!=", "<>", "<", "<=", ">", ">="}
+_LIST_OPS = {"in", "not in"}
+
+
+def _check(f: Sequence[Any], schema_names: List[str]) -> None:
+    """deltalake's refusals of a malformed filter, with its messages."""
+    if not isinstance(f, (list, tuple)) or len(f) != 3:
+        raise ValueError(f"a filter is (column, op, value), got {f!r}")
+    col, op, value = f
+    op_n = str(op).strip().lower()
+    is_list = isinstance(value, (list, tuple, set, frozenset))
+    if not col or (op_n not in (_LIST_OPS if is_list else _SINGLE_OPS)):
+        shown = (col, op, sorted(value, key=str) if isinstance(value, (set, frozenset)) else value)
+        raise _internal.DeltaError(f"Invalid partition filter found: ({', '.join(_rust_debug(x) for x in shown)}).")
+    if col not in schema_names:
+        raise _internal.SchemaMismatchError(f"Data does not match the schema or partitions of the table: Field '{col}' is not a root table field.")
 
 
 def _holds(pv: Dict[str, Optional[str]], f: Sequence[Any], types: Dict[str, Any], partition_columns: List[str]) -> bool:
-    if len(f) != 3:
-        raise ValueError(f"a filter is (column, op, value), got {f!r}")
+    _check(f, list(types))
     col, op, value = f
     if col not in partition_columns:
         raise ValueError(f"{col} is not a partition column (partition columns: {partition_columns})")
     t = types.get(col)
-    have = _typed(pv.get(col), t)
+    raw = pv.get(col)
+    have = None if raw is None or raw == "" else _typed(raw, t)
     op = str(op).strip().lower()
+    # deltalake's (SQL's) three-valued logic: a null partition satisfies only "= ''" (the null
+    # partition) and "!= ''" is the non-null ones; a comparison with a null is never true.
     if op in ("in", "not in"):
         values = [_coerce(v, t) for v in value]
-        inside = have in values
-        return inside if op == "in" else not inside
+        if have is None:
+            return False
+        if op == "in":
+            return have in [v for v in values if v is not None]
+        return None not in values and have not in values
     want = _coerce(value, t)
     if op in ("=", "=="):
-        return have == want
+        return have is None if want is None else (have is not None and have == want)
     if op in ("!=", "<>"):
-        return have != want
+        return have is not None if want is None else (have is not None and have != want)
     if have is None or want is None:
         return False
-    return {"<": have < want, "<=": have <= want, ">": have > want, ">=": have >= want}[op] if op in ("<", "<=", ">", ">=") else _bad(op)
-
-
-def _bad(op: str) -> bool:
-    raise ValueError(f"unknown filter operator {op!r}")
+    return {"<": have < want, "<=": have <= want, ">": have > want, ">=": have >= want}[op]
 
 
 def physical_names(schema: Schema) -> Dict[str, str]:
@@ -89,13 +132,32 @@ def matches_filters(pv: Dict[str, Optional[str]], filters: Any, schema: Schema, 
     return all(_holds(pv, f, types, partition_columns) for f in filters)
 
 
-def add_actions_table(adds: List[Dict[str, Any]], schema: Schema, partition_columns: List[str], flatten: bool) -> pa.Table:
+def _stats_columns(arrow: pa.Schema, partition_columns: List[str], configuration: Dict[str, str]) -> List[pa.Field]:
+    """The columns the table collects statistics for (the protocol's rule, as deltalake lists
+    them): ``delta.dataSkippingStatsColumns`` when set, else the first
+    ``delta.dataSkippingNumIndexedCols`` (default 32; -1 = all) data columns."""
+    data = [f for f in arrow if f.name not in partition_columns]
+    named = configuration.get("delta.dataSkippingStatsColumns")
+    if named:
+        wanted = {n.strip().strip("`").lower() for n in named.split(",") if n.strip()}
+        data = [f for f in data if f.name.lower() in wanted]
+    else:
+        try:
+            n = int(configuration.get("delta.dataSkippingNumIndexedCols", "32"))
+        except ValueError:
+            n = 32
+        if n >= 0:
+            data = data[:n]
+    return [f for f in data if not pa.types.is_nested(f.type)]
+
+
+def add_actions_table(adds: List[Dict[str, Any]], schema: Schema, partition_columns: List[str], flatten: bool, configuration: Optional[Dict[str, str]] = None) -> pa.Table:
     """deltalake's ``get_add_actions`` columns: path, size_bytes, modification_time,
     num_records, null_count / min / max (structs over the stats columns) and partition."""
     arrow = schema.to_pyarrow()
     physical = physical_names(schema)
     stats = [json.loads(a["stats"]) if a.get("stats") else {} for a in adds]
-    data_cols = [f for f in arrow if f.name not in partition_columns and not pa.types.is_nested(f.type)]
+    data_cols = _stats_columns(arrow, partition_columns, configuration or {})
     cols: Dict[str, pa.Array] = {
         "path": pa.array([a["path"] for a in adds], pa.string()),
         "size_bytes": pa.array([a["size_bytes"] for a in adds], pa.int64()),

@@ -27,5 +27,5 @@ class QueryBuilder:
         return self
 
     def execute(self, sql: str) -> Any:
-        tables = [(name, dt._table, dt.version()) for name, dt in self._tables]
+        tables = [(name, dt._table.raw, dt.version()) for name, dt in self._tables]
         return as_view_reader(_internal.query(sql, tables))

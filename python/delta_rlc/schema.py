@@ -278,7 +278,7 @@ class Field:
         self.name = name
         self.type = _coerce(type)
         self.nullable = bool(nullable)
-        self.metadata: Dict[str, Any] = dict(metadata or {})
+        self.metadata: Dict[str, Any] = _metadata_values(metadata)
 
     def _json(self) -> Dict[str, Any]:
         return {"name": self.name, "type": _type_json(self.type), "nullable": self.nullable, "metadata": self.metadata}
@@ -468,7 +468,29 @@ def _type_from_json(v: Any) -> Any:
 
 
 def _field_from_json(v: Dict[str, Any]) -> Field:
-    return Field(v["name"], _type_from_json(v["type"]), nullable=v.get("nullable", True), metadata=v.get("metadata") or {})
+    f = Field(v["name"], _type_from_json(v["type"]), nullable=v.get("nullable", True))
+    f.metadata = dict(v.get("metadata") or {})  # as the log holds it (numbers, booleans, objects)
+    return f
+
+
+def _metadata_values(metadata: Any) -> Dict[str, Any]:
+    """Field metadata as deltalake's ``Field(...)`` keeps it: it must be JSON (a TypeError
+    otherwise); a string and an integer that fits 64 bits stay as they are, and any other
+    value (an object, a list, a float, a boolean, null) is kept as its compact JSON text."""
+    if metadata is None:
+        return {}
+    parsed = json.loads(json.dumps(metadata))
+    if parsed is None:
+        return {}
+    if not isinstance(parsed, dict):
+        raise ValueError(f"a field's metadata is a JSON object, got {metadata!r}")
+    out: Dict[str, Any] = {}
+    for k, v in parsed.items():
+        if isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool) and -(2**63) <= v < 2**63):
+            out[k] = v
+        else:
+            out[k] = json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+    return out
 
 
 def _to_pa(t: Any) -> pa.DataType:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import decimal as _decimal
 import json
+import re
 from dataclasses import dataclass, field
 import warnings
 from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Union
@@ -18,7 +19,7 @@ from delta_rlc._filters import FilterType, typed_filters, value_array
 from delta_rlc._operations import TableAlterer, TableMerger, TableOptimizer, _source_stream, _unsupported
 from delta_rlc._partitions import logical_values, matches_filters
 from delta_rlc.properties import _writer
-from delta_rlc.schema import Schema
+from delta_rlc.schema import PrimitiveType, Schema
 from delta_rlc.transaction import CommitProperties, PostCommitHookProperties, _after_commit, _commit
 
 
@@ -67,12 +68,112 @@ class DeltaTableConfig(NamedTuple):
     skip_stats: bool = False
 
 
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+
+
 def _timestamp_ms(value: Union[str, _dt.datetime]) -> int:
+    """A point in time as milliseconds since the epoch: a datetime (naive = UTC) or, as in
+    deltalake, an RFC 3339 string with its offset (``2020-05-01T00:47:31Z``,
+    ``…-07:00``); a string without one is refused rather than guessed."""
     if isinstance(value, str):
-        value = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        if not _RFC3339.fullmatch(value.strip()):
+            raise ValueError(f"Failed to parse datetime string: {value!r} is not RFC 3339 with an offset (e.g. 2020-05-01T00:47:31Z)")
+        value = _dt.datetime.fromisoformat(value.strip().replace("z", "+00:00").replace("Z", "+00:00").replace("t", "T"))
     if value.tzinfo is None:
         value = value.replace(tzinfo=_dt.timezone.utc)
     return int(value.timestamp() * 1000)
+
+
+class _KeywordArgDefault:
+    """A keyword's default that tells "not given" from the same value given (deltalake's
+    ``_DEFAULT_TRUE``): ``create`` refuses a value passed both positionally and by keyword."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+_DEFAULT_TRUE = _KeywordArgDefault(True)
+
+
+def _stats_guarantees(stats_json: Optional[str], columns: List[pa.Field]) -> List[Any]:
+    """What a file's statistics prove about its rows, as pyarrow expressions (deltalake's
+    fragment expressions): ``is_valid`` for a column without nulls, ``is_null`` for one with
+    only nulls, and ``>= min`` / ``<= max`` (``or is_null`` when it has some) for integer,
+    date and boolean columns. Bounds of strings (truncated prefixes), timestamps (truncated to
+    milliseconds), floats (NaN) and decimals are not used: pruning with them could drop rows."""
+    import pyarrow.dataset as ds
+
+    if not stats_json:
+        return []
+    try:
+        stats = json.loads(stats_json)
+    except ValueError:
+        return []
+    rows = stats.get("numRecords")
+    nulls, lows, highs = (stats.get(k) or {} for k in ("nullCount", "minValues", "maxValues"))
+    out: List[Any] = []
+    for f in columns:
+        if pa.types.is_nested(f.type):
+            continue
+        n = nulls.get(f.name)
+        some_nulls = False
+        if isinstance(n, int) and not isinstance(n, bool):
+            if n == 0:
+                out.append(ds.field(f.name).is_valid())
+            elif isinstance(rows, int) and n == rows:
+                out.append(ds.field(f.name).is_null())
+                continue
+            else:
+                some_nulls = True
+        elif n is not None:
+            continue
+        if not (pa.types.is_integer(f.type) or pa.types.is_date32(f.type) or pa.types.is_boolean(f.type)):
+            continue
+        for bound, op in ((lows.get(f.name), "__ge__"), (highs.get(f.name), "__le__")):
+            if bound is None or isinstance(bound, (dict, list)):
+                continue
+            try:
+                if pa.types.is_date32(f.type):
+                    value = pa.scalar(_dt.date.fromisoformat(str(bound)), pa.date32())
+                elif pa.types.is_boolean(f.type):
+                    if not isinstance(bound, bool):
+                        continue
+                    value = pa.scalar(bound, pa.bool_())
+                else:
+                    if isinstance(bound, bool) or not isinstance(bound, int):
+                        continue
+                    value = pa.scalar(bound, f.type)
+            except (ValueError, TypeError, OverflowError, pa.ArrowInvalid):
+                continue
+            e = getattr(ds.field(f.name), op)(value)
+            out.append(e | ds.field(f.name).is_null() if some_nulls else e)
+    return out
+
+
+class _TableHandle:
+    """The engine's handle on a table (``_internal.RawTable``, as ``raw``) with the calls
+    deltalake's ``RawDeltaTable`` has as methods and the binding has as functions
+    (``history``); any other attribute is the handle's own."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "raw":
+            raise AttributeError(name)
+        return getattr(self.raw, name)
+
+    def history(self, limit: Optional[int] = None) -> List[Any]:
+        """(version, commitInfo JSON) pairs, newest first, from the latest version."""
+        return _internal.history(self.raw, limit)
 
 
 class DeltaTable:
@@ -107,7 +208,7 @@ class DeltaTable:
             cfg.isolation = isolation
         self._storage_options = storage_options
         self._conflict = cfg
-        self._table = _internal.RawTable.open(str(table_uri), storage_options, cfg._to_dict())
+        self._table = _TableHandle(_internal.RawTable.open(str(table_uri), storage_options, cfg._to_dict()))
         self._version = self._table.latest_version() if version is None else int(version)
         self._snap: Optional[Dict[str, Any]] = None
         if version is not None:
@@ -118,7 +219,7 @@ class DeltaTable:
         self = cls.__new__(cls)
         self._storage_options = storage_options
         self._conflict = conflict
-        self._table = raw
+        self._table = _TableHandle(raw)
         self._version = raw.latest_version()
         self._snap = None
         return self
@@ -145,44 +246,41 @@ class DeltaTable:
         *args: Any,
         commit_properties: Optional[CommitProperties] = None,
         post_commithook_properties: Optional[PostCommitHookProperties] = None,
-        raise_if_key_not_exists: bool = True,
+        raise_if_key_not_exists: bool = _DEFAULT_TRUE,  # type: ignore[assignment]
     ) -> "DeltaTable":
         """Creates an empty table with ``schema`` (a ``Schema`` or any Arrow schema). ``mode``:
         ``"error"`` (fail if a table exists), ``"ignore"`` (keep it), ``"append"`` (keep it when
         the schema and partitioning are the same) or ``"overwrite"`` (refused: replacing a table's
-        schema in place is ``write_deltalake(..., mode="overwrite", schema_mode="overwrite")``)."""
-        commit_properties, post_commithook_properties = deprecate_positional_commit_args("create", args, commit_properties, post_commithook_properties)
-        if mode not in ("error", "append", "overwrite", "ignore"):
-            raise ValueError(f"mode must be 'error', 'append', 'overwrite' or 'ignore', got {mode!r}")
+        schema in place is ``write_deltalake(..., mode="overwrite", schema_mode="overwrite")``).
+        As in deltalake, ``commit_properties``, ``post_commithook_properties`` and
+        ``raise_if_key_not_exists`` may still be passed positionally (deprecated)."""
+        raise_if_key_not_exists_is_default = raise_if_key_not_exists is _DEFAULT_TRUE
+        if args:
+            # deltalake's legacy positional order and messages, word for word.
+            warnings.warn("Passing commit arguments positionally to create() is deprecated and will be removed in a future release. Use keyword arguments instead.", DeprecationWarning, stacklevel=2)
+            if len(args) > 3:
+                raise TypeError("create() got unexpected positional arguments")
+            if commit_properties is not None:
+                raise TypeError("create() got multiple values for 'commit_properties'")
+            commit_properties = args[0]
+            if len(args) >= 2:
+                if post_commithook_properties is not None:
+                    raise TypeError("create() got multiple values for 'post_commithook_properties'")
+                post_commithook_properties = args[1]
+            if len(args) == 3:
+                if not raise_if_key_not_exists_is_default:
+                    raise TypeError("create() got multiple values for 'raise_if_key_not_exists'")
+                raise_if_key_not_exists = args[2]
+                raise_if_key_not_exists_is_default = False
+        if raise_if_key_not_exists_is_default:
+            raise_if_key_not_exists = True
         if isinstance(partition_by, str):
             partition_by = [partition_by]
         uri = str(table_uri)
         delta_schema = schema if isinstance(schema, Schema) else Schema.from_arrow(schema)
-        if cls.is_deltatable(uri, storage_options):
-            if mode == "error":
-                raise _internal.DeltaError(f"a table already exists at {uri} (mode='error')")
-            existing = cls(uri, storage_options=storage_options)
-            if mode == "ignore":
-                return existing
-            if mode == "overwrite":
-                raise _internal.UnsupportedError("DeltaTable.create(mode='overwrite') on an existing table is not supported by delta_rlc")
-            if existing.schema() != delta_schema or existing.partition_columns() != list(partition_by or []):
-                raise _internal.SchemaMismatchError(f"the table at {uri} has another schema or partitioning (mode='append')")
-            return existing
-        _commit(None, post_commithook_properties)
-        raw = _internal.RawTable.create(
-            uri,
-            delta_schema.to_pyarrow(),
-            list(partition_by or []),
-            {k: v for k, v in (configuration or {}).items() if v is not None},
-            name,
-            description,
-            storage_options,
-            None,
-            None,
-            _commit(commit_properties),
-            delta_schema.to_json(),
-        )
+        raw = _create_deltalake(uri, delta_schema, list(partition_by or []), mode, raise_if_key_not_exists, name, description, configuration, storage_options, commit_properties, post_commithook_properties)
+        if raw is None:  # an existing table kept (mode "ignore" / "append")
+            return cls(table_uri=uri, storage_options=storage_options)
         return cls._wrap(raw, storage_options, ConflictConfig())
 
     # --- state -------------------------------------------------------------------------------
@@ -236,7 +334,7 @@ class DeltaTable:
         return list(self._load()["partition_columns"])
 
     def _adds(self) -> List[Dict[str, Any]]:
-        return _internal.add_actions(self._table, self._version)
+        return _internal.add_actions(self._table.raw, self._version)
 
     def _matching(self, partition_filters: Optional[FilterType]) -> List[Dict[str, Any]]:
         adds = self._adds()
@@ -257,14 +355,16 @@ class DeltaTable:
         return [f"{root}/{p}" for p in self.files(filters)]
 
     def partitions(self, partition_filters: Optional[FilterType] = None, *, file_pruning_predicate: Any = None) -> List[Dict[str, Optional[str]]]:
-        """The distinct partition values of the live files (as strings, None for null)."""
+        """The distinct partition values of the live files (as strings, None for null); none
+        for an unpartitioned table, as in deltalake."""
         filters = partition_filters if partition_filters is not None else file_pruning_predicate
         out: List[Dict[str, Optional[str]]] = []
         schema = self.schema()
+        columns = self.partition_columns()
         for a in self._matching(filters):
             values = logical_values(a["partition_values"], schema)
-            pv = {c: values.get(c) for c in self.partition_columns()}
-            if pv not in out:
+            pv = {c: values.get(c) for c in columns}
+            if pv and pv not in out:
                 out.append(pv)
         return out
 
@@ -283,22 +383,33 @@ class DeltaTable:
         to ``min.id`` … with ``flatten=True``)."""
         from delta_rlc._partitions import add_actions_table
 
-        return as_table(add_actions_table(self._adds(), self.schema(), self.partition_columns(), flatten))
+        return as_table(add_actions_table(self._adds(), self.schema(), self.partition_columns(), flatten, self.metadata().configuration))
 
     def deletion_vectors(self) -> Any:
         """One row per file with a deletion vector: ``filepath`` and ``selection_vector`` (True
         keeps the row)."""
-        return as_reader(_internal.deletion_vectors(self._table, self._version))
+        return as_reader(_internal.deletion_vectors(self._table.raw, self._version))
 
     def transaction_version(self, app_id: str) -> Optional[int]:
         """The version ``app_id`` last recorded with ``CommitProperties(app_transactions=…)``."""
-        return _internal.app_transaction_version(self._table, self._version, app_id)
+        return _internal.app_transaction_version(self._table.raw, self._version, app_id)
 
     def history(self, limit: Optional[int] = None) -> List[Dict[str, Any]]:
         """Each version's ``commitInfo`` as its writer recorded it, plus ``version``; newest
-        first (deltalake's ``history``)."""
+        first, from this object's version (deltalake's ``history`` of the loaded snapshot: a
+        later commit is not listed until ``update_incremental``)."""
+        pinned = self._version
+        # The engine lists from the latest version: ask for the later versions too, and again
+        # for more if one landed in between.
+        want = None if limit is None else limit + max(0, self._table.latest_version() - pinned)
+        while True:
+            pairs = list(self._table.history(want))
+            kept = [(v, info) for v, info in pairs if v <= pinned]
+            if want is None or limit is None or len(kept) >= limit or len(pairs) < want:
+                break
+            want += limit - len(kept)
         out: List[Dict[str, Any]] = []
-        for version, info in _internal.history(self._table, limit):
+        for version, info in kept[:limit] if limit is not None else kept:
             entry = json.loads(info)
             entry["version"] = version
             out.append(entry)
@@ -312,32 +423,89 @@ class DeltaTable:
         """Rows of this version as a stream of record batches (``predicate``: a SQL condition)."""
         return as_view_reader(self._reader(columns, None, predicate))
 
-    def to_pyarrow_table(self, partitions: Optional[FilterType] = None, columns: Optional[List[str]] = None, filesystem: Any = None, filters: Optional[FilterType] = None) -> pa.Table:
+    def to_pyarrow_table(self, partitions: Optional[FilterType] = None, columns: Optional[List[str]] = None, filesystem: Any = None, filters: Any = None) -> pa.Table:
+        """The rows of this version as a pyarrow Table. ``partitions``: partition filters (a
+        value is matched as the text the log holds for it, as deltalake does); ``filters``:
+        row filters, as (column, op, value) lists or a ``pyarrow.dataset.Expression``."""
+        import pyarrow.dataset as ds
+
         _unsupported(filesystem=filesystem)
+        if isinstance(filters, ds.Expression):
+            # deltalake: the filter is applied to the dataset of the files the partition
+            # filters choose.
+            return self.to_pyarrow_dataset(partitions).to_table(columns=columns, filter=filters)
+        partitions = self._as_partition_text(partitions)
         both = list(partitions or []) + list(filters or []) if (partitions and filters) else (partitions or filters)
         return self._reader(columns, both).read_all()
 
+    def _as_partition_text(self, filters: Optional[FilterType]) -> Optional[FilterType]:
+        """Partition filters with each value on a string column given as the text deltalake
+        sends for it (``encode_partition_value``: 2021.0 -> "2021.0", True -> "true", a date
+        -> "2023-01-01"), so that it compares with the string column as in deltalake."""
+        from delta_rlc._util import encode_partition_value
+
+        if not filters:
+            return filters
+        strings = {f.name for f in self.schema().fields if isinstance(f.type, PrimitiveType) and f.type.type == "string"}
+
+        def text(v: Any) -> Any:
+            if v is None or isinstance(v, str):
+                return v
+            return str(v) if isinstance(v, _decimal.Decimal) else encode_partition_value(v)  # a dict: deltalake's ValueError
+
+        def term(f: Any) -> Any:
+            if not isinstance(f, (list, tuple)) or len(f) != 3 or f[0] not in strings:
+                return f
+            col, op, value = f
+            if isinstance(value, (list, tuple, set, frozenset)):
+                return (col, op, [text(v) for v in value])
+            return (col, op, text(value))
+
+        if isinstance(filters[0], (list, tuple)) and filters[0] and isinstance(filters[0][0], (list, tuple)):
+            return [[term(f) for f in conj] for conj in filters]  # type: ignore[union-attr]
+        return [term(f) for f in filters]
+
+    def _filters_compare_here(self, filters: FilterType) -> bool:
+        """Whether the partition filters' columns have types whose log text this module
+        compares as the engine does (strings, numbers, booleans, dates, decimals). Timestamps
+        and binary partition values are left to the engine's typed filters."""
+        types = {f.name: f.type for f in self.schema().fields}
+        conjunctions = filters if isinstance(filters[0], (list, tuple)) and filters[0] and isinstance(filters[0][0], (list, tuple)) else [filters]
+        for conj in conjunctions:
+            for f in conj:  # type: ignore[union-attr]
+                if not isinstance(f, (list, tuple)) or len(f) != 3 or f[0] not in types:
+                    continue  # malformed or unknown: refused with deltalake's message below
+                t = types[f[0]]
+                if not isinstance(t, PrimitiveType) or t.type in ("timestamp", "timestamp_ntz", "binary"):
+                    return False
+        return True
+
     def to_pyarrow_dataset(self, partitions: Optional[FilterType] = None, filesystem: Any = None, parquet_read_options: Any = None, schema: Any = None, as_large_types: bool = False, file_pruning_predicate: Any = None) -> Any:
         """A pyarrow dataset of this version. Lazy — the data files themselves, read when the
-        dataset is scanned, partition values given by each file's partition expression — where
-        the files hold exactly the table's rows: a local table without deletion vectors on the
-        chosen files and without column mapping. Otherwise (rows a deletion vector removes are
-        still in the files, or the files name columns by id) the rows are read now, with the
-        deletion vectors applied, into an in-memory dataset."""
+        dataset is scanned — where the files hold exactly the table's rows: a local table
+        without deletion vectors on the chosen files and without column mapping. As in
+        deltalake, each file's partition expression holds its partition values and what its
+        statistics prove (a column with no nulls or only nulls, integer and date bounds), so
+        pyarrow skips files a filter rules out; ``partitions`` chooses the files, in the log's
+        order. Otherwise (rows a deletion vector removes are still in the files, or the files
+        name columns by id) the rows are read now, with the deletion vectors applied, into an
+        in-memory dataset."""
         import pyarrow.dataset as ds
 
         _unsupported(filesystem=filesystem, parquet_read_options=parquet_read_options, schema=schema, as_large_types=as_large_types)
         filters = partitions or file_pruning_predicate
-        # With filters, the engine chooses the rows (its typed filters: three-valued NULLs,
-        # timestamps and binary partition values read as their types).
-        lazy = None if filters else self._file_dataset()
+        # Partition filters on timestamp or binary columns: the engine chooses the rows (its
+        # typed filters read those partition values as their types).
+        adds = None if filters and not self._filters_compare_here(filters) else self._matching(filters)
+        lazy = None if adds is None else self._file_dataset(adds)
         if lazy is not None:
             return lazy
         return ds.dataset(self.to_pyarrow_table(partitions=filters))
 
-    def _file_dataset(self) -> Any:
-        """The live files as a pyarrow FileSystemDataset, or None when the files' rows are not
-        the table's rows (deletion vectors, column mapping) or are not on the local disk."""
+    def _file_dataset(self, adds: Optional[List[Dict[str, Any]]] = None) -> Any:
+        """The live files (or ``adds``) as a pyarrow FileSystemDataset, or None when the files'
+        rows are not the table's rows (deletion vectors, column mapping) or are not on the
+        local disk."""
         import pyarrow.dataset as ds
         import pyarrow.fs as pafs
 
@@ -348,11 +516,15 @@ class DeltaTable:
             return None
         if (self.metadata().configuration.get("delta.columnMapping.mode") or "none") != "none":
             return None
-        adds = self._adds()
+        if adds is None:
+            adds = self._adds()
         if any(a["deletion_vector"] is not None or "://" in a["path"] for a in adds):
             return None
         arrow_schema = self.schema().to_pyarrow()
         types = {f.name: f.type for f in arrow_schema}
+        from delta_rlc._partitions import _stats_columns
+
+        stats_columns = [f for f in _stats_columns(arrow_schema, self.partition_columns(), self.metadata().configuration)]
         expressions = []
         try:
             for a in adds:
@@ -361,6 +533,8 @@ class DeltaTable:
                     v = a["partition_values"].get(c)
                     # An empty partition value is NULL, as the engine reads it.
                     e = e & (ds.field(c).is_null() if v is None or v == "" else ds.field(c) == pa.array([v]).cast(types[c])[0])
+                for s in _stats_guarantees(a.get("stats"), stats_columns):
+                    e = e & s
                 expressions.append(e)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, KeyError):
             return None  # a partition value pyarrow does not parse as its type: read it here
@@ -424,7 +598,7 @@ class DeltaTable:
         """
         commit_properties, post_commithook_properties = deprecate_positional_commit_args("delete", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
         out = self._table.delete(predicate, _commit(commit_properties, post_commithook_properties, retry_on_conflict), self._version, _writer(writer_properties))
-        _after_commit(self._table, post_commithook_properties)
+        _after_commit(self._table.raw, post_commithook_properties)
         return self._moved(out)
 
     def update(
@@ -462,7 +636,7 @@ class DeltaTable:
         # error_on_type_mismatch=False: a value that does not cast to its column is stored as
         # NULL (a NOT NULL column still fails), as deltalake does.
         out = self._table.update(pairs, predicate, _commit(commit_properties, post_commithook_properties, retry_on_conflict), self._version, _writer(writer_properties), not error_on_type_mismatch)
-        _after_commit(self._table, post_commithook_properties)
+        _after_commit(self._table.raw, post_commithook_properties)
         return self._moved(out)
 
     def merge(
@@ -503,10 +677,10 @@ class DeltaTable:
         _unsupported(protocol_downgrade_allowed=protocol_downgrade_allowed)
         commit = _commit(commit_properties, post_commithook_properties)
         if isinstance(target, int):
-            out = _internal.restore(self._table, target, None, ignore_missing_files, commit)
+            out = _internal.restore(self._table.raw, target, None, ignore_missing_files, commit)
         else:
-            out = _internal.restore(self._table, None, _timestamp_ms(target), ignore_missing_files, commit)
-        _after_commit(self._table, post_commithook_properties)
+            out = _internal.restore(self._table.raw, None, _timestamp_ms(target), ignore_missing_files, commit)
+        _after_commit(self._table.raw, post_commithook_properties)
         self._moved(out)
         out.setdefault("num_removed_file", out.get("num_removed_files"))
         out.setdefault("num_restored_file", out.get("num_restored_files"))
@@ -514,12 +688,12 @@ class DeltaTable:
 
     def create_checkpoint(self) -> None:
         """Writes a checkpoint of the latest version."""
-        _internal.create_checkpoint(self._table)
+        _internal.create_checkpoint(self._table.raw)
 
     def cleanup_metadata(self) -> None:
         """Deletes log entries older than ``delta.logRetentionDuration`` that precede a
         checkpoint."""
-        _internal.cleanup_metadata(self._table)
+        _internal.cleanup_metadata(self._table.raw)
 
     def compact_logs(self, starting_version: int, ending_version: int) -> None:
         raise _internal.UnsupportedError("compact_logs (log compaction files) is not supported by delta_rlc")
@@ -527,9 +701,9 @@ class DeltaTable:
     def repair(self, dry_run: bool = False, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> Dict[str, Any]:
         """Removes live files that are missing from storage (deltalake's FSCK)."""
         commit_properties, post_commithook_properties = deprecate_positional_commit_args("repair", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
-        out = _internal.repair(self._table, dry_run, _commit(commit_properties, post_commithook_properties))
+        out = _internal.repair(self._table.raw, dry_run, _commit(commit_properties, post_commithook_properties))
         if not dry_run:
-            _after_commit(self._table, post_commithook_properties)
+            _after_commit(self._table.raw, post_commithook_properties)
             self._version = self._table.latest_version()
         return out
 
@@ -551,6 +725,8 @@ class DeltaTable:
             full = given.get("full", full)
             keep_versions = given.get("keep_versions", keep_versions)
         _unsupported(post_commithook_properties=post_commithook_properties, commit_properties=commit_properties, full=full, keep_versions=keep_versions)
+        if retention_hours is not None and retention_hours < 0:
+            raise ValueError("The retention periods should be positive.")  # deltalake's message
         return self._table.vacuum(None if retention_hours is None else float(retention_hours), dry_run, enforce_retention_duration)
 
     def sql(self, statement: str) -> Any:
@@ -565,3 +741,50 @@ class DeltaTable:
 
     def __repr__(self) -> str:
         return f"DeltaTable({self.table_uri!r}, version={self._version})"
+
+
+def _create_deltalake(
+    table_uri: str,
+    schema: Schema,
+    partition_by: List[str],
+    mode: str,
+    raise_if_key_not_exists: bool,
+    name: Optional[str],
+    description: Optional[str],
+    configuration: Optional[Mapping[str, Optional[str]]],
+    storage_options: Optional[Dict[str, str]],
+    commit_properties: Optional[CommitProperties],
+    post_commithook_properties: Optional[PostCommitHookProperties],
+) -> Any:
+    """``DeltaTable.create``'s work, with the arguments in deltalake's order (its
+    ``deltalake.table._create_deltalake``): the new table's handle, or None when an existing
+    table is kept (``mode="ignore"``, or ``"append"`` with the same schema and partitioning).
+    Unknown ``delta.*`` properties are refused by the engine whatever
+    ``raise_if_key_not_exists`` says."""
+    if mode not in ("error", "append", "overwrite", "ignore"):
+        raise ValueError(f"mode must be 'error', 'append', 'overwrite' or 'ignore', got {mode!r}")
+    if DeltaTable.is_deltatable(table_uri, storage_options):
+        if mode == "error":
+            raise _internal.DeltaError(f"a table already exists at {table_uri} (mode='error')")
+        if mode == "ignore":
+            return None
+        if mode == "overwrite":
+            raise _internal.UnsupportedError("DeltaTable.create(mode='overwrite') on an existing table is not supported by delta_rlc")
+        existing = DeltaTable(table_uri, storage_options=storage_options)
+        if existing.schema() != schema or existing.partition_columns() != list(partition_by):
+            raise _internal.SchemaMismatchError(f"the table at {table_uri} has another schema or partitioning (mode='append')")
+        return None
+    _commit(None, post_commithook_properties)
+    return _internal.RawTable.create(
+        table_uri,
+        schema.to_pyarrow(),
+        list(partition_by),
+        {k: v for k, v in (configuration or {}).items() if v is not None},
+        name,
+        description,
+        storage_options,
+        None,
+        None,
+        _commit(commit_properties),
+        schema.to_json(),
+    )

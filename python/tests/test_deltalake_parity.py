@@ -1,0 +1,241 @@
+"""Behaviours of deltalake 1.6 that delta_rlc matches, each checked on a small table: partition
+listings and filters (values matched as the log's text, deltalake's refusals), the lazy dataset's
+file order and statistics guarantees, Expression filters, the partitioning check on writes,
+Field metadata, DeltaTable.create's legacy positional arguments, history pinned to the loaded
+version, and vacuum's negative retention."""
+
+from __future__ import annotations
+
+import datetime as dt_
+import json
+import warnings
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pytest
+
+import delta_rlc.table as table_module
+from delta_rlc import CommitProperties, DeltaTable, write_deltalake
+from delta_rlc.exceptions import DeltaError, SchemaMismatchError, UnsupportedError
+from delta_rlc.schema import Field, PrimitiveType
+
+
+def _rows(t) -> list:
+    return pa.table(t).to_pylist()
+
+
+def test_partitions_of_an_unpartitioned_table_is_empty(tmp_path):
+    write_deltalake(tmp_path, pa.table({"id": [1, 2]}))
+    write_deltalake(tmp_path, pa.table({"id": [3]}), mode="append")
+    dt = DeltaTable(tmp_path)
+    assert dt.partitions() == []
+    # A partitioned table still lists each partition once.
+    write_deltalake(tmp_path / "p", pa.table({"id": [1, 2, 3], "p": ["a", "b", "a"]}), partition_by="p")
+    assert sorted(x["p"] for x in DeltaTable(tmp_path / "p").partitions()) == ["a", "b"]
+
+
+def _string_partitioned(tmp_path):
+    # Partition columns of type string holding the texts deltalake would write for 2020, 2021.0,
+    # True and a date.
+    data = pa.table(
+        {
+            "id": list(range(6)),
+            "year": ["2020", "2020", "2021.0", "2021.0", "2020", "2021.0"],
+            "flag": ["true", "false", "true", "false", "true", "true"],
+            "day": ["2023-01-01", "2023-01-02", "2023-01-01", "2023-01-02", "2023-01-01", "2023-01-01"],
+        }
+    )
+    write_deltalake(tmp_path, data, partition_by=["year", "flag", "day"])
+    return DeltaTable(tmp_path)
+
+
+def test_partition_filter_values_match_as_the_logs_text(tmp_path):
+    dt = _string_partitioned(tmp_path)
+
+    def ids(partitions):
+        return sorted(pa.table(dt.to_pyarrow_dataset(partitions).to_table())["id"].to_pylist())
+
+    assert ids([("year", "=", 2020)]) == [0, 1, 4]
+    assert ids([("year", "=", 2021.0)]) == [2, 3, 5]
+    assert ids([("flag", "=", True)]) == [0, 2, 4, 5]
+    assert ids([("day", "=", dt_.date(2023, 1, 2))]) == [1, 3]
+    assert ids([("year", "in", [2020, 2022.0])]) == [0, 1, 4]
+    assert ids([("flag", "in", [True, False])]) == list(range(6))
+    # The same filters choose files, and the rows of to_pyarrow_table.
+    assert len(dt.file_uris([("year", "=", 2021.0)])) == 2  # (2021.0, true, 01-01) and (2021.0, false, 01-02)
+    assert sorted(dt.to_pyarrow_table(partitions=[("flag", "=", False)])["id"].to_pylist()) == [1, 3]
+    with pytest.raises(ValueError, match="Could not encode partition value for type"):
+        dt.to_pyarrow_dataset([("year", "=", {"a": 1})])
+    with pytest.raises(ValueError, match="Could not encode partition value for type"):
+        dt.file_uris([("year", "in", [{"a": 1}, "2020"])])
+
+
+def test_malformed_partition_filters_are_refused_with_deltalakes_messages(tmp_path):
+    dt = _string_partitioned(tmp_path)
+    with pytest.raises(DeltaError) as e:
+        dt.file_uris([("year", "=>", "3")])
+    assert str(e.value) == 'Invalid partition filter found: ("year", "=>", "3").'
+    with pytest.raises(DeltaError) as e:
+        dt.file_uris([("year", "=", ["3", "20"])])
+    assert str(e.value) == 'Invalid partition filter found: ("year", "=", ["3", "20"]).'
+    with pytest.raises(SchemaMismatchError) as e:
+        dt.file_uris([("unknown", "=", "3")])
+    assert str(e.value) == "Data does not match the schema or partitions of the table: Field 'unknown' is not a root table field."
+
+
+def test_partition_filters_on_a_null_partition_are_three_valued(tmp_path):
+    # deltalake's answers: a null partition is "= ''" only; "!=", "not in" and "in" never match it.
+    write_deltalake(tmp_path, pa.table({"id": [1, 2, 3], "p": pa.array(["a", "b", None])}), partition_by="p")
+    dt = DeltaTable(tmp_path)
+    cases = {
+        ("!=", "a"): [2],
+        ("not in", ("a",)): [2],
+        ("=", ""): [3],
+        ("!=", ""): [1, 2],
+        ("in", ("a", "")): [1],
+        ("not in", ("a", "")): [],
+        (">", "a"): [2],
+    }
+    for (op, value), want in cases.items():
+        f = [("p", op, list(value) if isinstance(value, tuple) else value)]
+        assert sorted(pa.table(dt.to_pyarrow_dataset(f).to_table())["id"].to_pylist()) == want, f
+        assert len(dt.file_uris(f)) == len(want), f
+        assert sorted(str(x["p"]) for x in dt.partitions(f)) == sorted(str({1: "a", 2: "b", 3: None}[i]) for i in want), f
+
+
+def test_filtered_dataset_keeps_the_logs_file_order(tmp_path):
+    for year, ids in (("2021", [1]), ("2020", [2]), ("2021", [3]), ("2021", [4])):
+        write_deltalake(tmp_path, pa.table({"id": ids, "year": [year]}), mode="append", partition_by="year")
+    dt = DeltaTable(tmp_path)
+    everything = pa.table(dt.to_pyarrow_dataset().to_table())["id"].to_pylist()
+    chosen = pa.table(dt.to_pyarrow_dataset([("year", "=", "2021")]).to_table())["id"].to_pylist()
+    # The filtered read is the unfiltered one without the 2020 rows, in the same order.
+    assert chosen == [i for i in everything if i != 2]
+    assert sorted(chosen) == [1, 3, 4]
+
+
+def test_dataset_fragments_carry_statistics_guarantees(tmp_path):
+    # 1 all-valid part, 1 all-null part, 1 mixed part (deltalake's test_filter_nulls).
+    data = pa.table({"part": ["a", "a", "b", "b", "c", "c"], "value": pa.array([1, 1, None, None, 2, None], pa.int64())})
+    write_deltalake(tmp_path, data, partition_by="part")
+    dataset = DeltaTable(tmp_path).to_pyarrow_dataset()
+
+    def fragments(predicate):
+        return len(list(dataset.get_fragments(filter=predicate)))
+
+    assert fragments(ds.field("value").is_valid()) == 2
+    assert fragments(ds.field("value").is_null()) == 2
+    assert fragments(ds.field("value") > 1) == 1
+    # The guarantees never drop a row: each filter reads what a filter over all rows gives.
+    for predicate in (ds.field("value").is_valid(), ds.field("value").is_null(), ds.field("value") > 1, ds.field("value") <= 1):
+        got = dataset.to_table(filter=predicate).sort_by([("part", "ascending"), ("value", "ascending")])
+        want = data.filter(predicate).sort_by([("part", "ascending"), ("value", "ascending")])
+        assert got.to_pylist() == want.to_pylist()
+
+
+def test_to_pyarrow_table_and_to_pandas_take_an_expression_filter(tmp_path):
+    data = pa.table({"date": ["2021-02-19", "2021-02-21", "2021-02-22", "2021-01-01"], "state": ["Alabama", "Ohio", "Wyoming", "Wyoming"], "n": [1, 2, 3, 4]})
+    write_deltalake(tmp_path, data, partition_by="state")
+    dt = DeltaTable(tmp_path)
+    expr = (ds.field("date") > "2021-02-20") | ds.field("state").isin(["Alabama"])
+    assert sorted(dt.to_pyarrow_table(filters=expr)["n"].to_pylist()) == [1, 2, 3]
+    assert sorted(dt.to_pandas(filters=expr)["n"].tolist()) == [1, 2, 3]
+    assert sorted(dt.to_pandas(filters=[[("date", ">", "2021-02-20")], [("state", "in", ["Alabama"])]])["n"].tolist()) == [1, 2, 3]
+    # With partitions too: the filter applies to the files they choose.
+    got = dt.to_pyarrow_table(partitions=[("state", "=", "Wyoming")], columns=["n"], filters=ds.field("n") > 3)
+    assert got.column_names == ["n"] and got["n"].to_pylist() == [4]
+
+
+def test_write_with_other_partitioning_is_refused(tmp_path):
+    write_deltalake(tmp_path, pa.table({"id": [1], "p": ["a"]}))
+    with pytest.raises(DeltaError) as e:
+        write_deltalake(tmp_path, pa.table({"id": [2], "p": ["b"]}), mode="append", partition_by="p")
+    assert str(e.value).startswith('Generic error: Specified table partitioning does not match table partitioning: expected: [], got: ["p"]')
+    # Repartitioning (deltalake does it on overwrite with schema_mode="overwrite") is refused,
+    # not ignored; an empty partition_by on a partitioned table is a change too.
+    with pytest.raises(UnsupportedError):
+        write_deltalake(tmp_path, pa.table({"id": [2], "p": ["b"]}), mode="overwrite", schema_mode="overwrite", partition_by="p")
+    write_deltalake(tmp_path / "q", pa.table({"id": [1], "p": ["a"]}), partition_by="p")
+    with pytest.raises(DeltaError, match="does not match table partitioning"):
+        write_deltalake(tmp_path / "q", pa.table({"id": [2], "p": ["b"]}), mode="append", partition_by=[])
+    with pytest.raises(DeltaError, match="does not match table partitioning"):
+        write_deltalake(tmp_path / "q", pa.table({"id": [2], "p": ["b"]}), mode="overwrite", schema_mode="overwrite", partition_by=["id"], predicate="id = 1")
+    assert _rows(DeltaTable(tmp_path).to_pyarrow_table()) == [{"id": 1, "p": "a"}]
+    assert _rows(DeltaTable(tmp_path / "q").to_pyarrow_table()) == [{"id": 1, "p": "a"}]
+    # The same partitioning still appends.
+    write_deltalake(tmp_path / "q", pa.table({"id": [2], "p": ["b"]}), mode="append", partition_by=["p"])
+    assert sorted(DeltaTable(tmp_path / "q").to_pyarrow_table()["id"].to_pylist()) == [1, 2]
+
+
+def test_field_metadata_values_as_deltalake_keeps_them(tmp_path):
+    f = Field("y", "float", False, {"x": {"y": 3}, "n": 7, "s": "t", "b": True, "r": 1.5})
+    assert json.loads(f.metadata["x"]) == {"y": 3}
+    assert f.metadata == {"x": '{"y":3}', "n": 7, "s": "t", "b": "true", "r": "1.5"}
+    assert Field.from_json(f.to_json()) == f
+    assert Field("z", PrimitiveType("string"), True, None).metadata == {}
+    with pytest.raises(TypeError):
+        Field("z", "string", True, {"x": object()})
+    # Metadata read from a log keeps its JSON values (a column mapping id stays a number).
+    g = Field.from_json('{"name":"a","type":"long","nullable":true,"metadata":{"delta.columnMapping.id":1,"k":{"v":2}}}')
+    assert g.metadata == {"delta.columnMapping.id": 1, "k": {"v": 2}}
+
+
+def test_create_legacy_positional_arguments(tmp_path, monkeypatch):
+    schema = pa.schema([("id", pa.int64())])
+    captured = {}
+    monkeypatch.setattr(table_module, "_create_deltalake", lambda *args: captured.update(args=args))
+    monkeypatch.setattr(DeltaTable, "__init__", lambda self, *a, **k: None)
+    commit = CommitProperties(custom_metadata={"userName": "John Doe"})
+    with pytest.warns(DeprecationWarning, match="positionally"):
+        DeltaTable.create(tmp_path, schema, "error", None, None, None, None, None, commit)
+    args = captured["args"]
+    assert args[4] is True and args[9] is commit and args[10] is None
+    with pytest.raises(TypeError, match="multiple values for 'raise_if_key_not_exists'"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            DeltaTable.create(tmp_path, schema, "error", None, None, None, None, None, commit, None, False, raise_if_key_not_exists=True)
+    with pytest.raises(TypeError, match="unexpected positional arguments"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            DeltaTable.create(tmp_path, schema, "error", None, None, None, None, None, commit, None, False, 1)
+    monkeypatch.undo()
+    # Positionally, the three still reach the table.
+    with pytest.warns(DeprecationWarning):
+        dt = DeltaTable.create(tmp_path, schema, "error", None, None, None, None, None, commit, None, True)
+    assert dt.history()[0]["userName"] == "John Doe"
+
+
+def test_history_is_of_the_loaded_version(tmp_path):
+    for i in range(3):
+        write_deltalake(tmp_path, pa.table({"id": [i]}), mode="overwrite")
+    dt = DeltaTable(tmp_path)
+    old = DeltaTable(tmp_path, version=1)
+    write_deltalake(tmp_path, pa.table({"id": [9]}), mode="overwrite")
+    assert [h["version"] for h in dt.history()] == [2, 1, 0]
+    assert [h["version"] for h in dt.history(2)] == [2, 1]
+    assert [h["version"] for h in old.history()] == [1, 0]
+    assert [h["version"] for h in old.history(1)] == [1]
+    dt.update_incremental()
+    assert [h["version"] for h in dt.history(1)] == [3]
+
+    # A commit landing while the history is read does not shift the versions.
+    class Racing:
+        def __init__(self, real):
+            self._real = real
+
+        def history(self, limit):
+            out = self._real.history(limit)
+            write_deltalake(tmp_path, pa.table({"id": [10]}), mode="overwrite")
+            return out
+
+        def __getattr__(self, name):
+            return getattr(self._real, name)
+
+    dt._table = Racing(dt._table)
+    assert [h["version"] for h in dt.history()] == [3, 2, 1, 0]
+
+
+def test_vacuum_refuses_a_negative_retention(tmp_path):
+    write_deltalake(tmp_path, pa.table({"id": [1]}))
+    with pytest.raises(ValueError, match="^The retention periods should be positive.$"):
+        DeltaTable(tmp_path).vacuum(-1)
