@@ -77,6 +77,37 @@ pub fn effective_metadata(txn: &Transaction) -> Result<Metadata> {
     Ok(txn.snapshot()?.metadata.clone())
 }
 
+/// `arrow` (the table's Arrow schema) with its generated and identity columns nullable: the
+/// values the write computes for them are not there yet when the rows are conformed.
+fn computed_columns_nullable(schema: &StructType, arrow: SchemaRef) -> SchemaRef {
+    let computed = |name: &str| {
+        schema.fields.iter().any(|f| {
+            f.name == name
+                && (crate::txn::identity::is_identity(f)
+                    || crate::constraints::generation_of(f).is_some())
+        })
+    };
+    if !arrow
+        .fields()
+        .iter()
+        .any(|f| !f.is_nullable() && computed(f.name()))
+    {
+        return arrow;
+    }
+    let fields: Vec<arrow::datatypes::Field> = arrow
+        .fields()
+        .iter()
+        .map(|f| {
+            let nullable = f.is_nullable() || computed(f.name());
+            f.as_ref().clone().with_nullable(nullable)
+        })
+        .collect();
+    std::sync::Arc::new(arrow::datatypes::Schema::new_with_metadata(
+        fields,
+        arrow.metadata().clone(),
+    ))
+}
+
 /// Writes rows as new files and stages their adds.
 pub async fn write_rows(txn: &mut Transaction, batches: &[RecordBatch]) -> Result<u64> {
     let metadata = effective_metadata(txn)?;
@@ -88,7 +119,10 @@ pub async fn write_rows(txn: &mut Transaction, batches: &[RecordBatch]) -> Resul
             ));
         }
     }
-    let arrow_schema = table_arrow_schema(&schema);
+    // Generated and identity columns a write leaves out arrive as NULL and are computed below
+    // (identity values here, generation expressions by the writer), so a NOT NULL one is checked
+    // after that, with every other rule (`TableConstraints::check`), not while conforming.
+    let arrow_schema = computed_columns_nullable(&schema, table_arrow_schema(&schema));
     let (batches, inexact) = conform_batches_exact(batches, &arrow_schema)?;
     txn.read_set.inexact_writes.extend(inexact);
     crate::txn::identity::check_no_explicit(&schema, &batches)?;

@@ -313,3 +313,35 @@ fn generated_columns_are_computed_and_checked_on_every_write_path() {
         }
     });
 }
+
+/// A NOT NULL generated or identity column that a write leaves out is computed, then checked:
+/// the write commits with the computed values (it failed as "NOT NULL violated" before the value
+/// was computed), and a generation that yields NULL is still refused.
+#[test]
+fn not_null_generated_and_identity_columns_are_computed_before_the_check() {
+    let loc = "memory://constraints-not-null-generated/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute(
+            "CREATE TABLE t (id BIGINT NOT NULL GENERATED ALWAYS AS IDENTITY, v BIGINT, \
+             g BIGINT NOT NULL GENERATED ALWAYS AS (v * 2))",
+        )
+        .await
+        .unwrap();
+        s.execute("INSERT INTO t (v) VALUES (1), (5)")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, v, g FROM t").await,
+            vec!["1|1|2", "2|5|10"]
+        );
+        refused(
+            &s,
+            loc,
+            "INSERT INTO t (v) VALUES (NULL)",
+            &["NOT NULL", "g"],
+        )
+        .await;
+        assert_eq!(rows(&s, "SELECT count(*) FROM t").await, vec!["2"]);
+    });
+}
