@@ -687,8 +687,8 @@ class DeltaTable:
         return out
 
     def create_checkpoint(self) -> None:
-        """Writes a checkpoint of the latest version."""
-        _internal.create_checkpoint(self._table.raw)
+        """Writes a checkpoint of this object's version (as deltalake does)."""
+        _internal.create_checkpoint(self._table.raw, self._version)
 
     def cleanup_metadata(self) -> None:
         """Deletes log entries older than ``delta.logRetentionDuration`` that precede a

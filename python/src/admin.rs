@@ -104,8 +104,12 @@ fn restore<'py>(
 
 /// Writes a checkpoint of the latest version; returns its version.
 #[pyfunction]
-fn create_checkpoint(py: Python<'_>, table: &RawTable) -> PyResult<u64> {
-    let t = table.table.clone();
+#[pyo3(signature = (table, version=None))]
+fn create_checkpoint(py: Python<'_>, table: &RawTable, version: Option<u64>) -> PyResult<u64> {
+    let t = match version {
+        Some(v) => table.table.at_version(v),
+        None => table.table.clone(),
+    };
     run(py, async move { t.create_checkpoint().await })
 }
 

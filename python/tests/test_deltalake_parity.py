@@ -239,3 +239,43 @@ def test_vacuum_refuses_a_negative_retention(tmp_path):
     write_deltalake(tmp_path, pa.table({"id": [1]}))
     with pytest.raises(ValueError, match="^The retention periods should be positive.$"):
         DeltaTable(tmp_path).vacuum(-1)
+
+
+def test_a_check_constraint_on_a_spaced_column_is_stored_as_spark_reads_it(tmp_path):
+    """`high price` (backticks) is the column in Spark SQL; "high price" would be a string
+    literal there, so the double-quoted form deltalake writes is refused, not stored."""
+    write_deltalake(tmp_path, pa.table({"high price": pa.array([1, 2], pa.int64())}))
+    dt = DeltaTable(tmp_path)
+    dt.alter.add_constraint({"check_price": "`high price` >= 0"})
+    assert DeltaTable(tmp_path).metadata().configuration["delta.constraints.check_price"] == "`high price` >= 0"
+    with pytest.raises(DeltaError, match="check_price"):
+        write_deltalake(tmp_path, pa.table({"high price": pa.array([-1], pa.int64())}), mode="append")
+    with pytest.raises(Exception, match="high price"):
+        DeltaTable(tmp_path).alter.add_constraint({"min_price": '"high price" < 5'})
+    assert "delta.constraints.min_price" not in DeltaTable(tmp_path).metadata().configuration
+    assert sorted(DeltaTable(tmp_path).to_pyarrow_table().column("high price").to_pylist()) == [1, 2]
+
+
+def test_a_not_null_generated_column_left_out_is_computed(tmp_path):
+    from delta_rlc.schema import Schema
+
+    s = Schema([
+        Field("id", PrimitiveType("integer"), nullable=False),
+        Field("d", PrimitiveType("date"), nullable=False),
+        Field("y", PrimitiveType("date"), nullable=False, metadata={"delta.generationExpression": "TRUNC(d, 'YEAR')"}),
+    ])
+    dt = DeltaTable.create(tmp_path, schema=s)
+    write_deltalake(dt, pa.table({"id": pa.array([1], pa.int32()), "d": pa.array([dt_.date(2020, 6, 15)], pa.date32())}), mode="append")
+    assert DeltaTable(tmp_path).to_pyarrow_table().to_pylist() == [{"id": 1, "d": dt_.date(2020, 6, 15), "y": dt_.date(2020, 1, 1)}]
+
+
+def test_create_checkpoint_checkpoints_the_loaded_version_and_never_moves_the_hint_back(tmp_path):
+    for i in range(4):
+        write_deltalake(tmp_path, pa.table({"id": [i]}), mode="append")
+    DeltaTable(tmp_path).create_checkpoint()  # of version 3
+    DeltaTable(tmp_path, version=1).create_checkpoint()
+    log = tmp_path / "_delta_log"
+    assert (log / "00000000000000000001.checkpoint.parquet").exists()
+    assert json.loads((log / "_last_checkpoint").read_text())["version"] == 3
+    assert sorted(DeltaTable(tmp_path).to_pyarrow_table().column("id").to_pylist()) == [0, 1, 2, 3]
+    assert sorted(DeltaTable(tmp_path, version=1).to_pyarrow_table().column("id").to_pylist()) == [0, 1]

@@ -282,12 +282,18 @@ impl Table {
             .collect()
     }
 
-    /// Writes a checkpoint of the latest version (readers then skip replaying the log before it).
+    /// Writes a checkpoint of the latest version, or of the handle's version
+    /// ([`Table::at_version`], as deltalake checkpoints the version it loaded); readers then skip
+    /// replaying the log before it.
     pub async fn create_checkpoint(&self) -> Result<u64> {
-        let snapshot = self.inner.snapshot(None).await?;
+        let snapshot = self.inner.snapshot(self.read_version).await?;
         let now = self.inner.env.clock.now_ms();
-        delta_rlc_engine::write::checkpoint::write_checkpoint(&self.inner.store, &snapshot, now)
-            .await?;
+        delta_rlc_engine::write::checkpoint::write_checkpoint_of_any_version(
+            &self.inner.store,
+            &snapshot,
+            now,
+        )
+        .await?;
         Ok(snapshot.version)
     }
 

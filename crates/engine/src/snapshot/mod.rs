@@ -30,7 +30,9 @@ use delta_rlc_storage::TableStore;
 
 pub use checkpoint_read::parquet_to_actions;
 pub use replay::ReplayState;
-pub use segment::{build_segment, list_log, segment_after, CheckpointFiles, LogSegment};
+pub use segment::{
+    build_segment, last_checkpoint_hint, list_log, segment_after, CheckpointFiles, LogSegment,
+};
 
 use crate::error::{EngineError, Result};
 

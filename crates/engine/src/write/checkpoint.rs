@@ -174,8 +174,29 @@ pub fn checkpoint_actions(snapshot: &Snapshot, tombstone_cutoff_ms: i64) -> Vec<
     out
 }
 
-/// Writes `<version>.checkpoint.parquet` and `_last_checkpoint`.
+/// Writes `<version>.checkpoint.parquet` and `_last_checkpoint` (the checkpoint of a commit just
+/// written: the newest version).
 pub async fn write_checkpoint(store: &TableStore, snapshot: &Snapshot, now_ms: i64) -> Result<()> {
+    write_checkpoint_with(store, snapshot, now_ms, false).await
+}
+
+/// Writes the checkpoint of any version (deltalake's `create_checkpoint` of the version a handle
+/// loaded): `_last_checkpoint` is written only when it named no newer checkpoint, so the hint only
+/// ever points forward (an older one is still correct, only slower to load from).
+pub async fn write_checkpoint_of_any_version(
+    store: &TableStore,
+    snapshot: &Snapshot,
+    now_ms: i64,
+) -> Result<()> {
+    write_checkpoint_with(store, snapshot, now_ms, true).await
+}
+
+async fn write_checkpoint_with(
+    store: &TableStore,
+    snapshot: &Snapshot,
+    now_ms: i64,
+    keep_newer_hint: bool,
+) -> Result<()> {
     let retention_ms = crate::vacuum::deleted_file_retention_ms(snapshot);
     let actions = checkpoint_actions(snapshot, now_ms.saturating_sub(retention_ms));
     let schema = checkpoint_schema();
@@ -216,6 +237,13 @@ pub async fn write_checkpoint(store: &TableStore, snapshot: &Snapshot, now_ms: i
     let rel = format!("{LOG_DIR}/{}", checkpoint_file_name(snapshot.version));
     let size_in_bytes = buf.len();
     store.put(&rel, Bytes::from(buf)).await?;
+    if keep_newer_hint
+        && crate::snapshot::last_checkpoint_hint(store)
+            .await?
+            .is_some_and(|hint| hint > snapshot.version)
+    {
+        return Ok(());
+    }
     let last = json!({
         "version": snapshot.version,
         "size": actions.len(),
