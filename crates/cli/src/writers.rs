@@ -5,7 +5,9 @@
 //! The table lives in an in-process `memory://` store behind the latency layer
 //! (`delta_rlc_latency_profile`): its put-if-absent is atomic, as S3's conditional PUT is, and on
 //! this 2-core machine no store server competes with the writers for CPU. Each writer works on its
-//! own key region (no true conflicts), so every abort is a false abort. A writer's requests are
+//! own key region (no true conflicts), so every abort is a false abort — except in `hot-update`,
+//! where the writers share 1,000 ids and overlapping windows truly conflict (the workload for
+//! re-execution on conflict: `--retry-on-conflict N`). A writer's requests are
 //! what its statements' meters counted.
 //!
 //! The ceiling: one writer putting commit files back to back with put-if-absent on the same
@@ -39,7 +41,14 @@ pub enum Workload {
     Delete,
     /// INSERT of 50 new rows.
     Append,
+    /// UPDATE of 50 contiguous ids inside one 1,000-id range every writer shares (`v = v + 1`):
+    /// windows of different writers overlap, so some commits truly conflict. With
+    /// `--retry-on-conflict N` the aborted statements run again instead of failing.
+    HotUpdate,
 }
+
+/// The ids every `hot-update` writer works in.
+const HOT_KEYS: u64 = 1_000;
 
 /// `delta-rlc bench writers` (module header).
 #[derive(clap::Args)]
@@ -122,6 +131,13 @@ fn statement(work: Workload, rows: u64, n: u64, w: u64, i: u64) -> String {
                  ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = t.v + 1"
             )
         }
+        Workload::HotUpdate => {
+            // A spread of window starts that differs by writer and statement.
+            let start =
+                (w.wrapping_mul(7_919) + i.wrapping_mul(104_729)) % (HOT_KEYS - KEYS_PER_STATEMENT);
+            let hi = start + KEYS_PER_STATEMENT;
+            format!("UPDATE t SET v = v + 1 WHERE id >= {start} AND id < {hi}")
+        }
         Workload::Append => {
             let new = 1_000_000_000 + w * 100_000_000 + i * KEYS_PER_STATEMENT;
             format!("INSERT INTO t SELECT {new} + value, 0 FROM range(0, {KEYS_PER_STATEMENT})")
@@ -141,6 +157,10 @@ struct WriterTally {
     requests: [u64; 5],
     depth_sum: u64,
     latencies_ms: Vec<f64>,
+    /// Statements run again after a true conflict (re-execution on).
+    reruns: u64,
+    /// Rows changed by the statements committed before the deadline.
+    rows_in_window: u64,
 }
 
 async fn run_writer(
@@ -163,10 +183,12 @@ async fn run_writer(
                 t.all_commits += 1;
                 let c = out.commit.as_ref();
                 t.rows_changed += c.and_then(|c| c.affected_rows).unwrap_or(0);
+                t.reruns += c.map_or(0, |c| c.earlier_runs.len() as u64);
                 if Instant::now() > deadline {
                     continue;
                 }
                 t.commits += 1;
+                t.rows_in_window += c.and_then(|c| c.affected_rows).unwrap_or(0);
                 t.attempts += c.map_or(1, |c| u64::from(c.attempts));
                 if let Some(r) = &out.requests {
                     for (slot, v) in t
@@ -257,6 +279,8 @@ async fn run_point(
         all.rows_changed += t.rows_changed;
         all.attempts += t.attempts;
         all.depth_sum += t.depth_sum;
+        all.reruns += t.reruns;
+        all.rows_in_window += t.rows_in_window;
         for (k, v) in t.aborts {
             *all.aborts.entry(k).or_default() += v;
         }
@@ -271,7 +295,7 @@ async fn run_point(
     let (rows, sum) = count_and_sum(&check).await?;
     let changed = all.rows_changed as i64;
     let expected = match setup.workload {
-        Workload::Update | Workload::Merge => (rows0, sum0 + changed),
+        Workload::Update | Workload::Merge | Workload::HotUpdate => (rows0, sum0 + changed),
         Workload::Delete => (rows0 - changed, sum),
         Workload::Append => (rows0 + changed, sum0),
     };
@@ -296,6 +320,10 @@ async fn run_point(
         "commits": all.commits,
         "committedPerMin": all.commits as f64 * 60.0 / setup.seconds,
         "aborts": all.aborts,
+        "failedStatements": all.aborts.values().sum::<u64>(),
+        "reruns": all.reruns,
+        "retryOnConflict": setup.conflict.reexecution.reruns,
+        "rowsChangedPerMin": all.rows_in_window as f64 * 60.0 / setup.seconds,
         "attemptsPerCommit": per(all.attempts),
         "requestsPerCommit": per(get + put + list + head + delete),
         "requestsByKindPerCommit": {"GET": per(get), "PUT": per(put), "LIST": per(list), "HEAD": per(head), "DELETE": per(delete)},
