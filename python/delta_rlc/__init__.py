@@ -10,7 +10,6 @@ concurrent commit truly touched the rows it read or changed; everything else is 
 
 from __future__ import annotations
 
-import enum
 from typing import Any, Dict, Optional
 
 try:
@@ -30,24 +29,52 @@ from delta_rlc.transaction import CommitProperties, PostCommitHookProperties, Tr
 from delta_rlc.writer import BloomFilterProperties, ColumnProperties, WriterProperties, convert_to_deltalake, write_deltalake
 
 
-class TableFeatures(enum.Enum):
-    """Table features by deltalake's names (``dt.alter.add_feature``)."""
+class TableFeatures:
+    """Table features by deltalake's names (``dt.alter.add_feature``). As deltalake's, a plain
+    class of constants (not an ``enum.Enum``): ``str`` gives ``TableFeatures.DeletionVectors``;
+    ``.name`` / ``.value`` give the name."""
 
-    ColumnMapping = "ColumnMapping"
-    DeletionVectors = "DeletionVectors"
-    TimestampWithoutTimezone = "TimestampWithoutTimezone"
-    V2Checkpoint = "V2Checkpoint"
-    AppendOnly = "AppendOnly"
-    Invariants = "Invariants"
-    CheckConstraints = "CheckConstraints"
-    ChangeDataFeed = "ChangeDataFeed"
-    GeneratedColumns = "GeneratedColumns"
-    IdentityColumns = "IdentityColumns"
-    RowTracking = "RowTracking"
-    DomainMetadata = "DomainMetadata"
-    IcebergCompatV1 = "IcebergCompatV1"
-    VariantType = "VariantType"
-    VariantTypePreview = "VariantTypePreview"
+    __slots__ = ("name",)
+
+    ColumnMapping: "TableFeatures"
+    DeletionVectors: "TableFeatures"
+    TimestampWithoutTimezone: "TableFeatures"
+    TimestampNanos: "TableFeatures"
+    V2Checkpoint: "TableFeatures"
+    AppendOnly: "TableFeatures"
+    Invariants: "TableFeatures"
+    CheckConstraints: "TableFeatures"
+    ChangeDataFeed: "TableFeatures"
+    GeneratedColumns: "TableFeatures"
+    IdentityColumns: "TableFeatures"
+    RowTracking: "TableFeatures"
+    DomainMetadata: "TableFeatures"
+    IcebergCompatV1: "TableFeatures"
+    VariantType: "TableFeatures"
+    VariantTypePreview: "TableFeatures"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @property
+    def value(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"TableFeatures.{self.name}"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TableFeatures) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("TableFeatures", self.name))
+
+
+for _name in TableFeatures.__annotations__:
+    setattr(TableFeatures, _name, TableFeatures(_name))
+del _name
 
 
 def rust_core_version() -> str:

@@ -175,6 +175,7 @@ _FEATURE_NAMES = {
     "ColumnMapping": "columnMapping",
     "DeletionVectors": "deletionVectors",
     "TimestampWithoutTimezone": "timestampNtz",
+    "TimestampNanos": "timestampNanos",
     "V2Checkpoint": "v2Checkpoint",
     "AppendOnly": "appendOnly",
     "Invariants": "invariants",
