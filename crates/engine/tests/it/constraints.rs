@@ -343,5 +343,18 @@ fn not_null_generated_and_identity_columns_are_computed_before_the_check() {
         )
         .await;
         assert_eq!(rows(&s, "SELECT count(*) FROM t").await, vec!["2"]);
+        // MERGE: `*` from a source without the generated (or identity) column computes it, on
+        // update and insert alike.
+        s.execute(
+            "MERGE INTO t USING (SELECT * FROM (VALUES (5, 7), (9, 4)) AS x(k, v)) s \
+             ON t.v = s.k WHEN MATCHED THEN UPDATE SET * \
+             WHEN NOT MATCHED THEN INSERT *",
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, v, g FROM t").await,
+            vec!["1|1|2", "2|7|14", "3|4|8"]
+        );
     });
 }

@@ -126,6 +126,35 @@ pub(super) fn new_rows(
         })
         .unwrap_or_default();
     let identity = crate::txn::identity::identity_columns(&snapshot.schema)?;
+    // Generated and identity columns: a value left NULL here is computed by the writer, so their
+    // NOT NULL is checked after that (with the table's other rules), not while conforming; and
+    // `*` leaves out a generated column the source does not have (computed, as in Delta Spark).
+    let computed: std::collections::HashSet<String> = snapshot
+        .schema
+        .fields
+        .iter()
+        .filter(|f| {
+            crate::txn::identity::is_identity(f) || crate::constraints::generation_of(f).is_some()
+        })
+        .map(|f| f.name.to_ascii_lowercase())
+        .collect();
+    let generated_missing_from_source = |mut map: HashMap<String, Expr>| {
+        for f in snapshot.schema.fields.iter() {
+            if crate::constraints::generation_of(f).is_some()
+                && joined.column_index(&spec.source_alias, &f.name).is_none()
+            {
+                map.remove(&f.name.to_ascii_lowercase());
+            }
+        }
+        map
+    };
+    let conform = |v: ArrayRef, f: &Field| {
+        if computed.contains(&f.name().to_ascii_lowercase()) && !f.is_nullable() {
+            conform_column_with(v, &f.clone().with_nullable(true), spec.cast_failure)
+        } else {
+            conform_column_with(v, f, spec.cast_failure)
+        }
+    };
     let mut out: Vec<(ChangeType, RecordBatch)> = Vec::new();
     for (ci, clause) in spec.clauses.iter().enumerate() {
         let sel: BooleanArray = assigned.iter().map(|a| Some(*a == Some(ci))).collect();
@@ -145,7 +174,11 @@ pub(super) fn new_rows(
                         .map(|(c, e)| (c.to_ascii_lowercase(), e.clone()))
                         .collect(),
                     // `UPDATE SET *` keeps identity values.
-                    None => without_identity(star(spec, &table_schema), &identity, |_| true),
+                    None => generated_missing_from_source(without_identity(
+                        star(spec, &table_schema),
+                        &identity,
+                        |_| true,
+                    )),
                 };
                 refuse_always_identity(&map, &identity, "UPDATE SET")?;
                 for f in table_schema.fields() {
@@ -167,7 +200,7 @@ pub(super) fn new_rows(
                             )
                             .clone(),
                     };
-                    cols.push(conform_column_with(v, f, spec.cast_failure)?);
+                    cols.push(conform(v, f)?);
                 }
                 for (i, _) in &extra_cols {
                     cols.push(rows.column(*i).clone());
@@ -188,10 +221,14 @@ pub(super) fn new_rows(
                         .collect(),
                     // `INSERT *` generates GENERATED ALWAYS values, and BY DEFAULT ones the
                     // source does not have.
-                    None => without_identity(star(spec, &table_schema), &identity, |c| {
-                        !c.allow_explicit
-                            || joined.column_index(&spec.source_alias, &c.name).is_none()
-                    }),
+                    None => generated_missing_from_source(without_identity(
+                        star(spec, &table_schema),
+                        &identity,
+                        |c| {
+                            !c.allow_explicit
+                                || joined.column_index(&spec.source_alias, &c.name).is_none()
+                        },
+                    )),
                 };
                 refuse_always_identity(&map, &identity, "INSERT")?;
                 if let Some(k) = map.keys().find(|k| {
@@ -209,7 +246,7 @@ pub(super) fn new_rows(
                         Some(e) => joined.eval(e, &rows)?,
                         None => new_null_array(f.data_type(), n),
                     };
-                    cols.push(conform_column_with(v, f, spec.cast_failure)?);
+                    cols.push(conform(v, f)?);
                 }
                 for (_, f) in &extra_cols {
                     cols.push(new_null_array(f.data_type(), n));
