@@ -90,8 +90,11 @@ def test_load_cdf_columns_and_predicate_through_the_library(tmp_path):
     assert rows.to_pylist() == [{"id": 2, "_change_type": "delete"}]
     assert dt_.load_cdf(starting_version=1).read_all().num_rows == 1
     assert dt_.load_cdf(starting_version=7, allow_out_of_range=True).read_all().num_rows == 0
-    first = dt_.history()[-1]["timestamp"]
-    since = dt.datetime.fromtimestamp(first / 1000, tz=dt.timezone.utc)
+    # A commit's time is Delta Spark's: its file's modification time (no in-commit timestamps).
+    import os
+
+    first = os.path.getmtime(os.path.join(uri, "_delta_log", "00000000000000000000.json"))
+    since = dt.datetime.fromtimestamp(int(first * 1000) / 1000, tz=dt.timezone.utc)
     assert dt_.load_cdf(starting_timestamp=since).read_all().num_rows == 4
     with pytest.raises(ValueError, match="not both"):
         dt_.load_cdf(starting_version=0, starting_timestamp=since)

@@ -343,7 +343,7 @@ def test_trunc_of_a_date_in_generated_columns_both_ways(spark, tmp_path):
     engine carry Spark's values, on a table either engine created; an unknown format is NULL."""
     cols = ("id BIGINT, d DATE, y DATE GENERATED ALWAYS AS (TRUNC(d, 'YEAR')), "
             "q DATE GENERATED ALWAYS AS (trunc(d, 'quarter')), m DATE GENERATED ALWAYS AS (trunc(d, 'MM')), "
-            "w DATE GENERATED ALWAYS AS (trunc(d, 'WEEK')), x DATE GENERATED ALWAYS AS (trunc(d, 'DAY')))")
+            "w DATE GENERATED ALWAYS AS (trunc(d, 'WEEK')), x DATE GENERATED ALWAYS AS (trunc(d, 'DAY'))")
     dates = ["2021-08-20", "1969-12-31", "2024-02-29", "0001-01-01", "9999-12-31", None]
 
     def lit(x):
