@@ -237,12 +237,12 @@ impl From<EngineError> for Error {
 /// Re-execution on conflict (`delta_rlc_engine::txn::reexecute`) decides on the engine error
 /// underneath: only an error the engine proves left nothing committed runs the statement again.
 impl delta_rlc_engine::txn::reexecute::RunError for Error {
-    fn nothing_landed(&self) -> bool {
+    fn may_run_again(&self) -> bool {
         self.0
             .source
             .as_deref()
             .and_then(|s| s.downcast_ref::<EngineError>())
-            .is_some_and(delta_rlc_engine::txn::reexecute::nothing_landed)
+            .is_some_and(delta_rlc_engine::txn::reexecute::may_run_again)
     }
 
     fn after_runs(mut self, runs: u32) -> Self {

@@ -273,9 +273,9 @@ impl Reexecution {
     }
 
     /// Whether a statement whose `run`-th run (1-based) failed runs again: re-runs are left and
-    /// the failure proves nothing landed (`crate::txn::reexecute::nothing_landed`).
-    pub fn runs_again(&self, run: u32, nothing_landed: bool) -> bool {
-        run <= self.reruns && nothing_landed
+    /// the failure allows it (`crate::txn::reexecute::may_run_again`: nothing landed).
+    pub fn runs_again(&self, run: u32, may_run_again: bool) -> bool {
+        run <= self.reruns && may_run_again
     }
 
     /// The wait before run `run + 1`, after run `run` (1-based) aborted: uniform in

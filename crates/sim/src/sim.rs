@@ -433,7 +433,7 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
                     Err(e)
                         if cfg.conflict.reexecution.runs_again(
                             run,
-                            delta_rlc_engine::txn::reexecute::nothing_landed(&e),
+                            delta_rlc_engine::txn::reexecute::may_run_again(&e),
                         ) =>
                     {
                         // The engine's re-execution rule: planned again from the latest

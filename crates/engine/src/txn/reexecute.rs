@@ -11,7 +11,9 @@
 //!   files stay invisible, as every aborted transaction's do, until VACUUM removes them.
 //! - Only errors that prove nothing landed are re-run: a conflict ([`EngineError::Conflict`], the
 //!   commit's put never took a version: a lost response is resolved to "ours" before any conflict
-//!   is reported) and an expired transaction. [`EngineError::CommitUnknown`] (the commit may have
+//!   is reported) and an expired transaction — but not a `ConcurrentTransaction` conflict, where
+//!   another writer committed the same application id: running again would write the batch that
+//!   idempotency marker exists to write once. [`EngineError::CommitUnknown`] (the commit may have
 //!   landed) and every other error are returned as they are, so a statement never applies twice.
 //! - The statement's inputs must be re-readable: SQL (its sources re-evaluated at the new
 //!   snapshot) and library calls whose source is data in memory. A source that is a stream is
@@ -29,27 +31,31 @@ pub use crate::conflict_config::{Reexecution, MAX_RERUNS};
 use crate::env::Env;
 use crate::error::EngineError;
 
-/// An error after which the statement is known not to have committed, and that a later snapshot
-/// may not repeat: a conflict, or a transaction open too long.
-pub fn nothing_landed(error: &EngineError) -> bool {
-    matches!(
-        error,
-        EngineError::Conflict(_) | EngineError::TransactionExpired(_)
-    )
+/// An error after which the statement may run again: it is known not to have committed, and a
+/// later snapshot may not repeat it — a conflict, or a transaction open too long. Never a
+/// `ConcurrentTransaction` conflict: another writer recorded the same application id (an
+/// idempotent writer's `txn` marker), which is the duplicate that marker exists to stop.
+pub fn may_run_again(error: &EngineError) -> bool {
+    match error {
+        EngineError::Conflict(c) => {
+            c.kind != crate::conflict_error::ConflictKind::ConcurrentTransaction
+        }
+        EngineError::TransactionExpired(_) => true,
+        _ => false,
+    }
 }
 
 /// An error a statement's run may end with (the engine's, or a front end's wrapping it).
 pub trait RunError: std::fmt::Display {
-    /// The run is known not to have committed, and a later snapshot may not repeat the error
-    /// ([`nothing_landed`]).
-    fn nothing_landed(&self) -> bool;
+    /// The statement may run again after this error ([`may_run_again`]).
+    fn may_run_again(&self) -> bool;
     /// The error after `runs` runs of the statement (a conflict records the count).
     fn after_runs(self, runs: u32) -> Self;
 }
 
 impl RunError for EngineError {
-    fn nothing_landed(&self) -> bool {
-        nothing_landed(self)
+    fn may_run_again(&self) -> bool {
+        may_run_again(self)
     }
 
     fn after_runs(self, runs: u32) -> Self {
@@ -84,7 +90,7 @@ where
     loop {
         match run_once(run).await {
             Ok(value) => return Ok((value, earlier)),
-            Err(e) if policy.runs_again(run, e.nothing_landed()) => {
+            Err(e) if policy.runs_again(run, e.may_run_again()) => {
                 earlier.push(e.to_string());
                 let wait = policy.wait_after(run, env);
                 if !wait.is_zero() {
@@ -162,6 +168,33 @@ mod tests {
         assert!(
             earlier[0].starts_with("ConcurrentDeleteRead"),
             "{earlier:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_same_application_id_committed_elsewhere_never_runs_again() {
+        let env = Env::deterministic(1);
+        let mut runs = 0;
+        let out: std::result::Result<((), EarlierRuns), EngineError> =
+            run_statement(&quick(5), &env, |_| {
+                runs += 1;
+                async {
+                    Err(EngineError::Conflict(Box::new(ConflictError {
+                        kind: ConflictKind::ConcurrentTransaction,
+                        winning_version: 2,
+                        winning_operation: "WRITE".into(),
+                        files: vec![],
+                        predicate: Some("app id job-1".into()),
+                        tier: None,
+                        reconcile_failures: vec![],
+                        statement_runs: 1,
+                    })))
+                }
+            })
+            .await;
+        assert_eq!(runs, 1);
+        assert!(
+            matches!(out, Err(EngineError::Conflict(c)) if c.kind == ConflictKind::ConcurrentTransaction)
         );
     }
 
