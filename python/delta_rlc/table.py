@@ -30,7 +30,9 @@ class ConflictConfig:
     ``legacy=True`` reproduces open-source Delta exactly (abort whenever a concurrent commit might
     overlap); ``isolation`` is ``"Serializable"``, ``"WriteSerializable"`` (the default) or
     ``"SnapshotIsolation"``. ``retry_on_conflict=n`` re-runs a statement that aborted on a true
-    conflict up to ``n`` more times (the default for every statement on the table).
+    conflict up to ``n`` more times (the default for every statement on the table). A
+    ``write_deltalake`` streams its data and is read once, so it re-runs only when its own
+    ``retry_on_conflict`` keyword asks (its data is then held in memory).
     """
 
     legacy: bool = False
