@@ -55,17 +55,7 @@ impl DeleteBuilder {
         self
     }
 
-    async fn run(self) -> Result<CommitOutcome> {
-        let (table, commit) = (self.table.clone(), self.commit.clone());
-        crate::run_statement(&table, &commit, true, |table| {
-            Self {
-                table,
-                ..self.clone()
-            }
-            .run_once()
-        })
-        .await
-    }
+    run_reexecuting!(|_builder| true);
 
     async fn run_once(self) -> Result<CommitOutcome> {
         let inner = &self.table.statement_table();
@@ -141,17 +131,7 @@ impl UpdateBuilder {
         self
     }
 
-    async fn run(self) -> Result<CommitOutcome> {
-        let (table, commit) = (self.table.clone(), self.commit.clone());
-        crate::run_statement(&table, &commit, true, |table| {
-            Self {
-                table,
-                ..self.clone()
-            }
-            .run_once()
-        })
-        .await
-    }
+    run_reexecuting!(|_builder| true);
 
     async fn run_once(self) -> Result<CommitOutcome> {
         let inner = &self.table.statement_table();

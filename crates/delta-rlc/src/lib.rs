@@ -63,6 +63,29 @@ macro_rules! awaitable {
     };
 }
 
+/// `async fn run(self)` of a `Clone` builder with a `table`, a `commit` and a `run_once`: one run,
+/// and more after a true conflict when re-execution is on ([`run_statement`]; a re-run reads the
+/// latest version). `|b| rereadable` says whether the builder's source can be read again.
+macro_rules! run_reexecuting {
+    (|$b:ident| $rereadable:expr) => {
+        async fn run(self) -> $crate::Result<$crate::CommitOutcome> {
+            let (table, commit) = (self.table.clone(), self.commit.clone());
+            let rereadable = {
+                let $b = &self;
+                $rereadable
+            };
+            $crate::run_statement(&table, &commit, rereadable, |table| {
+                Self {
+                    table,
+                    ..self.clone()
+                }
+                .run_once()
+            })
+            .await
+        }
+    };
+}
+
 mod admin;
 mod changes;
 mod create;

@@ -72,17 +72,7 @@ impl OptimizeBuilder {
         self
     }
 
-    async fn run(self) -> Result<CommitOutcome> {
-        let (table, commit) = (self.table.clone(), self.commit.clone());
-        crate::run_statement(&table, &commit, true, |table| {
-            Self {
-                table,
-                ..self.clone()
-            }
-            .run_once()
-        })
-        .await
-    }
+    run_reexecuting!(|_builder| true);
 
     async fn run_once(self) -> Result<CommitOutcome> {
         let inner = &self.table.statement_table();

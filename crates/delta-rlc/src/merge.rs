@@ -299,17 +299,7 @@ impl MergeBuilder {
         self
     }
 
-    async fn run(self) -> Result<CommitOutcome> {
-        let (table, commit) = (self.table.clone(), self.commit.clone());
-        crate::run_statement(&table, &commit, self.source.rereadable(), |table| {
-            Self {
-                table,
-                ..self.clone()
-            }
-            .run_once()
-        })
-        .await
-    }
+    run_reexecuting!(|builder| builder.source.rereadable());
 
     async fn run_once(self) -> Result<CommitOutcome> {
         // No WHEN clause, unknown or twice-assigned columns: the operation refuses them
