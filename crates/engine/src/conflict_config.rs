@@ -60,11 +60,14 @@ pub enum Switch {
     MergeNotMatchedBySource,
     /// Metadata: a winner's compatible schema or property change does not abort the loser.
     MetadataChange,
+    /// Metadata: a loser whose commit changes only metadata is re-applied on a winner's metadata
+    /// change that touches different things (`conflict/metadata_pair.rs`).
+    MetadataPair,
 }
 
 impl Switch {
     /// Every switch (each defaults to on: a tier is on once it is proven).
-    pub const ALL: [Switch; 11] = [
+    pub const ALL: [Switch; 12] = [
         Switch::DataSkipping,
         Switch::ValueExact,
         Switch::DeleteReadRefinement,
@@ -76,6 +79,7 @@ impl Switch {
         Switch::RowIdRemap,
         Switch::MergeNotMatchedBySource,
         Switch::MetadataChange,
+        Switch::MetadataPair,
     ];
 
     /// The setting name (`--conf dataSkipping=false`).
@@ -92,6 +96,7 @@ impl Switch {
             Switch::RowIdRemap => "rowIdRemap",
             Switch::MergeNotMatchedBySource => "mergeNotMatchedBySource",
             Switch::MetadataChange => "metadataChange",
+            Switch::MetadataPair => "metadataPair",
         }
     }
 

@@ -186,6 +186,53 @@ impl Protocol {
         Ok(())
     }
 
+    /// `protocol` with `feature` added (a table-features protocol; legacy versions are converted with
+    /// the features they imply).
+    pub fn with_feature(&self, feature: &str) -> Protocol {
+        let protocol = self;
+        if protocol.has_writer_feature(feature) {
+            // A legacy writer version may imply the feature while the reader version does not:
+            // column mapping needs reader 2 (a table at (1, 5) has it only as a writer feature).
+            if feature == "columnMapping"
+                && protocol.min_writer_version < 7
+                && protocol.min_reader_version < 2
+            {
+                let mut p = protocol.clone();
+                p.min_reader_version = 2;
+                return p;
+            }
+            if feature == "columnMapping"
+                && protocol.min_reader_version == 3
+                && !protocol.has_reader_feature(feature)
+            {
+                let mut p = protocol.clone();
+                p.reader_features
+                    .get_or_insert_with(Vec::new)
+                    .push(feature.to_string());
+                return p;
+            }
+            return protocol.clone();
+        }
+        let mut features: Vec<String> = protocol.writer_feature_set();
+        features.push(feature.to_string());
+        let refs: Vec<&str> = features.iter().map(String::as_str).collect();
+        let mut p = Protocol::with_features(&refs);
+        // Keep reader features the old protocol already had.
+        if let Some(old) = &protocol.reader_features {
+            let rf = p.reader_features.get_or_insert_with(Vec::new);
+            for f in old {
+                if !rf.contains(f) {
+                    rf.push(f.clone());
+                }
+            }
+            rf.sort();
+            if !rf.is_empty() {
+                p.min_reader_version = 3;
+            }
+        }
+        p
+    }
+
     /// A table-features protocol (3, 7) listing exactly the given features; reader features are
     /// those among them that readers must understand.
     pub fn with_features(features: &[&str]) -> Protocol {

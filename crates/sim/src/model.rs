@@ -102,7 +102,8 @@ pub enum Op {
     Zorder,
     /// `ALTER TABLE t ADD COLUMNS (c<n> BIGINT)`: a schema change no row holds a value for.
     AlterAddColumn(i64),
-    /// `ALTER TABLE t SET TBLPROPERTIES ('sim.note' = '<n>')`: a metadata change outside the schema.
+    /// `ALTER TABLE t SET TBLPROPERTIES ('sim.note<n % 3>' = '<n>')`: a metadata change outside
+    /// the schema; three keys, so concurrent ones sometimes set the same key and sometimes not.
     AlterSetProperty(i64),
     /// `ALTER TABLE t CLUSTER BY …`: 0 = NONE, 1 = (k), 2 = (g), 3 = (v, k). Refused on a
     /// partitioned table, and NONE on an unclustered one.
@@ -217,7 +218,8 @@ impl Op {
             Op::Zorder => "OPTIMIZE t ZORDER BY (v, k)".into(),
             Op::AlterAddColumn(n) => format!("ALTER TABLE t ADD COLUMNS (c{n} BIGINT)"),
             Op::AlterSetProperty(n) => {
-                format!("ALTER TABLE t SET TBLPROPERTIES ('sim.note' = '{n}')")
+                let (key, value) = property_of(*n);
+                format!("ALTER TABLE t SET TBLPROPERTIES ('{key}' = '{value}')")
             }
             Op::AlterClusterBy(c) => format!(
                 "ALTER TABLE t CLUSTER BY {}",
@@ -361,4 +363,9 @@ pub fn content(m: &Model) -> Vec<(i64, i64, i64)> {
     let mut rows: Vec<(i64, i64, i64)> = m.iter().map(|((k, _), r)| (*k, r.v, r.g)).collect();
     rows.sort();
     rows
+}
+
+/// The property `Op::AlterSetProperty(n)` sets: one of three keys, its value `n`.
+pub fn property_of(n: i64) -> (String, String) {
+    (format!("sim.note{}", n.rem_euclid(3)), n.to_string())
 }

@@ -10,6 +10,9 @@
 //! - G: table rules (`CHECK (v < bound)` constraints): every row a committed transaction wrote
 //!   satisfies every constraint committed before it; a committed ADD CONSTRAINT holds for every row
 //!   at its version; a statement refused by a rule wrote, at its snapshot, a row that breaks one.
+//! - M: the metadata at every version (columns in order, `sim.*` properties, CHECK constraints,
+//!   column-mapping ids and physical names) is the serial replay of the committed ALTERs
+//!   (`metadata_check.rs`).
 //! - H: with the change data feed on, each version's feed applied to the rows before it gives the
 //!   rows after it (`change_feed.rs`).
 
@@ -211,6 +214,8 @@ pub async fn judge(
             }
         }
     }
+    // M: the metadata at every version is the serial replay of the committed ALTERs.
+    out.extend(crate::metadata_check::check(&table, base_version, latest, &by_version).await);
     // H: with the change data feed on, each version's feed is exactly its change.
     if table
         .snapshot(None)

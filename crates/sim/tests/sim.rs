@@ -101,6 +101,14 @@ fn schema_change_histories_have_no_anomalies() {
         "and some must abort: {:?}",
         totals.aborts
     );
+    assert!(
+        totals
+            .events
+            .get("delta.rowLevelConcurrency.metadataRebased")
+            .is_some_and(|n| *n > 0),
+        "two concurrent ALTERs must get re-applied one on the other: {:?}",
+        totals.events
+    );
 }
 
 /// Re-execution on conflict (`retryOnConflict = 2`) over the same histories: each statement that

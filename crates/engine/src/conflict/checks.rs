@@ -7,6 +7,7 @@ use delta_rlc_protocol::actions::{Action, Add, Metadata, Protocol, Remove};
 use delta_rlc_storage::TableStore;
 
 use super::metadata_change::{self, Verdict};
+use super::metadata_pair;
 use super::reconcile::{reconcilers, ReconcileContext};
 use super::summary::WinningCommit;
 use super::tiers::{append_tiers, delete_read_tiers, TierContext};
@@ -42,6 +43,12 @@ pub struct LoserState {
     /// it): tiers and reconcilers read winners' files through it, so a value only a widened type
     /// holds is read as that type, never through the loser's older, narrower schema.
     pub table_view: Option<std::sync::Arc<Snapshot>>,
+    /// The table's metadata as the last winner that changed it left it (None: the read
+    /// snapshot's). A loser that changes metadata itself is rebased on each in turn.
+    pub table_metadata: Option<Metadata>,
+    /// The table's protocol as the last winner that changed it left it (None: the read
+    /// snapshot's).
+    pub table_protocol: Option<Protocol>,
 }
 
 impl LoserState {
@@ -58,6 +65,10 @@ pub struct CheckOutcome {
     pub adopt_metadata: Option<Metadata>,
     /// Winner protocol the loser adopts (feature additions).
     pub adopt_protocol: Option<Protocol>,
+    /// The loser's own metadata, re-applied on the winner's (`metadata_pair`).
+    pub rebased_metadata: Option<Metadata>,
+    /// The loser's own protocol, re-applied on the winner's (`metadata_pair`).
+    pub rebased_protocol: Option<Protocol>,
     pub events: Vec<Event>,
 }
 
@@ -188,9 +199,17 @@ async fn check_whole_commit(
         .staged
         .iter()
         .any(|a| matches!(a, Action::Metadata(_)));
+    // A loser that changes only the table's metadata may be re-applied on a winner's change.
+    let pair = input.config.enabled(Switch::MetadataPair)
+        && state.staged.iter().all(|a| {
+            matches!(
+                a,
+                Action::Metadata(_) | Action::Protocol(_) | Action::CommitInfo(_)
+            )
+        });
     if let Some(p) = &w.protocol {
         p.check_writable()?;
-        if ours_protocol {
+        if ours_protocol && !pair {
             return Err(conflict(
                 ConflictKind::ProtocolChanged,
                 w,
@@ -216,17 +235,72 @@ async fn check_whole_commit(
                 None,
             ));
         }
+        if ours_protocol {
+            let base = state.table_protocol.as_ref().unwrap_or(read);
+            let ours = state.staged.iter().find_map(|a| match a {
+                Action::Protocol(p) => Some(p),
+                _ => None,
+            });
+            let rebased = ours
+                .ok_or_else(|| "no protocol action".to_string())
+                .and_then(|ours| metadata_pair::rebase_protocol(base, p, ours));
+            match rebased {
+                Ok(merged) => out.rebased_protocol = Some(merged),
+                Err(reason) => {
+                    return Err(conflict(
+                        ConflictKind::ProtocolChanged,
+                        w,
+                        vec![],
+                        Some(format!("both transactions change the protocol: {reason}")),
+                        Some("metadataPair"),
+                    ))
+                }
+            }
+        }
         out.adopt_protocol = Some(p.clone());
     }
     if let Some(m) = &w.metadata {
         if ours_metadata {
-            return Err(conflict(
-                ConflictKind::MetadataChanged,
-                w,
-                vec![],
-                Some("both transactions change the table's metadata".into()),
-                None,
+            let abort = |reason: String| {
+                conflict(
+                    ConflictKind::MetadataChanged,
+                    w,
+                    vec![],
+                    Some(format!(
+                        "both transactions change the table's metadata{reason}"
+                    )),
+                    pair.then_some("metadataPair"),
+                )
+            };
+            if !pair {
+                return Err(abort(String::new()));
+            }
+            let base = state
+                .table_metadata
+                .as_ref()
+                .unwrap_or(&input.read_snapshot.metadata);
+            let ours = state
+                .staged
+                .iter()
+                .find_map(|a| match a {
+                    Action::Metadata(m) => Some(m),
+                    _ => None,
+                })
+                .ok_or_else(|| abort(": no metadata action".into()))?;
+            let rebased = metadata_pair::rebase_metadata(base, m, ours)
+                .map_err(|reason| abort(format!(": {reason}")))?;
+            out.events.push(Event::new(
+                "delta.rowLevelConcurrency.metadataRebased",
+                serde_json::json!({
+                    "winningVersion": w.version,
+                    "winningOperation": w.operation(),
+                    "keys": rebased.keys,
+                    "columns": rebased.columns,
+                }),
             ));
+            out.rebased_metadata = rebased.metadata;
+            out.adopt_metadata = Some(m.clone());
+            return check_domains_and_app_ids(state, w);
         }
         let old = &input.read_snapshot.metadata;
         let same_shape = m.schema_string == old.schema_string
@@ -246,6 +320,11 @@ async fn check_whole_commit(
         }
         out.adopt_metadata = Some(m.clone());
     }
+    check_domains_and_app_ids(state, w)
+}
+
+/// Domain metadata the loser sets that a winner also set, and application ids both recorded.
+fn check_domains_and_app_ids(state: &LoserState, w: &WinningCommit) -> Result<()> {
     for a in &state.staged {
         if let Action::DomainMetadata(d) = a {
             if d.domain != "delta.rowTracking" && w.domains.iter().any(|x| x.domain == d.domain) {
@@ -283,7 +362,26 @@ pub async fn check_winner(
 ) -> Result<CheckOutcome> {
     let mut out = CheckOutcome::default();
     check_whole_commit(input, state, w, &mut out).await?;
+    for a in state.staged.iter_mut() {
+        match a {
+            Action::Metadata(m) => {
+                if let Some(r) = out.rebased_metadata.take() {
+                    *m = r;
+                }
+            }
+            Action::Protocol(p) => {
+                if let Some(r) = out.rebased_protocol.take() {
+                    *p = r;
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(p) = &w.protocol {
+        state.table_protocol = Some(p.clone());
+    }
     if let Some(m) = &w.metadata {
+        state.table_metadata = Some(m.clone());
         // Accepted: from here on the winners' files are read under the winner's schema.
         if m.schema_string != state.view(input.read_snapshot).metadata.schema_string {
             let view = input.read_snapshot.with_metadata(m).map_err(|e| {

@@ -64,7 +64,7 @@ pub enum Verdict {
 const NEUTRAL_FIELD_KEYS: &[&str] = &["comment", ID_KEY, PHYSICAL_NAME_KEY];
 
 /// Configuration keys whose change does not affect the loser's files or its validity.
-const NEUTRAL_KEYS: &[&str] = &[
+pub(super) const NEUTRAL_KEYS: &[&str] = &[
     "delta.logRetentionDuration",
     "delta.deletedFileRetentionDuration",
     "delta.checkpointInterval",
@@ -278,7 +278,7 @@ fn widened(old: &StructField, new: &StructField) -> bool {
 }
 
 /// Only neutral keys, at every depth of the field's type.
-fn neutral_metadata(f: &StructField) -> bool {
+pub(super) fn neutral_metadata(f: &StructField) -> bool {
     use delta_rlc_protocol::schema::DataType;
     fn type_ok(t: &DataType) -> bool {
         match t {

@@ -5,6 +5,7 @@
 
 mod checks;
 pub mod metadata_change;
+pub mod metadata_pair;
 pub mod reconcile;
 pub mod rows;
 mod summary;

@@ -16,7 +16,7 @@
 
 use std::collections::BTreeMap;
 
-use delta_rlc_protocol::actions::{Action, Protocol};
+use delta_rlc_protocol::actions::Action;
 use delta_rlc_protocol::column_mapping::{self, ColumnMappingMode};
 use delta_rlc_protocol::schema::{DataType, PrimitiveType, StructField, StructType};
 use serde_json::json;
@@ -106,52 +106,6 @@ pub(super) fn needs_mapping(what: &str, mode: ColumnMappingMode) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// `protocol` with `feature` added (a table-features protocol; legacy versions are converted with
-/// the features they imply).
-pub(crate) fn with_feature(protocol: &Protocol, feature: &str) -> Protocol {
-    if protocol.has_writer_feature(feature) {
-        // A legacy writer version may imply the feature while the reader version does not:
-        // column mapping needs reader 2 (a table at (1, 5) has it only as a writer feature).
-        if feature == "columnMapping"
-            && protocol.min_writer_version < 7
-            && protocol.min_reader_version < 2
-        {
-            let mut p = protocol.clone();
-            p.min_reader_version = 2;
-            return p;
-        }
-        if feature == "columnMapping"
-            && protocol.min_reader_version == 3
-            && !protocol.has_reader_feature(feature)
-        {
-            let mut p = protocol.clone();
-            p.reader_features
-                .get_or_insert_with(Vec::new)
-                .push(feature.to_string());
-            return p;
-        }
-        return protocol.clone();
-    }
-    let mut features: Vec<String> = protocol.writer_feature_set();
-    features.push(feature.to_string());
-    let refs: Vec<&str> = features.iter().map(String::as_str).collect();
-    let mut p = Protocol::with_features(&refs);
-    // Keep reader features the old protocol already had.
-    if let Some(old) = &protocol.reader_features {
-        let rf = p.reader_features.get_or_insert_with(Vec::new);
-        for f in old {
-            if !rf.contains(f) {
-                rf.push(f.clone());
-            }
-        }
-        rf.sort();
-        if !rf.is_empty() {
-            p.min_reader_version = 3;
-        }
-    }
-    p
 }
 
 /// Features `AlterOp::AddFeatures` may add: each is safe to list as supported with nothing
@@ -290,7 +244,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                     // hold); nested fields too.
                     let max = name_columns_as_they_are(&mut schema);
                     config.insert(column_mapping::MAX_ID_KEY.into(), max.to_string());
-                    protocol = with_feature(&protocol, "columnMapping");
+                    protocol = protocol.with_feature("columnMapping");
                 }
                 (from, to) => {
                     return Err(EngineError::Unsupported(format!(
@@ -308,16 +262,18 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                         .is_some_and(|v| v.eq_ignore_ascii_case("true"))
             };
             if turned_on("delta.enableDeletionVectors") {
-                protocol = with_feature(&protocol, "deletionVectors");
+                protocol = protocol.with_feature("deletionVectors");
             }
             if turned_on("delta.enableChangeDataFeed") {
-                protocol = with_feature(&protocol, "changeDataFeed");
+                protocol = protocol.with_feature("changeDataFeed");
             }
             if turned_on("delta.enableTypeWidening") {
-                protocol = with_feature(&protocol, "typeWidening");
+                protocol = protocol.with_feature("typeWidening");
             }
             if turned_on("delta.appendOnly") {
-                protocol = with_feature(&with_feature(&protocol, "appendOnly"), "invariants");
+                protocol = protocol
+                    .with_feature("appendOnly")
+                    .with_feature("invariants");
             }
             for k in ["delta.enableRowTracking", "delta.enableInCommitTimestamps"] {
                 if turned_on(k) {
@@ -369,7 +325,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                     DataType::Primitive(PrimitiveType::TimestampNtz)
                 )
             }) {
-                protocol = with_feature(&protocol, "timestampNtz");
+                protocol = protocol.with_feature("timestampNtz");
             }
             for p in &mut metadata.partition_columns {
                 if let Some(f) = find(&replaced, p) {
@@ -385,7 +341,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
         }
         AlterOp::SetNotNull(c) => {
             let name = set_nullable(&mut schema, std::slice::from_ref(c), false)?;
-            protocol = with_feature(&protocol, "invariants");
+            protocol = protocol.with_feature("invariants");
             ("CHANGE COLUMN", json!({"column": name, "nullable": false}))
         }
         AlterOp::AddConstraint { name, expr } => {
@@ -396,7 +352,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                 )));
             }
             metadata.configuration.insert(key, expr.clone());
-            protocol = with_feature(&protocol, "checkConstraints");
+            protocol = protocol.with_feature("checkConstraints");
             ("ADD CONSTRAINT", json!({"name": name, "expr": expr}))
         }
         AlterOp::ChangeType { column, to } => change_type(&mut schema, &metadata, column, to)?,
@@ -411,7 +367,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                         ADDABLE_FEATURES.join(", ")
                     )));
                 }
-                protocol = with_feature(&protocol, f);
+                protocol = protocol.with_feature(f);
             }
             let raised = protocol.min_reader_version > snapshot.protocol.min_reader_version
                 || protocol.min_writer_version > snapshot.protocol.min_writer_version;
@@ -449,7 +405,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
         }
     };
     if let AlterOp::ChangeType { .. } = op {
-        protocol = with_feature(&protocol, "typeWidening");
+        protocol = protocol.with_feature("typeWidening");
     }
     if matches!(op, AlterOp::AddConstraint { .. } | AlterOp::SetNotNull(_)) {
         // The new rule must hold for every row already in the table: read them all (a whole-table

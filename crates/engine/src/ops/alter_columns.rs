@@ -16,7 +16,7 @@ use delta_rlc_protocol::column_mapping::{self, ColumnMappingMode};
 use delta_rlc_protocol::schema::{DataType, PrimitiveType, StructField, StructType};
 use serde_json::json;
 
-use super::alter::{needs_mapping, refuse_if_referenced, with_feature};
+use super::alter::{needs_mapping, refuse_if_referenced};
 use crate::error::{EngineError, Result};
 use crate::ops::schema_path;
 use crate::txn::Transaction;
@@ -79,7 +79,7 @@ pub(super) fn add_columns(
         }
         target.fields.extend(added.fields);
         if holds_timestamp_ntz(&c.data_type) {
-            *protocol = with_feature(protocol, "timestampNtz");
+            *protocol = protocol.with_feature("timestampNtz");
         }
         names.push(shown);
     }

@@ -12,7 +12,6 @@ use delta_rlc_protocol::column_mapping::physical_name;
 use delta_rlc_protocol::schema::{DataType, PrimitiveType};
 use serde_json::json;
 
-use super::alter::with_feature;
 use crate::error::{EngineError, Result};
 use crate::txn::Transaction;
 
@@ -61,7 +60,9 @@ pub fn cluster_by_txn(mut txn: Transaction, columns: &[String]) -> Result<Transa
                 "CLUSTER BY NONE: the table is not clustered",
             ));
         }
-        protocol = with_feature(&with_feature(&protocol, "domainMetadata"), "clustering");
+        protocol = protocol
+            .with_feature("domainMetadata")
+            .with_feature("clustering");
         txn.actions.push(Action::Protocol(protocol));
     }
     txn.actions.push(Action::DomainMetadata(DomainMetadata {

@@ -11,7 +11,7 @@
 
 use bytes::Bytes;
 use delta_rlc_protocol::actions::{
-    parse_commit, serialize_commit, Action, CommitInfo, DomainMetadata,
+    parse_commit, serialize_commit, Action, CommitInfo, DomainMetadata, Metadata,
 };
 use delta_rlc_protocol::log_path::{commit_file_name, parse_log_file_name, LogFileKind, LOG_DIR};
 use delta_rlc_protocol::table_path::TableRoot;
@@ -148,6 +148,8 @@ impl Transaction {
             own_files: Default::default(),
             dvs: Default::default(),
             table_view: None,
+            table_metadata: None,
+            table_protocol: None,
         };
         let mut version = read_version.map(|v| v + 1).unwrap_or(0);
         let max_attempts = self.table.conflict.max_attempts;
@@ -173,13 +175,8 @@ impl Transaction {
                     crate::retention::MAX_TRANSACTION_MS / 1000
                 )));
             }
-            let payload = Bytes::from(self.build_attempt(
-                &state_loser.staged,
-                version,
-                &state,
-                isolation,
-                blind,
-            )?);
+            let payload =
+                Bytes::from(self.build_attempt(&state_loser, version, &state, isolation, blind)?);
             let path = format!("{LOG_DIR}/{}", commit_file_name(version));
             let put_at_ms = self.table.env.clock.now_ms();
             match store.put_if_absent_tagged(&path, payload.clone()).await {
@@ -390,44 +387,59 @@ impl Transaction {
         Ok(latest)
     }
 
-    fn in_commit_timestamps_enabled(&self) -> bool {
-        let from_actions = self.actions.iter().find_map(|a| match a {
-            Action::Metadata(m) => Some(
-                m.configuration
-                    .get("delta.enableInCommitTimestamps")
-                    .is_some_and(|v| v == "true"),
-            ),
+    /// In-commit timestamps are on for this commit: as its own metadata says, else as the last
+    /// winner that changed the metadata left it (a winner may have turned them on: every commit
+    /// after that must carry one), else as the read snapshot says.
+    fn in_commit_timestamps_enabled(&self, loser: &LoserState) -> bool {
+        let on = |m: &Metadata| {
+            m.configuration
+                .get("delta.enableInCommitTimestamps")
+                .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+        };
+        let from_actions = loser.staged.iter().find_map(|a| match a {
+            Action::Metadata(m) => Some(on(m)),
             _ => None,
         });
-        from_actions.unwrap_or_else(|| {
-            self.read_snapshot
-                .as_ref()
-                .is_some_and(|s| s.config_bool("delta.enableInCommitTimestamps"))
-        })
+        from_actions
+            .or_else(|| loser.table_metadata.as_ref().map(on))
+            .unwrap_or_else(|| {
+                self.read_snapshot
+                    .as_ref()
+                    .is_some_and(|s| s.config_bool("delta.enableInCommitTimestamps"))
+            })
     }
 
-    fn row_tracking_on(&self) -> bool {
-        let from_actions = self.actions.iter().find_map(|a| match a {
+    /// Row tracking is supported for this commit (its adds need row ids): by its own protocol
+    /// action, else the last winner's protocol (a winner may have added the feature), else the
+    /// read snapshot's.
+    fn row_tracking_on(&self, loser: &LoserState) -> bool {
+        let from_actions = loser.staged.iter().find_map(|a| match a {
             Action::Protocol(p) => Some(p.has_writer_feature("rowTracking")),
             _ => None,
         });
-        from_actions.unwrap_or_else(|| {
-            self.read_snapshot
-                .as_ref()
-                .is_some_and(|s| s.row_tracking_supported())
-        })
+        from_actions
+            .or_else(|| {
+                loser
+                    .table_protocol
+                    .as_ref()
+                    .map(|p| p.has_writer_feature("rowTracking"))
+            })
+            .unwrap_or_else(|| {
+                self.read_snapshot
+                    .as_ref()
+                    .is_some_and(|s| s.row_tracking_supported())
+            })
     }
 
-    /// Serializes the commit for `version`: commitInfo first, paths encoded, fresh row ids and row
-    /// commit versions assigned on top of the current high-water mark.
     fn build_attempt(
         &self,
-        staged: &[Action],
+        loser: &LoserState,
         version: u64,
         state: &AttemptState,
         isolation: IsolationLevel,
         blind: bool,
     ) -> Result<Vec<u8>> {
+        let staged = loser.staged.as_slice();
         // A conflict rewrite keeps the loser's change files (the rows it changes are the same).
         let cdc = |a: &[Action]| a.iter().filter(|a| matches!(a, Action::Cdc(_))).count();
         if cdc(staged) != cdc(&self.actions) {
@@ -450,9 +462,11 @@ impl Transaction {
             extra: self.app_metadata.clone(),
             ..Default::default()
         };
-        if self.in_commit_timestamps_enabled() {
+        if self.in_commit_timestamps_enabled(loser) {
             info.in_commit_timestamp = Some(state.last_ict.map_or(now, |l| now.max(l + 1)));
         }
+        // Preserved only when the statement read under row tracking (it carried its rows' ids);
+        // a loser whose winner enabled row tracking gets fresh ids, untagged.
         if let Some(s) = &self.read_snapshot {
             if s.protocol.has_writer_feature("rowTracking") {
                 let mut tags = serde_json::Map::new();
@@ -463,7 +477,7 @@ impl Transaction {
                 info.tags = Some(tags);
             }
         }
-        let row_tracking = self.row_tracking_on();
+        let row_tracking = self.row_tracking_on(loser);
         let mut hwm = state.row_id_hwm;
         let mut assigned = false;
         let mut out = vec![Action::CommitInfo(info)];

@@ -10,6 +10,7 @@ mod constraints;
 mod dml_edge;
 mod dml_model;
 mod faults;
+mod feature_enablement;
 mod golden;
 mod identity;
 mod layers;

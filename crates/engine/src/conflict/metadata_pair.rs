@@ -1,0 +1,582 @@
+//! Two metadata changes at once (switch `metadataPair`): a loser whose own commit changes only the
+//! table's metadata (an ALTER TABLE: properties, ADD COLUMNS, comments, NOT NULL, constraints) is
+//! **re-applied on the winner's metadata** when the two changes touch different things. The
+//! loser's new metadata becomes `winner + (loser − base)`, where `base` is the metadata both
+//! started from (the read snapshot's, or the previous metadata winner's once the loser was rebased
+//! on it).
+//!
+//! **What it proves.** Delta's serial order is the commit order: the result must be what the
+//! loser's ALTER would have written had it run after the winner. An ALTER of the allowed kinds
+//! depends on the metadata it started from only through what it names:
+//! - a property key it sets or unsets: the result holds the winner's keys and the loser's change
+//!   of its own keys. A key changed by both is a true conflict (which value wins is the question).
+//! - a new top-level column: it needs its name to be free (a name the winner also added, or any
+//!   name in the winner's schema, is a conflict) and, with column mapping, a fresh id and physical
+//!   name: the id is re-assigned above the winner's `maxColumnId` (a primitive column has one
+//!   id), the physical name must be unused in both schemas. It must be nullable with no rules, as
+//!   the metadata-change rule for losers without metadata requires.
+//! - a comment or a NOT NULL change of an existing column: that column must be exactly as in the
+//!   base in the winner's schema (the winner did not touch it).
+//! - a new or changed CHECK constraint: every column it reads must be exactly as in the base in the
+//!   winner's schema (not renamed, dropped, retyped or widened), so it means in the result what
+//!   the loser's ALTER checked. The loser checked every row of its snapshot; rows a winner added
+//!   are the file-level checks' concern (ADD CONSTRAINT and SET NOT NULL register a whole-table
+//!   read, so any winner add not proven row-free aborts them).
+//! - the result's rules are planned again as a whole: any rule that does not plan is a conflict.
+//!
+//! **Declines (a true conflict, naming why):** the loser changes anything else (a rename, a drop,
+//! a type change, column order, partition columns, the table id or format, unknown fields, a
+//! `delta.*` key outside the list below, column-mapping keys but the id high-water mark); a nested
+//! new column under column mapping; the winner changed the column-mapping mode while the loser
+//! changes the schema; the winner changed the schema while the loser sets
+//! `delta.dataSkippingStatsColumns` (it names columns); the change data feed turned on or off by
+//! one and the schema changed by the other (the feed reserves column names); any parse or planning
+//! failure.
+//!
+//! The protocol is rebased the same way: features the loser added (only those in
+//! `REBASABLE_FEATURES`, each safe to list whatever the winner did) are added to the winner's
+//! protocol; the loser must drop none.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use delta_rlc_protocol::actions::{Metadata, Protocol};
+use delta_rlc_protocol::column_mapping::{ID_KEY, MAX_ID_KEY, MODE_KEY, PHYSICAL_NAME_KEY};
+use delta_rlc_protocol::schema::{DataType, StructField, StructType};
+
+use super::metadata_change::{neutral_metadata, NEUTRAL_KEYS};
+use crate::constraints::{is_constraint_key, TableConstraints};
+
+/// `delta.*` keys (beside `NEUTRAL_KEYS` and constraints) a loser may change and be rebased: each
+/// is a switch whose meaning does not depend on anything else in the metadata.
+const REBASABLE_KEYS: &[&str] = &[
+    "delta.appendOnly",
+    "delta.enableChangeDataFeed",
+    "delta.enableDeletionVectors",
+];
+
+/// Table features a loser may have added: listing them obliges writers to nothing the winner's
+/// metadata could make false.
+const REBASABLE_FEATURES: &[&str] = &[
+    "appendOnly",
+    "invariants",
+    "checkConstraints",
+    "changeDataFeed",
+    "deletionVectors",
+    "timestampNtz",
+];
+
+/// What the loser re-applied on the winner's metadata (for the event).
+#[derive(Debug, Default)]
+pub struct Rebased {
+    pub metadata: Option<Metadata>,
+    pub keys: Vec<String>,
+    pub columns: Vec<String>,
+}
+
+/// `ours` (the loser's staged metadata, a change of `base`) re-applied on `winner` (also a change
+/// of `base`); Err(reason) for a true conflict.
+pub fn rebase_metadata(
+    base: &Metadata,
+    winner: &Metadata,
+    ours: &Metadata,
+) -> Result<Rebased, String> {
+    if ours.id != base.id || winner.id != base.id {
+        return Err("the table was replaced (a new table id)".into());
+    }
+    if ours.format != base.format || winner.format != base.format {
+        return Err("the table format changed".into());
+    }
+    if ours.extra != base.extra || winner.extra != base.extra {
+        return Err("metadata fields this engine does not know changed".into());
+    }
+    if ours.partition_columns != base.partition_columns
+        || winner.partition_columns != base.partition_columns
+    {
+        return Err("the partition columns changed".into());
+    }
+    let mut merged = winner.clone();
+    merged.name = pick("name", &base.name, &winner.name, &ours.name)?;
+    merged.description = pick(
+        "description",
+        &base.description,
+        &winner.description,
+        &ours.description,
+    )?;
+
+    let parse = |m: &Metadata| {
+        StructType::parse(&m.schema_string).map_err(|e| format!("cannot read a schema: {e}"))
+    };
+    let (base_s, win_s, our_s) = (parse(base)?, parse(winner)?, parse(ours)?);
+    let schema_by_winner = base_s != win_s;
+    let columns = our_schema_change(&base_s, &our_s)?;
+    let schema_by_us = !columns.new.is_empty() || !columns.changed.is_empty();
+
+    let our_keys = changed_keys(&base.configuration, &ours.configuration);
+    let win_keys = changed_keys(&base.configuration, &winner.configuration);
+    for k in &our_keys {
+        let rebasable = !k.starts_with("delta.")
+            || NEUTRAL_KEYS.contains(&k.as_str())
+            || REBASABLE_KEYS.contains(&k.as_str())
+            || is_constraint_key(k)
+            || (k == MAX_ID_KEY && !columns.new.is_empty());
+        if !rebasable {
+            return Err(format!(
+                "this transaction changes {k}, which is not re-applied on another metadata change"
+            ));
+        }
+        if win_keys.contains(k) && k != MAX_ID_KEY {
+            return Err(format!("both transactions change {k}"));
+        }
+        if k == "delta.dataSkippingStatsColumns" && schema_by_winner {
+            return Err(
+                "delta.dataSkippingStatsColumns names columns, and the schema changed".into(),
+            );
+        }
+        match ours.configuration.get(k) {
+            Some(v) => merged.configuration.insert(k.clone(), v.clone()),
+            None => merged.configuration.remove(k),
+        };
+    }
+    let mode = |m: &Metadata| m.configuration.get(MODE_KEY).cloned();
+    if schema_by_us && mode(base) != mode(winner) {
+        return Err("the column-mapping mode changed".into());
+    }
+    // The change data feed reserves column names: its enablement and a schema change by the
+    // other transaction are not combined.
+    const FEED: &str = "delta.enableChangeDataFeed";
+    if (schema_by_us && win_keys.contains(FEED)) || (schema_by_winner && our_keys.contains(FEED)) {
+        return Err("the change data feed's enablement meets a schema change".into());
+    }
+    check_rules_unchanged(
+        &base_s,
+        &win_s,
+        &base.configuration,
+        &ours.configuration,
+        &our_keys,
+    )?;
+
+    // The schema: the winner's, with the loser's changed columns and new columns.
+    let mut schema = win_s.clone();
+    for name in &columns.changed {
+        let (Some(b), Some(w), Some(o)) = (
+            find(&base_s, name),
+            schema.fields.iter_mut().find(|f| f.name == *name),
+            find(&our_s, name),
+        ) else {
+            return Err(format!("column {name} is missing"));
+        };
+        if b != w {
+            return Err(format!("both transactions change column {name}"));
+        }
+        *w = o.clone();
+    }
+    let mapped = mode(base).is_some_and(|m| m != "none");
+    let mut next_id = if mapped && !columns.new.is_empty() {
+        merged
+            .configuration
+            .get(MAX_ID_KEY)
+            .and_then(|v| v.parse::<i64>().ok())
+            .ok_or_else(|| format!("{MAX_ID_KEY} is missing or not a number"))?
+    } else {
+        0
+    };
+    let taken: BTreeSet<String> = base_s
+        .fields
+        .iter()
+        .chain(&win_s.fields)
+        .flat_map(|f| [f.name.to_lowercase(), physical_name(f).to_lowercase()])
+        .collect();
+    for f in &columns.new {
+        if find_ci(&win_s, &f.name).is_some() {
+            return Err(format!("both transactions add a column {}", f.name));
+        }
+        if !f.nullable || !neutral_metadata(f) {
+            return Err(format!(
+                "new column {} is NOT NULL or carries rules",
+                f.name
+            ));
+        }
+        let mut f = f.clone();
+        if mapped {
+            if !matches!(f.data_type, DataType::Primitive(_)) {
+                return Err(format!(
+                    "new column {} is nested (its column-mapping ids are not re-assigned)",
+                    f.name
+                ));
+            }
+            if taken.contains(&physical_name(&f).to_lowercase()) {
+                return Err(format!("new column {}'s physical name is taken", f.name));
+            }
+            next_id = next_id
+                .checked_add(1)
+                .ok_or_else(|| "column id overflow".to_string())?;
+            f.metadata.insert(ID_KEY.into(), serde_json::json!(next_id));
+        }
+        schema.fields.push(f);
+    }
+    if mapped && !columns.new.is_empty() {
+        merged
+            .configuration
+            .insert(MAX_ID_KEY.into(), next_id.to_string());
+    }
+    merged.schema_string = schema.to_schema_string();
+    // The result's rules, planned as a whole: a rule that no longer plans is a conflict.
+    TableConstraints::new(&schema, &merged.configuration)
+        .map_err(|e| format!("the combined table rules do not plan: {e}"))?;
+    Ok(Rebased {
+        metadata: Some(merged),
+        keys: our_keys.into_iter().collect(),
+        columns: columns
+            .new
+            .iter()
+            .map(|f| f.name.clone())
+            .chain(columns.changed)
+            .collect(),
+    })
+}
+
+/// Features the loser added to `base` re-applied on the winner's protocol.
+pub fn rebase_protocol(
+    base: &Protocol,
+    winner: &Protocol,
+    ours: &Protocol,
+) -> Result<Protocol, String> {
+    let (b, o) = (base.writer_feature_set(), ours.writer_feature_set());
+    if b.iter().any(|f| !o.contains(f))
+        || base
+            .reader_feature_set()
+            .iter()
+            .any(|f| !ours.has_reader_feature(f))
+    {
+        return Err("this transaction removes a table feature".into());
+    }
+    let mut merged = winner.clone();
+    for f in o.iter().filter(|f| !b.contains(f)) {
+        if !REBASABLE_FEATURES.contains(&f.as_str()) {
+            return Err(format!(
+                "this transaction adds table feature {f}, which is not re-applied on another protocol change"
+            ));
+        }
+        merged = merged.with_feature(f);
+    }
+    let covers = o.iter().all(|f| merged.has_writer_feature(f))
+        && ours
+            .reader_feature_set()
+            .iter()
+            .all(|f| merged.has_reader_feature(f))
+        && merged.min_reader_version >= ours.min_reader_version
+        && merged.min_writer_version >= ours.min_writer_version;
+    if !covers {
+        return Err("the combined protocol does not hold both transactions' features".into());
+    }
+    Ok(merged)
+}
+
+/// `ours` unless it differs from `base`, then the winner must not have changed it too.
+fn pick(
+    what: &str,
+    base: &Option<String>,
+    winner: &Option<String>,
+    ours: &Option<String>,
+) -> Result<Option<String>, String> {
+    if ours == base {
+        return Ok(winner.clone());
+    }
+    if winner != base {
+        return Err(format!("both transactions change the table's {what}"));
+    }
+    Ok(ours.clone())
+}
+
+fn changed_keys(
+    base: &BTreeMap<String, String>,
+    new: &BTreeMap<String, String>,
+) -> BTreeSet<String> {
+    base.keys()
+        .chain(new.keys())
+        .filter(|k| base.get(*k) != new.get(*k))
+        .cloned()
+        .collect()
+}
+
+struct OurColumns {
+    /// Existing columns whose comment or nullability the loser changed.
+    changed: Vec<String>,
+    /// New top-level columns, in order.
+    new: Vec<StructField>,
+}
+
+/// The loser's schema change, if it is of a kind that can be re-applied: the base's columns in
+/// order (only comments and nullability changed), then new columns.
+fn our_schema_change(base: &StructType, ours: &StructType) -> Result<OurColumns, String> {
+    let mut changed = Vec::new();
+    for (i, b) in base.fields.iter().enumerate() {
+        let Some(o) = ours.fields.get(i).filter(|o| o.name == b.name) else {
+            return Err(format!(
+                "this transaction renames, drops or moves column {}",
+                b.name
+            ));
+        };
+        if o == b {
+            continue;
+        }
+        let strip = |f: &StructField| {
+            let mut m = f.metadata.clone();
+            m.remove("comment");
+            (f.data_type.clone(), m)
+        };
+        if strip(o) != strip(b) {
+            return Err(format!(
+                "this transaction changes column {}'s type or rules",
+                b.name
+            ));
+        }
+        changed.push(b.name.clone());
+    }
+    let new = ours
+        .fields
+        .get(base.fields.len()..)
+        .unwrap_or_default()
+        .to_vec();
+    Ok(OurColumns { changed, new })
+}
+
+/// Every CHECK constraint the loser added or changed reads only columns the winner left as they
+/// were in the base.
+fn check_rules_unchanged(
+    base_s: &StructType,
+    win_s: &StructType,
+    base_config: &BTreeMap<String, String>,
+    our_config: &BTreeMap<String, String>,
+    our_keys: &BTreeSet<String>,
+) -> Result<(), String> {
+    let ours: BTreeMap<String, String> = our_keys
+        .iter()
+        .filter(|k| is_constraint_key(k))
+        .filter_map(|k| our_config.get(k).map(|v| (k.clone(), v.clone())))
+        .filter(|(k, v)| base_config.get(k) != Some(v))
+        .collect();
+    if ours.is_empty() {
+        return Ok(());
+    }
+    let rules = TableConstraints::new(base_s, &ours)
+        .map_err(|e| format!("cannot plan this transaction's constraint: {e}"))?;
+    for b in &base_s.fields {
+        if find(win_s, &b.name) == Some(b) {
+            continue;
+        }
+        if let Some(rule) = rules.reading(&b.name) {
+            return Err(format!(
+                "{rule} reads column {}, which the other change altered",
+                b.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn find<'a>(s: &'a StructType, name: &str) -> Option<&'a StructField> {
+    s.fields.iter().find(|f| f.name == name)
+}
+
+fn find_ci<'a>(s: &'a StructType, name: &str) -> Option<&'a StructField> {
+    s.fields.iter().find(|f| f.name.eq_ignore_ascii_case(name))
+}
+
+fn physical_name(f: &StructField) -> &str {
+    f.metadata
+        .get(PHYSICAL_NAME_KEY)
+        .and_then(|v| v.as_str())
+        .unwrap_or(&f.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(schema: &str, config: &[(&str, &str)]) -> Metadata {
+        Metadata {
+            id: "t".into(),
+            name: None,
+            description: None,
+            format: Default::default(),
+            schema_string: schema.into(),
+            partition_columns: Vec::new(),
+            created_time: None,
+            configuration: config
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            extra: Default::default(),
+        }
+    }
+
+    fn field(name: &str, ty: &str, extra: &str) -> String {
+        format!(r#"{{"name":"{name}","type":"{ty}","nullable":true,"metadata":{{{extra}}}}}"#)
+    }
+
+    fn schema(fields: &[String]) -> String {
+        format!(r#"{{"type":"struct","fields":[{}]}}"#, fields.join(","))
+    }
+
+    fn mapped(name: &str, id: i64, ty: &str) -> String {
+        field(
+            name,
+            ty,
+            &format!(
+                r#""delta.columnMapping.id":{id},"delta.columnMapping.physicalName":"col-{name}""#
+            ),
+        )
+    }
+
+    #[test]
+    fn mapped_new_column_takes_an_id_above_the_winners() {
+        fn cm(max: &str) -> Vec<(&str, &str)> {
+            vec![(MODE_KEY, "name"), (MAX_ID_KEY, max)]
+        }
+        let base = meta(&schema(&[mapped("a", 1, "long")]), &cm("1"));
+        let winner = meta(
+            &schema(&[mapped("a", 1, "long"), mapped("b", 2, "long")]),
+            &cm("2"),
+        );
+        let ours = meta(
+            &schema(&[mapped("a", 1, "long"), mapped("c", 2, "long")]),
+            &cm("2"),
+        );
+        let r = rebase_metadata(&base, &winner, &ours).unwrap();
+        let m = r.metadata.unwrap();
+        assert_eq!(
+            m.configuration.get(MAX_ID_KEY).map(String::as_str),
+            Some("3")
+        );
+        let s = StructType::parse(&m.schema_string).unwrap();
+        let ids: Vec<_> = s
+            .fields
+            .iter()
+            .map(|f| {
+                (
+                    f.name.clone(),
+                    f.metadata.get(ID_KEY).and_then(|v| v.as_i64()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            ids,
+            vec![
+                ("a".to_string(), Some(1)),
+                ("b".to_string(), Some(2)),
+                ("c".to_string(), Some(3))
+            ]
+        );
+        // A nested new column has nested ids: declined.
+        let nested = meta(
+            &schema(&[
+                mapped("a", 1, "long"),
+                field(
+                    "s",
+                    r#"{"type":"struct","fields":[]}"#,
+                    r#""delta.columnMapping.id":2,"delta.columnMapping.physicalName":"col-s""#,
+                ),
+            ])
+            .replace(
+                r#""type":"{"type":"struct","fields":[]}""#,
+                r#""type":{"type":"struct","fields":[]}"#,
+            ),
+            &cm("2"),
+        );
+        assert!(rebase_metadata(&base, &winner, &nested).is_err());
+        // A physical name the winner holds: declined.
+        let taken = meta(
+            &schema(&[
+                mapped("a", 1, "long"),
+                mapped("b2", 2, "long").replace("col-b2", "col-b"),
+            ]),
+            &cm("2"),
+        );
+        assert!(rebase_metadata(&base, &winner, &taken).is_err());
+    }
+
+    #[test]
+    fn declines_what_it_cannot_re_apply() {
+        let base = meta(
+            &schema(&[field("a", "long", ""), field("b", "long", "")]),
+            &[],
+        );
+        let plus_c = meta(
+            &schema(&[
+                field("a", "long", ""),
+                field("b", "long", ""),
+                field("c", "long", ""),
+            ]),
+            &[],
+        );
+        let stats = meta(
+            &base.schema_string,
+            &[("delta.dataSkippingStatsColumns", "a")],
+        );
+        let renamed = meta(
+            &schema(&[field("a", "long", ""), field("z", "long", "")]),
+            &[],
+        );
+        let moved = meta(
+            &schema(&[field("b", "long", ""), field("a", "long", "")]),
+            &[],
+        );
+        let unknown = meta(&base.schema_string, &[("delta.somethingNew", "1")]);
+        let mode = meta(&base.schema_string, &[(MODE_KEY, "name")]);
+        // Stats columns name columns: not combined with a schema change.
+        assert!(rebase_metadata(&base, &plus_c, &stats).is_err());
+        assert!(rebase_metadata(&base, &stats, &plus_c).is_ok());
+        // The loser renames or moves a column, or sets an unknown delta key.
+        assert!(rebase_metadata(&base, &plus_c, &renamed).is_err());
+        assert!(rebase_metadata(&base, &plus_c, &moved).is_err());
+        assert!(rebase_metadata(&base, &plus_c, &unknown).is_err());
+        // The winner changed the column-mapping mode while the loser adds a column.
+        assert!(rebase_metadata(&base, &mode, &plus_c).is_err());
+        // A new NOT NULL column.
+        let not_null = meta(
+            &plus_c.schema_string.replace(
+                r#""c","type":"long","nullable":true"#,
+                r#""c","type":"long","nullable":false"#,
+            ),
+            &[],
+        );
+        assert!(rebase_metadata(&base, &stats, &not_null).is_err());
+        // Name and description: one side each is fine, both is a conflict.
+        let mut named = base.clone();
+        named.name = Some("x".into());
+        let mut named2 = base.clone();
+        named2.name = Some("y".into());
+        assert_eq!(
+            rebase_metadata(&base, &plus_c, &named)
+                .unwrap()
+                .metadata
+                .unwrap()
+                .name
+                .as_deref(),
+            Some("x")
+        );
+        assert!(rebase_metadata(&base, &named2, &named).is_err());
+    }
+
+    #[test]
+    fn protocol_features_are_added_to_the_winners() {
+        let base = Protocol {
+            min_reader_version: 1,
+            min_writer_version: 2,
+            reader_features: None,
+            writer_features: None,
+        };
+        let winner = base.with_feature("changeDataFeed");
+        let ours = base.with_feature("checkConstraints");
+        let merged = rebase_protocol(&base, &winner, &ours).unwrap();
+        assert!(merged.has_writer_feature("changeDataFeed"));
+        assert!(merged.has_writer_feature("checkConstraints"));
+        assert!(merged.has_writer_feature("appendOnly"));
+        // A feature outside the list (row tracking obliges writers from the moment it is listed).
+        let tracked = base.with_feature("rowTracking");
+        assert!(rebase_protocol(&base, &winner, &tracked).is_err());
+        // Dropping a feature.
+        assert!(rebase_protocol(&winner, &winner, &base).is_err());
+    }
+}

@@ -1,0 +1,114 @@
+//! A writer that loses the race to a commit enabling a feature meets the feature's obligations in
+//! its own commit (docs/design.md, the compatibility table): after in-commit timestamps are turned
+//! on every commit carries one; after row tracking is supported every new file carries row ids.
+//! The winners are written as Delta Spark writes them (this engine does not enable either on an
+//! existing table, but a Spark cluster sharing the table may).
+
+use delta_rlc_engine::conflict::ConflictConfig;
+use delta_rlc_engine::env::Env;
+use delta_rlc_engine::sql::{Prepared, SqlSession};
+use serde_json::{json, Value};
+
+use crate::common::{latest_snapshot, rt};
+
+/// The actions of commit `version` of the table at `loc`.
+fn commit(loc: &str, version: u64) -> Vec<Value> {
+    let text = std::fs::read_to_string(format!("{loc}/_delta_log/{version:020}.json")).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// An INSERT prepared at version 1; `winner(protocol, metadata)` gives version 2's actions; the
+/// INSERT then commits (at version 3) and its actions are returned.
+fn insert_loses_to(winner: impl Fn(Value, Value) -> Vec<Value>) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("t").display().to_string();
+    let mut s = SqlSession::new(Env::default(), ConflictConfig::default());
+    s.register("t", &loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT NOT NULL, v BIGINT)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t SELECT value, value FROM range(0, 10)")
+            .await
+            .unwrap();
+        let Prepared::Write(loser) = s
+            .prepare("INSERT INTO t VALUES (100, 1), (101, 2)")
+            .await
+            .unwrap()
+        else {
+            panic!("not a write")
+        };
+        let snap = latest_snapshot(&loc).await;
+        let protocol = serde_json::to_value(&snap.protocol).unwrap();
+        let metadata = serde_json::to_value(&snap.metadata).unwrap();
+        let lines: Vec<String> = winner(protocol, metadata)
+            .iter()
+            .map(Value::to_string)
+            .collect();
+        std::fs::write(
+            format!("{loc}/_delta_log/{:020}.json", 2),
+            lines.join("\n") + "\n",
+        )
+        .unwrap();
+        let r = loser.commit().await.unwrap();
+        assert_eq!(r.version, Some(3));
+        let out = s.execute("SELECT count(*) FROM t").await.unwrap();
+        assert_eq!(crate::common::first_i64s(&out.batches), vec![12]);
+        commit(&loc, 3)
+    })
+}
+
+fn add_writer_feature(mut protocol: Value, features: &[&str]) -> Value {
+    let list = protocol["writerFeatures"].as_array_mut().unwrap();
+    for f in features {
+        list.push(json!(f));
+    }
+    protocol
+}
+
+#[test]
+fn a_loser_after_in_commit_timestamps_were_enabled_carries_one() {
+    const T: i64 = 4_102_444_800_000; // later than the loser's clock: it must go past it
+    let loser = insert_loses_to(|protocol, mut metadata| {
+        let c = metadata["configuration"].as_object_mut().unwrap();
+        c.insert("delta.enableInCommitTimestamps".into(), json!("true"));
+        c.insert(
+            "delta.inCommitTimestampEnablementVersion".into(),
+            json!("2"),
+        );
+        c.insert(
+            "delta.inCommitTimestampEnablementTimestamp".into(),
+            json!(T.to_string()),
+        );
+        vec![
+            json!({"commitInfo": {"inCommitTimestamp": T, "timestamp": T, "operation": "SET TBLPROPERTIES"}}),
+            json!({"protocol": add_writer_feature(protocol, &["inCommitTimestamp"])}),
+            json!({"metaData": metadata}),
+        ]
+    });
+    assert!(loser.iter().any(|a| a.get("add").is_some()));
+    let ict = loser[0]["commitInfo"]["inCommitTimestamp"].as_i64();
+    assert_eq!(ict, Some(T + 1), "{loser:?}");
+}
+
+#[test]
+fn a_loser_after_row_tracking_was_supported_assigns_row_ids() {
+    let loser = insert_loses_to(|protocol, _| {
+        vec![
+            json!({"commitInfo": {"timestamp": 1, "operation": "UPGRADE PROTOCOL"}}),
+            json!({"protocol": add_writer_feature(protocol, &["domainMetadata", "rowTracking"])}),
+        ]
+    });
+    let adds: Vec<&Value> = loser.iter().filter_map(|a| a.get("add")).collect();
+    assert_eq!(adds.len(), 1, "{loser:?}");
+    assert_eq!(adds[0]["baseRowId"].as_i64(), Some(0), "{loser:?}");
+    assert_eq!(adds[0]["defaultRowCommitVersion"].as_i64(), Some(3));
+    let hwm = loser.iter().find_map(|a| {
+        let d = a.get("domainMetadata")?;
+        (d["domain"] == "delta.rowTracking")
+            .then(|| d["configuration"].as_str().map(String::from))?
+    });
+    assert_eq!(hwm.as_deref(), Some(r#"{"rowIdHighWaterMark":1}"#));
+}
