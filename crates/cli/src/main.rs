@@ -112,6 +112,9 @@ enum Command {
         /// widening `g` or writing and matching values only the widened type holds.
         #[arg(long)]
         schema_changes: bool,
+        /// Metadata-pair histories: half the operations are ALTERs racing each other.
+        #[arg(long)]
+        metadata_pairs: bool,
     },
     /// In-process measurements for BENCHMARKS.md (see scripts/bench.py).
     Bench {
@@ -414,6 +417,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             txns,
             values,
             schema_changes,
+            metadata_pairs,
         } => {
             let start = std::env::var("DELTA_SIM_SEED")
                 .ok()
@@ -431,6 +435,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                 }
                 let mut config = delta_rlc_sim::sim::config_for_seed(seed, txns);
                 config.schema_changes = schema_changes;
+                config.metadata_pairs = metadata_pairs;
                 let r = delta_rlc_sim::sim::run(&config).await?;
                 delta_rlc_sim::sim::accumulate(&mut total, &r);
                 n += 1;

@@ -85,7 +85,7 @@ pub async fn check(
             continue;
         };
         match &rec.op {
-            Op::AlterAddColumn(n) => want.columns.push(format!("c{n}")),
+            Op::AlterAddColumn(n) => want.columns.extend(crate::model::added_columns(*n)),
             Op::AlterRenameAdded(n) => {
                 if let Some(c) = want.columns.iter_mut().find(|c| **c == format!("c{n}")) {
                     *c = format!("r{n}");

@@ -100,7 +100,9 @@ pub enum Op {
     },
     Optimize,
     Zorder,
-    /// `ALTER TABLE t ADD COLUMNS (c<n> BIGINT)`: a schema change no row holds a value for.
+    /// `ALTER TABLE t ADD COLUMNS (c<n> BIGINT[, d<n> BIGINT])` (`added_columns`): a schema change
+    /// no row holds a value for; one or two columns, so concurrent ones consume column-mapping ids
+    /// unevenly.
     AlterAddColumn(i64),
     /// `ALTER TABLE t SET TBLPROPERTIES ('sim.note<n % 3>' = '<n>')`: a metadata change outside
     /// the schema; three keys, so concurrent ones sometimes set the same key and sometimes not.
@@ -216,7 +218,14 @@ impl Op {
             ),
             Op::Optimize => "OPTIMIZE t".into(),
             Op::Zorder => "OPTIMIZE t ZORDER BY (v, k)".into(),
-            Op::AlterAddColumn(n) => format!("ALTER TABLE t ADD COLUMNS (c{n} BIGINT)"),
+            Op::AlterAddColumn(n) => format!(
+                "ALTER TABLE t ADD COLUMNS ({})",
+                added_columns(*n)
+                    .iter()
+                    .map(|c| format!("{c} BIGINT"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             Op::AlterSetProperty(n) => {
                 let (key, value) = property_of(*n);
                 format!("ALTER TABLE t SET TBLPROPERTIES ('{key}' = '{value}')")
@@ -368,4 +377,13 @@ pub fn content(m: &Model) -> Vec<(i64, i64, i64)> {
 /// The property `Op::AlterSetProperty(n)` sets: one of three keys, its value `n`.
 pub fn property_of(n: i64) -> (String, String) {
     (format!("sim.note{}", n.rem_euclid(3)), n.to_string())
+}
+
+/// The columns `Op::AlterAddColumn(n)` adds: `c<n>`, and `d<n>` for even `n`.
+pub fn added_columns(n: i64) -> Vec<String> {
+    let mut c = vec![format!("c{n}")];
+    if n % 2 == 0 {
+        c.push(format!("d{n}"));
+    }
+    c
 }

@@ -59,6 +59,11 @@ pub struct SimConfig {
     /// third of the operations are drawn from the type-widening alphabet (`ALTER COLUMN g TYPE
     /// BIGINT`, statements writing or matching values only a widened `g` holds).
     pub schema_changes: bool,
+    /// Metadata-pair histories: half the operations are ALTERs (ADD COLUMNS of one or two
+    /// columns, a property of three keys, ADD CONSTRAINT, a rename of an added column), so ALTERs
+    /// race ALTERs; column mapping on half the tables, so re-assigned column ids are exercised;
+    /// the oracle's check M replays the metadata and G the rules.
+    pub metadata_pairs: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -134,6 +139,19 @@ fn schema_change_op(rng: &mut Rng, next_key: &mut i64) -> Op {
     }
 }
 
+/// An ALTER of the metadata-pair alphabet (`SimConfig::metadata_pairs`).
+fn metadata_pair_op(rng: &mut Rng, op_id: i64) -> Op {
+    match rng.below(5) {
+        0 | 1 => Op::AlterAddColumn(op_id),
+        2 => Op::AlterSetProperty(op_id),
+        3 => Op::AlterAddConstraint {
+            n: op_id,
+            bound: rng.range(60, 120),
+        },
+        _ => Op::AlterRenameAdded(rng.range((op_id - 4).max(0), op_id.max(1))),
+    }
+}
+
 /// A random operation. Blind inserts use keys from their own range so a MERGE never races a blind
 /// append on the same key (that is a documented WriteSerializable duplicate, not an engine bug).
 pub fn random_op(rng: &mut Rng, next_key: &mut i64, op_id: i64) -> Op {
@@ -205,7 +223,7 @@ fn fnv(h: &mut u64, s: &str) {
 }
 
 /// Table layout chosen by the seed.
-fn table_sql(rng: &mut Rng, schema_changes: bool) -> String {
+fn table_sql(rng: &mut Rng, schema_changes: bool, metadata_pairs: bool) -> String {
     let mut props = vec![format!(
         "'delta.enableDeletionVectors' = '{}'",
         rng.chance(75)
@@ -221,7 +239,7 @@ fn table_sql(rng: &mut Rng, schema_changes: bool) -> String {
         props.push("'delta.enableTypeWidening' = 'true'".into());
     }
     // Column mapping: physical names in files, stats and partition values under every tier.
-    if rng.chance(30) {
+    if rng.chance(if metadata_pairs { 50 } else { 30 }) {
         props.push("'delta.columnMapping.mode' = 'name'".into());
     }
     // The change data feed: DML writes change files, which reconciled commits must keep exact
@@ -281,7 +299,7 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
     session.use_store(&location, store);
     session.register("t", &location);
     session
-        .execute(&table_sql(&mut rng, cfg.schema_changes))
+        .execute(&table_sql(&mut rng, cfg.schema_changes, cfg.metadata_pairs))
         .await?;
     let mut model = Model::new();
     let mut next_key = 1_000_000i64;
@@ -324,7 +342,9 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
                     Slot::Rerun(op, run) => (op, run),
                     _ => {
                         remaining -= 1;
-                        let op = if cfg.schema_changes && rng.chance(35) {
+                        let op = if cfg.metadata_pairs && rng.chance(50) {
+                            metadata_pair_op(&mut rng, records.len() as i64)
+                        } else if cfg.schema_changes && rng.chance(35) {
                             schema_change_op(&mut rng, &mut next_key)
                         } else {
                             random_op(&mut rng, &mut next_key, records.len() as i64)
@@ -545,6 +565,7 @@ pub fn config_for_seed(seed: u64, txns: usize) -> SimConfig {
         faults: !seed.is_multiple_of(5),
         conflict,
         schema_changes: false,
+        metadata_pairs: false,
     }
 }
 

@@ -132,6 +132,10 @@ pub fn rebase_metadata(
                 "delta.dataSkippingStatsColumns names columns, and the schema changed".into(),
             );
         }
+        if k == MAX_ID_KEY {
+            // Re-assigned below, above the winner's.
+            continue;
+        }
         match ours.configuration.get(k) {
             Some(v) => merged.configuration.insert(k.clone(), v.clone()),
             None => merged.configuration.remove(k),
@@ -172,7 +176,7 @@ pub fn rebase_metadata(
     }
     let mapped = mode(base).is_some_and(|m| m != "none");
     let mut next_id = if mapped && !columns.new.is_empty() {
-        merged
+        winner
             .configuration
             .get(MAX_ID_KEY)
             .and_then(|v| v.parse::<i64>().ok())
@@ -443,6 +447,26 @@ mod tests {
             &schema(&[mapped("a", 1, "long"), mapped("c", 2, "long")]),
             &cm("2"),
         );
+        // The winner added two columns (ids 2 and 3), the loser one (id 2): it becomes 4.
+        let winner2 = meta(
+            &schema(&[
+                mapped("a", 1, "long"),
+                mapped("b", 2, "long"),
+                mapped("d", 3, "long"),
+            ]),
+            &cm("3"),
+        );
+        let m2 = rebase_metadata(&base, &winner2, &ours)
+            .unwrap()
+            .metadata
+            .unwrap();
+        assert_eq!(
+            m2.configuration.get(MAX_ID_KEY).map(String::as_str),
+            Some("4")
+        );
+        let s2 = StructType::parse(&m2.schema_string).unwrap();
+        let id_of_c = s2.field("c").and_then(|f| f.metadata.get(ID_KEY)?.as_i64());
+        assert_eq!(id_of_c, Some(4));
         let r = rebase_metadata(&base, &winner, &ours).unwrap();
         let m = r.metadata.unwrap();
         assert_eq!(
