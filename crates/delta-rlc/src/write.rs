@@ -211,6 +211,9 @@ impl WriteBuilder {
         if let Some(op) = evolution {
             // The schema change and the rows are one commit; the rows are written in the new schema.
             txn = alter_txn(txn, op).await?;
+            // A write's schema follows from its data: never re-applied on a concurrent metadata
+            // change, even when it writes no row.
+            txn.metadata_intent = None;
             txn.operation_parameters.clear();
             let staged = effective_metadata(&txn)?;
             delta_schema = StructType::parse(&staged.schema_string)

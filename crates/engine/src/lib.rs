@@ -19,6 +19,7 @@ pub mod events;
 pub mod expr_plan;
 pub mod key_equality;
 pub mod key_set;
+pub mod metadata_intent;
 pub mod ops;
 pub mod parquet_settings;
 pub mod read_set;

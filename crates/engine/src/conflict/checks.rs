@@ -49,6 +49,8 @@ pub struct LoserState {
     /// The table's protocol as the last winner that changed it left it (None: the read
     /// snapshot's).
     pub table_protocol: Option<Protocol>,
+    /// What the loser's ALTER names (None for any other statement: never re-applied).
+    pub metadata_intent: Option<crate::metadata_intent::MetadataIntent>,
 }
 
 impl LoserState {
@@ -201,6 +203,7 @@ async fn check_whole_commit(
         .any(|a| matches!(a, Action::Metadata(_)));
     // A loser that changes only the table's metadata may be re-applied on a winner's change.
     let pair = input.config.enabled(Switch::MetadataPair)
+        && state.metadata_intent.is_some()
         && state.staged.iter().all(|a| {
             matches!(
                 a,
@@ -287,7 +290,8 @@ async fn check_whole_commit(
                     _ => None,
                 })
                 .ok_or_else(|| abort(": no metadata action".into()))?;
-            let rebased = metadata_pair::rebase_metadata(base, m, ours)
+            let intent = state.metadata_intent.clone().unwrap_or_default();
+            let rebased = metadata_pair::rebase_metadata(base, m, ours, &intent)
                 .map_err(|reason| abort(format!(": {reason}")))?;
             out.events.push(Event::new(
                 "delta.rowLevelConcurrency.metadataRebased",

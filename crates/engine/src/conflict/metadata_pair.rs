@@ -45,6 +45,7 @@ use delta_rlc_protocol::schema::{DataType, StructField, StructType};
 
 use super::metadata_change::{neutral_metadata, NEUTRAL_KEYS};
 use crate::constraints::{is_constraint_key, TableConstraints};
+use crate::metadata_intent::MetadataIntent;
 
 /// `delta.*` keys (beside `NEUTRAL_KEYS` and constraints) a loser may change and be rebased: each
 /// is a switch whose meaning does not depend on anything else in the metadata.
@@ -79,6 +80,7 @@ pub fn rebase_metadata(
     base: &Metadata,
     winner: &Metadata,
     ours: &Metadata,
+    intent: &MetadataIntent,
 ) -> Result<Rebased, String> {
     if ours.id != base.id || winner.id != base.id {
         return Err("the table was replaced (a new table id)".into());
@@ -95,9 +97,10 @@ pub fn rebase_metadata(
         return Err("the partition columns changed".into());
     }
     let mut merged = winner.clone();
-    merged.name = pick("name", &base.name, &winner.name, &ours.name)?;
+    merged.name = pick("name", intent.name, &base.name, &winner.name, &ours.name)?;
     merged.description = pick(
         "description",
+        intent.description,
         &base.description,
         &winner.description,
         &ours.description,
@@ -109,16 +112,29 @@ pub fn rebase_metadata(
     let (base_s, win_s, our_s) = (parse(base)?, parse(winner)?, parse(ours)?);
     let schema_by_winner = base_s != win_s;
     let columns = our_schema_change(&base_s, &our_s)?;
-    let schema_by_us = !columns.new.is_empty() || !columns.changed.is_empty();
+    let schema_by_us =
+        !columns.new.is_empty() || !columns.changed.is_empty() || !intent.columns.is_empty();
 
     let our_keys = changed_keys(&base.configuration, &ours.configuration);
     let win_keys = changed_keys(&base.configuration, &winner.configuration);
-    for k in &our_keys {
+    let derived = |k: &String| k == MAX_ID_KEY && !columns.new.is_empty();
+    if let Some(k) = our_keys
+        .iter()
+        .find(|k| !intent.keys.contains(*k) && !derived(k))
+    {
+        return Err(format!(
+            "this transaction changes {k}, which its statement does not name"
+        ));
+    }
+    // Every key the statement names, changed or not: run after the winner it would set (or
+    // remove) it over the winner's value.
+    let named: BTreeSet<String> = intent.keys.iter().chain(our_keys.iter()).cloned().collect();
+    for k in &named {
         let rebasable = !k.starts_with("delta.")
             || NEUTRAL_KEYS.contains(&k.as_str())
             || REBASABLE_KEYS.contains(&k.as_str())
             || is_constraint_key(k)
-            || (k == MAX_ID_KEY && !columns.new.is_empty());
+            || derived(k);
         if !rebasable {
             return Err(format!(
                 "this transaction changes {k}, which is not re-applied on another metadata change"
@@ -148,7 +164,7 @@ pub fn rebase_metadata(
     // The change data feed reserves column names: its enablement and a schema change by the
     // other transaction are not combined.
     const FEED: &str = "delta.enableChangeDataFeed";
-    if (schema_by_us && win_keys.contains(FEED)) || (schema_by_winner && our_keys.contains(FEED)) {
+    if (schema_by_us && win_keys.contains(FEED)) || (schema_by_winner && named.contains(FEED)) {
         return Err("the change data feed's enablement meets a schema change".into());
     }
     check_rules_unchanged(
@@ -161,15 +177,31 @@ pub fn rebase_metadata(
 
     // The schema: the winner's, with the loser's changed columns and new columns.
     let mut schema = win_s.clone();
-    for name in &columns.changed {
+    if let Some(c) = columns
+        .changed
+        .iter()
+        .find(|c| !intent.columns.contains(*c))
+    {
+        return Err(format!(
+            "this transaction changes column {c}, which its statement does not name"
+        ));
+    }
+    let new_names: Vec<&String> = columns.new.iter().map(|f| &f.name).collect();
+    if new_names != intent.new_columns.iter().collect::<Vec<_>>() {
+        return Err("the new columns are not the ones the statement names".into());
+    }
+    for named in &intent.columns {
+        let Some(name) = find_ci(&base_s, named).map(|f| f.name.clone()) else {
+            return Err(format!("column {named} is missing"));
+        };
         let (Some(b), Some(w), Some(o)) = (
-            find(&base_s, name),
-            schema.fields.iter_mut().find(|f| f.name == *name),
-            find(&our_s, name),
+            find(&base_s, &name),
+            schema.fields.iter_mut().find(|f| f.name == name),
+            find(&our_s, &name),
         ) else {
             return Err(format!("column {name} is missing"));
         };
-        if b != w {
+        if b != &*w {
             return Err(format!("both transactions change column {name}"));
         }
         *w = o.clone();
@@ -279,11 +311,17 @@ pub fn rebase_protocol(
 /// `ours` unless it differs from `base`, then the winner must not have changed it too.
 fn pick(
     what: &str,
+    named: bool,
     base: &Option<String>,
     winner: &Option<String>,
     ours: &Option<String>,
 ) -> Result<Option<String>, String> {
-    if ours == base {
+    if !named {
+        if ours != base {
+            return Err(format!(
+                "this transaction changes the table's {what}, which its statement does not name"
+            ));
+        }
         return Ok(winner.clone());
     }
     if winner != base {
@@ -398,6 +436,29 @@ fn physical_name(f: &StructField) -> &str {
 mod tests {
     use super::*;
 
+    /// What a statement changing `base` into `ours` names (its diff).
+    fn intent(base: &Metadata, ours: &Metadata) -> MetadataIntent {
+        let (b, o) = (
+            StructType::parse(&base.schema_string).unwrap(),
+            StructType::parse(&ours.schema_string).unwrap(),
+        );
+        MetadataIntent {
+            keys: changed_keys(&base.configuration, &ours.configuration)
+                .into_iter()
+                .filter(|k| k != MAX_ID_KEY)
+                .collect(),
+            new_columns: o
+                .fields
+                .iter()
+                .skip(b.fields.len())
+                .map(|f| f.name.clone())
+                .collect(),
+            columns: Default::default(),
+            name: base.name != ours.name,
+            description: base.description != ours.description,
+        }
+    }
+
     fn meta(schema: &str, config: &[(&str, &str)]) -> Metadata {
         Metadata {
             id: "t".into(),
@@ -456,7 +517,7 @@ mod tests {
             ]),
             &cm("3"),
         );
-        let m2 = rebase_metadata(&base, &winner2, &ours)
+        let m2 = rebase_metadata(&base, &winner2, &ours, &intent(&base, &ours))
             .unwrap()
             .metadata
             .unwrap();
@@ -467,7 +528,7 @@ mod tests {
         let s2 = StructType::parse(&m2.schema_string).unwrap();
         let id_of_c = s2.field("c").and_then(|f| f.metadata.get(ID_KEY)?.as_i64());
         assert_eq!(id_of_c, Some(4));
-        let r = rebase_metadata(&base, &winner, &ours).unwrap();
+        let r = rebase_metadata(&base, &winner, &ours, &intent(&base, &ours)).unwrap();
         let m = r.metadata.unwrap();
         assert_eq!(
             m.configuration.get(MAX_ID_KEY).map(String::as_str),
@@ -508,7 +569,7 @@ mod tests {
             ),
             &cm("2"),
         );
-        assert!(rebase_metadata(&base, &winner, &nested).is_err());
+        assert!(rebase_metadata(&base, &winner, &nested, &intent(&base, &nested)).is_err());
         // A physical name the winner holds: declined.
         let taken = meta(
             &schema(&[
@@ -517,7 +578,7 @@ mod tests {
             ]),
             &cm("2"),
         );
-        assert!(rebase_metadata(&base, &winner, &taken).is_err());
+        assert!(rebase_metadata(&base, &winner, &taken, &intent(&base, &taken)).is_err());
     }
 
     #[test]
@@ -549,14 +610,14 @@ mod tests {
         let unknown = meta(&base.schema_string, &[("delta.somethingNew", "1")]);
         let mode = meta(&base.schema_string, &[(MODE_KEY, "name")]);
         // Stats columns name columns: not combined with a schema change.
-        assert!(rebase_metadata(&base, &plus_c, &stats).is_err());
-        assert!(rebase_metadata(&base, &stats, &plus_c).is_ok());
+        assert!(rebase_metadata(&base, &plus_c, &stats, &intent(&base, &stats)).is_err());
+        assert!(rebase_metadata(&base, &stats, &plus_c, &intent(&base, &plus_c)).is_ok());
         // The loser renames or moves a column, or sets an unknown delta key.
-        assert!(rebase_metadata(&base, &plus_c, &renamed).is_err());
-        assert!(rebase_metadata(&base, &plus_c, &moved).is_err());
-        assert!(rebase_metadata(&base, &plus_c, &unknown).is_err());
+        assert!(rebase_metadata(&base, &plus_c, &renamed, &intent(&base, &renamed)).is_err());
+        assert!(rebase_metadata(&base, &plus_c, &moved, &intent(&base, &moved)).is_err());
+        assert!(rebase_metadata(&base, &plus_c, &unknown, &intent(&base, &unknown)).is_err());
         // The winner changed the column-mapping mode while the loser adds a column.
-        assert!(rebase_metadata(&base, &mode, &plus_c).is_err());
+        assert!(rebase_metadata(&base, &mode, &plus_c, &intent(&base, &plus_c)).is_err());
         // A new NOT NULL column.
         let not_null = meta(
             &plus_c.schema_string.replace(
@@ -565,14 +626,14 @@ mod tests {
             ),
             &[],
         );
-        assert!(rebase_metadata(&base, &stats, &not_null).is_err());
+        assert!(rebase_metadata(&base, &stats, &not_null, &intent(&base, &not_null)).is_err());
         // Name and description: one side each is fine, both is a conflict.
         let mut named = base.clone();
         named.name = Some("x".into());
         let mut named2 = base.clone();
         named2.name = Some("y".into());
         assert_eq!(
-            rebase_metadata(&base, &plus_c, &named)
+            rebase_metadata(&base, &plus_c, &named, &intent(&base, &named))
                 .unwrap()
                 .metadata
                 .unwrap()
@@ -580,7 +641,22 @@ mod tests {
                 .as_deref(),
             Some("x")
         );
-        assert!(rebase_metadata(&base, &named2, &named).is_err());
+        assert!(rebase_metadata(&base, &named2, &named, &intent(&base, &named)).is_err());
+    }
+
+    #[test]
+    fn a_named_key_is_re_applied_even_when_its_value_did_not_change() {
+        let base = meta(&schema(&[field("a", "long", "")]), &[("k", "x")]);
+        let winner = meta(&base.schema_string, &[("k", "y")]);
+        // SET TBLPROPERTIES ('k' = 'x', 'owner' = 'a') at base: k did not change, but is named.
+        let ours = meta(&base.schema_string, &[("k", "x"), ("owner", "a")]);
+        let mut named = intent(&base, &ours);
+        assert!(rebase_metadata(&base, &winner, &ours, &named).is_ok());
+        named.keys.insert("k".into());
+        assert!(rebase_metadata(&base, &winner, &ours, &named).is_err());
+        // A key changed but not named (a side effect): declined.
+        let unnamed = MetadataIntent::default();
+        assert!(rebase_metadata(&base, &winner, &ours, &unnamed).is_err());
     }
 
     #[test]

@@ -140,6 +140,17 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
     let mut protocol = snapshot.protocol.clone();
     let mode = snapshot.column_mapping_mode();
     let clustering = crate::ops::optimize::clustering_columns(&snapshot);
+    // Several ALTERs in one transaction (the library's alter builders) name the union of what
+    // each names; one that names nothing (a rename, a drop, …) makes the whole unnamed.
+    let staged_before = txn
+        .actions
+        .iter()
+        .any(|a| matches!(a, Action::Metadata(_) | Action::Protocol(_)));
+    txn.metadata_intent = match (staged_before, txn.metadata_intent.take(), intent_of(&op)) {
+        (false, _, this) => this,
+        (true, Some(before), Some(this)) => Some(before.union(this)),
+        (true, _, _) => None,
+    };
     let (operation, parameters) = match &op {
         AlterOp::AddColumns(_) | AlterOp::AddNestedColumns(_) => {
             let cols: Vec<NewColumn> = match &op {
@@ -606,4 +617,34 @@ fn name_columns_as_they_are(schema: &mut StructType) -> i64 {
     let mut next = 0;
     walk(schema, &mut next);
     next
+}
+
+/// What `op` names, for the conflict checker's re-application on a concurrent metadata change
+/// (`crate::metadata_intent`); None for a change it never re-applies.
+fn intent_of(op: &AlterOp) -> Option<crate::metadata_intent::MetadataIntent> {
+    let mut intent = crate::metadata_intent::MetadataIntent::default();
+    let constraint = |name: &str| format!("{CONSTRAINT_PREFIX}{}", name.to_lowercase());
+    match op {
+        AlterOp::AddColumns(fields) => {
+            intent.new_columns = fields.iter().map(|f| f.name.clone()).collect();
+        }
+        AlterOp::AddNestedColumns(cols) if cols.iter().all(|(path, _)| path.is_empty()) => {
+            intent.new_columns = cols.iter().map(|(_, f)| f.name.clone()).collect();
+        }
+        AlterOp::SetProperties(props) => intent.keys = props.keys().cloned().collect(),
+        AlterOp::UnsetProperties { keys, .. } => intent.keys = keys.iter().cloned().collect(),
+        AlterOp::AddConstraint { name, .. } | AlterOp::DropConstraint { name, .. } => {
+            intent.keys.insert(constraint(name));
+        }
+        AlterOp::SetNotNull(c) => {
+            intent.columns.insert(c.clone());
+        }
+        AlterOp::DropNotNull(path) if path.len() == 1 => {
+            intent.columns.extend(path.iter().cloned());
+        }
+        AlterOp::SetName(_) => intent.name = true,
+        AlterOp::SetDescription(_) => intent.description = true,
+        _ => return None,
+    }
+    Some(intent)
 }

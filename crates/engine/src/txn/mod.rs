@@ -51,6 +51,9 @@ pub struct Transaction {
     pub identity_marks: std::collections::BTreeMap<String, i64>,
     /// Objects being written in the background; the commit waits for them ([`uploads`]).
     pub uploads: uploads::PendingUploads,
+    /// What an ALTER TABLE names; only such a transaction may be re-applied on a concurrent
+    /// metadata change ([`crate::metadata_intent`]).
+    pub metadata_intent: Option<crate::metadata_intent::MetadataIntent>,
 }
 
 impl Transaction {
@@ -71,6 +74,7 @@ impl Transaction {
             change_data: Default::default(),
             identity_marks: Default::default(),
             uploads: Default::default(),
+            metadata_intent: None,
         }
     }
 

@@ -358,3 +358,38 @@ fn not_null_generated_and_identity_columns_are_computed_before_the_check() {
         );
     });
 }
+
+/// `delta.appendOnly`: no statement removes or changes rows (with or without deletion vectors);
+/// appends and compaction still commit.
+#[test]
+fn append_only_refuses_every_statement_that_removes_rows() {
+    for dvs in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let loc = dir.path().join("t").display().to_string();
+        let s = session(&loc);
+        rt().block_on(async {
+            s.execute(&format!(
+                "CREATE TABLE t (id BIGINT NOT NULL, v BIGINT) TBLPROPERTIES ('delta.appendOnly' = 'true', 'delta.enableDeletionVectors' = '{dvs}')"
+            ))
+            .await
+            .unwrap();
+            s.execute("INSERT INTO t VALUES (1, 10), (2, 20)").await.unwrap();
+            s.execute("INSERT INTO t VALUES (3, 30)").await.unwrap();
+            for sql in [
+                "DELETE FROM t WHERE id = 1",
+                "UPDATE t SET v = 0 WHERE id = 2",
+                "MERGE INTO t USING (SELECT 3 AS id, 0 AS v) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v",
+                "MERGE INTO t USING (SELECT 3 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE",
+            ] {
+                refused(&s, &loc, sql, &["append-only"]).await;
+            }
+            s.execute("OPTIMIZE t").await.unwrap();
+            s.execute("INSERT INTO t VALUES (4, 40)").await.unwrap();
+            assert_eq!(
+                rows(&s, "SELECT id, v FROM t").await,
+                rows(&s, "SELECT * FROM (VALUES (1, 10), (2, 20), (3, 30), (4, 40)) AS x(id, v)").await,
+                "dvs={dvs}"
+            );
+        });
+    }
+}

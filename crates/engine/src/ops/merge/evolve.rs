@@ -40,6 +40,9 @@ pub async fn evolve_for_source(
     }
     let operation = txn.operation.clone();
     txn = alter_txn(txn, AlterOp::AddColumns(new)).await?;
+    // A MERGE's schema follows from the whole target it read (its source's other columns, its ON
+    // clause): never re-applied on a concurrent metadata change, even when it writes no row.
+    txn.metadata_intent = None;
     txn.operation = operation;
     txn.operation_parameters.clear();
     let metadata = effective_metadata(&txn)?;
