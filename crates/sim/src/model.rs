@@ -122,6 +122,11 @@ pub enum Op {
     /// `ALTER TABLE t RENAME COLUMN c<n> TO r<n>`: renames a column an earlier ADD COLUMNS may
     /// have added (refused without column mapping or when there is no such column).
     AlterRenameAdded(i64),
+    /// `ALTER TABLE t SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name')`: turns column
+    /// mapping on (every column named as it is); refused once it is on.
+    AlterEnableMapping,
+    /// `ALTER TABLE t SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')`.
+    AlterEnableTypeWidening,
 }
 
 impl Op {
@@ -141,6 +146,8 @@ impl Op {
             Op::AlterAddConstraint { .. } => "alterAddConstraint",
             Op::AlterWidenG => "alterWidenType",
             Op::AlterRenameAdded(_) => "alterRenameColumn",
+            Op::AlterEnableMapping => "alterEnableColumnMapping",
+            Op::AlterEnableTypeWidening => "alterEnableTypeWidening",
         }
     }
 
@@ -177,6 +184,8 @@ impl Op {
                 | Op::AlterAddConstraint { .. }
                 | Op::AlterWidenG
                 | Op::AlterRenameAdded(_)
+                | Op::AlterEnableMapping
+                | Op::AlterEnableTypeWidening
         )
     }
 
@@ -244,6 +253,12 @@ impl Op {
             }
             Op::AlterWidenG => "ALTER TABLE t ALTER COLUMN g TYPE BIGINT".into(),
             Op::AlterRenameAdded(n) => format!("ALTER TABLE t RENAME COLUMN c{n} TO r{n}"),
+            Op::AlterEnableMapping => {
+                "ALTER TABLE t SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name')".into()
+            }
+            Op::AlterEnableTypeWidening => {
+                "ALTER TABLE t SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')".into()
+            }
         }
     }
 
@@ -362,7 +377,9 @@ impl Op {
             | Op::AlterClusterBy(_)
             | Op::AlterAddConstraint { .. }
             | Op::AlterWidenG
-            | Op::AlterRenameAdded(_) => 0,
+            | Op::AlterRenameAdded(_)
+            | Op::AlterEnableMapping
+            | Op::AlterEnableTypeWidening => 0,
         }
     }
 }

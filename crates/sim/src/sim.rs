@@ -141,13 +141,17 @@ fn schema_change_op(rng: &mut Rng, next_key: &mut i64) -> Op {
 
 /// An ALTER of the metadata-pair alphabet (`SimConfig::metadata_pairs`).
 fn metadata_pair_op(rng: &mut Rng, op_id: i64) -> Op {
-    match rng.below(5) {
+    match rng.below(7) {
         0 | 1 => Op::AlterAddColumn(op_id),
         2 => Op::AlterSetProperty(op_id),
         3 => Op::AlterAddConstraint {
             n: op_id,
             bound: rng.range(60, 120),
         },
+        // Feature enablement beside writers (#47 item 3): column mapping turned on (then renames
+        // succeed), type widening turned on.
+        4 => Op::AlterEnableMapping,
+        5 => Op::AlterEnableTypeWidening,
         _ => Op::AlterRenameAdded(rng.range((op_id - 4).max(0), op_id.max(1))),
     }
 }

@@ -28,7 +28,10 @@
 //! - configuration keys that do not change how files must be written (retention, checkpoint and
 //!   file-size settings, stats columns, user keys); `delta.appendOnly` turned on when the loser
 //!   removes nothing; deletion vectors turned off when the loser adds no DV; the change data feed
-//!   turned on when the loser only appends (no CDC files are needed for pure appends) or turned off.
+//!   turned on when the loser only appends (no CDC files are needed for pure appends) or turned off;
+//!   type widening turned on or off (it only allows later widenings).
+//! - column mapping turned on in name mode with every existing column named as it is
+//!   (`mapping_upgrade.rs`): compared without the mapping keys.
 //!
 //! **True conflicts (abort, naming the reason):** a renamed, dropped or retyped column; a new NOT
 //! NULL column; partition columns, table id or format changed; column-mapping, isolation-level,
@@ -38,7 +41,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use delta_rlc_protocol::actions::{Action, Metadata};
-use delta_rlc_protocol::column_mapping::{ID_KEY, PHYSICAL_NAME_KEY};
+use delta_rlc_protocol::column_mapping::{ID_KEY, MAX_ID_KEY, MODE_KEY, PHYSICAL_NAME_KEY};
 use delta_rlc_protocol::schema::{StructField, StructType};
 use delta_rlc_protocol::type_widening::{is_widening, TYPE_CHANGES_KEY};
 use delta_rlc_storage::TableStore;
@@ -78,6 +81,9 @@ pub(super) const NEUTRAL_KEYS: &[&str] = &[
     "delta.setTransactionRetentionDuration",
     "delta.autoOptimize.optimizeWrite",
     "delta.autoOptimize.autoCompact",
+    // Allows later ALTER COLUMN … TYPE; changes no file and no statement's meaning by itself (a
+    // widening is its own metadata change, classified as such).
+    "delta.enableTypeWidening",
 ];
 
 /// Classifies the change from `old` to `new` for a loser staging `staged` (it stages no metadata).
@@ -105,7 +111,13 @@ pub fn classify(
         return Ok(conflict("the partition columns changed"));
     }
     let old_schema = StructType::parse(&old.schema_string)?;
-    let new_schema = StructType::parse(&new.schema_string)?;
+    let mut new_schema = StructType::parse(&new.schema_string)?;
+    // Column mapping turned on with every existing column named as it is: compared without the
+    // mapping keys, and the mode and id keys are not a change for this loser.
+    let mapping_on = super::mapping_upgrade::stripped_if_proven(old, new, &old_schema, &new_schema);
+    if let Some(stripped) = &mapping_on {
+        new_schema = stripped.clone();
+    }
     let mut check_rows = false;
     match schema_change(&old_schema, &new_schema) {
         Err(reason) => return Ok(Verdict::Conflict(reason)),
@@ -126,6 +138,9 @@ pub fn classify(
     for k in keys {
         let (before, after) = (old.configuration.get(k), new.configuration.get(k));
         if before == after {
+            continue;
+        }
+        if mapping_on.is_some() && (k == MODE_KEY || k == MAX_ID_KEY) {
             continue;
         }
         if crate::constraints::is_constraint_key(k) {

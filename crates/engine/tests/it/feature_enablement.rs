@@ -112,3 +112,69 @@ fn a_loser_after_row_tracking_was_supported_assigns_row_ids() {
     });
     assert_eq!(hwm.as_deref(), Some(r#"{"rowIdHighWaterMark":1}"#));
 }
+
+/// Twin of `feature_enablement/01`–`02`: a winner that turns column mapping on but gives an
+/// existing column a physical name other than its name (as a writer may that rewrote every file)
+/// — the loser's file, written under the plain name, would read NULL there: a true conflict.
+#[test]
+fn a_mapping_upgrade_that_renames_physical_columns_aborts_the_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("t").display().to_string();
+    let mut s = SqlSession::new(Env::default(), ConflictConfig::default());
+    s.register("t", &loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT NOT NULL, v BIGINT)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t SELECT value, value FROM range(0, 10)")
+            .await
+            .unwrap();
+        let Prepared::Write(loser) = s.prepare("INSERT INTO t VALUES (100, 1)").await.unwrap()
+        else {
+            panic!("not a write")
+        };
+        let snap = latest_snapshot(&loc).await;
+        let mut metadata = serde_json::to_value(&snap.metadata).unwrap();
+        let mut schema: Value =
+            serde_json::from_str(metadata["schemaString"].as_str().unwrap()).unwrap();
+        for (i, f) in schema["fields"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .enumerate()
+        {
+            let name = f["name"].as_str().unwrap().to_string();
+            let physical = if name == "v" {
+                "col-v-renamed".to_string()
+            } else {
+                name
+            };
+            f["metadata"] = json!({
+                "delta.columnMapping.id": i + 1,
+                "delta.columnMapping.physicalName": physical,
+            });
+        }
+        metadata["schemaString"] = json!(schema.to_string());
+        let c = metadata["configuration"].as_object_mut().unwrap();
+        c.insert("delta.columnMapping.mode".into(), json!("name"));
+        c.insert("delta.columnMapping.maxColumnId".into(), json!("2"));
+        let protocol = serde_json::to_value(snap.protocol.with_feature("columnMapping")).unwrap();
+        let lines = [
+            json!({"commitInfo": {"timestamp": 1, "operation": "SET TBLPROPERTIES"}}),
+            json!({"protocol": protocol}),
+            json!({"metaData": metadata}),
+        ];
+        let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+        std::fs::write(
+            format!("{loc}/_delta_log/{:020}.json", 2),
+            text.join("\n") + "\n",
+        )
+        .unwrap();
+        let err = loser
+            .commit()
+            .await
+            .expect_err("a renamed physical column is a conflict");
+        assert!(err.to_string().contains("MetadataChanged"), "{err}");
+        assert_eq!(latest_snapshot(&loc).await.version, 2);
+    });
+}
