@@ -19,9 +19,17 @@ fn commit(loc: &str, version: u64) -> Vec<Value> {
         .collect()
 }
 
-/// An INSERT prepared at version 1; `winner(protocol, metadata)` gives version 2's actions; the
-/// INSERT then commits (at version 3) and its actions are returned.
-fn insert_loses_to(winner: impl Fn(Value, Value) -> Vec<Value>) -> Vec<Value> {
+/// A table at version 1 (10 rows), an INSERT of 2 rows prepared there, version 2 written by hand
+/// as `winner(protocol, metadata)` gives it, then the INSERT's commit: its outcome and the row
+/// count after.
+struct Race {
+    _dir: tempfile::TempDir,
+    loc: String,
+    outcome: Result<delta_rlc_engine::txn::CommitResult, delta_rlc_engine::EngineError>,
+    rows_after: Vec<i64>,
+}
+
+fn insert_races(winner: impl Fn(Value, Value) -> Vec<Value>) -> Race {
     let dir = tempfile::tempdir().unwrap();
     let loc = dir.path().join("t").display().to_string();
     let mut s = SqlSession::new(Env::default(), ConflictConfig::default());
@@ -52,12 +60,24 @@ fn insert_loses_to(winner: impl Fn(Value, Value) -> Vec<Value>) -> Vec<Value> {
             lines.join("\n") + "\n",
         )
         .unwrap();
-        let r = loser.commit().await.unwrap();
-        assert_eq!(r.version, Some(3));
+        let outcome = loser.commit().await;
         let out = s.execute("SELECT count(*) FROM t").await.unwrap();
-        assert_eq!(crate::common::first_i64s(&out.batches), vec![12]);
-        commit(&loc, 3)
+        let rows_after = crate::common::first_i64s(&out.batches);
+        Race {
+            _dir: dir,
+            loc,
+            outcome,
+            rows_after,
+        }
     })
+}
+
+/// The INSERT commits at version 3 after the winner; its actions.
+fn insert_loses_to(winner: impl Fn(Value, Value) -> Vec<Value>) -> Vec<Value> {
+    let race = insert_races(winner);
+    assert_eq!(race.outcome.unwrap().version, Some(3));
+    assert_eq!(race.rows_after, vec![12]);
+    commit(&race.loc, 3)
 }
 
 fn add_writer_feature(mut protocol: Value, features: &[&str]) -> Value {
@@ -118,23 +138,7 @@ fn a_loser_after_row_tracking_was_supported_assigns_row_ids() {
 /// — the loser's file, written under the plain name, would read NULL there: a true conflict.
 #[test]
 fn a_mapping_upgrade_that_renames_physical_columns_aborts_the_writer() {
-    let dir = tempfile::tempdir().unwrap();
-    let loc = dir.path().join("t").display().to_string();
-    let mut s = SqlSession::new(Env::default(), ConflictConfig::default());
-    s.register("t", &loc);
-    rt().block_on(async {
-        s.execute("CREATE TABLE t (id BIGINT NOT NULL, v BIGINT)")
-            .await
-            .unwrap();
-        s.execute("INSERT INTO t SELECT value, value FROM range(0, 10)")
-            .await
-            .unwrap();
-        let Prepared::Write(loser) = s.prepare("INSERT INTO t VALUES (100, 1)").await.unwrap()
-        else {
-            panic!("not a write")
-        };
-        let snap = latest_snapshot(&loc).await;
-        let mut metadata = serde_json::to_value(&snap.metadata).unwrap();
+    let race = insert_races(|protocol, mut metadata| {
         let mut schema: Value =
             serde_json::from_str(metadata["schemaString"].as_str().unwrap()).unwrap();
         for (i, f) in schema["fields"]
@@ -158,23 +162,17 @@ fn a_mapping_upgrade_that_renames_physical_columns_aborts_the_writer() {
         let c = metadata["configuration"].as_object_mut().unwrap();
         c.insert("delta.columnMapping.mode".into(), json!("name"));
         c.insert("delta.columnMapping.maxColumnId".into(), json!("2"));
-        let protocol = serde_json::to_value(snap.protocol.with_feature("columnMapping")).unwrap();
-        let lines = [
+        let protocol: delta_rlc_protocol::actions::Protocol =
+            serde_json::from_value(protocol).unwrap();
+        vec![
             json!({"commitInfo": {"timestamp": 1, "operation": "SET TBLPROPERTIES"}}),
-            json!({"protocol": protocol}),
+            json!({"protocol": protocol.with_feature("columnMapping")}),
             json!({"metaData": metadata}),
-        ];
-        let text: Vec<String> = lines.iter().map(Value::to_string).collect();
-        std::fs::write(
-            format!("{loc}/_delta_log/{:020}.json", 2),
-            text.join("\n") + "\n",
-        )
-        .unwrap();
-        let err = loser
-            .commit()
-            .await
-            .expect_err("a renamed physical column is a conflict");
-        assert!(err.to_string().contains("MetadataChanged"), "{err}");
-        assert_eq!(latest_snapshot(&loc).await.version, 2);
+        ]
     });
+    let err = race
+        .outcome
+        .expect_err("a renamed physical column is a conflict");
+    assert!(err.to_string().contains("MetadataChanged"), "{err}");
+    assert_eq!(race.rows_after, vec![10]);
 }
