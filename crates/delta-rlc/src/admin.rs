@@ -150,11 +150,14 @@ impl AlterBuilder {
             other => vec![other.into_op()?],
         };
         let snapshot = inner.snapshot(self.table.read_version).await?;
-        let mut txn = Transaction::new(inner, Some(snapshot), "ALTER");
+        let mut txn = Transaction::new(inner, Some(std::sync::Arc::clone(&snapshot)), "ALTER");
         for op in ops {
             txn = alter_txn(txn, op).await?;
             fold_metadata(&mut txn)?;
         }
+        // The changes were staged on each other; the commit is checked against the version the
+        // statement read (the conflict checker's base for re-applying it on a winner's metadata).
+        txn.read_snapshot = Some(snapshot);
         crate::commit(txn, &self.commit).await
     }
 }

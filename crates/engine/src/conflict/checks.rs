@@ -246,7 +246,10 @@ async fn check_whole_commit(
             });
             let rebased = ours
                 .ok_or_else(|| "no protocol action".to_string())
-                .and_then(|ours| metadata_pair::rebase_protocol(base, p, ours));
+                .and_then(|ours| {
+                    let intent = state.metadata_intent.clone().unwrap_or_default();
+                    metadata_pair::rebase_protocol(base, p, ours, &intent)
+                });
             match rebased {
                 Ok(merged) => out.rebased_protocol = Some(merged),
                 Err(reason) => {
@@ -304,7 +307,7 @@ async fn check_whole_commit(
             ));
             out.rebased_metadata = rebased.metadata;
             out.adopt_metadata = Some(m.clone());
-            return check_domains_and_app_ids(state, w);
+            return check_domains_and_app_ids(input, state, w);
         }
         let old = &input.read_snapshot.metadata;
         let same_shape = m.schema_string == old.schema_string
@@ -324,11 +327,39 @@ async fn check_whole_commit(
         }
         out.adopt_metadata = Some(m.clone());
     }
-    check_domains_and_app_ids(state, w)
+    check_domains_and_app_ids(input, state, w)
 }
 
 /// Domain metadata the loser sets that a winner also set, and application ids both recorded.
-fn check_domains_and_app_ids(state: &LoserState, w: &WinningCommit) -> Result<()> {
+fn check_domains_and_app_ids(
+    input: &CheckInput<'_>,
+    state: &LoserState,
+    w: &WinningCommit,
+) -> Result<()> {
+    // Clustering columns name schema columns: a loser that changes the schema (a rename, a
+    // drop) never commits beside a winner that set them — it checked its change against the
+    // clustering it read.
+    let base_schema = &state
+        .table_metadata
+        .as_ref()
+        .unwrap_or(&input.read_snapshot.metadata)
+        .schema_string;
+    let changes_schema = state
+        .staged
+        .iter()
+        .any(|a| matches!(a, Action::Metadata(m) if &m.schema_string != base_schema));
+    if changes_schema && w.domains.iter().any(|d| d.domain == "delta.clustering") {
+        return Err(conflict(
+            ConflictKind::ConcurrentDomainMetadata,
+            w,
+            vec![],
+            Some(
+                "domain delta.clustering names columns, and this transaction changes the schema"
+                    .into(),
+            ),
+            None,
+        ));
+    }
     for a in &state.staged {
         if let Action::DomainMetadata(d) = a {
             if d.domain != "delta.rowTracking" && w.domains.iter().any(|x| x.domain == d.domain) {

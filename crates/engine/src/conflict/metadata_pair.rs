@@ -130,7 +130,9 @@ pub fn rebase_metadata(
     // remove) it over the winner's value.
     let named: BTreeSet<String> = intent.keys.iter().chain(our_keys.iter()).cloned().collect();
     for k in &named {
-        let rebasable = !k.starts_with("delta.")
+        // `delta.` keys are matched in any case (protocol requests such as
+        // 'Delta.MinWriterVersion' are taken out of the configuration case-insensitively).
+        let rebasable = !k.to_ascii_lowercase().starts_with("delta.")
             || NEUTRAL_KEYS.contains(&k.as_str())
             || REBASABLE_KEYS.contains(&k.as_str())
             || is_constraint_key(k)
@@ -271,12 +273,25 @@ pub fn rebase_metadata(
     })
 }
 
-/// Features the loser added to `base` re-applied on the winner's protocol.
+/// Features the loser added to `base` re-applied on the winner's protocol. A statement that names
+/// protocol versions or features (`delta.minReaderVersion`, `delta.minWriterVersion`,
+/// `delta.feature.*`, in any case) is not re-applied: a version implies features the winner's
+/// protocol may already settle differently (raising the writer version to 3 on a table-features
+/// protocol changes nothing serially, but would list `checkConstraints` here).
 pub fn rebase_protocol(
     base: &Protocol,
     winner: &Protocol,
     ours: &Protocol,
+    intent: &MetadataIntent,
 ) -> Result<Protocol, String> {
+    if let Some(k) = intent.keys.iter().find(|k| {
+        let k = k.to_ascii_lowercase();
+        k == "delta.minreaderversion"
+            || k == "delta.minwriterversion"
+            || k.starts_with("delta.feature.")
+    }) {
+        return Err(format!("this transaction names {k}, a protocol request"));
+    }
     let (b, o) = (base.writer_feature_set(), ours.writer_feature_set());
     if b.iter().any(|f| !o.contains(f))
         || base
@@ -669,14 +684,18 @@ mod tests {
         };
         let winner = base.with_feature("changeDataFeed");
         let ours = base.with_feature("checkConstraints");
-        let merged = rebase_protocol(&base, &winner, &ours).unwrap();
+        let merged = rebase_protocol(&base, &winner, &ours, &MetadataIntent::default()).unwrap();
         assert!(merged.has_writer_feature("changeDataFeed"));
         assert!(merged.has_writer_feature("checkConstraints"));
         assert!(merged.has_writer_feature("appendOnly"));
         // A feature outside the list (row tracking obliges writers from the moment it is listed).
         let tracked = base.with_feature("rowTracking");
-        assert!(rebase_protocol(&base, &winner, &tracked).is_err());
+        assert!(rebase_protocol(&base, &winner, &tracked, &MetadataIntent::default()).is_err());
+        // A statement naming a protocol version: declined.
+        let mut versioned = MetadataIntent::default();
+        versioned.keys.insert("Delta.MinWriterVersion".into());
+        assert!(rebase_protocol(&base, &winner, &ours, &versioned).is_err());
         // Dropping a feature.
-        assert!(rebase_protocol(&winner, &winner, &base).is_err());
+        assert!(rebase_protocol(&winner, &winner, &base, &MetadataIntent::default()).is_err());
     }
 }
