@@ -171,6 +171,10 @@ pub struct ValueSimReport {
     /// matched a target row twice): not anomalies.
     pub failed_alike: u64,
     pub anomalies: Vec<String>,
+    /// Re-execution on conflict (`conflict.reexecution`): runs after the first, and statements
+    /// that committed on one.
+    pub reruns: u64,
+    pub committed_after_rerun: u64,
 }
 
 /// Serializable, every switch combination across seeds (legacy, all on, each switch off alone).
@@ -350,7 +354,10 @@ async fn table_rows(
 
 enum Slot {
     Idle,
-    Started(Box<Transaction>, usize),
+    /// A started transaction, its record, and which run of its statement it is (1-based).
+    Started(Box<Transaction>, usize, u32),
+    /// A statement to run again after a true conflict (the engine's re-execution rule).
+    Rerun(String, u32),
 }
 
 struct Record {
@@ -393,9 +400,15 @@ pub async fn run_values(cfg: &ValueSimConfig) -> Result<ValueSimReport, EngineEr
             continue;
         };
         match std::mem::replace(slot, Slot::Idle) {
-            Slot::Idle if remaining > 0 => {
-                remaining -= 1;
-                let sql = random_statement(&mut rng, records.len() as i64 + 1);
+            Slot::Idle if remaining == 0 => {}
+            state @ (Slot::Idle | Slot::Rerun(..)) => {
+                let (sql, run) = match state {
+                    Slot::Rerun(sql, run) => (sql, run),
+                    _ => {
+                        remaining -= 1;
+                        (random_statement(&mut rng, records.len() as i64 + 1), 1)
+                    }
+                };
                 let idx = records.len();
                 match session.prepare(&sql).await {
                     Ok(Prepared::Write(t)) => {
@@ -405,7 +418,7 @@ pub async fn run_values(cfg: &ValueSimConfig) -> Result<ValueSimReport, EngineEr
                             version: None,
                             failed: None,
                         });
-                        *slot = Slot::Started(t, idx);
+                        *slot = Slot::Started(t, idx, run);
                     }
                     Ok(_) => records.push(Record {
                         sql,
@@ -421,8 +434,7 @@ pub async fn run_values(cfg: &ValueSimConfig) -> Result<ValueSimReport, EngineEr
                     }),
                 }
             }
-            Slot::Idle => {}
-            Slot::Started(t, idx) => {
+            Slot::Started(t, idx, run) => {
                 let outcome = t.commit().await;
                 let Some(rec) = records.get_mut(idx) else {
                     continue;
@@ -435,10 +447,25 @@ pub async fn run_values(cfg: &ValueSimConfig) -> Result<ValueSimReport, EngineEr
                         match r.version {
                             Some(v) if r.attempts > 0 => {
                                 report.commits += 1;
+                                report.committed_after_rerun += u64::from(run > 1);
                                 rec.version = Some(v);
                             }
                             _ => report.empty += 1,
                         }
+                    }
+                    Err(e)
+                        if cfg.conflict.reexecution.runs_again(
+                            run,
+                            delta_rlc_engine::txn::reexecute::may_run_again(&e),
+                        ) =>
+                    {
+                        // Planned again from the latest version as a fresh transaction with its
+                        // own record; the aborted run commits nothing.
+                        report.reruns += 1;
+                        if let EngineError::Conflict(c) = &e {
+                            *report.aborts.entry(c.kind.name().to_string()).or_default() += 1;
+                        }
+                        *slot = Slot::Rerun(rec.sql.clone(), run + 1);
                     }
                     Err(EngineError::Conflict(c)) => {
                         *report.aborts.entry(c.kind.name().to_string()).or_default() += 1;

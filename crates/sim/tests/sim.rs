@@ -276,6 +276,39 @@ fn oracle_catches_a_store_whose_put_if_absent_overwrites() {
 
 /// Value-class histories (floats with -0.0/NaN, strings, decimals of two scales, timestamps,
 /// NULLs, multi-column MERGE keys with coerced source types), judged by serial replay.
+/// The value classes (floats with -0.0 and NaN, NULLs, strings, decimals of two scales,
+/// dates and timestamps, multi-column keys) with re-execution on conflict: a statement that
+/// aborted is planned again from the latest version with the same text, and the serial replay of
+/// the committed statements gives every version's rows. Re-runs happen and commit.
+#[test]
+fn value_histories_with_reexecution_match_serial_replay() {
+    use delta_rlc_sim::values::{run_values, value_config_for_seed};
+    let rt = rt();
+    let (mut reruns, mut committed_after) = (0u64, 0u64);
+    let mut bad = Vec::new();
+    for seed in 5_001..=5_080u64 {
+        let mut cfg = value_config_for_seed(seed, 10);
+        cfg.conflict.reexecution.reruns = 2;
+        let r = rt
+            .block_on(run_values(&cfg))
+            .unwrap_or_else(|e| panic!("value seed {seed}: {e}"));
+        reruns += r.reruns;
+        committed_after += r.committed_after_rerun;
+        if !r.anomalies.is_empty() {
+            bad.push(format!(
+                "value seed {seed} (re-execution): {:?}",
+                r.anomalies
+            ));
+        }
+    }
+    eprintln!("value histories with re-execution: {reruns} re-runs, {committed_after} committed on a re-run");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(
+        reruns > 0 && committed_after > 0,
+        "re-runs happen and commit"
+    );
+}
+
 #[test]
 fn value_histories_match_serial_replay() {
     use delta_rlc_sim::values::{run_values, value_config_for_seed};
