@@ -74,7 +74,7 @@ pub struct CheckOutcome {
     pub events: Vec<Event>,
 }
 
-fn conflict(
+pub(super) fn conflict(
     kind: ConflictKind,
     w: &WinningCommit,
     files: Vec<String>,
@@ -307,7 +307,7 @@ async fn check_whole_commit(
             ));
             out.rebased_metadata = rebased.metadata;
             out.adopt_metadata = Some(m.clone());
-            return check_domains_and_app_ids(input, state, w);
+            return super::domains::check(input, state, w);
         }
         let old = &input.read_snapshot.metadata;
         let same_shape = m.schema_string == old.schema_string
@@ -327,66 +327,7 @@ async fn check_whole_commit(
         }
         out.adopt_metadata = Some(m.clone());
     }
-    check_domains_and_app_ids(input, state, w)
-}
-
-/// Domain metadata the loser sets that a winner also set, and application ids both recorded.
-fn check_domains_and_app_ids(
-    input: &CheckInput<'_>,
-    state: &LoserState,
-    w: &WinningCommit,
-) -> Result<()> {
-    // Clustering columns name schema columns: a loser that changes the schema (a rename, a
-    // drop) never commits beside a winner that set them — it checked its change against the
-    // clustering it read.
-    let base_schema = &state
-        .table_metadata
-        .as_ref()
-        .unwrap_or(&input.read_snapshot.metadata)
-        .schema_string;
-    let changes_schema = state
-        .staged
-        .iter()
-        .any(|a| matches!(a, Action::Metadata(m) if &m.schema_string != base_schema));
-    if changes_schema && w.domains.iter().any(|d| d.domain == "delta.clustering") {
-        return Err(conflict(
-            ConflictKind::ConcurrentDomainMetadata,
-            w,
-            vec![],
-            Some(
-                "domain delta.clustering names columns, and this transaction changes the schema"
-                    .into(),
-            ),
-            None,
-        ));
-    }
-    for a in &state.staged {
-        if let Action::DomainMetadata(d) = a {
-            if d.domain != "delta.rowTracking" && w.domains.iter().any(|x| x.domain == d.domain) {
-                return Err(conflict(
-                    ConflictKind::ConcurrentDomainMetadata,
-                    w,
-                    vec![],
-                    Some(format!("domain {}", d.domain)),
-                    None,
-                ));
-            }
-        }
-    }
-    if let Some(t) = w
-        .txns
-        .iter()
-        .find(|t| state.read_set.app_ids.contains(&t.app_id))
-    {
-        return Err(conflict(
-            ConflictKind::ConcurrentTransaction,
-            w,
-            vec![],
-            Some(format!("appId {}", t.app_id)),
-            None,
-        ));
-    }
-    Ok(())
+    super::domains::check(input, state, w)
 }
 
 /// Runs every check of one winning commit against the loser, letting reconcilers rewrite the loser.

@@ -4,6 +4,7 @@
 //! overlap. The first file no tier can clear becomes the conflict, naming the last tier tried.
 
 mod checks;
+mod domains;
 pub mod mapping_upgrade;
 pub mod metadata_change;
 pub mod metadata_pair;
