@@ -143,6 +143,12 @@ enum ScenarioAction {
         #[arg(long)]
         dir: Option<std::path::PathBuf>,
     },
+    /// Print the concurrency matrix (docs/concurrency.md) from the scenario files under DIR:
+    /// every overlapping pair with this engine's outcome beside OSS Delta's (a legacy run).
+    Matrix {
+        #[arg(default_value = "tests/scenarios")]
+        dir: std::path::PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -631,6 +637,13 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                 })
                 .collect();
             scenario::run(&files, dir, &overrides, cli.json).await?;
+        }
+        Command::Scenario {
+            action: ScenarioAction::Matrix { dir },
+        } => {
+            let work = tempfile::tempdir().map_err(|e| EngineError::Internal(e.to_string()))?;
+            let rows = delta_rlc_engine::scenario::matrix::matrix(&dir, work.path()).await?;
+            print!("{}", delta_rlc_engine::scenario::matrix::to_markdown(&rows));
         }
     }
     Ok(())

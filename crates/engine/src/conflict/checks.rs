@@ -210,6 +210,7 @@ async fn check_whole_commit(
                 Action::Metadata(_) | Action::Protocol(_) | Action::CommitInfo(_)
             )
         });
+    super::row_tracking_change::check(input, state, w)?;
     if let Some(p) = &w.protocol {
         p.check_writable()?;
         if ours_protocol && !pair {

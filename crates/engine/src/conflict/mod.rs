@@ -9,6 +9,7 @@ pub mod mapping_upgrade;
 pub mod metadata_change;
 pub mod metadata_pair;
 pub mod reconcile;
+mod row_tracking_change;
 pub mod rows;
 mod summary;
 pub mod tiers;

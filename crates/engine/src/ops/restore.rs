@@ -3,7 +3,8 @@
 //! The files live now but not then are removed, the files live then but not now are added back
 //! (a file's identity is its path and deletion vector, so a file whose DV changed is swapped for
 //! its earlier state), both with dataChange=true; their change data is exactly these actions.
-//! The earlier metadata comes back when it differs; the protocol stays (a restore never removes a
+//! The earlier metadata comes back (always staged, so a concurrent metadata change aborts the
+//! restore); the protocol stays (a restore never removes a
 //! feature a reader or writer relies on now). A file to add back that no longer exists (VACUUM
 //! deleted it) fails the restore unless missing files are explicitly ignored.
 //!
@@ -105,17 +106,17 @@ pub async fn restore_txn(mut txn: Transaction, spec: RestoreSpec) -> Result<Tran
         restored += 1;
         restored_bytes += f.size;
     }
-    if target.metadata != current.metadata {
-        let mut metadata = target.metadata.clone();
-        // The table keeps its identity; only schema, partitioning and properties go back.
-        metadata.id = current.metadata.id.clone();
-        // Identity values already handed out stay handed out: each identity column keeps the
-        // higher of the two high-water marks, so no id is generated twice.
-        metadata.schema_string = keep_identity_marks(&target.schema, &current.schema)?;
-        if metadata != current.metadata {
-            txn.actions.push(Action::Metadata(metadata));
-        }
-    }
+    // The earlier metadata is always staged, even when it equals the read snapshot's: run after a
+    // concurrent metadata change, the restore would put the earlier metadata back, so such a
+    // winner must abort it (a restore is never re-applied on it: it names no change). An
+    // unchanged metadata action costs concurrent writers nothing (they adopt it).
+    let mut metadata = target.metadata.clone();
+    // The table keeps its identity; only schema, partitioning and properties go back.
+    metadata.id = current.metadata.id.clone();
+    // Identity values already handed out stay handed out: each identity column keeps the
+    // higher of the two high-water marks, so no id is generated twice.
+    metadata.schema_string = keep_identity_marks(&target.schema, &current.schema)?;
+    txn.actions.push(Action::Metadata(metadata));
     txn.change_data.file_actions_are_changes = true;
     let after: usize = current.files.len() + restored as usize - removed as usize;
     for (k, v) in [

@@ -4,6 +4,7 @@
 //! reconciler; `X.run` = both), and checks the expected outcomes, events and query results.
 
 mod format;
+pub mod matrix;
 mod run;
 
 pub use format::{parse, ScenarioFile};

@@ -497,10 +497,11 @@ impl Transaction {
         if self.in_commit_timestamps_enabled(loser) {
             info.in_commit_timestamp = Some(state.last_ict.map_or(now, |l| now.max(l + 1)));
         }
-        // Preserved only when the statement read under row tracking (it carried its rows' ids);
-        // a loser whose winner enabled row tracking gets fresh ids, untagged.
+        // Preserved only when the statement read with row tracking enabled (its rewrites carried
+        // their rows' ids in the materialized columns); merely supported, rewritten rows get fresh
+        // ids, untagged.
         if let Some(s) = &self.read_snapshot {
-            if s.protocol.has_writer_feature("rowTracking") {
+            if crate::row_tracking::row_tracking_columns(s).is_some() {
                 let mut tags = serde_json::Map::new();
                 tags.insert(
                     "delta.rowTracking.preserved".into(),

@@ -90,3 +90,24 @@ fn good_scenario_passes_and_bad_ones_name_the_line() {
     let e = error_of(&GOOD.replace(r#"A = "committed""#, r#"A = "ConcurrentAppend""#));
     assert_eq!(e, "no error; passed=false");
 }
+
+/// docs/concurrency.md is what `delta-rlc scenario matrix tests/scenarios` prints: the published
+/// matrix cannot drift from the scenario files (regenerate it with that command).
+#[test]
+fn the_published_concurrency_matrix_is_current() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let work = tempfile::tempdir().unwrap();
+    let rows = rt()
+        .block_on(delta_rlc_engine::scenario::matrix::matrix(
+            &root.join("tests/scenarios"),
+            work.path(),
+        ))
+        .unwrap();
+    assert!(rows.len() > 200, "{} overlapping scenarios", rows.len());
+    let want = delta_rlc_engine::scenario::matrix::to_markdown(&rows);
+    let have = std::fs::read_to_string(root.join("docs/concurrency.md")).unwrap_or_default();
+    assert!(
+        have == want,
+        "docs/concurrency.md is out of date: run `delta-rlc scenario matrix tests/scenarios > docs/concurrency.md`"
+    );
+}

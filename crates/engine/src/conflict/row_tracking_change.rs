@@ -1,0 +1,72 @@
+//! A winner that changed row tracking against a loser that rewrites or re-adds existing rows.
+//!
+//! Row ids of existing rows come from their file's `baseRowId` (or the materialized column once a
+//! rewrite carried them). A loser planned without the winner's row tracking: its staged re-adds
+//! and rewrites carry no ids for those rows, so the commit would give them fresh ones — rows it did
+//! not change would read with new `_row_id`s, and rows it rewrote would lose ids the serial run
+//! (planned under the winner's row tracking) keeps. So this is a true conflict when the loser
+//! removes any file (DML, OPTIMIZE, RESTORE) and the winner
+//! - added the `rowTracking` feature to the protocol, or
+//! - turned `delta.enableRowTracking` on or off or changed its materialized column names, or
+//! - re-added, with row ids, a file the loser removes whose read-snapshot entry had none (a
+//!   backfill).
+//! A loser that only appends commits: its new files get fresh ids at commit, as they would
+//! serially (`txn/commit.rs` takes row tracking from the last winner's protocol).
+
+use std::collections::BTreeSet;
+
+use delta_rlc_protocol::actions::Action;
+
+use super::checks::{conflict, CheckInput, LoserState};
+use super::summary::WinningCommit;
+use crate::conflict_error::ConflictKind;
+use crate::error::Result;
+
+const KEYS: &[&str] = &[
+    "delta.enableRowTracking",
+    "delta.rowTracking.materializedRowIdColumnName",
+    "delta.rowTracking.materializedRowCommitVersionColumnName",
+];
+
+pub(super) fn check(input: &CheckInput<'_>, state: &LoserState, w: &WinningCommit) -> Result<()> {
+    let removes: BTreeSet<&str> = state
+        .staged
+        .iter()
+        .filter_map(|a| match a {
+            Action::Remove(r) => Some(r.path.as_str()),
+            _ => None,
+        })
+        .collect();
+    if removes.is_empty() {
+        return Ok(());
+    }
+    let read = input.read_snapshot;
+    let protocol_added = w.protocol.as_ref().is_some_and(|p| {
+        p.has_writer_feature("rowTracking") && !read.protocol.has_writer_feature("rowTracking")
+    });
+    let config_changed = w.metadata.as_ref().is_some_and(|m| {
+        KEYS.iter()
+            .any(|k| m.configuration.get(*k) != read.metadata.configuration.get(*k))
+    });
+    let backfilled = w.adds.iter().any(|a| {
+        a.base_row_id.is_some()
+            && removes.contains(a.path.as_str())
+            && read
+                .files
+                .iter()
+                .any(|f| f.path == a.path && f.base_row_id.is_none())
+    });
+    if protocol_added || config_changed || backfilled {
+        return Err(conflict(
+            ConflictKind::ProtocolChanged,
+            w,
+            vec![],
+            Some(
+                "row tracking changed, and this transaction rewrites rows whose ids it did not carry"
+                    .into(),
+            ),
+            None,
+        ));
+    }
+    Ok(())
+}
