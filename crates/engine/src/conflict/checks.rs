@@ -418,10 +418,12 @@ pub async fn check_winner(
         other => other,
     };
 
+    // A staged metadata action equal to the read snapshot's (RESTORE to a version with the same
+    // metadata) changes nothing a blind append must be checked against.
     let ours_metadata = state
         .staged
         .iter()
-        .any(|a| matches!(a, Action::Metadata(_)));
+        .any(|a| matches!(a, Action::Metadata(m) if *m != input.read_snapshot.metadata));
     check_appends(input, state, w, ours_metadata, &resolved, &mut out)
         .await
         .map_err(annotate)?;
