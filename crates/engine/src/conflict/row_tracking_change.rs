@@ -8,8 +8,8 @@
 //! removes any file (DML, OPTIMIZE, RESTORE) and the winner
 //! - added the `rowTracking` feature to the protocol, or
 //! - turned `delta.enableRowTracking` on or off or changed its materialized column names, or
-//! - re-added, with row ids, a file the loser removes whose read-snapshot entry had none (a
-//!   backfill).
+//! - re-added, with row ids, a file the loser removes without any (a backfill; the loser's remove
+//!   carries the ids its read-snapshot entry had).
 //! A loser that only appends commits: its new files get fresh ids at commit, as they would
 //! serially (`txn/commit.rs` takes row tracking from the last winner's protocol).
 
@@ -29,15 +29,11 @@ const KEYS: &[&str] = &[
 ];
 
 pub(super) fn check(input: &CheckInput<'_>, state: &LoserState, w: &WinningCommit) -> Result<()> {
-    let removes: BTreeSet<&str> = state
-        .staged
-        .iter()
-        .filter_map(|a| match a {
-            Action::Remove(r) => Some(r.path.as_str()),
-            _ => None,
-        })
-        .collect();
-    if removes.is_empty() {
+    let mut removes = state.staged.iter().filter_map(|a| match a {
+        Action::Remove(r) => Some(r),
+        _ => None,
+    });
+    if removes.next().is_none() {
         return Ok(());
     }
     let read = input.read_snapshot;
@@ -48,15 +44,21 @@ pub(super) fn check(input: &CheckInput<'_>, state: &LoserState, w: &WinningCommi
         KEYS.iter()
             .any(|k| m.configuration.get(*k) != read.metadata.configuration.get(*k))
     });
-    let backfilled = w.adds.iter().any(|a| {
-        a.base_row_id.is_some()
-            && removes.contains(a.path.as_str())
-            && read
-                .files
-                .iter()
-                .any(|f| f.path == a.path && f.base_row_id.is_none())
-    });
-    if protocol_added || config_changed || backfilled {
+    // A loser's remove carries the row ids its read-snapshot file had (none, before a backfill).
+    let backfilled = || {
+        let with_ids: BTreeSet<&str> = w
+            .adds
+            .iter()
+            .filter(|a| a.base_row_id.is_some())
+            .map(|a| a.path.as_str())
+            .collect();
+        !with_ids.is_empty()
+            && state.staged.iter().any(|a| {
+                matches!(a, Action::Remove(r)
+                    if r.base_row_id.is_none() && with_ids.contains(r.path.as_str()))
+            })
+    };
+    if protocol_added || config_changed || backfilled() {
         return Err(conflict(
             ConflictKind::ProtocolChanged,
             w,

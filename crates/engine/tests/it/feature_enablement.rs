@@ -35,10 +35,33 @@ fn insert_races(winner: impl Fn(Value, Value) -> Vec<Value>) -> Race {
 
 /// [`insert_races`] with another losing statement.
 fn races(loser_sql: &str, winner: impl Fn(Value, Value) -> Vec<Value>) -> Race {
+    races_on(&[], loser_sql, |snap| {
+        winner(
+            serde_json::to_value(&snap.protocol).unwrap(),
+            serde_json::to_value(&snap.metadata).unwrap(),
+        )
+    })
+}
+
+/// [`races`] on a table whose protocol first gained `features` in a hand-written commit (at
+/// version 2, before the loser reads), with the winner built from the loser's snapshot.
+fn races_on(
+    features: &[&str],
+    loser_sql: &str,
+    winner: impl Fn(&delta_rlc_engine::Snapshot) -> Vec<Value>,
+) -> Race {
     let dir = tempfile::tempdir().unwrap();
     let loc = dir.path().join("t").display().to_string();
     let mut s = SqlSession::new(Env::default(), ConflictConfig::default());
     s.register("t", &loc);
+    let write = |version: u64, actions: Vec<Value>| {
+        let lines: Vec<String> = actions.iter().map(Value::to_string).collect();
+        std::fs::write(
+            format!("{loc}/_delta_log/{version:020}.json"),
+            lines.join("\n") + "\n",
+        )
+        .unwrap();
+    };
     rt().block_on(async {
         s.execute("CREATE TABLE t (id BIGINT NOT NULL, v BIGINT)")
             .await
@@ -46,27 +69,28 @@ fn races(loser_sql: &str, winner: impl Fn(Value, Value) -> Vec<Value>) -> Race {
         s.execute("INSERT INTO t SELECT value, value FROM range(0, 10)")
             .await
             .unwrap();
+        if !features.is_empty() {
+            let snap = latest_snapshot(&loc).await;
+            let protocol = serde_json::to_value(&snap.protocol).unwrap();
+            write(
+                snap.version + 1,
+                vec![
+                    json!({"commitInfo": {"timestamp": 1, "operation": "UPGRADE PROTOCOL"}}),
+                    json!({"protocol": add_writer_feature(protocol, features)}),
+                ],
+            );
+        }
         let Prepared::Write(loser) = s.prepare(loser_sql).await.unwrap() else {
             panic!("not a write")
         };
         let snap = latest_snapshot(&loc).await;
-        let protocol = serde_json::to_value(&snap.protocol).unwrap();
-        let metadata = serde_json::to_value(&snap.metadata).unwrap();
-        let lines: Vec<String> = winner(protocol, metadata)
-            .iter()
-            .map(Value::to_string)
-            .collect();
-        std::fs::write(
-            format!("{loc}/_delta_log/{:020}.json", 2),
-            lines.join("\n") + "\n",
-        )
-        .unwrap();
+        write(snap.version + 1, winner(&snap));
         let outcome = loser.commit().await;
         let out = s.execute("SELECT count(*) FROM t").await.unwrap();
         let rows_after = crate::common::first_i64s(&out.batches);
         Race {
             _dir: dir,
-            loc,
+            loc: loc.clone(),
             outcome,
             rows_after,
         }
@@ -193,6 +217,36 @@ fn a_rewrite_after_row_tracking_was_supported_aborts() {
         .outcome
         .expect_err("a rewrite beside a row-tracking change is a conflict");
     assert!(err.to_string().contains("ProtocolChanged"), "{err}");
+    assert!(err.to_string().contains("row tracking"), "{err}");
+    assert_eq!(race.rows_after, vec![10]);
+}
+
+/// The backfill twin: the protocol already supported row tracking when the DELETE read (its file
+/// had no row ids yet); the winner re-adds that file with ids (`dataChange = false`, as Delta
+/// Spark's backfill does). The DELETE's DV re-add would give the file's other rows fresh ids: a
+/// true conflict, nothing deleted.
+#[test]
+fn a_rewrite_of_a_file_a_winner_backfilled_aborts() {
+    let race = races_on(
+        &["domainMetadata", "rowTracking"],
+        "DELETE FROM t WHERE id = 3",
+        |snap| {
+            let mut actions =
+                vec![json!({"commitInfo": {"timestamp": 1, "operation": "ROW TRACKING BACKFILL"}})];
+            for f in &snap.files {
+                let mut add = serde_json::to_value(f).unwrap();
+                add["dataChange"] = json!(false);
+                add["baseRowId"] = json!(0);
+                add["defaultRowCommitVersion"] = json!(snap.version + 1);
+                actions.push(json!({"add": add}));
+            }
+            actions.push(json!({"domainMetadata": {"domain": "delta.rowTracking", "configuration": "{\"rowIdHighWaterMark\":9}", "removed": false}}));
+            actions
+        },
+    );
+    let err = race
+        .outcome
+        .expect_err("a rewrite of a backfilled file is a conflict");
     assert!(err.to_string().contains("row tracking"), "{err}");
     assert_eq!(race.rows_after, vec![10]);
 }
