@@ -63,11 +63,14 @@ pub enum Switch {
     /// Metadata: a loser whose commit changes only metadata is re-applied on a winner's metadata
     /// change that touches different things (`conflict/metadata_pair.rs`).
     MetadataPair,
+    /// Identity: a loser that generated identity values for new rows only has them moved past a
+    /// winner's (`conflict/identity_rebase.rs`).
+    IdentityRebase,
 }
 
 impl Switch {
     /// Every switch (each defaults to on: a tier is on once it is proven).
-    pub const ALL: [Switch; 12] = [
+    pub const ALL: [Switch; 13] = [
         Switch::DataSkipping,
         Switch::ValueExact,
         Switch::DeleteReadRefinement,
@@ -80,6 +83,7 @@ impl Switch {
         Switch::MergeNotMatchedBySource,
         Switch::MetadataChange,
         Switch::MetadataPair,
+        Switch::IdentityRebase,
     ];
 
     /// The setting name (`--conf dataSkipping=false`).
@@ -97,6 +101,7 @@ impl Switch {
             Switch::MergeNotMatchedBySource => "mergeNotMatchedBySource",
             Switch::MetadataChange => "metadataChange",
             Switch::MetadataPair => "metadataPair",
+            Switch::IdentityRebase => "identityRebase",
         }
     }
 

@@ -37,6 +37,8 @@ struct Generated {
     index: usize,
     name: String,
     expr: Arc<dyn PhysicalExpr>,
+    /// Columns the expression reads.
+    reads: Vec<String>,
 }
 
 /// The constraint name of a `delta.constraints.<name>` key. The prefix matches in any case, as
@@ -148,11 +150,13 @@ impl TableConstraints {
                     .into_iter()
                     .map(|c| c.name.clone())
                     .collect();
+                let reads = rule.reads.clone();
                 rules.push(rule);
                 generated.push(Generated {
                     index,
                     name: f.name.clone(),
                     expr,
+                    reads,
                 });
             }
         }
@@ -172,6 +176,15 @@ impl TableConstraints {
             .iter()
             .find(|r| r.reads.iter().any(|c| c.eq_ignore_ascii_case(column)))
             .map(|r| r.label.as_str())
+    }
+
+    /// The generated columns whose expression reads top-level column `column`.
+    pub fn generated_reading(&self, column: &str) -> Vec<&str> {
+        self.generated
+            .iter()
+            .filter(|g| g.reads.iter().any(|c| c.eq_ignore_ascii_case(column)))
+            .map(|g| g.name.as_str())
+            .collect()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -17,6 +17,7 @@ pub mod env;
 pub mod error;
 pub mod events;
 pub mod expr_plan;
+pub mod identity_schema;
 pub mod key_equality;
 pub mod key_set;
 pub mod metadata_intent;

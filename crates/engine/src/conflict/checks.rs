@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use delta_rlc_protocol::actions::{Action, Add, Metadata, Protocol, Remove};
 use delta_rlc_storage::TableStore;
 
-use super::metadata_change::{self, Verdict};
+use super::metadata_change::{allowed_config_change, check_metadata_change};
 use super::metadata_pair;
 use super::reconcile::{reconcilers, ReconcileContext};
 use super::summary::WinningCommit;
@@ -51,6 +51,11 @@ pub struct LoserState {
     pub table_protocol: Option<Protocol>,
     /// What the loser's ALTER names (None for any other statement: never re-applied).
     pub metadata_intent: Option<crate::metadata_intent::MetadataIntent>,
+    /// The identity columns the loser generated values for, when every value it stages is a
+    /// generated one (None otherwise: never re-based).
+    pub identity_generated: Option<BTreeSet<String>>,
+    /// Identity values to move before the next attempt (`identity_rebase`), by column.
+    pub identity_shifts: std::collections::BTreeMap<String, super::identity_rebase::Shift>,
 }
 
 impl LoserState {
@@ -71,6 +76,8 @@ pub struct CheckOutcome {
     pub rebased_metadata: Option<Metadata>,
     /// The loser's own protocol, re-applied on the winner's (`metadata_pair`).
     pub rebased_protocol: Option<Protocol>,
+    /// How far the loser's identity values move past this winner's (`identity_rebase`).
+    pub identity_shifts: std::collections::BTreeMap<String, super::identity_rebase::Shift>,
     pub events: Vec<Event>,
 }
 
@@ -91,100 +98,6 @@ pub(super) fn conflict(
         reconcile_failures: Vec::new(),
         statement_runs: 1,
     }))
-}
-
-/// Configuration keys a concurrent winner may change without conflicting with a data transaction.
-fn allowed_config_change(key: &str, old: Option<&String>, new: &str) -> bool {
-    match key {
-        "delta.enableDeletionVectors"
-        | "delta.enableRowTracking"
-        | "delta.enableInCommitTimestamps" => new.eq_ignore_ascii_case("true"),
-        "delta.rowTracking.materializedRowIdColumnName"
-        | "delta.rowTracking.materializedRowCommitVersionColumnName"
-        | "delta.inCommitTimestampEnablementVersion"
-        | "delta.inCommitTimestampEnablementTimestamp" => old.is_none(),
-        "delta.checkpointPolicy" => new == "v2",
-        _ => false,
-    }
-}
-
-/// A metadata change outside the OSS allow-list: reconciled only when `metadata_change` proves
-/// the loser's actions valid under the winner's metadata (rows checked where rules were added);
-/// otherwise, in legacy mode, or on any error, MetadataChanged naming the reason.
-async fn check_metadata_change(
-    input: &CheckInput<'_>,
-    state: &LoserState,
-    w: &WinningCommit,
-    new: &Metadata,
-    out: &mut CheckOutcome,
-) -> Result<()> {
-    let abort = |reason: String| {
-        conflict(
-            ConflictKind::MetadataChanged,
-            w,
-            vec![],
-            Some(reason),
-            Some("metadataChange"),
-        )
-    };
-    if !input.config.enabled(Switch::MetadataChange) {
-        return Err(abort("the table's metadata changed".into()));
-    }
-    let old = &input.read_snapshot.metadata;
-    let verdict = metadata_change::classify(
-        old,
-        new,
-        &state.staged,
-        &state.read_set,
-        &allowed_config_change,
-    )
-    .map_err(|e| abort(format!("cannot classify the change: {e}")))?;
-    let rows_checked = match verdict {
-        Verdict::Conflict(reason) => return Err(abort(reason)),
-        Verdict::Compatible => false,
-        Verdict::CheckNewRows => {
-            match metadata_change::check_new_rows(
-                input.store,
-                input.read_snapshot,
-                new,
-                &state.staged,
-            )
-            .await
-            {
-                Ok(None) => true,
-                Ok(Some(reason)) => return Err(abort(reason)),
-                Err(e) => {
-                    return Err(abort(format!(
-                        "cannot check this transaction's rows against the new rules: {}",
-                        crate::error::one_line(&e.to_string())
-                    )))
-                }
-            }
-        }
-    };
-    let widened = crate::conflict::type_change::widened_columns(
-        &input.read_snapshot.schema,
-        &delta_rlc_protocol::schema::StructType::parse(&new.schema_string)
-            .map_err(|e| abort(format!("cannot read the new schema: {e}")))?,
-    );
-    let proofs: Vec<serde_json::Value> = widened
-        .iter()
-        .zip(
-            crate::conflict::type_change::prove(&widened, &state.read_set)
-                .map_err(abort)?,
-        )
-        .map(|(w, proof)| serde_json::json!({"column": w.column, "from": w.from.name(), "to": w.to.name(), "proof": proof}))
-        .collect();
-    out.events.push(Event::new(
-        "delta.rowLevelConcurrency.metadataChangeReconciled",
-        serde_json::json!({
-            "winningVersion": w.version,
-            "winningOperation": w.operation(),
-            "newRowsChecked": rows_checked,
-            "typeChanges": proofs,
-        }),
-    ));
-    Ok(())
 }
 
 async fn check_whole_commit(
@@ -267,7 +180,10 @@ async fn check_whole_commit(
         out.adopt_protocol = Some(p.clone());
     }
     if let Some(m) = &w.metadata {
-        if ours_metadata {
+        // A loser whose own metadata is identity marks it generated is checked as a data
+        // transaction, then re-based (`identity_rebase`).
+        let identity = super::identity_rebase::applies(input, state);
+        if ours_metadata && identity.is_err() {
             let abort = |reason: String| {
                 conflict(
                     ConflictKind::MetadataChanged,
@@ -280,7 +196,7 @@ async fn check_whole_commit(
                 )
             };
             if !pair {
-                return Err(abort(String::new()));
+                return Err(abort(identity.err().flatten().unwrap_or_default()));
             }
             let base = state
                 .table_metadata
@@ -326,6 +242,9 @@ async fn check_whole_commit(
         if !(same_shape && !removed && changes_ok) {
             check_metadata_change(input, state, w, m, out).await?;
         }
+        if ours_metadata {
+            super::identity_rebase::check(input, state, w, m, out)?;
+        }
         out.adopt_metadata = Some(m.clone());
     }
     super::domains::check(input, state, w)
@@ -354,6 +273,19 @@ pub async fn check_winner(
             _ => {}
         }
     }
+    super::identity_rebase::accumulate(
+        &mut state.identity_shifts,
+        std::mem::take(&mut out.identity_shifts),
+    )
+    .map_err(|reason| {
+        conflict(
+            ConflictKind::MetadataChanged,
+            w,
+            vec![],
+            Some(reason),
+            Some("identityRebase"),
+        )
+    })?;
     if let Some(p) = &w.protocol {
         state.table_protocol = Some(p.clone());
     }

@@ -46,7 +46,12 @@ use delta_rlc_protocol::schema::{StructField, StructType};
 use delta_rlc_protocol::type_widening::{is_widening, TYPE_CHANGES_KEY};
 use delta_rlc_storage::TableStore;
 
+use super::checks::{conflict as conflict_error, CheckInput, CheckOutcome, LoserState};
+use super::summary::WinningCommit;
 use super::type_change;
+use super::Event;
+use crate::conflict_config::Switch;
+use crate::conflict_error::ConflictKind;
 use crate::constraints::TableConstraints;
 use crate::error::Result;
 use crate::read_set::ReadSet;
@@ -347,6 +352,95 @@ pub async fn check_new_rows(
         }
     }
     Ok(None)
+}
+
+// The checker's side: classify a winner's change for this loser and report it.
+
+/// Configuration keys a concurrent winner may change without conflicting with a data transaction.
+pub(super) fn allowed_config_change(key: &str, old: Option<&String>, new: &str) -> bool {
+    match key {
+        "delta.enableDeletionVectors"
+        | "delta.enableRowTracking"
+        | "delta.enableInCommitTimestamps" => new.eq_ignore_ascii_case("true"),
+        "delta.rowTracking.materializedRowIdColumnName"
+        | "delta.rowTracking.materializedRowCommitVersionColumnName"
+        | "delta.inCommitTimestampEnablementVersion"
+        | "delta.inCommitTimestampEnablementTimestamp" => old.is_none(),
+        "delta.checkpointPolicy" => new == "v2",
+        _ => false,
+    }
+}
+
+/// A metadata change outside the OSS allow-list: reconciled only when `metadata_change` proves
+/// the loser's actions valid under the winner's metadata (rows checked where rules were added);
+/// otherwise, in legacy mode, or on any error, MetadataChanged naming the reason.
+pub(super) async fn check_metadata_change(
+    input: &CheckInput<'_>,
+    state: &LoserState,
+    w: &WinningCommit,
+    new: &Metadata,
+    out: &mut CheckOutcome,
+) -> Result<()> {
+    let abort = |reason: String| {
+        conflict_error(
+            ConflictKind::MetadataChanged,
+            w,
+            vec![],
+            Some(reason),
+            Some("metadataChange"),
+        )
+    };
+    if !input.config.enabled(Switch::MetadataChange) {
+        return Err(abort("the table's metadata changed".into()));
+    }
+    let old = &input.read_snapshot.metadata;
+    let verdict = classify(
+        old,
+        new,
+        &state.staged,
+        &state.read_set,
+        &allowed_config_change,
+    )
+    .map_err(|e| abort(format!("cannot classify the change: {e}")))?;
+    let rows_checked = match verdict {
+        Verdict::Conflict(reason) => return Err(abort(reason)),
+        Verdict::Compatible => false,
+        Verdict::CheckNewRows => {
+            match check_new_rows(input.store, input.read_snapshot, new, &state.staged).await {
+                Ok(None) => true,
+                Ok(Some(reason)) => return Err(abort(reason)),
+                Err(e) => {
+                    return Err(abort(format!(
+                        "cannot check this transaction's rows against the new rules: {}",
+                        crate::error::one_line(&e.to_string())
+                    )))
+                }
+            }
+        }
+    };
+    let widened = crate::conflict::type_change::widened_columns(
+        &input.read_snapshot.schema,
+        &delta_rlc_protocol::schema::StructType::parse(&new.schema_string)
+            .map_err(|e| abort(format!("cannot read the new schema: {e}")))?,
+    );
+    let proofs: Vec<serde_json::Value> = widened
+        .iter()
+        .zip(
+            crate::conflict::type_change::prove(&widened, &state.read_set)
+                .map_err(abort)?,
+        )
+        .map(|(w, proof)| serde_json::json!({"column": w.column, "from": w.from.name(), "to": w.to.name(), "proof": proof}))
+        .collect();
+    out.events.push(Event::new(
+        "delta.rowLevelConcurrency.metadataChangeReconciled",
+        serde_json::json!({
+            "winningVersion": w.version,
+            "winningOperation": w.operation(),
+            "newRowsChecked": rows_checked,
+            "typeChanges": proofs,
+        }),
+    ));
+    Ok(())
 }
 
 #[cfg(test)]

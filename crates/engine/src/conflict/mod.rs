@@ -5,6 +5,7 @@
 
 mod checks;
 mod domains;
+pub mod identity_rebase;
 pub mod mapping_upgrade;
 pub mod metadata_change;
 pub mod metadata_pair;

@@ -152,6 +152,9 @@ impl Transaction {
             table_metadata: None,
             table_protocol: None,
             metadata_intent: self.metadata_intent.clone(),
+            identity_generated: (!self.identity_marks.is_empty() && !self.identity_explicit)
+                .then(|| self.identity_marks.keys().cloned().collect()),
+            identity_shifts: Default::default(),
         };
         let mut version = read_version.map(|v| v + 1).unwrap_or(0);
         let max_attempts = self.table.conflict.max_attempts;
@@ -162,6 +165,8 @@ impl Transaction {
         // Every winning commit read, in version order (the post-commit snapshot replays them).
         let mut winners: Vec<(u64, Bytes)> = Vec::new();
         let mut winner_bytes = 0usize;
+        // The last winning commit checked: named by a failure to re-base identity values.
+        let mut last_winner: Option<(u64, String)> = None;
         while attempt < max_attempts {
             attempt += 1;
             let open_ms = self
@@ -300,6 +305,7 @@ impl Transaction {
                     latest = Some(self.latest_version(v).await?);
                 }
                 let outcome = check_winner(&input, &mut state_loser, &winner).await?;
+                last_winner = Some((winner.version, winner.operation()));
                 events.extend(outcome.events);
                 if let Some(h) = winner.row_id_high_water_mark() {
                     state.row_id_hwm = state.row_id_hwm.max(h);
@@ -314,6 +320,29 @@ impl Transaction {
             }
             last_winners = v - version;
             version = v;
+            // Identity values the checker moved past the winners': the files, once per attempt.
+            if !state_loser.identity_shifts.is_empty() {
+                super::identity_rebase::apply(
+                    store,
+                    &self.table.env,
+                    &read_snapshot,
+                    &mut state_loser,
+                )
+                .await
+                .map_err(|reason| {
+                    let (version, operation) = last_winner.clone().unwrap_or_default();
+                    EngineError::Conflict(Box::new(ConflictError {
+                        kind: ConflictKind::MetadataChanged,
+                        winning_version: version,
+                        winning_operation: operation,
+                        files: vec![],
+                        predicate: Some(format!("identity values cannot be re-based: {reason}")),
+                        tier: Some("identityRebase".into()),
+                        reconcile_failures: Vec::new(),
+                        statement_runs: 1,
+                    }))
+                })?;
+            }
         }
         Err(EngineError::Conflict(Box::new(ConflictError {
             kind: ConflictKind::MaxCommitAttemptsExceeded,

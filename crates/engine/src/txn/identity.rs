@@ -10,108 +10,28 @@
 //! a copy-on-write DELETE keep theirs, whatever they are. GENERATED ALWAYS refuses explicit values
 //! in INSERT rows and UPDATE assignments.
 //!
-//! Concurrency (stated): values are unique because two transactions that both generate values
-//! both change metadata, and a loser that changes metadata conflicts with every metadata-changing
-//! winner (`MetadataChanged`, retryable; `conflict/metadata_change.rs`) — the same rule as Delta
-//! Spark. Explicit BY DEFAULT values are not checked against generated ones (nor in Spark).
+//! Concurrency: two transactions that both generate values both stage metadata. A loser that
+//! generated values only for new rows (no explicit value, no remove: `identity_explicit` false)
+//! is re-based after a winner that raised the mark — its values moved past the winner's, as a
+//! serial run would generate them (`conflict/identity_rebase.rs`, `txn/identity_rebase.rs`).
+//! Anything else conflicts (`MetadataChanged`, retryable), as in Delta Spark. Explicit BY
+//! DEFAULT values are not checked against generated ones (nor in Spark).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch};
 use delta_rlc_protocol::actions::{Action, Metadata};
-use delta_rlc_protocol::schema::{DataType, PrimitiveType, StructField, StructType};
+use delta_rlc_protocol::schema::StructType;
 use serde_json::json;
 
 use super::Transaction;
 use crate::error::{EngineError, Result};
 
-pub use delta_rlc_protocol::schema::{
-    IDENTITY_ALLOW_EXPLICIT_INSERT_KEY as ALLOW_EXPLICIT_KEY,
-    IDENTITY_HIGH_WATER_MARK_KEY as HWM_KEY, IDENTITY_START_KEY as START_KEY,
-    IDENTITY_STEP_KEY as STEP_KEY,
+pub use crate::identity_schema::{
+    identity_columns, identity_metadata, is_identity, IdentityColumn, ALLOW_EXPLICIT_KEY, HWM_KEY,
+    START_KEY, STEP_KEY,
 };
-
-/// One identity column of a schema.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IdentityColumn {
-    pub name: String,
-    pub start: i64,
-    pub step: i64,
-    pub high_water_mark: Option<i64>,
-    /// BY DEFAULT (explicit values allowed) rather than ALWAYS.
-    pub allow_explicit: bool,
-}
-
-/// Whether a field is an identity column (has the start key).
-pub fn is_identity(f: &StructField) -> bool {
-    f.metadata.contains_key(START_KEY)
-}
-
-/// The field metadata of a new identity column.
-pub fn identity_metadata(
-    start: i64,
-    step: i64,
-    always: bool,
-) -> serde_json::Map<String, serde_json::Value> {
-    let mut m = serde_json::Map::new();
-    m.insert(START_KEY.into(), json!(start));
-    m.insert(STEP_KEY.into(), json!(step));
-    m.insert(ALLOW_EXPLICIT_KEY.into(), json!(!always));
-    m
-}
-
-fn long_of(f: &StructField, key: &str) -> Result<Option<i64>> {
-    match f.metadata.get(key) {
-        None => Ok(None),
-        Some(v) => v
-            .as_i64()
-            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-            .map(Some)
-            .ok_or_else(|| {
-                EngineError::corrupt(format!(
-                    "identity column {}: {key} is not a number ({v})",
-                    f.name
-                ))
-            }),
-    }
-}
-
-/// The identity columns of `schema` (top level); malformed metadata is an error.
-pub fn identity_columns(schema: &StructType) -> Result<Vec<IdentityColumn>> {
-    let mut out = Vec::new();
-    for f in schema.fields.iter().filter(|f| is_identity(f)) {
-        if f.data_type != DataType::Primitive(PrimitiveType::Long) {
-            return Err(EngineError::corrupt(format!(
-                "identity column {} is not BIGINT",
-                f.name
-            )));
-        }
-        let start = long_of(f, START_KEY)?.unwrap_or(1);
-        let step = long_of(f, STEP_KEY)?.unwrap_or(1);
-        if step == 0 {
-            return Err(EngineError::corrupt(format!(
-                "identity column {}: step 0",
-                f.name
-            )));
-        }
-        let allow_explicit = match f.metadata.get(ALLOW_EXPLICIT_KEY) {
-            Some(v) => v
-                .as_bool()
-                .or_else(|| v.as_str().map(|s| s.eq_ignore_ascii_case("true")))
-                .unwrap_or(false),
-            None => false,
-        };
-        out.push(IdentityColumn {
-            name: f.name.clone(),
-            start,
-            step,
-            high_water_mark: long_of(f, HWM_KEY)?,
-            allow_explicit,
-        });
-    }
-    Ok(out)
-}
 
 /// Refuses explicit (non-NULL) values for GENERATED ALWAYS columns among new rows.
 pub fn check_no_explicit(schema: &StructType, batches: &[RecordBatch]) -> Result<()> {
@@ -154,6 +74,11 @@ pub fn fill(
             let Some(arr) = cols.get(i).cloned() else {
                 continue;
             };
+            // An explicit value: the transaction's rows are no longer all generated ones, which
+            // the conflict checker's re-basing requires.
+            if arr.null_count() != arr.len() {
+                txn.identity_explicit = true;
+            }
             if arr.null_count() == 0 {
                 continue;
             }

@@ -4,6 +4,7 @@
 pub mod change_data;
 mod commit;
 pub mod identity;
+mod identity_rebase;
 pub mod reexecute;
 pub mod uploads;
 
@@ -49,6 +50,9 @@ pub struct Transaction {
     /// Identity columns: the last value this transaction generated, by column; the commit raises
     /// the columns' high-water marks to these ([`identity`]).
     pub identity_marks: std::collections::BTreeMap<String, i64>,
+    /// Some new row came with an explicit value for an identity column (BY DEFAULT): its
+    /// generated values cannot be told from the others, so they are never re-based.
+    pub identity_explicit: bool,
     /// Objects being written in the background; the commit waits for them ([`uploads`]).
     pub uploads: uploads::PendingUploads,
     /// What an ALTER TABLE names; only such a transaction may be re-applied on a concurrent
@@ -73,6 +77,7 @@ impl Transaction {
             app_metadata: Map::new(),
             change_data: Default::default(),
             identity_marks: Default::default(),
+            identity_explicit: false,
             uploads: Default::default(),
             metadata_intent: None,
         }

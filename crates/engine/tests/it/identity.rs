@@ -3,7 +3,7 @@
 //! refused for GENERATED ALWAYS, the mark raised in the schema, and concurrent generating writers
 //! conflicting (values stay unique) while writers that generate nothing commit alongside.
 
-use delta_rlc_engine::conflict::{ConflictConfig, ConflictKind};
+use delta_rlc_engine::conflict::{ConflictConfig, ConflictKind, Switch};
 use delta_rlc_engine::env::Env;
 use delta_rlc_engine::sql::{Prepared, SqlSession};
 use delta_rlc_engine::{EngineError, ErrorKind};
@@ -117,48 +117,129 @@ fn start_step_by_default_and_negative_steps() {
     });
 }
 
-/// Two INSERTs that generate values from the same mark: the second aborts (MetadataChanged,
-/// retryable) and its retry continues after the first's values — never a duplicate. A DELETE that
-/// generates nothing commits alongside a generating INSERT.
+/// Two INSERTs that generate values from the same mark: the second's values are moved past the
+/// first's (both commit, never a duplicate); with `identityRebase` off it aborts (MetadataChanged,
+/// retryable) and its retry continues after the first's values. A DELETE that generates nothing
+/// commits alongside a generating INSERT.
 #[test]
-fn concurrent_generating_writers_conflict_and_values_stay_unique() {
-    let loc = "memory://identity-concurrency/t";
-    let s = session(loc);
-    rt().block_on(async {
-        s.execute("CREATE TABLE t (id BIGINT GENERATED ALWAYS AS IDENTITY, v STRING)")
-            .await
-            .unwrap();
-        s.execute("INSERT INTO t (v) VALUES ('a'), ('b')")
-            .await
-            .unwrap();
-        let Prepared::Write(first) = s.prepare("INSERT INTO t (v) VALUES ('c')").await.unwrap()
-        else {
-            panic!("not a write")
-        };
-        let Prepared::Write(second) = s.prepare("INSERT INTO t (v) VALUES ('d')").await.unwrap()
-        else {
-            panic!("not a write")
-        };
-        let Prepared::Write(delete) = s.prepare("DELETE FROM t WHERE v = 'a'").await.unwrap()
-        else {
-            panic!("not a write")
-        };
-        first.commit().await.unwrap();
-        match second.commit().await {
-            Err(EngineError::Conflict(c)) => {
-                assert_eq!(c.kind, ConflictKind::MetadataChanged, "{c}")
-            }
-            other => panic!("expected a conflict: {other:?}"),
+fn concurrent_generating_writers_are_rebased_and_values_stay_unique() {
+    for rebase in [true, false] {
+        let loc = format!("memory://identity-concurrency-{rebase}/t");
+        let mut config = ConflictConfig::default();
+        config.switches.insert(Switch::IdentityRebase, rebase);
+        let mut s = SqlSession::new(Env::deterministic(41), config);
+        s.register("t", &loc);
+        rt().block_on(concurrent_pair(&s, rebase));
+    }
+}
+
+async fn concurrent_pair(s: &SqlSession, rebase: bool) {
+    s.execute("CREATE TABLE t (id BIGINT GENERATED ALWAYS AS IDENTITY, v STRING)")
+        .await
+        .unwrap();
+    s.execute("INSERT INTO t (v) VALUES ('a'), ('b')")
+        .await
+        .unwrap();
+    let Prepared::Write(first) = s.prepare("INSERT INTO t (v) VALUES ('c')").await.unwrap() else {
+        panic!("not a write")
+    };
+    let Prepared::Write(second) = s.prepare("INSERT INTO t (v) VALUES ('d')").await.unwrap() else {
+        panic!("not a write")
+    };
+    let Prepared::Write(delete) = s.prepare("DELETE FROM t WHERE v = 'a'").await.unwrap() else {
+        panic!("not a write")
+    };
+    first.commit().await.unwrap();
+    match second.commit().await {
+        Ok(done) if rebase => assert!(
+            done.events
+                .iter()
+                .any(|e| e.name == "delta.rowLevelConcurrency.identityRebased"),
+            "{:?}",
+            done.events
+        ),
+        Err(EngineError::Conflict(c)) if !rebase => {
+            assert_eq!(c.kind, ConflictKind::MetadataChanged, "{c}")
         }
-        delete.commit().await.unwrap();
+        other => panic!("rebase {rebase}: {other:?}"),
+    }
+    delete.commit().await.unwrap();
+    if !rebase {
         s.execute("INSERT INTO t (v) VALUES ('d')").await.unwrap();
+    }
+    assert_eq!(
+        rows(s, "SELECT id, v FROM t").await,
+        vec!["2|b", "3|c", "4|d"]
+    );
+    assert_eq!(
+        rows(s, "SELECT count(*) = count(DISTINCT id) FROM t").await,
+        vec!["true"]
+    );
+}
+
+/// Eight writers generate values from the same mark and commit at once (each loser races every
+/// commit before it): none aborts, every id is distinct, the values are exactly 1..=N and the
+/// mark is N — what eight serial INSERTs give. A CHECK on the id is checked on the moved rows.
+#[test]
+fn eight_concurrent_generating_writers_all_commit_with_unique_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("t").display().to_string();
+    let s = session(&loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT GENERATED ALWAYS AS IDENTITY, w INT, v STRING)")
+            .await
+            .unwrap();
+        s.execute("ALTER TABLE t ADD CONSTRAINT positive CHECK (id > 0)")
+            .await
+            .unwrap();
+        let mut writers = Vec::new();
+        for w in 0..8 {
+            // Writer w inserts w + 1 rows, all prepared from the same (empty) snapshot.
+            let sql = format!(
+                "INSERT INTO t (w, v) SELECT {w}, CAST(value AS STRING) FROM range(0, {})",
+                w + 1
+            );
+            let Prepared::Write(p) = s.prepare(&sql).await.unwrap() else {
+                panic!("not a write")
+            };
+            writers.push(p);
+        }
+        let results = futures::future::join_all(writers.into_iter().map(|p| p.commit())).await;
+        let mut rebased = 0;
+        for r in results {
+            let done = r.expect("no writer aborts");
+            rebased += done
+                .events
+                .iter()
+                .filter(|e| e.name == "delta.rowLevelConcurrency.identityRebased")
+                .count();
+        }
+        assert!(rebased >= 7, "every loser was re-based: {rebased}");
+        let n = (1..=8).sum::<i64>();
         assert_eq!(
-            rows(&s, "SELECT id, v FROM t").await,
-            vec!["2|b", "3|c", "4|d"]
+            rows(
+                &s,
+                "SELECT count(*), count(DISTINCT id), min(id), max(id) FROM t"
+            )
+            .await,
+            vec![format!("{n}|{n}|1|{n}")]
         );
+        // Each writer's ids are consecutive (a serial run's), in the order of the commits.
         assert_eq!(
-            rows(&s, "SELECT count(*) = count(DISTINCT id) FROM t").await,
-            vec!["true"]
+            rows(
+                &s,
+                "SELECT w, max(id) - min(id) + 1 = count(*) FROM t GROUP BY w"
+            )
+            .await,
+            (0..8).map(|w| format!("{w}|true")).collect::<Vec<_>>()
+        );
+        assert_eq!(high_water_mark(&loc, "id").await, Some(n));
+        s.execute("INSERT INTO t (w, v) VALUES (9, 'next')")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id FROM t WHERE w = 9").await,
+            vec![format!("{}", n + 1)]
         );
     });
 }
