@@ -115,6 +115,10 @@ enum Command {
         /// Metadata-pair histories: half the operations are ALTERs racing each other.
         #[arg(long)]
         metadata_pairs: bool,
+        /// Identity histories: an identity column every insert generates values for, a column
+        /// generated from it and a rule on it (the oracle's check I).
+        #[arg(long)]
+        identity: bool,
     },
     /// In-process measurements for BENCHMARKS.md (see scripts/bench.py).
     Bench {
@@ -424,6 +428,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             values,
             schema_changes,
             metadata_pairs,
+            identity,
         } => {
             let start = std::env::var("DELTA_SIM_SEED")
                 .ok()
@@ -442,6 +447,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                 let mut config = delta_rlc_sim::sim::config_for_seed(seed, txns);
                 config.schema_changes = schema_changes;
                 config.metadata_pairs = metadata_pairs;
+                config.identity = identity;
                 let r = delta_rlc_sim::sim::run(&config).await?;
                 delta_rlc_sim::sim::accumulate(&mut total, &r);
                 n += 1;

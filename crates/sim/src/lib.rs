@@ -3,6 +3,7 @@
 
 pub mod change_feed;
 pub mod exhaustive;
+pub mod identity_check;
 pub mod metadata_check;
 pub mod model;
 pub mod oracle;

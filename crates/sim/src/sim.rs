@@ -64,6 +64,11 @@ pub struct SimConfig {
     /// race ALTERs; column mapping on half the tables, so re-assigned column ids are exercised;
     /// the oracle's check M replays the metadata and G the rules.
     pub metadata_pairs: bool,
+    /// Identity histories: the table has `id BIGINT GENERATED ALWAYS AS IDENTITY` (a seeded start
+    /// and step, some counting down), `gid` generated from it and a rule on it (`ident`) that a
+    /// moved value can break; every INSERT, INSERT … SELECT and MERGE generates ids, so
+    /// generating writers race and losers are re-based; the oracle's check I judges the ids.
+    pub identity: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -227,7 +232,8 @@ fn fnv(h: &mut u64, s: &str) {
 }
 
 /// Table layout chosen by the seed.
-fn table_sql(rng: &mut Rng, schema_changes: bool, metadata_pairs: bool) -> String {
+fn table_sql(rng: &mut Rng, cfg: &SimConfig) -> String {
+    let (schema_changes, metadata_pairs) = (cfg.schema_changes, cfg.metadata_pairs);
     let mut props = vec![format!(
         "'delta.enableDeletionVectors' = '{}'",
         rng.chance(75)
@@ -264,8 +270,21 @@ fn table_sql(rng: &mut Rng, schema_changes: bool, metadata_pairs: bool) -> Strin
     } else {
         "g INT NOT NULL"
     };
+    let identity = if cfg.identity {
+        let (start, step) = match rng.below(3) {
+            0 => (1, 1),
+            1 => (100, 3),
+            _ => (-1, -2),
+        };
+        format!(
+            ", id BIGINT GENERATED ALWAYS AS IDENTITY (START WITH {start} INCREMENT BY {step}), \
+             gid BIGINT GENERATED ALWAYS AS (id * 2)"
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "CREATE TABLE t (k BIGINT NOT NULL, v BIGINT NOT NULL, {g}){part} TBLPROPERTIES ({})",
+        "CREATE TABLE t (k BIGINT NOT NULL, v BIGINT NOT NULL, {g}{identity}){part} TBLPROPERTIES ({})",
         props.join(", ")
     )
 }
@@ -302,9 +321,7 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
     let mut session = SqlSession::new(Env::deterministic(cfg.seed), cfg.conflict.clone());
     session.use_store(&location, store);
     session.register("t", &location);
-    session
-        .execute(&table_sql(&mut rng, cfg.schema_changes, cfg.metadata_pairs))
-        .await?;
+    session.execute(&table_sql(&mut rng, cfg)).await?;
     let mut model = Model::new();
     let mut next_key = 1_000_000i64;
     for f in 0..rng.range(1, 4) {
@@ -318,6 +335,20 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
         // the rows it did not see, as for any other blind append (the oracle's `hidden`).
         let version = out.commit.and_then(|c| c.version).unwrap_or(0);
         op.apply(&mut model, version, &|_, _| false);
+    }
+    // Identity histories: the rule on `id` holds for the setup's values; later ones may break it.
+    let mut setup_mark = 0;
+    if cfg.identity {
+        let s = session.table(&location)?.snapshot(None).await?;
+        setup_mark = s
+            .schema
+            .field("id")
+            .and_then(|f| f.metadata.get("delta.identity.highWaterMark"))
+            .and_then(|v| v.as_i64())
+            .unwrap_or(0);
+        session
+            .execute(&crate::identity_check::ident_constraint(setup_mark))
+            .await?;
     }
     let base_version = session.table(&location)?.snapshot(None).await?.version;
     if broken {
@@ -517,6 +548,13 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
         }
     }
     report.anomalies = judge(&session, &location, &model, base_version, &records).await;
+    if cfg.identity {
+        let table = session.table(&location)?;
+        let latest = table.snapshot(None).await?.version;
+        report.anomalies.extend(
+            crate::identity_check::check(&session, &table, base_version, latest, setup_mark).await,
+        );
+    }
     for f in &report.failures {
         report.anomalies.push(Anomaly {
             check: "F",
@@ -570,6 +608,7 @@ pub fn config_for_seed(seed: u64, txns: usize) -> SimConfig {
         conflict,
         schema_changes: false,
         metadata_pairs: false,
+        identity: false,
     }
 }
 

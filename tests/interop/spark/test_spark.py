@@ -1,6 +1,7 @@
 """Delta Spark as a peer: Spark reads what delta-rlc writes (rows and row ids), delta-rlc reads what
 Spark writes and writes on it, and a short live race of both engines on one table."""
 import importlib.util
+import json
 import os
 import subprocess
 import time
@@ -458,6 +459,50 @@ def test_identity_columns_both_ways(spark, tmp_path):
     by_v = {v: i for i, v in rows}
     assert (by_v["a"], by_v["b"], by_v["explicit"]) == (1, 2, 42)
     assert by_v["b"] < by_v["c"] < by_v["d"]
+
+
+def test_eight_concurrent_identity_writers_then_spark_continues(spark, tmp_path):
+    """Eight delta-rlc processes insert into one Spark-created identity table at once, with Spark
+    inserting beside them: no delta-rlc statement aborts (each loser's values are moved past the
+    winners'), every id is distinct and on the column's grid, both engines read the same rows, and
+    Spark's next insert continues above every value (the high-water mark was raised to the max)."""
+    p = str(tmp_path / "identity_race")
+    spark.sql(f"CREATE TABLE delta.`{p}` (id BIGINT GENERATED ALWAYS AS IDENTITY (START WITH 100 INCREMENT BY 10), "
+              "w INT, v STRING) USING delta")
+    spark.sql(f"INSERT INTO delta.`{p}` (w, v) VALUES (-1, 'seed')")
+    seconds = float(os.environ.get("DELTA_RLC_IDENTITY_RACE_SECONDS", "12"))
+    procs = [
+        subprocess.Popen([BIN, "stress", "loop", p, "--writer", str(w), "--seconds", str(seconds),
+                          "--sql", "INSERT INTO t (w, v) VALUES ({w}, 'r{n}'), ({w}, 'r{n}b')"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for w in range(8)
+    ]
+    spark_commits, spark_aborts = 0, 0
+    start = time.time()
+    while time.time() - start < seconds:
+        try:
+            spark.sql(f"INSERT INTO delta.`{p}` (w, v) VALUES (100, 'spark')")
+            spark_commits += 1
+        except Exception as e:  # Spark's checker aborts an identity insert beside any other
+            if "Concurrent" not in type(e).__name__ and "Concurrent" not in str(e) and "MetadataChanged" not in str(e):
+                raise
+            spark_aborts += 1
+    ours_commits = 0
+    for pr in procs:
+        out, err = pr.communicate(timeout=300)
+        assert pr.returncode == 0, err
+        report = json.loads(out.strip().splitlines()[-1])
+        assert report["aborts"] == {}, report
+        ours_commits += report["commits"]
+    rows = theirs(spark, p, ["id", "w"])
+    assert rows == ours(p, ["id", "w"])
+    ids = [i for i, _ in rows]
+    assert len(ids) == len(set(ids)) == 1 + 2 * ours_commits + spark_commits
+    assert all((i - 100) % 10 == 0 for i in ids)
+    spark.sql(f"INSERT INTO delta.`{p}` (w, v) VALUES (200, 'after')")
+    after = [i for i, w in theirs(spark, p, ["id", "w"]) if w == 200]
+    assert after == [max(ids) + 10], (after, max(ids))
+    print("identity race:", {"delta-rlc commits": ours_commits, "spark": {"commits": spark_commits, "aborts": spark_aborts}})
 
 
 def test_we_read_variant_tables_spark_wrote(spark, tmp_path):

@@ -111,9 +111,17 @@ pub fn statement_kind(sql: &str) -> String {
     s.split(' ').next().unwrap_or("?").to_string()
 }
 
+/// Appended to the statement kinds of a scenario whose table has an identity column.
+const IDENTITY_TABLE: &str = " (identity table)";
+
 /// Databricks' documented outcome for two statement kinds (row-level concurrency on, deletion
 /// vectors on; "Isolation levels and write conflicts", 2026), as a category.
 pub fn databricks_documented(loser: &str, winner: &str, isolation: &str) -> &'static str {
+    // "Row-level concurrency … does not support concurrent transactions on tables with
+    // identity columns".
+    if loser.ends_with(IDENTITY_TABLE) || winner.ends_with(IDENTITY_TABLE) {
+        return "conflict (identity column: no concurrent transactions)";
+    }
     let metadata =
         |k: &str| k.starts_with("ALTER") || k.contains("schema evolution") || k == "RESTORE";
     let append = |k: &str| k == "INSERT";
@@ -209,9 +217,18 @@ pub async fn matrix(dir: &Path, work: &Path) -> Result<Vec<MatrixRow>> {
                 .map(|(_, o)| o.label())
                 .unwrap_or_else(|| "—".into())
         };
+        let identity = f.table.columns.to_ascii_uppercase().contains(" IDENTITY");
+        let kind = |n: &str| {
+            let k = statement_kind(&sql(n));
+            if identity {
+                format!("{k}{IDENTITY_TABLE}")
+            } else {
+                k
+            }
+        };
         rows.push(MatrixRow {
-            loser: statement_kind(&sql(&loser)),
-            winner: statement_kind(&sql(&winner)),
+            loser: kind(&loser),
+            winner: kind(&winner),
             isolation: if legacy {
                 "legacy (OSS checks)".into()
             } else {
