@@ -15,6 +15,9 @@
 //!   (`metadata_check.rs`).
 //! - H: with the change data feed on, each version's feed applied to the rows before it gives the
 //!   rows after it (`change_feed.rs`).
+//! - I (identity histories): every version's new ids are the block a serial run generates after
+//!   the previous mark, never reused, with the column generated from them and the rule on them
+//!   holding (`identity_check.rs`, run by the simulator beside `judge`).
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -108,8 +108,14 @@ fn computed_columns_nullable(schema: &StructType, arrow: SchemaRef) -> SchemaRef
     ))
 }
 
-/// Writes rows as new files and stages their adds.
-pub async fn write_rows(txn: &mut Transaction, batches: &[RecordBatch]) -> Result<u64> {
+/// Writes rows as new files and stages their adds. Under REPLACE WHERE every new row, with its
+/// identity and generated values computed, must satisfy the predicate (Spark's replaceWhere
+/// constraint: the row as stored, not as given).
+async fn write_rows(
+    txn: &mut Transaction,
+    batches: &[RecordBatch],
+    mode: &InsertMode,
+) -> Result<u64> {
     let metadata = effective_metadata(txn)?;
     let schema = StructType::parse(&metadata.schema_string)?;
     if let Some(s) = &txn.read_snapshot {
@@ -137,6 +143,17 @@ pub async fn write_rows(txn: &mut Transaction, batches: &[RecordBatch]) -> Resul
         }
     }
     let constraints = crate::constraints::TableConstraints::new(&schema, &metadata.configuration)?;
+    let batches = match mode {
+        InsertMode::ReplaceWhere(pred) => {
+            let filled = batches
+                .iter()
+                .map(|b| constraints.fill_generated(b))
+                .collect::<Result<Vec<_>>>()?;
+            check_rows_satisfy(&schema, &filled, pred)?;
+            filled
+        }
+        _ => batches,
+    };
     let writer = FileWriter {
         constraints: Some(&constraints),
         parquet: txn.table.parquet.clone(),
@@ -186,11 +203,7 @@ pub async fn insert_txn(
     mode: InsertMode,
 ) -> Result<Transaction> {
     txn = stage_insert_mode(txn, &mode).await?;
-    if let InsertMode::ReplaceWhere(pred) = &mode {
-        // Every new row must satisfy the predicate (Spark's replaceWhere constraint).
-        check_rows_satisfy(&txn.snapshot()?.schema, batches, pred)?;
-    }
-    let rows = write_rows(&mut txn, batches).await?;
+    let rows = write_rows(&mut txn, batches, &mode).await?;
     txn.affected_rows = Some(rows);
     Ok(txn)
 }
@@ -223,10 +236,7 @@ where
             chunk.push(b);
         }
         if chunk_bytes >= INSERT_CHUNK_BYTES || (next.is_none() && !chunk.is_empty()) {
-            if let InsertMode::ReplaceWhere(pred) = &mode {
-                check_rows_satisfy(&txn.snapshot()?.schema, &chunk, pred)?;
-            }
-            rows += write_rows(&mut txn, &chunk).await?;
+            rows += write_rows(&mut txn, &chunk, &mode).await?;
             chunk.clear();
             chunk_bytes = 0;
         }

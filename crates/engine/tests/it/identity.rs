@@ -20,6 +20,16 @@ async fn rows(s: &SqlSession, sql: &str) -> Vec<String> {
     sorted_rows(&s.execute(sql).await.unwrap().batches)
 }
 
+/// Table `t` (an ALWAYS identity column `id` and `v`) holding ids 1 and 2 ('a', 'b').
+async fn two_rows(s: &SqlSession) {
+    s.execute("CREATE TABLE t (id BIGINT GENERATED ALWAYS AS IDENTITY, v STRING)")
+        .await
+        .unwrap();
+    s.execute("INSERT INTO t (v) VALUES ('a'), ('b')")
+        .await
+        .unwrap();
+}
+
 async fn high_water_mark(loc: &str, col: &str) -> Option<i64> {
     let snap = latest_snapshot(loc).await;
     snap.schema
@@ -134,12 +144,7 @@ fn concurrent_generating_writers_are_rebased_and_values_stay_unique() {
 }
 
 async fn concurrent_pair(s: &SqlSession, rebase: bool) {
-    s.execute("CREATE TABLE t (id BIGINT GENERATED ALWAYS AS IDENTITY, v STRING)")
-        .await
-        .unwrap();
-    s.execute("INSERT INTO t (v) VALUES ('a'), ('b')")
-        .await
-        .unwrap();
+    two_rows(s).await;
     let Prepared::Write(first) = s.prepare("INSERT INTO t (v) VALUES ('c')").await.unwrap() else {
         panic!("not a write")
     };
@@ -240,6 +245,30 @@ fn eight_concurrent_generating_writers_all_commit_with_unique_ids() {
         assert_eq!(
             rows(&s, "SELECT id FROM t WHERE w = 9").await,
             vec![format!("{}", n + 1)]
+        );
+    });
+}
+
+/// REPLACE WHERE checks the row as stored: its identity value generated first (found by the
+/// red team: the predicate used to see the id as NULL).
+#[test]
+fn replace_where_sees_the_generated_identity_value() {
+    let loc = "memory://identity-replace-where/t";
+    let s = session(loc);
+    rt().block_on(async {
+        two_rows(&s).await;
+        let err = s
+            .execute("INSERT INTO t (v) REPLACE WHERE id IS NULL SELECT 'x'")
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+        assert!(err.to_string().contains("REPLACE WHERE"), "{err}");
+        s.execute("INSERT INTO t (v) REPLACE WHERE id >= 3 SELECT 'c'")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, v FROM t").await,
+            vec!["1|a", "2|b", "3|c"]
         );
     });
 }
