@@ -50,7 +50,7 @@ WORKLOADS = {
 }
 
 
-def make_base(bin_, base, rows, files, row_tracking=False, pre_cluster=False):
+def make_base(bin_, base, rows, files, row_tracking=False, pre_cluster=False, peer=True):
     """One table per engine, copied for every run: `rows` rows `(id, v, s)` in `files` appends.
     With `row_tracking`, our table has row tracking on (a clustering OPTIMIZE is then remappable
     against concurrent DML through stable row ids: Case 5); the peer's table is unchanged."""
@@ -66,7 +66,8 @@ def make_base(bin_, base, rows, files, row_tracking=False, pre_cluster=False):
         target = rows * 21 // files
         bench.run_measured([bin_, "sql", f"ALTER TABLE '{ours}' SET TBLPROPERTIES ('delta.targetFileSize' = '{target}')"])
         bench.run_measured([bin_, "sql", f"OPTIMIZE '{ours}'"])
-    bench.run_measured(bench.PEER + ["insert", peer, str(rows), str(files)])
+    if peer:
+        bench.run_measured(bench.PEER + ["insert", peer, str(rows), str(files)])
     return ours, peer
 
 
@@ -84,9 +85,12 @@ def run(bin_, base, src, name, spec, mode, seconds, region):
                        "--pause-ms", str(pause_ms), "--region", str(region), "--step", str(step)]
                 if mode == "legacy":
                     cmd += ["--conf", "legacy=true"]
+                if mode == "rlc-rerun":
+                    # Re-execution on a true conflict (#47): an aborted statement is planned again.
+                    cmd += ["--retry-on-conflict", "3"]
             procs.append((kind, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
             w += 1
-    res = {"commits": 0, "aborts": 0, "retries": 0, "rows": 0, "p50": [], "p99": 0.0, "errors": 0, "optimize": 0}
+    res = {"commits": 0, "aborts": 0, "retries": 0, "reruns": 0, "rows": 0, "p50": [], "p99": 0.0, "errors": 0, "optimize": 0}
     for kind, p in procs:
         out, err = p.communicate()
         if p.returncode != 0:
@@ -97,11 +101,13 @@ def run(bin_, base, src, name, spec, mode, seconds, region):
         if kind == "optimize":
             res["optimize"] += r.get("commits", 0)
             res["optimize_aborts"] = res.get("optimize_aborts", 0) + sum(r.get("aborts", {}).values())
+            res["reruns"] += r.get("reruns", 0)
             res["optimize_detail"] = r
             continue
         res["commits"] += r.get("commits", 0)
         res["aborts"] += sum(r.get("aborts", {}).values())
         res["retries"] += r.get("retries", 0)
+        res["reruns"] += r.get("reruns", 0)
         res["rows"] += r.get("rowsChanged", 0)
         res["p50"].append(r.get("p50Ms", 0))
         res["p99"] = max(res["p99"], r.get("p99Ms", 0))
@@ -124,18 +130,21 @@ def main():
     ap.add_argument("--row-tracking", action="store_true", help="our table with row tracking on (Case 5 remaps a clustering OPTIMIZE)")
     ap.add_argument("--pre-cluster", action="store_true", help="OPTIMIZE our base table once (clustered, about --files outputs) before the runs")
     ap.add_argument("--only", default="", help="run only the workloads whose names start with these (e.g. W1,W4)")
+    ap.add_argument("--modes", default="rlc,legacy,deltalake",
+                    help="modes to run: rlc, rlc-rerun (re-execution on a true conflict, 3 re-runs), legacy, deltalake")
     a = ap.parse_args()
     base = tempfile.mkdtemp(prefix="delta-rlc-scale-")
     started = time.time()
     try:
-        ours, peer = make_base(a.bin, base, a.rows, a.files, a.row_tracking, a.pre_cluster)
+        ours, peer = make_base(a.bin, base, a.rows, a.files, a.row_tracking, a.pre_cluster,
+                               peer="deltalake" in a.modes.split(","))
         results = {}
         only = [w for w in a.only.split(",") if w]
         for name, spec in WORKLOADS.items():
             if only and not any(name.startswith(w) for w in only):
                 continue
             region = a.rows // 4
-            for mode in ("rlc", "legacy", "deltalake"):
+            for mode in a.modes.split(","):
                 results[(name, mode)] = run(a.bin, base, peer if mode == "deltalake" else ours, name, spec, mode, a.seconds, region)
                 print(name, mode, results[(name, mode)], file=sys.stderr, flush=True)
         curve = {}
@@ -150,18 +159,25 @@ def main():
     rt += ", ours clustered by one OPTIMIZE first" if a.pre_cluster else ""
     print(f"Table: {a.rows:,} rows `(id BIGINT, v BIGINT, s STRING)` in {a.files} files{rt}; {a.seconds:.0f} s per mode; "
           f"total {(time.time() - started) / 60:.1f} min.\n")
-    print("| workload | mode | committed/min | rows changed/min | aborts | retries | p50 ms | p99 ms | OPTIMIZE commits / aborts |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| workload | mode | committed/min | rows changed/min | aborts | retries | re-runs | p50 ms | p99 ms | OPTIMIZE commits / aborts |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for (name, mode), r in results.items():
         err = f" ({r['errors']} process(es) failed)" if r["errors"] else ""
         print(f"| {name} | {mode} | {r['per_min']:.1f} | {r['rows_per_min']:,.0f} | {r['aborts']}{err} | {r['retries']} | "
-              f"{r['p50']:.0f} | {r['p99']:.0f} | {r['optimize']} / {r.get('optimize_aborts', 0)} |")
-    print("\n| workload | rlc / legacy committed | rlc / deltalake committed | rlc / legacy rows |")
-    print("| --- | ---: | ---: | ---: |")
-    for name in dict.fromkeys(n for n, _ in results):
-        r, l, p = (results[(name, m)] for m in ("rlc", "legacy", "deltalake"))
-        ratio = lambda x, y: f"{x / y:.1f}×" if y else "∞ (0 committed)"
-        print(f"| {name} | {ratio(r['per_min'], l['per_min'])} | {ratio(r['per_min'], p['per_min'])} | {ratio(r['rows_per_min'], l['rows_per_min'])} |")
+              f"{r['reruns']} | {r['p50']:.0f} | {r['p99']:.0f} | {r['optimize']} / {r.get('optimize_aborts', 0)} |")
+    if ("rlc-rerun" in a.modes.split(",")) and "rlc" in a.modes.split(","):
+        print("\n| workload | re-execution on ÷ off, committed | rows changed |")
+        print("| --- | ---: | ---: |")
+        for name in dict.fromkeys(n for n, _ in results):
+            on, off = results[(name, "rlc-rerun")], results[(name, "rlc")]
+            print(f"| {name} | {on['per_min'] / max(off['per_min'], 1e-9):.2f}× | {on['rows_per_min'] / max(off['rows_per_min'], 1e-9):.2f}× |")
+    if all(m in a.modes.split(",") for m in ("rlc", "legacy", "deltalake")):
+        print("\n| workload | rlc / legacy committed | rlc / deltalake committed | rlc / legacy rows |")
+        print("| --- | ---: | ---: | ---: |")
+        for name in dict.fromkeys(n for n, _ in results):
+            r, l, p = (results[(name, m)] for m in ("rlc", "legacy", "deltalake"))
+            ratio = lambda x, y: f"{x / y:.1f}×" if y else "∞ (0 committed)"
+            print(f"| {name} | {ratio(r['per_min'], l['per_min'])} | {ratio(r['per_min'], p['per_min'])} | {ratio(r['rows_per_min'], l['rows_per_min'])} |")
     if not curve:
         return
     print(f"\nMany writers (W4 MERGE of {MERGE_KEYS:,} keys, {a.curve_seconds:.0f} s per point):\n")

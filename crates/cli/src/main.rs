@@ -546,6 +546,8 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             session.register("t", &table);
             let began = std::time::Instant::now();
             let (mut commits, mut retries, mut n) = (0u64, 0u64, 0u64);
+            // Runs of a statement after a true conflict (`--retry-on-conflict`).
+            let mut reruns = 0u64;
             let mut rows_changed = 0u64;
             let mut aborts: std::collections::BTreeMap<String, u64> = Default::default();
             // Conflict-checker events of the commits, by name (and tier, for skipped files).
@@ -574,6 +576,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                         commits += 1;
                         if let Some(c) = &out.commit {
                             retries += u64::from(c.attempts.saturating_sub(1));
+                            reruns += c.earlier_runs.len() as u64;
                             rows_changed += c.affected_rows.unwrap_or(0);
                             for e in &c.events {
                                 let key = match e.fields.get("tier").and_then(|t| t.as_str()) {
@@ -601,7 +604,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             println!(
                 "{}",
                 serde_json::json!({"writer": writer, "seconds": began.elapsed().as_secs_f64(), "commits": commits, "aborts": aborts,
-                    "retries": retries, "rowsChanged": rows_changed, "p50Ms": pct(0.5), "p99Ms": pct(0.99), "events": events})
+                    "retries": retries, "reruns": reruns, "rowsChanged": rows_changed, "p50Ms": pct(0.5), "p99Ms": pct(0.99), "events": events})
             );
         }
         Command::Stress {

@@ -45,6 +45,11 @@ pub enum Workload {
     /// windows of different writers overlap, so some commits truly conflict. With
     /// `--retry-on-conflict N` the aborted statements run again instead of failing.
     HotUpdate,
+    /// INSERT of 50 new rows into a table with an identity column (`n BIGINT GENERATED ALWAYS AS
+    /// IDENTITY`): every writer generates ids from the same mark, so every lost race is a
+    /// conflict OSS Delta aborts; re-basing (`identityRebase`) commits it. The read-back also
+    /// checks that every id is distinct.
+    IdentityAppend,
 }
 
 /// The ids every `hot-update` writer works in.
@@ -142,6 +147,12 @@ fn statement(work: Workload, rows: u64, n: u64, w: u64, i: u64) -> String {
             let new = 1_000_000_000 + w * 100_000_000 + i * KEYS_PER_STATEMENT;
             format!("INSERT INTO t SELECT {new} + value, 0 FROM range(0, {KEYS_PER_STATEMENT})")
         }
+        Workload::IdentityAppend => {
+            let new = 1_000_000_000 + w * 100_000_000 + i * KEYS_PER_STATEMENT;
+            format!(
+                "INSERT INTO t (id, v) SELECT {new} + value, 0 FROM range(0, {KEYS_PER_STATEMENT})"
+            )
+        }
     }
 }
 
@@ -214,15 +225,21 @@ async fn run_writer(
 async fn create_table(location: &str, setup: &Setup) -> Result<(i64, i64), EngineError> {
     let mut s = session(&setup.conflict, None);
     s.register("t", location);
-    s.execute(
-        "CREATE TABLE t (id BIGINT NOT NULL, v BIGINT) \
+    let identity = matches!(setup.workload, Workload::IdentityAppend);
+    s.execute(&format!(
+        "CREATE TABLE t (id BIGINT NOT NULL, v BIGINT{}) \
          TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')",
-    )
+        if identity {
+            ", n BIGINT GENERATED ALWAYS AS IDENTITY"
+        } else {
+            ""
+        }
+    ))
     .await?;
     let per = setup.rows / setup.files.max(1);
     for f in 0..setup.files {
         s.execute(&format!(
-            "INSERT INTO t SELECT value, value FROM range({}, {})",
+            "INSERT INTO t (id, v) SELECT value, value FROM range({}, {})",
             f * per,
             (f + 1) * per
         ))
@@ -232,8 +249,14 @@ async fn create_table(location: &str, setup: &Setup) -> Result<(i64, i64), Engin
 }
 
 async fn count_and_sum(s: &SqlSession) -> Result<(i64, i64), EngineError> {
-    let out = s.execute("SELECT count(*), sum(v) FROM t").await?;
-    let cell = |c: usize| {
+    let row = first_row(s, "SELECT count(*), sum(v) FROM t").await?;
+    Ok((row(0), row(1)))
+}
+
+/// The first row's BIGINT cells of `sql` (0 where there is none).
+async fn first_row(s: &SqlSession, sql: &str) -> Result<impl Fn(usize) -> i64, EngineError> {
+    let out = s.execute(sql).await?;
+    Ok(move |c: usize| {
         out.batches
             .first()
             .and_then(|b| b.columns().get(c).cloned())
@@ -244,8 +267,7 @@ async fn count_and_sum(s: &SqlSession) -> Result<(i64, i64), EngineError> {
                     .map(|a| a.value(0))
             })
             .unwrap_or(0)
-    };
-    Ok((cell(0), cell(1)))
+    })
 }
 
 /// Runs `writers` writers for the setup's seconds; one JSON object.
@@ -297,8 +319,18 @@ async fn run_point(
     let expected = match setup.workload {
         Workload::Update | Workload::Merge | Workload::HotUpdate => (rows0, sum0 + changed),
         Workload::Delete => (rows0 - changed, sum),
-        Workload::Append => (rows0 + changed, sum0),
+        Workload::Append | Workload::IdentityAppend => (rows0 + changed, sum0),
     };
+    if matches!(setup.workload, Workload::IdentityAppend) {
+        let ids = first_row(&check, "SELECT count(*), count(DISTINCT n) FROM t").await?;
+        if ids(0) != ids(1) {
+            return Err(EngineError::Internal(format!(
+                "identity values repeated: {} rows, {} distinct ids",
+                ids(0),
+                ids(1)
+            )));
+        }
+    }
     if (rows, sum) != expected {
         return Err(EngineError::Internal(format!(
             "read back (rows, sum v) = ({rows}, {sum}), expected {expected:?} from {} committed statements",
