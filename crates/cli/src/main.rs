@@ -546,7 +546,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             session.register("t", &table);
             let began = std::time::Instant::now();
             let (mut commits, mut retries, mut n) = (0u64, 0u64, 0u64);
-            // Runs of a statement after a true conflict (`--retry-on-conflict`).
+            // Runs of a statement after a true conflict (`--retry-on-conflict`), committed or not.
             let mut reruns = 0u64;
             let mut rows_changed = 0u64;
             let mut aborts: std::collections::BTreeMap<String, u64> = Default::default();
@@ -589,6 +589,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                         latencies.push(t0.elapsed().as_secs_f64() * 1000.0);
                     }
                     Err(EngineError::Conflict(c)) => {
+                        reruns += u64::from(c.statement_runs.saturating_sub(1));
                         *aborts.entry(c.kind.name().to_string()).or_default() += 1
                     }
                     Err(e) => return Err(e),

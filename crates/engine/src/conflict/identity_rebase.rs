@@ -5,8 +5,9 @@
 //! the mark past both.
 //!
 //! **Proves** (every condition, else the usual `MetadataChanged` abort):
-//! - the loser's identity values are all generated ones: it gave no explicit value
-//!   (`Transaction::identity_explicit`), it removes nothing and writes no DV or change file, so
+//! - the loser's identity values are all generated ones and nothing in its statement depends on
+//!   them: it gave no explicit value and checked no REPLACE WHERE predicate on them
+//!   (`Transaction::identity_pinned`), it removes nothing and writes no DV or change file, so
 //!   every row it stages is a new row whose identity value the generator assigned, in order, from
 //!   the mark it read: the column's values are exactly `base + step, …, ours` (the rewrite checks
 //!   each value against that range before moving it: `txn/identity_rebase.rs`);

@@ -270,9 +270,9 @@ fn physical_name(f: &StructField) -> &str {
 
 /// The column's metadata but for its comment and its type-change record (compared separately).
 /// A column's metadata without what may change under a loser: its comment, its recorded type
-/// changes (checked by `widened`), and an identity column's high-water mark — a loser that reaches
-/// this check changes no metadata, so it generated no identity value, and the values a winner
-/// generated (above the mark the loser read) cannot collide with any of the loser's.
+/// changes (checked by `widened`), and an identity column's high-water mark — the values a winner
+/// generated lie above the mark the loser read: a loser that generated none cannot collide with
+/// them, and one that did has its values moved past them (`identity_rebase`).
 fn without_comment(f: &StructField) -> serde_json::Map<String, serde_json::Value> {
     let mut m = f.metadata.clone();
     m.remove("comment");

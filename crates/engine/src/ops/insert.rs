@@ -145,6 +145,8 @@ async fn write_rows(
     let constraints = crate::constraints::TableConstraints::new(&schema, &metadata.configuration)?;
     let batches = match mode {
         InsertMode::ReplaceWhere(pred) => {
+            // The predicate is checked on the generated ids: moving them could break it.
+            txn.identity_pinned = true;
             let filled = batches
                 .iter()
                 .map(|b| constraints.fill_generated(b))

@@ -152,7 +152,7 @@ impl Transaction {
             table_metadata: None,
             table_protocol: None,
             metadata_intent: self.metadata_intent.clone(),
-            identity_generated: (!self.identity_marks.is_empty() && !self.identity_explicit)
+            identity_generated: (!self.identity_marks.is_empty() && !self.identity_pinned)
                 .then(|| self.identity_marks.keys().cloned().collect()),
             identity_shifts: Default::default(),
         };
@@ -321,10 +321,12 @@ impl Transaction {
             last_winners = v - version;
             version = v;
             // Identity values the checker moved past the winners': the files, once per attempt.
-            if !state_loser.identity_shifts.is_empty() {
+            // (Not after the last attempt: the loop gives up next.)
+            if !state_loser.identity_shifts.is_empty() && attempt < max_attempts {
                 super::identity_rebase::apply(
                     store,
                     &self.table.env,
+                    self.table.parquet.clone(),
                     &read_snapshot,
                     &mut state_loser,
                 )

@@ -11,9 +11,10 @@
 //! in INSERT rows and UPDATE assignments.
 //!
 //! Concurrency: two transactions that both generate values both stage metadata. A loser that
-//! generated values only for new rows (no explicit value, no remove: `identity_explicit` false)
-//! is re-based after a winner that raised the mark — its values moved past the winner's, as a
-//! serial run would generate them (`conflict/identity_rebase.rs`, `txn/identity_rebase.rs`).
+//! generated values only for new rows (no explicit value, no REPLACE WHERE, no remove:
+//! `identity_pinned` false) is re-based after a winner that raised the mark — its values moved
+//! past the winner's, as a serial run would generate them (`conflict/identity_rebase.rs`,
+//! `txn/identity_rebase.rs`).
 //! Anything else conflicts (`MetadataChanged`, retryable), as in Delta Spark. Explicit BY
 //! DEFAULT values are not checked against generated ones (nor in Spark).
 
@@ -77,7 +78,7 @@ pub fn fill(
             // An explicit value: the transaction's rows are no longer all generated ones, which
             // the conflict checker's re-basing requires.
             if arr.null_count() != arr.len() {
-                txn.identity_explicit = true;
+                txn.identity_pinned = true;
             }
             if arr.null_count() == 0 {
                 continue;

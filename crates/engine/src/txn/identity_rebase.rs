@@ -76,6 +76,12 @@ fn shifted(
             *slot = Arc::new(Int64Array::from(out));
         }
     }
+    let mut fields: Vec<arrow::datatypes::Field> = batch
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
     for name in recompute {
         let i = batch
             .schema()
@@ -84,8 +90,14 @@ fn shifted(
         if let Some(slot) = columns.get_mut(i) {
             *slot = arrow::array::new_null_array(slot.data_type(), slot.len());
         }
+        // NULL until the writer computes it, even in a NOT NULL column (checked after).
+        if let Some(f) = fields.get_mut(i) {
+            *f = f.clone().with_nullable(true);
+        }
     }
-    RecordBatch::try_new(batch.schema(), columns).map_err(|e| e.to_string())
+    let schema =
+        arrow::datatypes::Schema::new_with_metadata(fields, batch.schema().metadata().clone());
+    RecordBatch::try_new(Arc::new(schema), columns).map_err(|e| e.to_string())
 }
 
 /// Rewrites the loser's staged files with its pending shifts applied, reading them under the
@@ -93,6 +105,7 @@ fn shifted(
 pub(super) async fn apply(
     store: &TableStore,
     env: &Env,
+    parquet: Option<Arc<crate::write::encoding::ParquetSettings>>,
     read_snapshot: &Snapshot,
     state: &mut LoserState,
 ) -> Result<(), Reason> {
@@ -117,6 +130,8 @@ pub(super) async fn apply(
         .collect();
     let mut writer = FileWriter::for_table(store, env, &schema, &metadata).map_err(err)?;
     writer.constraints = Some(&rules);
+    // The caller's Parquet settings, as the statement's own files had them.
+    writer.parquet = parquet;
     let view = state.view(read_snapshot);
     let read = FileReadOptions {
         apply_dv: false,

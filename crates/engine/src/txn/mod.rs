@@ -50,9 +50,11 @@ pub struct Transaction {
     /// Identity columns: the last value this transaction generated, by column; the commit raises
     /// the columns' high-water marks to these ([`identity`]).
     pub identity_marks: std::collections::BTreeMap<String, i64>,
-    /// Some new row came with an explicit value for an identity column (BY DEFAULT): its
-    /// generated values cannot be told from the others, so they are never re-based.
-    pub identity_explicit: bool,
+    /// The statement's meaning depends on the identity values it holds, so they are never moved
+    /// past a winner's (`conflict/identity_rebase.rs`): a new row came with an explicit value (BY
+    /// DEFAULT; generated values cannot be told from it), or a REPLACE WHERE predicate was checked
+    /// on the generated values.
+    pub identity_pinned: bool,
     /// Objects being written in the background; the commit waits for them ([`uploads`]).
     pub uploads: uploads::PendingUploads,
     /// What an ALTER TABLE names; only such a transaction may be re-applied on a concurrent
@@ -77,7 +79,7 @@ impl Transaction {
             app_metadata: Map::new(),
             change_data: Default::default(),
             identity_marks: Default::default(),
-            identity_explicit: false,
+            identity_pinned: false,
             uploads: Default::default(),
             metadata_intent: None,
         }
