@@ -350,6 +350,13 @@ impl Action {
             _ => None,
         }
     }
+
+    pub fn as_metadata(&self) -> Option<&Metadata> {
+        match self {
+            Action::Metadata(m) => Some(m),
+            _ => None,
+        }
+    }
 }
 
 fn to_value<T: Serialize>(v: &T) -> Result<Value> {

@@ -205,10 +205,7 @@ async fn check_whole_commit(
             let ours = state
                 .staged
                 .iter()
-                .find_map(|a| match a {
-                    Action::Metadata(m) => Some(m),
-                    _ => None,
-                })
+                .find_map(Action::as_metadata)
                 .ok_or_else(|| abort(": no metadata action".into()))?;
             let intent = state.metadata_intent.clone().unwrap_or_default();
             let rebased = metadata_pair::rebase_metadata(base, m, ours, &intent)

@@ -125,10 +125,7 @@ pub(super) fn check(
     let ours = state
         .staged
         .iter()
-        .find_map(|a| match a {
-            Action::Metadata(m) => Some(m),
-            _ => None,
-        })
+        .find_map(Action::as_metadata)
         .ok_or_else(|| abort("no metadata action".into()))?;
     let r = rebase(base, m, ours, generated).map_err(abort)?;
     let moved: serde_json::Map<String, serde_json::Value> = r

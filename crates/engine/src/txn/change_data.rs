@@ -42,10 +42,7 @@ impl ChangeBuffer {
 fn metadata_of(txn: &Transaction) -> Option<&Metadata> {
     txn.actions
         .iter()
-        .find_map(|a| match a {
-            Action::Metadata(m) => Some(m),
-            _ => None,
-        })
+        .find_map(Action::as_metadata)
         .or_else(|| txn.read_snapshot.as_ref().map(|s| &s.metadata))
 }
 

@@ -459,10 +459,7 @@ impl Transaction {
                 .get("delta.enableInCommitTimestamps")
                 .is_some_and(|v| v.eq_ignore_ascii_case("true"))
         };
-        let from_actions = loser.staged.iter().find_map(|a| match a {
-            Action::Metadata(m) => Some(on(m)),
-            _ => None,
-        });
+        let from_actions = loser.staged.iter().find_map(Action::as_metadata).map(on);
         from_actions
             .or_else(|| loser.table_metadata.as_ref().map(on))
             .unwrap_or_else(|| {

@@ -116,10 +116,8 @@ pub(super) async fn apply(
     let metadata: Metadata = state
         .staged
         .iter()
-        .find_map(|a| match a {
-            Action::Metadata(m) => Some(m.clone()),
-            _ => None,
-        })
+        .find_map(Action::as_metadata)
+        .cloned()
         .ok_or("no metadata action")?;
     let err = |e: crate::error::EngineError| one_line(&e.to_string());
     let schema = StructType::parse(&metadata.schema_string).map_err(|e| e.to_string())?;
