@@ -7,12 +7,19 @@ class DeltaError(Exception):
 
 class CommitFailedError(DeltaError):
     conflict_type: str
+    # Why it aborted, from a fixed list: "true-overlap", "possible-overlap",
+    # "predicate-not-usable", "whole-table-read", "missing-statistics", "proof-failed",
+    # "budget-exceeded", "reconcile-off", "metadata-change", "protocol-change",
+    # "same-application-transaction", "domain-metadata", "concurrent-create",
+    # "attempts-exhausted", "transaction-expired".
+    reason: str
     winning_version: Optional[int]
     winning_operation: Optional[str]
     files: List[str]
     read_predicate: Optional[str]
     tier: Optional[str]
     reconcile_failures: List[str]
+    statement_runs: int
     retryable: bool
 
 class ConcurrentAppendError(CommitFailedError): ...

@@ -40,9 +40,20 @@ class ConflictConfig:
     max_commit_attempts: Optional[int] = None
     #: Re-execution on a true conflict (0 = off): see ``DeltaTable.delete``'s ``retry_on_conflict``.
     retry_on_conflict: int = 0
+    #: What the checks of one commit attempt may spend, in milliseconds and in bytes read (None:
+    #: 30 s and 2 GiB). Past it the commit aborts with ``reason == "budget-exceeded"``.
+    reconcile_max_millis: Optional[int] = None
+    reconcile_max_bytes: Optional[int] = None
 
     def _to_dict(self) -> Dict[str, Any]:
-        return {"legacy": self.legacy, "isolation": self.isolation, "max_commit_attempts": self.max_commit_attempts, "retry_on_conflict": self.retry_on_conflict}
+        return {
+            "legacy": self.legacy,
+            "isolation": self.isolation,
+            "max_commit_attempts": self.max_commit_attempts,
+            "retry_on_conflict": self.retry_on_conflict,
+            "reconcile_max_millis": self.reconcile_max_millis,
+            "reconcile_max_bytes": self.reconcile_max_bytes,
+        }
 
 
 @dataclass

@@ -158,6 +158,7 @@ fn to_py_err(py: Python<'_>, e: delta_rlc::Error) -> PyErr {
             };
             let v = err.value(py);
             let _ = v.setattr("conflict_type", info.kind.name());
+            let _ = v.setattr("reason", info.reason.name());
             let _ = v.setattr("winning_version", info.winning_version);
             let _ = v.setattr("winning_operation", info.winning_operation.clone());
             let _ = v.setattr("files", info.files.clone());
@@ -313,6 +314,24 @@ fn conflict_settings(conflict: Option<&Bound<'_, PyDict>>) -> PyResult<ConflictS
     let Some(d) = conflict else {
         return Ok(s);
     };
+    // A misspelt setting is refused, never ignored.
+    const KNOWN: [&str; 6] = [
+        "legacy",
+        "isolation",
+        "max_commit_attempts",
+        "retry_on_conflict",
+        "reconcile_max_millis",
+        "reconcile_max_bytes",
+    ];
+    for key in d.keys() {
+        let key: String = key.extract()?;
+        if !KNOWN.contains(&key.as_str()) {
+            return Err(PyValueError::new_err(format!(
+                "unknown conflict setting {key:?} (known: {})",
+                KNOWN.join(", ")
+            )));
+        }
+    }
     if let Some(v) = d.get_item("legacy")? {
         s.legacy = v.extract()?;
     }
@@ -341,6 +360,16 @@ fn conflict_settings(conflict: Option<&Bound<'_, PyDict>>) -> PyResult<ConflictS
     if let Some(v) = d.get_item("retry_on_conflict")? {
         if !v.is_none() {
             s.retry_on_conflict = v.extract()?;
+        }
+    }
+    if let Some(v) = d.get_item("reconcile_max_millis")? {
+        if !v.is_none() {
+            s.reconcile_time_budget = Duration::from_millis(v.extract()?);
+        }
+    }
+    if let Some(v) = d.get_item("reconcile_max_bytes")? {
+        if !v.is_none() {
+            s.reconcile_byte_budget = v.extract()?;
         }
     }
     Ok(s)

@@ -14,6 +14,7 @@ import delta_rlc
 from delta_rlc import (
     CommitFailedError,
     CommitProperties,
+    ConflictConfig,
     ConcurrentAppendError,
     DeltaError,
     DeltaTable,
@@ -191,14 +192,31 @@ def test_conflicts_are_typed_and_disjoint_writes_reconcile(tmp_path):
         stale.update(updates={"v": "'stale'"}, predicate="id = 2")
     assert isinstance(e.value, ConcurrentAppendError)
     assert e.value.conflict_type == "ConcurrentAppend"
+    # Why, from a fixed list: the winner's new row 2 is one `id = 2` reads.
+    assert e.value.reason == "true-overlap"
     assert e.value.winning_version == 1 and e.value.winning_operation == "UPDATE"
     assert e.value.retryable is True and e.value.tier
     assert [r["v"] for r in rows(DeltaTable(uri))] == ["a", "first", "second"]
     # legacy=True aborts even the disjoint case, as open-source Delta does.
     legacy = DeltaTable(uri, version=2, legacy=True)
     DeltaTable(uri).update(updates={"v": "'x'"}, predicate="id = 1")
-    with pytest.raises(CommitFailedError):
+    with pytest.raises(CommitFailedError) as e:
         legacy.update(updates={"v": "'y'"}, predicate="id = 3")
+    assert e.value.reason == "reconcile-off"
+    # A reconcile budget of 1 byte: a disjoint race whose proof must read the shared file's rows
+    # and DVs aborts (budget-exceeded) and nothing of it lands; with room, it reconciles.
+    for budget, commits in ((1, False), (1 << 26, True)):
+        one = str(tmp_path / f"budget-{budget}")
+        write_deltalake(one, pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}), configuration={"delta.enableDeletionVectors": "true"})
+        loser = DeltaTable(one, conflict=ConflictConfig(reconcile_max_bytes=budget, reconcile_max_millis=60_000))
+        DeltaTable(one).update(updates={"v": "'winner'"}, predicate="id = 1")
+        if commits:
+            assert loser.update(updates={"v": "'loser'"}, predicate="id = 3")["num_commit_attempts"] == 2
+        else:
+            with pytest.raises(CommitFailedError) as e:
+                loser.update(updates={"v": "'loser'"}, predicate="id = 3")
+            assert e.value.reason == "budget-exceeded"
+        assert [r["v"] for r in rows(DeltaTable(one))] == ["winner", "b", "loser" if commits else "c"]
 
 
 def test_errors_and_commit_properties(tmp_path):

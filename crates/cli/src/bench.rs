@@ -79,7 +79,16 @@ pub async fn tier1(dir: &std::path::Path, files: usize, preds: usize) -> Result<
         read_set.add_predicate(split_predicate(&e, &[], e.to_string()));
     }
     let config = ConflictConfig::default();
-    let tctx = TierContext::new(&snap, &table.store, &read_set, &[], &config, &winner);
+    let findings = delta_rlc_engine::conflict::abort_reason::Findings::default();
+    let tctx = TierContext::new(
+        &snap,
+        &table.store,
+        &read_set,
+        &[],
+        &config,
+        &winner,
+        &findings,
+    );
     let tier = append_tiers()
         .into_iter()
         .find(|t| t.name() == "dataSkipping")
@@ -174,7 +183,16 @@ pub async fn merge_exact(
     };
     let mut config = ConflictConfig::default();
     config.value_exact_max_bytes = u64::MAX;
-    let tctx = TierContext::new(&snap, &table.store, &read_set, &[], &config, &winner);
+    let findings = delta_rlc_engine::conflict::abort_reason::Findings::default();
+    let tctx = TierContext::new(
+        &snap,
+        &table.store,
+        &read_set,
+        &[],
+        &config,
+        &winner,
+        &findings,
+    );
     let tier = append_tiers()
         .into_iter()
         .find(|t| t.name() == "valueExact")

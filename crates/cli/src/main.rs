@@ -31,7 +31,7 @@ use delta_rlc_engine::{EngineError, ErrorKind};
 )]
 struct Cli {
     /// Conflict-checker setting `key=value` (repeatable): legacy, isolation, maxAttempts,
-    /// retryOnConflict, tier switches.
+    /// retryOnConflict, reconcile.maxMillis, reconcile.maxBytes, tier switches.
     #[arg(long = "conf", global = true)]
     conf: Vec<String>,
     /// Print machine-readable JSON instead of tables (same as --format json).

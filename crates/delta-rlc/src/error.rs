@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+pub use delta_rlc_engine::conflict::AbortReason;
 use delta_rlc_engine::conflict::{ConflictError, ConflictKind as EngineConflictKind};
 use delta_rlc_engine::error::ErrorKind as EngineKind;
 use delta_rlc_engine::EngineError;
@@ -47,6 +48,9 @@ pub enum ErrorKind {
 pub struct ConflictInfo {
     /// The OSS Delta conflict class.
     pub kind: ConflictKind,
+    /// Why it aborted, from a fixed list (`true-overlap`, `budget-exceeded`, …: see
+    /// [`AbortReason`]).
+    pub reason: AbortReason,
     /// The version of the concurrent commit that won, when one did.
     pub winning_version: Option<u64>,
     /// The winning commit's operation (`WRITE`, `DELETE`, `MERGE`, `OPTIMIZE`, …).
@@ -176,9 +180,10 @@ impl Error {
 
 impl ConflictInfo {
     /// A conflict whose winner is not known.
-    fn without_winner(kind: ConflictKind) -> Self {
+    fn without_winner(kind: ConflictKind, reason: AbortReason) -> Self {
         ConflictInfo {
             kind,
+            reason,
             winning_version: None,
             winning_operation: None,
             files: Vec::new(),
@@ -194,6 +199,7 @@ impl ConflictInfo {
 fn conflict_info(c: &ConflictError) -> ConflictInfo {
     ConflictInfo {
         kind: ConflictKind::from_engine(c.kind),
+        reason: c.reason,
         winning_version: Some(c.winning_version),
         winning_operation: Some(c.winning_operation.clone()),
         files: c.files.clone(),
@@ -209,13 +215,17 @@ impl From<EngineError> for Error {
     fn from(e: EngineError) -> Self {
         let kind = match &e {
             EngineError::Conflict(c) => ErrorKind::Conflict(conflict_info(c)),
-            EngineError::TransactionExpired(_) => ErrorKind::Conflict(
-                ConflictInfo::without_winner(ConflictKind::TransactionExpired),
-            ),
+            EngineError::TransactionExpired(_) => {
+                ErrorKind::Conflict(ConflictInfo::without_winner(
+                    ConflictKind::TransactionExpired,
+                    AbortReason::TransactionExpired,
+                ))
+            }
             other => match other.kind() {
                 // A conflict that reached us wrapped (e.g. through DataFusion) without its details.
                 EngineKind::Conflict => ErrorKind::Conflict(ConflictInfo::without_winner(
                     ConflictKind::ConcurrentAppend,
+                    AbortReason::PossibleOverlap,
                 )),
                 EngineKind::CommitUnknown => ErrorKind::CommitUnknown,
                 EngineKind::Unavailable => ErrorKind::Io { retryable: true },

@@ -112,7 +112,7 @@ pub use delta_rlc_engine::ops::conform::CastFailure;
 /// What a statement sent to the store: requests by kind and its critical-path depth.
 pub use delta_rlc_storage::RequestCounts;
 pub use dml::{DeleteBuilder, UpdateBuilder};
-pub use error::{ConflictInfo, ConflictKind, Error, ErrorKind, Result};
+pub use error::{AbortReason, ConflictInfo, ConflictKind, Error, ErrorKind, Result};
 pub use expression::Expression;
 pub use maintenance::{OptimizeBuilder, VacuumBuilder};
 pub use merge::{DeleteClause, InsertClause, MergeBuilder, MergeSource, UpdateClause};

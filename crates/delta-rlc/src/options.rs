@@ -139,6 +139,13 @@ pub struct ConflictSettings {
     /// table outside the statement. A job that reads a value and then writes an UPDATE computed
     /// from it must not re-run the UPDATE at a newer version; the same job as one statement may.
     pub retry_on_conflict: u32,
+    /// What the checks of one commit attempt (every winner found after one lost race) may spend
+    /// in wall time; past it the commit aborts with reason
+    /// [`AbortReason::BudgetExceeded`](crate::AbortReason::BudgetExceeded), never skipping a
+    /// check. Default 30 s.
+    pub reconcile_time_budget: std::time::Duration,
+    /// The same, in bytes read from winners' files and deletion vectors. Default 2 GiB.
+    pub reconcile_byte_budget: u64,
 }
 
 impl Default for ConflictSettings {
@@ -150,6 +157,8 @@ impl Default for ConflictSettings {
             max_commit_attempts: engine.max_attempts,
             retention_duration_check: engine.retention_duration_check,
             retry_on_conflict: engine.reexecution.reruns,
+            reconcile_time_budget: engine.budget.time,
+            reconcile_byte_budget: engine.budget.bytes,
         }
     }
 }
@@ -163,6 +172,8 @@ impl ConflictSettings {
             ..ConflictConfig::default()
         };
         c.reexecution.reruns = self.retry_on_conflict;
+        c.budget.time = self.reconcile_time_budget;
+        c.budget.bytes = self.reconcile_byte_budget;
         c.isolation = self.isolation.map(|i| match i {
             Isolation::Serializable => IsolationLevel::Serializable,
             Isolation::WriteSerializable => IsolationLevel::WriteSerializable,
@@ -184,8 +195,12 @@ mod tests {
             max_commit_attempts: 7,
             retention_duration_check: false,
             retry_on_conflict: 3,
+            reconcile_time_budget: std::time::Duration::from_millis(250),
+            reconcile_byte_budget: 4096,
         }
         .to_engine();
+        assert_eq!(c.budget.time, std::time::Duration::from_millis(250));
+        assert_eq!(c.budget.bytes, 4096);
         assert!(c.legacy && !c.retention_duration_check);
         assert_eq!(c.max_attempts, 7);
         assert_eq!(c.reexecution.reruns, 3);

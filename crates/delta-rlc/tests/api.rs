@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use delta_rlc::arrow::array::{Array, Int64Array, RecordBatch, StringArray};
 use delta_rlc::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use delta_rlc::{col, lit, At, ConflictKind, ErrorKind, Table, TableOptions, WriteMode};
+use delta_rlc::{
+    col, lit, AbortReason, At, ConflictKind, ConflictSettings, ErrorKind, Table, TableOptions,
+    WriteMode,
+};
 
 fn schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
@@ -490,7 +493,46 @@ async fn a_true_conflict_is_a_typed_retryable_error() {
     assert_eq!(info.winning_version, winner.version);
     assert_eq!(info.winning_operation.as_deref(), Some("UPDATE"));
     assert_eq!(info.kind, ConflictKind::ConcurrentAppend);
+    // The winner's new row 2 is one the loser's `id = 2` reads: found by reading rows.
+    assert_eq!(info.reason, AbortReason::TrueOverlap);
+    assert!(e.to_string().ends_with("reason: true-overlap"), "{e}");
     assert!(info.tier.is_some() && e.is_retryable(), "{e}");
     assert_eq!(table.version().await.unwrap(), 2, "the loser committed");
     assert_eq!(rows(&table).await[1], (2, Some("winner".into())));
+}
+
+/// The reconcile budget (issue #48): the race of `disjoint_concurrent_updates_both_commit`, with
+/// the loser's checks allowed 1 byte of reads, aborts with reason budget-exceeded instead of
+/// reading the winner's rows; nothing of the loser lands. With a budget that fits, it commits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spent_reconcile_budget_aborts_with_its_reason() {
+    for (bytes, commits) in [(1u64, false), (64 * 1024 * 1024, true)] {
+        let dir = tempfile::tempdir().unwrap();
+        let created = new_table(&dir, true).await;
+        created.write([batch(&[1, 2, 3], "a")]).await.unwrap();
+        let options = TableOptions::default().conflict(ConflictSettings {
+            reconcile_byte_budget: bytes,
+            ..ConflictSettings::default()
+        });
+        let table = Table::open_with(created.uri(), options).await.unwrap();
+        let (winner, loser) = race(&table, "id = 3").await;
+        assert_eq!(winner.version, Some(2));
+        let want_3 = match commits {
+            true => {
+                assert_eq!(loser.unwrap(), 2, "budget {bytes}: commits");
+                Some("loser".to_string())
+            }
+            false => {
+                let e = loser.unwrap_err();
+                let info = e.conflict().cloned().unwrap_or_else(|| panic!("{e:?}"));
+                assert_eq!(info.reason, AbortReason::BudgetExceeded, "{e}");
+                assert!(e.to_string().contains("reconcile budget of 1 bytes"), "{e}");
+                Some("a3".to_string())
+            }
+        };
+        let got = rows(&table).await;
+        assert_eq!(got[1], (2, Some("winner".into())));
+        assert_eq!(got[2], (3, want_3), "budget {bytes}");
+        assert_eq!(table.version().await.unwrap(), 2 + u64::from(commits));
+    }
 }

@@ -128,6 +128,8 @@ pub struct ConflictConfig {
     /// Re-execution on a true conflict (`retryOnConflict`): off unless asked for
     /// ([`crate::txn::reexecute`]).
     pub reexecution: Reexecution,
+    /// What the checks of one commit attempt may spend (`conflict::budget`).
+    pub budget: ReconcileBudget,
     /// Test-only: a deliberately unsound tier that clears every file (the oracle must catch it).
     /// Exists only with the `unsound-for-testing` cargo feature (the CLI never enables it) and is
     /// not a setting: no `--conf`, environment, table property or scenario can reach it.
@@ -146,6 +148,7 @@ impl Default for ConflictConfig {
             in_set_threshold: 10_000,
             retention_duration_check: true,
             reexecution: Default::default(),
+            budget: Default::default(),
             #[cfg(feature = "unsound-for-testing")]
             unsound_for_testing: false,
         }
@@ -158,7 +161,9 @@ impl ConflictConfig {
         !self.legacy && self.switches.get(&switch).copied().unwrap_or(false)
     }
 
-    /// Applies one `key=value` setting. Keys: `legacy`, `isolation`, `maxAttempts`, or a switch name
+    /// Applies one `key=value` setting. Keys: `legacy`, `isolation`, `maxAttempts`,
+    /// `retryOnConflict`, `valueExact.maxBytes`, `reconcile.maxMillis`, `reconcile.maxBytes`,
+    /// `inSetThreshold`, `retentionDurationCheck`, or a switch name
     /// (optionally prefixed `rlc.`).
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
         let key = key.trim();
@@ -191,6 +196,21 @@ impl ConflictConfig {
             "retryOnConflict" | "rlc.retryOnConflict" => {
                 self.reexecution.reruns = Reexecution::parse_reruns(value)?
             }
+            "reconcile.maxMillis" => {
+                let ms: u64 = value.parse().map_err(|_| {
+                    EngineError::invalid(format!(
+                        "reconcile.maxMillis must be a count of milliseconds, got {value:?}"
+                    ))
+                })?;
+                self.budget.time = Duration::from_millis(ms);
+            }
+            "reconcile.maxBytes" => {
+                self.budget.bytes = value.parse().map_err(|_| {
+                    EngineError::invalid(format!(
+                        "reconcile.maxBytes must be a byte count, got {value:?}"
+                    ))
+                })?
+            }
             "inSetThreshold" => {
                 self.in_set_threshold = value.parse().map_err(|_| {
                     EngineError::invalid(format!("inSetThreshold must be a count, got {value:?}"))
@@ -201,7 +221,7 @@ impl ConflictConfig {
                 let Some(switch) = Switch::parse(name) else {
                     let known: Vec<&str> = Switch::ALL.iter().map(|s| s.name()).collect();
                     return Err(EngineError::invalid(format!(
-                        "unknown setting {other:?} (known: legacy, isolation, maxAttempts, retryOnConflict, valueExact.maxBytes, inSetThreshold, retentionDurationCheck, {})",
+                        "unknown setting {other:?} (known: legacy, isolation, maxAttempts, retryOnConflict, valueExact.maxBytes, reconcile.maxMillis, reconcile.maxBytes, inSetThreshold, retentionDurationCheck, {})",
                         known.join(", ")
                     )));
                 };
@@ -229,6 +249,26 @@ impl ConflictConfig {
             c.apply_list(&list)?;
         }
         Ok(c)
+    }
+}
+
+/// What the checks of one commit attempt (every winner found after one lost race) may spend:
+/// wall time, and bytes read from winners' files, DVs and the loser's own. Past either, the loser
+/// aborts with reason `budget-exceeded` (Databricks reports `ALLOTTED_TIME_EXCEEDED`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReconcileBudget {
+    pub time: Duration,
+    pub bytes: u64,
+}
+
+impl Default for ReconcileBudget {
+    /// 30 s and 2 GiB: far above what the benchmarks' attempts spend (the p99 check of a lost
+    /// race at 16 writers takes milliseconds), so only a pathological winner reaches them.
+    fn default() -> Self {
+        ReconcileBudget {
+            time: Duration::from_secs(30),
+            bytes: 2 * 1024 * 1024 * 1024,
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! Conflict errors: what a losing transaction is told. The checker and its tiers live in the
-//! `txn` module; this type explains an abort — kind, winning version and operation, the files
-//! involved, the read predicate, and the last tier that could not prove disjointness.
+//! `conflict` module; this type explains an abort — kind, reason (from a fixed list), winning
+//! version and operation, the files involved, the read predicate, and the last tier that could
+//! not prove disjointness.
 
 use std::fmt;
 
@@ -31,9 +32,120 @@ impl ConflictKind {
     }
 }
 
+/// Why a losing transaction aborted: one reason from a fixed list, beside its OSS conflict class
+/// (`ConflictKind`). The checker picks it where it aborts (`conflict/abort_reason.rs`); a caller
+/// decides from it whether to retry as is, to narrow its statement, or to raise a budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum AbortReason {
+    /// A proof that reads rows found one the winner added, removed or changed among those the
+    /// loser read or changed (or both deleted the same row): a true conflict.
+    TrueOverlap,
+    /// The winner's files may hold rows the loser's reads match (their statistics or partition
+    /// values overlap the predicate) and no proof that reads rows cleared them.
+    PossibleOverlap,
+    /// A read predicate no tier can evaluate against a winner's files.
+    PredicateNotUsable,
+    /// The loser read the whole table, so any new or removed row may be one it read.
+    WholeTableRead,
+    /// A winner's file has no statistics, and no proof that reads rows cleared it.
+    MissingStatistics,
+    /// A tier or reconciler failed (an unreadable DV, an evaluation error) and no other proof
+    /// held: failures only ever abort.
+    ProofFailed,
+    /// The attempt's reconcile budget (time or bytes read) ran out before a proof finished.
+    BudgetExceeded,
+    /// The proof that would apply is switched off (legacy mode, or the tier's switch).
+    ReconcileOff,
+    /// The winner changed the table's metadata in a way the loser cannot commit under.
+    MetadataChange,
+    /// The winner changed the protocol in a way the loser cannot commit under.
+    ProtocolChange,
+    /// The winner committed the same application transaction (`txn` app id).
+    SameApplicationTransaction,
+    /// The winner changed a domain metadata the loser also changes.
+    DomainMetadata,
+    /// Another writer created the table first.
+    ConcurrentCreate,
+    /// The commit lost more races than its attempt bound allows.
+    AttemptsExhausted,
+    /// The transaction stayed open longer than VACUUM's safety floor allows
+    /// (`EngineError::TransactionExpired`, not a `ConflictError`).
+    TransactionExpired,
+}
+
+impl AbortReason {
+    /// Every reason, in the order of the list above.
+    pub const ALL: [AbortReason; 15] = [
+        AbortReason::TrueOverlap,
+        AbortReason::PossibleOverlap,
+        AbortReason::PredicateNotUsable,
+        AbortReason::WholeTableRead,
+        AbortReason::MissingStatistics,
+        AbortReason::ProofFailed,
+        AbortReason::BudgetExceeded,
+        AbortReason::ReconcileOff,
+        AbortReason::MetadataChange,
+        AbortReason::ProtocolChange,
+        AbortReason::SameApplicationTransaction,
+        AbortReason::DomainMetadata,
+        AbortReason::ConcurrentCreate,
+        AbortReason::AttemptsExhausted,
+        AbortReason::TransactionExpired,
+    ];
+
+    /// The stable name shown in messages, the Python exception's `reason` and scenario files.
+    pub fn name(self) -> &'static str {
+        match self {
+            AbortReason::TrueOverlap => "true-overlap",
+            AbortReason::PossibleOverlap => "possible-overlap",
+            AbortReason::PredicateNotUsable => "predicate-not-usable",
+            AbortReason::WholeTableRead => "whole-table-read",
+            AbortReason::MissingStatistics => "missing-statistics",
+            AbortReason::ProofFailed => "proof-failed",
+            AbortReason::BudgetExceeded => "budget-exceeded",
+            AbortReason::ReconcileOff => "reconcile-off",
+            AbortReason::MetadataChange => "metadata-change",
+            AbortReason::ProtocolChange => "protocol-change",
+            AbortReason::SameApplicationTransaction => "same-application-transaction",
+            AbortReason::DomainMetadata => "domain-metadata",
+            AbortReason::ConcurrentCreate => "concurrent-create",
+            AbortReason::AttemptsExhausted => "attempts-exhausted",
+            AbortReason::TransactionExpired => "transaction-expired",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<AbortReason> {
+        AbortReason::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    /// The reason a conflict of `kind` has until the checker knows more: whole-commit classes
+    /// name their cause; a file-level one is a possible overlap (refined where it aborts).
+    pub fn of_kind(kind: ConflictKind) -> AbortReason {
+        match kind {
+            ConflictKind::ProtocolChanged => AbortReason::ProtocolChange,
+            ConflictKind::MetadataChanged => AbortReason::MetadataChange,
+            ConflictKind::ConcurrentTransaction => AbortReason::SameApplicationTransaction,
+            ConflictKind::ConcurrentDomainMetadata => AbortReason::DomainMetadata,
+            ConflictKind::MaxCommitAttemptsExceeded => AbortReason::AttemptsExhausted,
+            ConflictKind::ConcurrentAppend
+            | ConflictKind::ConcurrentDeleteRead
+            | ConflictKind::ConcurrentDeleteDelete => AbortReason::PossibleOverlap,
+        }
+    }
+}
+
+impl fmt::Display for AbortReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConflictError {
     pub kind: ConflictKind,
+    /// Why the loser aborted, from the fixed list.
+    pub reason: AbortReason,
     pub winning_version: u64,
     pub winning_operation: String,
     pub files: Vec<String>,
@@ -93,6 +205,7 @@ impl fmt::Display for ConflictError {
                 self.reconcile_failures.join("; ")
             )?;
         }
+        write!(f, "; reason: {}", self.reason)?;
         if self.statement_runs > 1 {
             write!(
                 f,

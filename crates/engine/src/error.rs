@@ -96,6 +96,9 @@ impl EngineError {
                 StorageErrorKind::InvalidPath => ErrorKind::CorruptTable,
                 StorageErrorKind::InvalidLocation => ErrorKind::InvalidArgument,
                 StorageErrorKind::AlreadyExists | StorageErrorKind::Io => ErrorKind::Unavailable,
+                // Only the checker's reads carry a budget, and it turns a refusal into an abort
+                // (reason budget-exceeded); should one escape, retrying may help.
+                StorageErrorKind::BudgetExceeded => ErrorKind::Unavailable,
                 StorageErrorKind::Unsupported => ErrorKind::Unsupported,
             },
             EngineError::Arrow(_) | EngineError::Parquet(_) => ErrorKind::CorruptTable,

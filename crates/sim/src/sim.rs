@@ -77,6 +77,8 @@ pub struct SimReport {
     pub commits: u64,
     pub empty: u64,
     pub aborts: BTreeMap<String, u64>,
+    /// Aborts by reason (`AbortReason::name`).
+    pub reasons: BTreeMap<String, u64>,
     pub failures: Vec<String>,
     pub events: BTreeMap<String, u64>,
     pub faults_fired: u64,
@@ -495,7 +497,10 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
                         // version, as a fresh transaction with its own record.
                         report.reruns += 1;
                         let kind = match &e {
-                            EngineError::Conflict(c) => c.kind.name().to_string(),
+                            EngineError::Conflict(c) => {
+                                count_reason(&mut report.reasons, c);
+                                c.kind.name().to_string()
+                            }
                             other => other.to_string(),
                         };
                         *report.aborts.entry(kind.clone()).or_default() += 1;
@@ -513,6 +518,7 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
                             }
                         }
                         *report.aborts.entry(c.kind.name().to_string()).or_default() += 1;
+                        count_reason(&mut report.reasons, &c);
                         Outcome::Aborted(c.kind.name().to_string())
                     }
                     Err(e) => {
@@ -564,6 +570,14 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
     Ok(report)
 }
 
+/// Counts an abort under its reason.
+pub(crate) fn count_reason(
+    reasons: &mut BTreeMap<String, u64>,
+    c: &delta_rlc_engine::conflict::ConflictError,
+) {
+    *reasons.entry(c.reason.name().to_string()).or_default() += 1;
+}
+
 /// A commit's outcome: committed at a version, or empty (nothing to commit).
 fn committed_outcome(report: &mut SimReport, r: &delta_rlc_engine::txn::CommitResult) -> Outcome {
     for e in &r.events {
@@ -582,7 +596,8 @@ fn committed_outcome(report: &mut SimReport, r: &delta_rlc_engine::txn::CommitRe
 }
 
 /// The configuration a seed runs under: every switch combination shows up across seeds (legacy,
-/// all on, each switch off alone), both isolation levels, 2–4 writers, faults on most seeds.
+/// all on, each switch off alone), both isolation levels, 2–4 writers, faults on most seeds, a
+/// small reconcile byte budget on one in seven.
 pub fn config_for_seed(seed: u64, txns: usize) -> SimConfig {
     let mut conflict = ConflictConfig::default();
     let switches: Vec<_> = conflict.switches.keys().copied().collect();
@@ -594,6 +609,11 @@ pub fn config_for_seed(seed: u64, txns: usize) -> SimConfig {
                 conflict.switches.insert(*s, false);
             }
         }
+    }
+    // One seed in seven gives each attempt's checks a reconcile budget of a few bytes to a few
+    // KiB: proofs that read past it fail, and the loser must abort (reason budget-exceeded).
+    if seed % 7 == 3 {
+        conflict.budget.bytes = [1, 600, 4096, 65_536][((seed / 7) % 4) as usize];
     }
     conflict.isolation = Some(if seed.is_multiple_of(3) {
         IsolationLevel::Serializable
@@ -633,6 +653,9 @@ pub fn accumulate(total: &mut SimReport, r: &SimReport) {
     total.transient_faults += r.transient_faults;
     for (k, v) in &r.aborts {
         *total.aborts.entry(k.clone()).or_default() += v;
+    }
+    for (k, v) in &r.reasons {
+        *total.reasons.entry(k.clone()).or_default() += v;
     }
     for (k, v) in &r.events {
         *total.events.entry(k.clone()).or_default() += v;

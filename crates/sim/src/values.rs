@@ -166,6 +166,8 @@ pub struct ValueSimReport {
     pub commits: u64,
     pub empty: u64,
     pub aborts: BTreeMap<String, u64>,
+    /// Aborts by reason (`AbortReason::name`).
+    pub reasons: BTreeMap<String, u64>,
     pub events: BTreeMap<String, u64>,
     /// Statements that failed the same way when replayed serially (e.g. a MERGE whose source
     /// matched a target row twice): not anomalies.
@@ -464,11 +466,13 @@ pub async fn run_values(cfg: &ValueSimConfig) -> Result<ValueSimReport, EngineEr
                         report.reruns += 1;
                         if let EngineError::Conflict(c) = &e {
                             *report.aborts.entry(c.kind.name().to_string()).or_default() += 1;
+                            crate::sim::count_reason(&mut report.reasons, c);
                         }
                         *slot = Slot::Rerun(rec.sql.clone(), run + 1);
                     }
                     Err(EngineError::Conflict(c)) => {
                         *report.aborts.entry(c.kind.name().to_string()).or_default() += 1;
+                        crate::sim::count_reason(&mut report.reasons, &c);
                     }
                     Err(e) => rec.failed = Some(e.to_string()),
                 }

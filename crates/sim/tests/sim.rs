@@ -360,3 +360,37 @@ fn value_histories_match_serial_replay() {
     assert!(aborts > 0, "and some of them conflict");
     assert!(events > 0, "and some reconcile");
 }
+
+/// Reconcile budgets (issue #48): every history with a small byte budget per attempt — from 1
+/// byte (no proof that reads anything can finish) to 64 KiB — judged by the oracle. No anomaly:
+/// a proof cut short by the budget only ever aborts. The budget is hit (losers abort with reason
+/// budget-exceeded), and losers still reconcile within the larger budgets. Every abort names a
+/// reason from the fixed list.
+#[test]
+fn budget_histories_have_no_anomalies() {
+    let budgets = [1u64, 600, 4096, 65_536];
+    let totals = campaign(960_001..=960_080, "reconcile budget", |c| {
+        c.conflict.legacy = false;
+        c.conflict.budget.bytes = budgets[(c.seed % 4) as usize];
+    });
+    eprintln!(
+        "budget: {} commits, aborts {:?}, reasons {:?}, events {:?}",
+        totals.commits, totals.aborts, totals.reasons, totals.events
+    );
+    let spent = totals.reasons.get("budget-exceeded").copied().unwrap_or(0);
+    assert!(spent > 0, "the budget must be hit: {:?}", totals.reasons);
+    assert!(
+        totals.events.values().sum::<u64>() > 0,
+        "and some losers still reconcile: {:?}",
+        totals.events
+    );
+    let aborts: u64 = totals.aborts.values().sum();
+    let reasoned: u64 = totals.reasons.values().sum();
+    assert_eq!(aborts, reasoned, "every abort names a reason");
+    for name in totals.reasons.keys() {
+        assert!(
+            delta_rlc_engine::conflict::AbortReason::parse(name).is_some(),
+            "{name} is not on the list"
+        );
+    }
+}

@@ -27,6 +27,6 @@ mod store;
 pub use cloud::CommitMode;
 pub use meter::{RequestCounts, RequestMeter};
 pub use retry::RetryPolicy;
-pub use store::{ObjectInfo, PutOutcome, StorageError, StorageErrorKind, TableStore};
+pub use store::{ObjectInfo, PutOutcome, ReadBudget, StorageError, StorageErrorKind, TableStore};
 
 pub use object_store;

@@ -32,6 +32,8 @@ pub enum StorageErrorKind {
     Io,
     /// The store cannot do what is asked (a commit on a store without conditional writes).
     Unsupported,
+    /// The handle's read budget is spent ([`ReadBudget`]); nothing is wrong with the store.
+    BudgetExceeded,
 }
 
 #[derive(Debug, Error, Clone)]
@@ -117,11 +119,16 @@ pub struct TableStore {
     kept: Option<Arc<ObjectCache>>,
     /// Storage options accepted but ignored (deltalake's that mean nothing here), as warnings.
     warnings: Arc<Vec<String>>,
+    /// Caps the bytes this handle's reads hand out ([`TableStore::with_read_budget`]).
+    read_budget: Option<Arc<ReadBudget>>,
 }
 
 mod listing;
 mod local_read;
+mod read_budget;
 mod statement;
+
+pub use read_budget::ReadBudget;
 
 fn memory_stores() -> &'static Mutex<HashMap<String, Arc<InMemory>>> {
     static STORES: OnceLock<Mutex<HashMap<String, Arc<InMemory>>>> = OnceLock::new();
@@ -168,6 +175,7 @@ impl TableStore {
                 commit_mode: cloud.commit_mode,
                 retry: RetryPolicy::DEFAULT,
                 meter: None,
+                read_budget: None,
                 cache: None,
                 kept: None,
             });
@@ -194,6 +202,7 @@ impl TableStore {
                 commit_mode: CommitMode::PutIfAbsent,
                 retry: RetryPolicy::DEFAULT,
                 meter: None,
+                read_budget: None,
                 cache: None,
                 kept: None,
                 warnings: Default::default(),
@@ -257,6 +266,7 @@ impl TableStore {
                 ..RetryPolicy::DEFAULT
             },
             meter: None,
+            read_budget: None,
             cache: None,
             kept: None,
             warnings: Default::default(),
@@ -291,6 +301,7 @@ impl TableStore {
             commit_mode: CommitMode::PutIfAbsent,
             retry: RetryPolicy::DEFAULT,
             meter: None,
+            read_budget: None,
             cache: None,
             kept: None,
             warnings: Default::default(),
@@ -312,6 +323,7 @@ impl TableStore {
             cache: self.cache.clone(),
             kept: self.kept.clone(),
             warnings: self.warnings.clone(),
+            read_budget: self.read_budget.clone(),
         }
     }
 
@@ -383,7 +395,9 @@ impl TableStore {
 
     pub async fn get(&self, rel: &str) -> Result<Bytes> {
         let p = self.object_path(rel)?;
+        self.check_read_budget(rel)?;
         if let Some(bytes) = self.cached(rel) {
+            self.charge_read(rel, bytes.len())?;
             return Ok(bytes);
         }
         let _req = self.track(RequestKind::Get, 1, rel);
@@ -404,6 +418,7 @@ impl TableStore {
         for c in [&self.cache, &self.kept].into_iter().flatten() {
             c.insert(rel, &bytes);
         }
+        self.charge_read(rel, bytes.len())?;
         Ok(bytes)
     }
 
@@ -415,25 +430,31 @@ impl TableStore {
         ranges: &[std::ops::Range<u64>],
     ) -> Result<Vec<Bytes>> {
         let p = self.object_path(rel)?;
+        self.check_read_budget(rel)?;
+        let charged = |parts: Vec<Bytes>| {
+            self.charge_read(rel, parts.iter().map(Bytes::len).sum())
+                .map(|()| parts)
+        };
         if let Some(parts) = [&self.cache, &self.kept]
             .into_iter()
             .flatten()
             .find_map(|c| c.get_ranges(rel, ranges))
         {
-            return Ok(parts);
+            return charged(parts);
         }
         let _req = self.track(RequestKind::Get, coalesced_requests(ranges), rel);
         if let Some(parts) = self.read_local_ranges(&p, rel, ranges)? {
-            return Ok(parts);
+            return charged(parts);
         }
         let (store, p) = (&self.store, &p);
-        retrying(self.retry, move || async move {
+        let parts = retrying(self.retry, move || async move {
             store
                 .get_ranges(p, ranges)
                 .await
                 .map_err(|e| StorageError::from_os(e, rel))
         })
-        .await
+        .await?;
+        charged(parts)
     }
 
     pub async fn head(&self, rel: &str) -> Result<ObjectInfo> {

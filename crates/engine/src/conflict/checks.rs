@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use delta_rlc_protocol::actions::{Action, Add, Metadata, Protocol, Remove};
 use delta_rlc_storage::TableStore;
 
+use super::abort_reason::{explain, reads_every_row, AbortFacts, Findings};
 use super::metadata_change::{allowed_config_change, check_metadata_change};
 use super::metadata_pair;
 use super::reconcile::{reconcilers, ReconcileContext};
@@ -13,7 +14,7 @@ use super::summary::WinningCommit;
 use super::tiers::{append_tiers, delete_read_tiers, TierContext};
 use super::Event;
 use crate::conflict_config::{ConflictConfig, IsolationLevel};
-use crate::conflict_error::{ConflictError, ConflictKind};
+use crate::conflict_error::{AbortReason, ConflictError, ConflictKind};
 use crate::error::{EngineError, Result};
 use crate::read_set::{ReadPredicate, ReadSet};
 use crate::snapshot::Snapshot;
@@ -90,6 +91,7 @@ pub(super) fn conflict(
 ) -> EngineError {
     EngineError::Conflict(Box::new(ConflictError {
         kind,
+        reason: AbortReason::of_kind(kind),
         winning_version: w.version,
         winning_operation: w.operation(),
         files,
@@ -308,6 +310,7 @@ pub async fn check_winner(
     // the abort message should the checks below abort.
     let mut resolved: BTreeSet<String> = BTreeSet::new();
     let mut failures: Vec<String> = Vec::new();
+    let findings = Findings::default();
     for r in reconcilers() {
         if !input.config.enabled(r.switch()) {
             continue;
@@ -319,6 +322,7 @@ pub async fn check_winner(
             env: input.env,
             winner: w,
             resolved: &resolved,
+            findings: &findings,
         };
         match r.reconcile(&ctx, state).await {
             Ok(Some(rewrite)) => {
@@ -339,12 +343,23 @@ pub async fn check_winner(
             }
         }
     }
-    let annotate = |e: EngineError| match e {
-        EngineError::Conflict(mut c) if !failures.is_empty() => {
-            c.reconcile_failures = failures.clone();
-            EngineError::Conflict(c)
+    // A file-level abort names its reason (`abort_reason`) and the reconcilers that failed.
+    let every_row = reads_every_row(&state.read_set);
+    let annotate = |e: EngineError| {
+        let facts = AbortFacts {
+            findings: &findings,
+            reads_every_row: every_row,
+            winner_adds: w.adds.iter().map(|a| (a.path.as_str(), a)).collect(),
+            config: input.config,
+            reconcile_failed: !failures.is_empty(),
+        };
+        match explain(e, &facts) {
+            EngineError::Conflict(mut c) if !failures.is_empty() => {
+                c.reconcile_failures = failures.clone();
+                EngineError::Conflict(c)
+            }
+            other => other,
         }
-        other => other,
     };
 
     // A staged metadata action equal to the read snapshot's (RESTORE to a version with the same
@@ -353,10 +368,18 @@ pub async fn check_winner(
         .staged
         .iter()
         .any(|a| matches!(a, Action::Metadata(m) if *m != input.read_snapshot.metadata));
-    check_appends(input, state, w, ours_metadata, &resolved, &mut out)
-        .await
-        .map_err(annotate)?;
-    check_delete_read(input, state, w, &resolved, &mut out)
+    check_appends(
+        input,
+        state,
+        w,
+        ours_metadata,
+        &resolved,
+        &findings,
+        &mut out,
+    )
+    .await
+    .map_err(annotate)?;
+    check_delete_read(input, state, w, &resolved, &findings, &mut out)
         .await
         .map_err(annotate)?;
 
@@ -390,6 +413,7 @@ async fn check_appends(
     w: &WinningCommit,
     ours_metadata: bool,
     resolved: &BTreeSet<String>,
+    findings: &Findings,
     out: &mut CheckOutcome,
 ) -> Result<()> {
     let all: Vec<&Add> = w
@@ -409,7 +433,7 @@ async fn check_appends(
     if input.config.unsound_for_testing {
         return Ok(());
     }
-    let ctx = tier_context(input, state, w);
+    let ctx = tier_context(input, state, w, findings);
     let tiers = append_tiers();
     if state.read_set.whole_table {
         // Only proofs that a file holds no new rows at all apply to a whole-table read.
@@ -486,6 +510,7 @@ async fn check_delete_read(
     state: &mut LoserState,
     w: &WinningCommit,
     resolved: &BTreeSet<String>,
+    findings: &Findings,
     out: &mut CheckOutcome,
 ) -> Result<()> {
     let read_paths: BTreeSet<String> = state
@@ -507,7 +532,7 @@ async fn check_delete_read(
     if state.read_set.whole_table && !removes.is_empty() {
         // Whole-table readers are never refined, except by reconcilers (resolved paths) and by the
         // relocation tier (dataChange=false moves no rows).
-        let ctx = tier_context(input, state, w);
+        let ctx = tier_context(input, state, w, findings);
         let mut open = removes.clone();
         for t in delete_read_tiers()
             .into_iter()
@@ -535,7 +560,7 @@ async fn check_delete_read(
     let mut last_tier: Option<&str> = None;
     let mut relocated = false;
     {
-        let ctx = tier_context(input, state, w);
+        let ctx = tier_context(input, state, w, findings);
         for tier in delete_read_tiers() {
             if hits.is_empty() {
                 break;
@@ -597,6 +622,7 @@ fn tier_context<'a>(
     input: &'a CheckInput<'a>,
     state: &'a LoserState,
     w: &'a WinningCommit,
+    findings: &'a Findings,
 ) -> TierContext<'a> {
     TierContext::new(
         state.view(input.read_snapshot),
@@ -605,6 +631,7 @@ fn tier_context<'a>(
         &state.staged,
         input.config,
         w,
+        findings,
     )
 }
 

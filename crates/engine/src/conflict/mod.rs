@@ -3,6 +3,8 @@
 //! checks are chains of tiers; a tier may drop a file from the conflicting set only when it proves no
 //! overlap. The first file no tier can clear becomes the conflict, naming the last tier tried.
 
+pub mod abort_reason;
+pub mod budget;
 mod checks;
 mod domains;
 pub mod identity_rebase;
@@ -22,5 +24,5 @@ pub use summary::WinningCommit;
 // The settings, the error and the events live in leaf modules (ops and the SQL layer use them
 // without importing the checker); re-exported here for callers of the checker.
 pub use crate::conflict_config::{ConflictConfig, IsolationLevel, Switch};
-pub use crate::conflict_error::{ConflictError, ConflictKind};
+pub use crate::conflict_error::{AbortReason, ConflictError, ConflictKind};
 pub use crate::events::Event;

@@ -61,6 +61,9 @@ pub struct ExpectSpec {
     /// statement that aborted on a true conflict): `A = 2`.
     #[serde(default)]
     pub runs: BTreeMap<String, Spanned<u32>>,
+    /// Why each named transaction aborted (`AbortReason::name`): `B = "true-overlap"`.
+    #[serde(default)]
+    pub reasons: BTreeMap<String, Spanned<String>>,
     /// Per-transaction outcome: "committed", "aborted", or a conflict kind. (serde cannot keep
     /// spans through `flatten`; lines are found with [`expect_key_offset`].)
     #[serde(flatten)]

@@ -24,6 +24,8 @@ pub enum TxnOutcome {
     },
     Aborted {
         kind: String,
+        /// The abort's reason (`AbortReason::name`).
+        reason: String,
         message: String,
         /// How many times the statement ran before giving up.
         runs: u32,
@@ -60,9 +62,10 @@ impl TxnOutcome {
             }),
             TxnOutcome::Aborted {
                 kind,
+                reason,
                 message,
                 runs,
-            } => json!({"outcome": kind, "error": message, "runs": runs}),
+            } => json!({"outcome": kind, "reason": reason, "error": message, "runs": runs}),
             TxnOutcome::Failed { message } => json!({"outcome": "failed", "error": message}),
             TxnOutcome::NotRun => json!({"outcome": "not run"}),
         }
@@ -416,6 +419,19 @@ pub async fn run_scenario(
                 ));
             }
         }
+        for (name, want) in &e.reasons {
+            let got = match outcomes.get(name) {
+                Some(TxnOutcome::Aborted { reason, .. }) => reason.as_str(),
+                _ => "none (not aborted)",
+            };
+            if got != want.get_ref() {
+                report.mismatches.push(format!(
+                    "{}: {name} expected abort reason {}, got {got}",
+                    at(want.span().start),
+                    want.get_ref()
+                ));
+            }
+        }
         for (name, wanted) in &e.events {
             let fired: Vec<String> = match outcomes.get(name) {
                 Some(TxnOutcome::Committed { events, .. }) => {
@@ -509,6 +525,7 @@ fn outcome_of_error(e: EngineError) -> TxnOutcome {
     match &e {
         EngineError::Conflict(c) => TxnOutcome::Aborted {
             kind: c.kind.name().to_string(),
+            reason: c.reason.name().to_string(),
             message: e.to_string(),
             runs: c.statement_runs,
         },

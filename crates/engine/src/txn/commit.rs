@@ -19,9 +19,10 @@ use delta_rlc_storage::{PutOutcome, StorageErrorKind};
 use serde_json::{json, Value};
 
 use super::Transaction;
+use crate::conflict::budget::AttemptBudget;
 use crate::conflict::{
-    check_winner, CheckInput, ConflictError, ConflictKind, Event, IsolationLevel, LoserState,
-    WinningCommit,
+    check_winner, AbortReason, CheckInput, ConflictError, ConflictKind, Event, IsolationLevel,
+    LoserState, WinningCommit,
 };
 use crate::error::{EngineError, Result};
 use crate::snapshot::Snapshot;
@@ -218,6 +219,7 @@ impl Transaction {
             let Some(read_snapshot) = self.read_snapshot.clone() else {
                 return Err(EngineError::Conflict(Box::new(ConflictError {
                     kind: ConflictKind::ProtocolChanged,
+                    reason: AbortReason::ConcurrentCreate,
                     winning_version: version,
                     winning_operation: "CREATE TABLE".into(),
                     files: vec![],
@@ -256,9 +258,12 @@ impl Transaction {
                 fetched = found;
                 missing_from = Some(missing);
             }
+            // What this attempt's checks may spend; they read through a handle charged to it.
+            let budget = AttemptBudget::start(&self.table.conflict);
+            let budgeted = budget.store(store);
             let input = CheckInput {
                 read_snapshot: &read_snapshot,
-                store,
+                store: &budgeted,
                 is_blind_append: blind,
                 isolation,
                 config: &self.table.conflict,
@@ -304,7 +309,9 @@ impl Transaction {
                     // A metadata winner may have shortened the retention the probe relies on.
                     latest = Some(self.latest_version(v).await?);
                 }
-                let outcome = check_winner(&input, &mut state_loser, &winner).await?;
+                let outcome = budget
+                    .run(&winner, check_winner(&input, &mut state_loser, &winner))
+                    .await?;
                 last_winner = Some((winner.version, winner.operation()));
                 events.extend(outcome.events);
                 if let Some(h) = winner.row_id_high_water_mark() {
@@ -335,6 +342,7 @@ impl Transaction {
                     let (version, operation) = last_winner.clone().unwrap_or_default();
                     EngineError::Conflict(Box::new(ConflictError {
                         kind: ConflictKind::MetadataChanged,
+                        reason: AbortReason::MetadataChange,
                         winning_version: version,
                         winning_operation: operation,
                         files: vec![],
@@ -348,6 +356,7 @@ impl Transaction {
         }
         Err(EngineError::Conflict(Box::new(ConflictError {
             kind: ConflictKind::MaxCommitAttemptsExceeded,
+            reason: AbortReason::AttemptsExhausted,
             winning_version: version.saturating_sub(1),
             winning_operation: "TRANSACTION".into(),
             files: vec![],

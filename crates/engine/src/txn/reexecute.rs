@@ -113,6 +113,7 @@ mod tests {
     fn conflict() -> EngineError {
         EngineError::Conflict(Box::new(ConflictError {
             kind: ConflictKind::ConcurrentDeleteRead,
+            reason: crate::conflict_error::AbortReason::TrueOverlap,
             winning_version: 3,
             winning_operation: "DELETE".into(),
             files: vec![],
@@ -181,6 +182,7 @@ mod tests {
                 async {
                     Err(EngineError::Conflict(Box::new(ConflictError {
                         kind: ConflictKind::ConcurrentTransaction,
+                        reason: crate::conflict_error::AbortReason::SameApplicationTransaction,
                         winning_version: 2,
                         winning_operation: "WRITE".into(),
                         files: vec![],

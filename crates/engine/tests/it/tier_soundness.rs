@@ -92,7 +92,8 @@ proptest! {
                 let rp = split_predicate(&expr, &snap.metadata.partition_columns, pred_sql.clone());
                 let mut read_set = ReadSet::default();
                 read_set.add_predicate(rp.clone());
-                let tctx = TierContext::new(&base, &table.store, &read_set, &[], &config, &winner);
+                let findings = delta_rlc_engine::conflict::abort_reason::Findings::default();
+                let tctx = TierContext::new(&base, &table.store, &read_set, &[], &config, &winner, &findings);
                 let phys = ctx.create_physical_expr(expr.clone(), &df_schema).unwrap();
                 // New data (dataChange=true): relocation only applies to rows already in the table.
                 let cands: Vec<&delta_rlc_protocol::Add> = winner.adds.iter().collect();
@@ -184,7 +185,8 @@ proptest! {
             let mut read_set = ReadSet::default();
             read_set.add_predicate(rp.clone());
             let config = ConflictConfig::default();
-            let tctx = TierContext::new(&base, &table.store, &read_set, &[], &config, &winner);
+            let findings = delta_rlc_engine::conflict::abort_reason::Findings::default();
+            let tctx = TierContext::new(&base, &table.store, &read_set, &[], &config, &winner, &findings);
             let on: Vec<String> = key_cols.iter().map(|c| format!("f.{c} = src.{c}")).collect();
             let cands: Vec<&delta_rlc_protocol::Add> = winner.adds.iter().collect();
             for tier in append_tiers() {
@@ -262,7 +264,8 @@ proptest! {
                 let rp = split_predicate(&expr, &base.metadata.partition_columns, pred_sql.clone());
                 let mut read_set = ReadSet::default();
                 read_set.add_predicate(rp);
-                let tctx = TierContext::new(&base, &table.store, &read_set, &[], &config, &winner);
+                let findings = delta_rlc_engine::conflict::abort_reason::Findings::default();
+                let tctx = TierContext::new(&base, &table.store, &read_set, &[], &config, &winner, &findings);
                 let phys = ctx.create_physical_expr(expr.clone(), &df_schema).unwrap();
                 let refs: Vec<&delta_rlc_protocol::Remove> = winner.removes.iter().collect();
                 for tier in delete_read_tiers() {

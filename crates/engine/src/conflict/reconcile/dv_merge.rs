@@ -133,6 +133,8 @@ async fn checked_merge(
         return Ok(None);
     }
     if !own.is_disjoint(dv_win) {
+        // Both delete the same row: a true conflict, named in the abort.
+        ctx.findings.overlap(path);
         return Ok(None);
     }
     Ok(Some((dv_win | &own, num_records)))

@@ -36,6 +36,8 @@ pub struct ReconcileContext<'a> {
     pub winner: &'a WinningCommit,
     /// Paths already settled by an earlier reconciler for this winner.
     pub resolved: &'a BTreeSet<String>,
+    /// What proofs found, to explain an abort (`conflict::abort_reason`); noting never settles.
+    pub findings: &'a super::abort_reason::Findings,
 }
 
 /// A reconciler's proposal: the loser's new staged actions, the winner paths it settles, and the

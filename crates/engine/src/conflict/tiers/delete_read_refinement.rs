@@ -8,7 +8,8 @@
 //! Why skipping is safe: the loser's reads are OR-ed predicates; if no removed row satisfies any of
 //! them, re-running the loser after the winner reads exactly the same rows from this file.
 //! Declines: whole-table readers, any read without a predicate, a removed file of a partitioned table
-//! without partition values, any read/DV/evaluation error.
+//! without partition values, any read/DV/evaluation error. A removed row a predicate matches is
+//! noted as a true overlap (`abort_reason`).
 
 use crate::conflict_config::Switch;
 use async_trait::async_trait;
@@ -61,7 +62,11 @@ async fn no_removed_row_was_read(ctx: &TierContext<'_>, r: &Remove) -> Result<bo
             return Ok(false);
         }
         for (b, sel) in &batches {
-            if any_row_matches(ctx.snapshot, pred, b, Some(sel))? {
+            let matched = any_row_matches(ctx.snapshot, pred, b, Some(sel)).inspect_err(|_| {
+                ctx.findings.predicate_unusable(&r.path);
+            })?;
+            if matched {
+                ctx.findings.overlap(&r.path);
                 return Ok(false);
             }
         }
@@ -85,7 +90,11 @@ impl DeleteReadTier for RemovedRowsRefinement {
         }
         let mut out = Vec::with_capacity(removes.len());
         for r in removes {
-            out.push(matches!(no_removed_row_was_read(ctx, r).await, Ok(true)));
+            let verdict = no_removed_row_was_read(ctx, r).await;
+            if verdict.is_err() {
+                ctx.findings.failed(&r.path);
+            }
+            out.push(matches!(verdict, Ok(true)));
         }
         out
     }

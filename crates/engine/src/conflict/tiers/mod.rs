@@ -41,6 +41,8 @@ pub struct TierContext<'a> {
     pub staged: &'a [Action],
     pub config: &'a ConflictConfig,
     pub winner: &'a WinningCommit,
+    /// What proofs found, to explain an abort (`conflict::abort_reason`); noting never clears.
+    pub findings: &'a crate::conflict::abort_reason::Findings,
     /// The winner's added-file stats, parsed once and shared by every predicate and tier.
     winner_add_stats: OnceLock<FileStatsPruning<'a>>,
 }
@@ -53,6 +55,7 @@ impl<'a> TierContext<'a> {
         staged: &'a [Action],
         config: &'a ConflictConfig,
         winner: &'a WinningCommit,
+        findings: &'a crate::conflict::abort_reason::Findings,
     ) -> Self {
         TierContext {
             snapshot,
@@ -61,6 +64,7 @@ impl<'a> TierContext<'a> {
             staged,
             config,
             winner,
+            findings,
             winner_add_stats: OnceLock::new(),
         }
     }

@@ -7,7 +7,8 @@
 //! loser after the winner would see in that file; NULL results count as "not read" only because SQL
 //! filters drop them too.
 //! Declines: candidates larger than the byte bound in total, any read or evaluation error (unknown
-//! column, corrupt file, unreadable DV), a predicate with no condition at all.
+//! column, corrupt file, unreadable DV), a predicate with no condition at all. A matching row is
+//! noted as a true overlap, an error as a failed proof or an unusable predicate (`abort_reason`).
 
 use crate::conflict_config::Switch;
 use async_trait::async_trait;
@@ -44,17 +45,28 @@ impl AppendTier for ValueExact {
             return out;
         }
         for (i, add) in candidates.iter().enumerate() {
-            let verdict = async {
-                let batches = live_rows(ctx.store, ctx.snapshot, add).await?;
-                for b in &batches {
-                    if any_row_matches(ctx.snapshot, predicate, b, None)? {
-                        return Ok::<bool, crate::error::EngineError>(false);
+            // What is found is noted to explain an abort; only a clean pass clears the file.
+            let Ok(batches) = live_rows(ctx.store, ctx.snapshot, add).await else {
+                ctx.findings.failed(&add.path);
+                continue;
+            };
+            let mut clear = true;
+            for b in &batches {
+                match any_row_matches(ctx.snapshot, predicate, b, None) {
+                    Ok(false) => {}
+                    Ok(true) => {
+                        ctx.findings.overlap(&add.path);
+                        clear = false;
+                        break;
+                    }
+                    Err(_) => {
+                        ctx.findings.predicate_unusable(&add.path);
+                        clear = false;
+                        break;
                     }
                 }
-                Ok(true)
             }
-            .await;
-            out[i] = matches!(verdict, Ok(true));
+            out[i] = clear;
         }
         out
     }
