@@ -4,6 +4,7 @@
 
 mod bench;
 mod demo;
+mod lost_responses;
 mod output;
 mod repl;
 mod scenario;
@@ -195,6 +196,9 @@ enum BenchAction {
     },
     /// Many writers on one table in an in-process store with S3's latency (crates/cli/src/writers.rs).
     Writers(writers::WritersArgs),
+    /// Writers whose commit puts lose responses and requests; every outcome checked against the
+    /// table (crates/cli/src/lost_responses.rs).
+    LostResponses(lost_responses::LostResponsesArgs),
 }
 
 #[derive(Subcommand)]
@@ -419,6 +423,9 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             }
             BenchAction::Capture { dir, rows } => bench::capture(&dir, rows).await?,
             BenchAction::Writers(args) => writers::run(args, session.conflict.clone()).await?,
+            BenchAction::LostResponses(args) => {
+                lost_responses::run(args, session.conflict.clone()).await?
+            }
         },
         Command::Sim {
             seeds,

@@ -165,6 +165,8 @@ struct WriterTally {
     rows_changed: u64,
     attempts: u64,
     aborts: BTreeMap<String, u64>,
+    /// Aborts by reason (`AbortReason::name`).
+    reasons: BTreeMap<String, u64>,
     requests: [u64; 5],
     depth_sum: u64,
     latencies_ms: Vec<f64>,
@@ -215,6 +217,7 @@ async fn run_writer(
             }
             Err(EngineError::Conflict(c)) => {
                 *t.aborts.entry(c.kind.name().to_string()).or_default() += 1;
+                *t.reasons.entry(c.reason.name().to_string()).or_default() += 1;
             }
             Err(e) => return Err(e),
         }
@@ -306,6 +309,9 @@ async fn run_point(
         for (k, v) in t.aborts {
             *all.aborts.entry(k).or_default() += v;
         }
+        for (k, v) in t.reasons {
+            *all.reasons.entry(k).or_default() += v;
+        }
         for (slot, v) in all.requests.iter_mut().zip(t.requests) {
             *slot += v;
         }
@@ -352,6 +358,7 @@ async fn run_point(
         "commits": all.commits,
         "committedPerMin": all.commits as f64 * 60.0 / setup.seconds,
         "aborts": all.aborts,
+        "abortReasons": all.reasons,
         "failedStatements": all.aborts.values().sum::<u64>(),
         "reruns": all.reruns,
         "retryOnConflict": setup.conflict.reexecution.reruns,

@@ -27,6 +27,8 @@ mod store;
 pub use cloud::CommitMode;
 pub use meter::{RequestCounts, RequestMeter};
 pub use retry::RetryPolicy;
-pub use store::{ObjectInfo, PutOutcome, ReadBudget, StorageError, StorageErrorKind, TableStore};
+pub use store::{
+    CommitFaults, ObjectInfo, PutOutcome, ReadBudget, StorageError, StorageErrorKind, TableStore,
+};
 
 pub use object_store;

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
@@ -10,12 +10,11 @@ use futures::TryStreamExt;
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use object_store::path::Path;
-use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+use object_store::{ObjectStore, ObjectStoreExt};
 use thiserror::Error;
 
 use crate::cloud::{open_cloud, CommitMode};
 use crate::latency::{take_latency_options, with_latency};
-use crate::local::{put_if_absent_durable, LocalPut};
 use crate::meter::{coalesced_requests, RequestKind, RequestMeter};
 use crate::object_cache::ObjectCache;
 use crate::retry::{retrying, RetryPolicy};
@@ -121,13 +120,18 @@ pub struct TableStore {
     warnings: Arc<Vec<String>>,
     /// Caps the bytes this handle's reads hand out ([`TableStore::with_read_budget`]).
     read_budget: Option<Arc<ReadBudget>>,
+    /// Faults injected into this handle's commit puts ([`TableStore::with_commit_faults`]).
+    commit_faults: Option<Arc<CommitFaults>>,
 }
 
+mod commit_faults;
 mod listing;
 mod local_read;
 mod read_budget;
 mod statement;
+mod writes;
 
+pub use commit_faults::CommitFaults;
 pub use read_budget::ReadBudget;
 
 fn memory_stores() -> &'static Mutex<HashMap<String, Arc<InMemory>>> {
@@ -176,6 +180,7 @@ impl TableStore {
                 retry: RetryPolicy::DEFAULT,
                 meter: None,
                 read_budget: None,
+                commit_faults: None,
                 cache: None,
                 kept: None,
             });
@@ -203,6 +208,7 @@ impl TableStore {
                 retry: RetryPolicy::DEFAULT,
                 meter: None,
                 read_budget: None,
+                commit_faults: None,
                 cache: None,
                 kept: None,
                 warnings: Default::default(),
@@ -267,6 +273,7 @@ impl TableStore {
             },
             meter: None,
             read_budget: None,
+            commit_faults: None,
             cache: None,
             kept: None,
             warnings: Default::default(),
@@ -302,6 +309,7 @@ impl TableStore {
             retry: RetryPolicy::DEFAULT,
             meter: None,
             read_budget: None,
+            commit_faults: None,
             cache: None,
             kept: None,
             warnings: Default::default(),
@@ -324,6 +332,7 @@ impl TableStore {
             kept: self.kept.clone(),
             warnings: self.warnings.clone(),
             read_budget: self.read_budget.clone(),
+            commit_faults: self.commit_faults.clone(),
         }
     }
 
@@ -492,111 +501,6 @@ impl TableStore {
             Err(e) if e.kind == StorageErrorKind::NotFound => Ok(false),
             Err(e) => Err(e),
         }
-    }
-
-    /// Overwriting write (data files, DV files, checkpoints, `_last_checkpoint`).
-    pub async fn put(&self, rel: &str, bytes: Bytes) -> Result<()> {
-        let p = self.object_path(rel)?;
-        let _req = self.track(RequestKind::Put, 1, rel);
-        let (store, p) = (&self.store, &p);
-        let payload = bytes.clone();
-        retrying(self.retry, move || {
-            let payload = PutPayload::from(payload.clone());
-            async move {
-                store
-                    .put(p, payload)
-                    .await
-                    .map_err(|e| StorageError::from_os(e, rel))
-            }
-        })
-        .await?;
-        // A data or DV file this handle wrote is what a later statement would read back.
-        if let Some(k) = &self.kept {
-            k.insert(rel, &bytes);
-        }
-        Ok(())
-    }
-
-    /// The commit primitive: create `rel` only if it does not exist.
-    pub async fn put_if_absent(&self, rel: &str, bytes: Bytes) -> PutOutcome {
-        self.put_if_absent_tagged(rel, bytes).await.0
-    }
-
-    /// [`TableStore::put_if_absent`], with the entity tag the store gave the created object when
-    /// it gives one (object stores; a listing shows the same tag for the same object).
-    pub async fn put_if_absent_tagged(
-        &self,
-        rel: &str,
-        bytes: Bytes,
-    ) -> (PutOutcome, Option<String>) {
-        let p = match self.object_path(rel) {
-            Ok(p) => p,
-            Err(e) => return (PutOutcome::Unknown(e), None),
-        };
-        let _req = self.track(RequestKind::Put, 1, rel);
-        if let Some(dir) = &self.local_dir {
-            let target = dir.join(rel);
-            let unique = format!(
-                "{}-{}",
-                std::process::id(),
-                UNIQUE.fetch_add(1, Ordering::Relaxed)
-            );
-            let res = tokio::task::spawn_blocking(move || {
-                put_if_absent_durable(&target, &bytes, &unique)
-            })
-            .await;
-            let outcome = match res {
-                Ok(Ok(LocalPut::Created)) => PutOutcome::Created,
-                Ok(Ok(LocalPut::AlreadyExists)) => PutOutcome::AlreadyExists,
-                Ok(Err(e)) => PutOutcome::Unknown(StorageError::new(
-                    StorageErrorKind::Io,
-                    format!("{rel}: {e}"),
-                )),
-                Err(e) => PutOutcome::Unknown(StorageError::new(
-                    StorageErrorKind::Io,
-                    format!("{rel}: {e}"),
-                )),
-            };
-            return (outcome, None);
-        }
-        match self.commit_mode {
-            CommitMode::PutIfAbsent => {}
-            CommitMode::Refuse => {
-                return (PutOutcome::Refused(StorageError::new(
-                    StorageErrorKind::Unsupported,
-                    format!(
-                        "{}: the store has no conditional writes (aws_conditional_put = disabled), so commits cannot be made atomic; set the storage option unsafe_single_writer = true only if no other process ever writes this table",
-                        self.root_uri
-                    ),
-                )), None)
-            }
-            CommitMode::UnsafeSingleWriter => {
-                // Check, then put: atomic only because the user promised a single writer.
-                let outcome = match self.exists(rel).await {
-                    Ok(true) => PutOutcome::AlreadyExists,
-                    Ok(false) => match self.store.put(&p, PutPayload::from(bytes)).await {
-                        Ok(_) => PutOutcome::Created,
-                        Err(e) => PutOutcome::Unknown(StorageError::from_os(e, rel)),
-                    },
-                    Err(e) => PutOutcome::Unknown(e),
-                };
-                return (outcome, None);
-            }
-        }
-        let opts = PutOptions::from(PutMode::Create);
-        let outcome = match self.store.put_opts(&p, PutPayload::from(bytes), opts).await {
-            Ok(created) => return (PutOutcome::Created, created.e_tag),
-            Err(object_store::Error::AlreadyExists { .. })
-            | Err(object_store::Error::Precondition { .. }) => PutOutcome::AlreadyExists,
-            Err(e @ object_store::Error::NotImplemented { .. }) => {
-                PutOutcome::Refused(StorageError::new(
-                    StorageErrorKind::Unsupported,
-                    format!("{rel}: the store cannot create an object only if it is absent: {e}"),
-                ))
-            }
-            Err(e) => PutOutcome::Unknown(StorageError::from_os(e, rel)),
-        };
-        (outcome, None)
     }
 
     /// Recursive listing under a relative directory ("" = the root). Paths are relative to the root.
