@@ -170,6 +170,8 @@ struct WriterTally {
     requests: [u64; 5],
     depth_sum: u64,
     latencies_ms: Vec<f64>,
+    /// Milliseconds each committed statement spent in conflict checks (0 when it won at once).
+    check_ms: Vec<f64>,
     /// Statements run again after a true conflict (re-execution on).
     reruns: u64,
     /// Rows changed by the statements committed before the deadline.
@@ -214,6 +216,8 @@ async fn run_writer(
                     t.depth_sum += u64::from(r.critical_path_depth);
                 }
                 t.latencies_ms.push(t0.elapsed().as_secs_f64() * 1000.0);
+                t.check_ms
+                    .push(c.map_or(0.0, |c| c.check_time.as_secs_f64() * 1000.0));
             }
             Err(EngineError::Conflict(c)) => {
                 *t.aborts.entry(c.kind.name().to_string()).or_default() += 1;
@@ -316,6 +320,7 @@ async fn run_point(
             *slot += v;
         }
         all.latencies_ms.extend(t.latencies_ms);
+        all.check_ms.extend(t.check_ms);
     }
     // Read back: what the committed statements said they changed is what the table holds.
     let mut check = session(&setup.conflict, None);
@@ -344,12 +349,13 @@ async fn run_point(
         )));
     }
     all.latencies_ms.sort_by(|a, b| a.total_cmp(b));
-    let pct = |p: f64| {
-        let l = &all.latencies_ms;
+    all.check_ms.sort_by(|a, b| a.total_cmp(b));
+    let pick = |l: &[f64], p: f64| {
         l.get(((l.len() as f64 - 1.0) * p).round().max(0.0) as usize)
             .copied()
             .unwrap_or(0.0)
     };
+    let pct = |p: f64| pick(&all.latencies_ms, p);
     let per = |x: u64| x as f64 / all.commits.max(1) as f64;
     let [get, put, list, head, delete] = all.requests;
     Ok(serde_json::json!({
@@ -369,6 +375,8 @@ async fn run_point(
         "meanDepth": per(all.depth_sum),
         "p50Ms": pct(0.5),
         "p99Ms": pct(0.99),
+        "checkP50Ms": pick(&all.check_ms, 0.5),
+        "checkP99Ms": pick(&all.check_ms, 0.99),
         "rowsChanged": all.rows_changed,
         "readBack": "exact",
     }))

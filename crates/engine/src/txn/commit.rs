@@ -92,6 +92,9 @@ pub struct CommitResult {
     /// Why each earlier run of the statement aborted, when re-execution on conflict ran it again
     /// (`reexecute`); empty when it ran once.
     pub earlier_runs: Vec<String>,
+    /// Wall time the conflict checks (and reconcilers) of every lost race took: what row-level
+    /// concurrency added to the statement (zero when the first attempt won).
+    pub check_time: std::time::Duration,
 }
 
 struct AttemptState {
@@ -117,6 +120,7 @@ impl Transaction {
                 events: Vec::new(),
                 affected_rows: self.affected_rows,
                 earlier_runs: Vec::new(),
+                check_time: std::time::Duration::ZERO,
             });
         }
         let protocol = self
@@ -309,9 +313,12 @@ impl Transaction {
                     // A metadata winner may have shortened the retention the probe relies on.
                     latest = Some(self.latest_version(v).await?);
                 }
+                let checked_at = std::time::Instant::now();
                 let outcome = budget
                     .run(&winner, check_winner(&input, &mut state_loser, &winner))
-                    .await?;
+                    .await;
+                self.check_time += checked_at.elapsed();
+                let outcome = outcome?;
                 last_winner = Some((winner.version, winner.operation()));
                 events.extend(outcome.events);
                 if let Some(h) = winner.row_id_high_water_mark() {
@@ -640,6 +647,7 @@ impl Transaction {
             events,
             affected_rows: self.affected_rows,
             earlier_runs: Vec::new(),
+            check_time: self.check_time,
         })
     }
 

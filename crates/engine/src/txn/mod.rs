@@ -60,6 +60,8 @@ pub struct Transaction {
     /// What an ALTER TABLE names; only such a transaction may be re-applied on a concurrent
     /// metadata change ([`crate::metadata_intent`]).
     pub metadata_intent: Option<crate::metadata_intent::MetadataIntent>,
+    /// Wall time the conflict checks of every lost race took so far (`CommitResult::check_time`).
+    pub(crate) check_time: std::time::Duration,
 }
 
 impl Transaction {
@@ -82,6 +84,7 @@ impl Transaction {
             identity_pinned: false,
             uploads: Default::default(),
             metadata_intent: None,
+            check_time: std::time::Duration::ZERO,
         }
     }
 
