@@ -10,9 +10,10 @@
 //! - unknown (`CommitUnknown`): resolved by that read — landed or not, never half, never twice.
 //!
 //! At the end every row is checked against the writers' models (an INSERT applied twice shows as
-//! a duplicate id, an UPDATE applied twice as a counter ahead of its model), and reading the whole
-//! table reads every data file the log references, so a file of a landed commit deleted by any
-//! cleanup fails the run.
+//! a duplicate id, an UPDATE applied twice as a counter ahead of its model), the log is read for
+//! transaction ids committed at two versions (a commit put again with the same actions leaves the
+//! rows as once: a re-added path replaces itself), and reading the whole table reads every data
+//! file the log references, so a file of a landed commit deleted by any cleanup fails the run.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -104,6 +105,7 @@ pub async fn run(args: LostResponsesArgs, conflict: ConflictConfig) -> Result<()
     let base = TableStore::open(&args.location)?;
     let faults = CommitFaults::new(args.lose_response, args.lose_request, args.seed);
     let faulty = base.with_commit_faults(Arc::clone(&faults));
+    let reader_store = base.clone();
     let reader = Arc::new(session(&args.location, base, &conflict));
     reader
         .execute(
@@ -166,6 +168,15 @@ pub async fn run(args: LostResponsesArgs, conflict: ConflictConfig) -> Result<()
         }
     }
     let missing = expect.keys().filter(|id| !all.contains_key(id)).count() as u64;
+    // A statement applied twice with the same actions leaves the rows as once (a re-added path
+    // replaces itself), so the log is the judge: one commit per transaction id.
+    let twice = commits_per_transaction(&reader_store).await?;
+    if twice > 0 {
+        total.applied_twice += twice;
+        total.violation(format!(
+            "{twice} transaction id(s) committed at two versions"
+        ));
+    }
     let (puts, responses, requests) = faults.counts();
     let version = reader.table(&args.location)?.snapshot(None).await?.version;
     println!(
@@ -207,6 +218,39 @@ pub async fn run(args: LostResponsesArgs, conflict: ConflictConfig) -> Result<()
         )));
     }
     Ok(())
+}
+
+/// Transaction ids (`commitInfo.txnId`) found in more than one commit of the log.
+async fn commits_per_transaction(store: &TableStore) -> Result<u64, EngineError> {
+    use futures::StreamExt;
+    let commits: Vec<String> = store
+        .list("_delta_log")
+        .await?
+        .into_iter()
+        .map(|o| o.path)
+        .filter(|p| p.ends_with(".json"))
+        .collect();
+    let bodies: Vec<_> = futures::stream::iter(commits)
+        .map(|p| {
+            let store = store.clone();
+            async move { store.get(&p).await }
+        })
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    let mut seen: BTreeMap<String, u64> = BTreeMap::new();
+    for body in bodies {
+        let body = body?;
+        for line in body.split(|b| *b == b'\n') {
+            let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
+                continue;
+            };
+            if let Some(id) = v.pointer("/commitInfo/txnId").and_then(|t| t.as_str()) {
+                *seen.entry(id.to_string()).or_default() += 1;
+            }
+        }
+    }
+    Ok(seen.values().filter(|n| **n > 1).count() as u64)
 }
 
 fn session(location: &str, store: TableStore, conflict: &ConflictConfig) -> SqlSession {

@@ -17,6 +17,7 @@ use std::sync::Mutex;
 
 use delta_rlc_protocol::actions::Add;
 
+use super::summary::WinningCommit;
 use crate::conflict_config::{ConflictConfig, Switch};
 use crate::conflict_error::{AbortReason, ConflictKind};
 use crate::error::EngineError;
@@ -65,6 +66,17 @@ impl Findings {
             .lock()
             .is_ok_and(|n| files.iter().any(|f| set(&n).contains(f)))
     }
+}
+
+/// Whether every row of the winner's added file `path` is one the winner wrote or changed, not
+/// one it copied: a new path, in a commit whose every removed file is re-added under its own path
+/// (deletion vectors). A copy-on-write rewrite or a compaction carries unchanged rows into new
+/// files, so a row found there is not, by itself, a true overlap.
+pub fn holds_only_written_rows(w: &WinningCommit, path: &str) -> bool {
+    let readded: BTreeSet<&str> = w.adds.iter().map(|a| a.path.as_str()).collect();
+    w.removes
+        .iter()
+        .all(|r| r.path != path && readded.contains(r.path.as_str()))
 }
 
 /// What the checker knows when a file-level check aborts.
@@ -257,6 +269,35 @@ mod tests {
             file_level_reason(ConflictKind::ConcurrentDeleteRead, &files("a"), &f),
             AbortReason::WholeTableRead
         );
+    }
+
+    /// Rows found in a merge-on-read winner's new file are rows it wrote; in a copy-on-write
+    /// rewrite (a removed file not re-added) they may be copies, so no true overlap is claimed.
+    #[test]
+    fn only_files_of_written_rows_prove_an_overlap() {
+        let winner = |removed: &[&str], added: &[&str]| WinningCommit {
+            version: 1,
+            commit_info: None,
+            protocol: None,
+            metadata: None,
+            txns: vec![],
+            domains: vec![],
+            adds: added.iter().map(|p| add(p, None)).collect(),
+            removes: removed
+                .iter()
+                .map(|p| add(p, None).to_remove(0, true))
+                .collect(),
+        };
+        let append = winner(&[], &["new"]);
+        assert!(holds_only_written_rows(&append, "new"));
+        let merge_on_read = winner(&["f"], &["f", "new"]);
+        assert!(holds_only_written_rows(&merge_on_read, "new"));
+        assert!(
+            !holds_only_written_rows(&merge_on_read, "f"),
+            "a re-added file holds old rows"
+        );
+        let copy_on_write = winner(&["f"], &["new"]);
+        assert!(!holds_only_written_rows(&copy_on_write, "new"));
     }
 
     #[test]

@@ -108,9 +108,14 @@ impl AttemptBudget {
     }
 
     /// The abort of checks cut short: classed by what the winner did (its metadata or protocol
-    /// first, then its removes, then its adds), as OSS Delta would have aborted on it.
+    /// first, then its removes, then its adds), as OSS Delta would have aborted on it. A winner
+    /// that recorded application transactions is classed `ConcurrentTransaction` first: its ids
+    /// were not compared, and re-execution must never re-run a statement whose idempotent write
+    /// may already have landed under the same id (`txn::reexecute` refuses that class).
     fn timeout(&self, w: &WinningCommit) -> EngineError {
-        let kind = if w.protocol.is_some() {
+        let kind = if !w.txns.is_empty() {
+            ConflictKind::ConcurrentTransaction
+        } else if w.protocol.is_some() {
             ConflictKind::ProtocolChanged
         } else if w.metadata.is_some() {
             ConflictKind::MetadataChanged

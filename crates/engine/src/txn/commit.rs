@@ -209,7 +209,13 @@ impl Transaction {
                             return self.finish(version, attempt, events, None).await;
                         }
                     }
-                    Err(e) if e.kind == StorageErrorKind::NotFound && unknown_retries < 3 => {
+                    // Not there yet: try again, unless this was the last attempt (a delayed
+                    // request may still land, so the outcome is unknown, not a conflict).
+                    Err(e)
+                        if e.kind == StorageErrorKind::NotFound
+                            && unknown_retries < 3
+                            && attempt < max_attempts =>
+                    {
                         unknown_retries += 1;
                         continue;
                     }

@@ -73,7 +73,10 @@ impl CommitFaults {
         if r < self.lose_response_per_mille {
             self.responses_lost.fetch_add(1, Ordering::Relaxed);
             Draw::LoseResponse
-        } else if r < self.lose_response_per_mille + self.lose_request_per_mille {
+        } else if r < self
+            .lose_response_per_mille
+            .saturating_add(self.lose_request_per_mille)
+        {
             self.requests_lost.fetch_add(1, Ordering::Relaxed);
             Draw::LoseRequest
         } else {

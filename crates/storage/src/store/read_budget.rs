@@ -1,7 +1,8 @@
-//! A cap on the bytes read through one handle: the conflict checker's reconcile budget (docs/
-//! design.md, "Reconcile budget"). Every byte a read hands out counts, from the store or from a
-//! cache alike (a cached file still costs its decoding); once the cap is passed, every further read
-//! through the handle fails with [`StorageErrorKind::BudgetExceeded`]. Writes are not charged.
+//! A cap on the bytes read through one handle: the conflict checker's reconcile budget
+//! (docs/design.md, "The reconcile budget"). Every byte a read hands out counts, from the store
+//! or from a cache alike (a cached file still costs its decoding); once the cap is passed, every
+//! further read through the handle fails with [`StorageErrorKind::BudgetExceeded`]. Writes are
+//! not charged. The charge comes after a read, so one read may pass the cap by its own size.
 //!
 //! Invariant the checker relies on: a refused read is an error to its caller, never an empty
 //! answer, so a proof that needed the bytes declines (and the loser aborts).

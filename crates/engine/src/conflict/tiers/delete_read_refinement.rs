@@ -9,7 +9,8 @@
 //! them, re-running the loser after the winner reads exactly the same rows from this file.
 //! Declines: whole-table readers, any read without a predicate, a removed file of a partitioned table
 //! without partition values, any read/DV/evaluation error. A removed row a predicate matches is
-//! noted as a true overlap (`abort_reason`).
+//! noted as a true overlap (`abort_reason`) when it was deleted, not possibly moved: a DV update,
+//! or a winner that added no file.
 
 use crate::conflict_config::Switch;
 use async_trait::async_trait;
@@ -66,7 +67,11 @@ async fn no_removed_row_was_read(ctx: &TierContext<'_>, r: &Remove) -> Result<bo
                 ctx.findings.predicate_unusable(&r.path);
             })?;
             if matched {
-                ctx.findings.overlap(&r.path);
+                // The removed rows are exactly the deleted ones when the winner re-added the file
+                // with a DV, or added nothing at all; a rewrite may have copied them elsewhere.
+                if post.is_some() || ctx.winner.adds.is_empty() {
+                    ctx.findings.overlap(&r.path);
+                }
                 return Ok(false);
             }
         }

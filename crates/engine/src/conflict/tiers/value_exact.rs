@@ -8,13 +8,15 @@
 //! filters drop them too.
 //! Declines: candidates larger than the byte bound in total, any read or evaluation error (unknown
 //! column, corrupt file, unreadable DV), a predicate with no condition at all. A matching row is
-//! noted as a true overlap, an error as a failed proof or an unusable predicate (`abort_reason`).
+//! noted as a true overlap when the file holds only rows the winner wrote (not copied ones), an
+//! error as a failed proof or an unusable predicate (`abort_reason`).
 
 use crate::conflict_config::Switch;
 use async_trait::async_trait;
 use delta_rlc_protocol::actions::Add;
 
 use super::{AppendTier, TierContext};
+use crate::conflict::abort_reason::holds_only_written_rows;
 use crate::conflict::rows::{any_row_matches, live_rows};
 use crate::read_set::ReadPredicate;
 
@@ -55,7 +57,9 @@ impl AppendTier for ValueExact {
                 match any_row_matches(ctx.snapshot, predicate, b, None) {
                     Ok(false) => {}
                     Ok(true) => {
-                        ctx.findings.overlap(&add.path);
+                        if holds_only_written_rows(ctx.winner, &add.path) {
+                            ctx.findings.overlap(&add.path);
+                        }
                         clear = false;
                         break;
                     }
