@@ -279,3 +279,28 @@ def test_create_checkpoint_checkpoints_the_loaded_version_and_never_moves_the_hi
     assert json.loads((log / "_last_checkpoint").read_text())["version"] == 3
     assert sorted(DeltaTable(tmp_path).to_pyarrow_table().column("id").to_pylist()) == [0, 1, 2, 3]
     assert sorted(DeltaTable(tmp_path, version=1).to_pyarrow_table().column("id").to_pylist()) == [0, 1]
+
+
+def test_map_fixed_size_list_unsigned_and_dictionary_columns_are_written_with_deltalakes_delta_types(tmp_path):
+    t = pa.table({
+        "m": pa.array([[("a", 1)], [("b", 2), ("c", None)], None], type=pa.map_(pa.string(), pa.int32())),
+        "u": pa.array([1, 2, 2**63 - 1], type=pa.uint64()),
+        "f": pa.array([[1, 2], [3, 4], None], type=pa.list_(pa.int32(), 2)),
+        "d": pa.array(["x", "y", "x"]).dictionary_encode(),
+    })
+    write_deltalake(tmp_path, t)
+    dt = DeltaTable(tmp_path)
+    types = {f.name: str(f.type) for f in dt.schema().fields}
+    assert "MapType" in types["m"] and "long" in types["u"] and "ArrayType" in types["f"] and "string" in types["d"]
+    dt.update(predicate="u = 2", updates={"d": "'z'"})
+    dt.create_checkpoint()
+    rows = sorted(DeltaTable(tmp_path).to_pyarrow_table().to_pylist(), key=lambda r: r["u"])
+    assert rows == [
+        {"m": [("a", 1)], "u": 1, "f": [1, 2], "d": "x"},
+        {"m": [("b", 2), ("c", None)], "u": 2, "f": [3, 4], "d": "z"},
+        {"m": None, "u": 2**63 - 1, "f": None, "d": "x"},
+    ]
+    # An unsigned value past the LONG range fails the write, and nothing is committed.
+    with pytest.raises(DeltaError, match="cannot cast UInt64 to Int64"):
+        write_deltalake(tmp_path, t.set_column(1, "u", pa.array([1, 2, 2**64 - 1], pa.uint64())), mode="append")
+    assert DeltaTable(tmp_path).version() == 1  # the create and the UPDATE

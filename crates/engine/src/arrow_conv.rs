@@ -83,7 +83,9 @@ pub fn arrow_to_delta_type(t: &DataType) -> Result<ds::DataType> {
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
             D::Primitive(PrimitiveType::String)
         }
-        DataType::Int64 | DataType::UInt32 => D::Primitive(PrimitiveType::Long),
+        // An unsigned 64-bit column has no wider Delta integer: it is stored as LONG (as
+        // deltalake and delta-kernel do) and a value past i64::MAX fails the write's checked cast.
+        DataType::Int64 | DataType::UInt32 | DataType::UInt64 => D::Primitive(PrimitiveType::Long),
         DataType::Int32 | DataType::UInt16 => D::Primitive(PrimitiveType::Integer),
         DataType::Int16 | DataType::UInt8 => D::Primitive(PrimitiveType::Short),
         DataType::Int8 => D::Primitive(PrimitiveType::Byte),
@@ -100,10 +102,36 @@ pub fn arrow_to_delta_type(t: &DataType) -> Result<ds::DataType> {
             precision: *p,
             scale: *s,
         }),
-        DataType::List(f) | DataType::LargeList(f) => D::Array {
+        DataType::Dictionary(_, values) => arrow_to_delta_type(values)?,
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f)
+        | DataType::FixedSizeList(f, _) => D::Array {
             element: Box::new(arrow_to_delta_type(f.data_type())?),
             contains_null: f.is_nullable(),
         },
+        // Arrow names a map's entries and their fields as it likes ("entries", "key_value");
+        // Delta has only the key type, the value type and whether values may be NULL.
+        DataType::Map(entries, _) => {
+            let unsupported = || {
+                EngineError::Unsupported(format!(
+                    "map entries of type {} (a map's entries are a key and a value)",
+                    entries.data_type()
+                ))
+            };
+            let DataType::Struct(kv) = entries.data_type() else {
+                return Err(unsupported());
+            };
+            let [key, value] = &kv[..] else {
+                return Err(unsupported());
+            };
+            D::Map {
+                key: Box::new(arrow_to_delta_type(key.data_type())?),
+                value: Box::new(arrow_to_delta_type(value.data_type())?),
+                value_contains_null: value.is_nullable(),
+            }
+        }
         DataType::Struct(fields) => D::Struct(StructType {
             fields: fields
                 .iter()
