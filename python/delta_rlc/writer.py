@@ -103,15 +103,16 @@ def write_deltalake(
         raise _internal.DeltaError(f"a table already exists at {table.table_uri} (mode='error')")
     if mode == "ignore":
         return {"version": None, "num_commit_attempts": 0}
+    repartition = None
     if partition_by is not None and list(partition_by) != table.partition_columns():
         expected, got = table.partition_columns(), list(partition_by)
         if mode == "overwrite" and schema_mode == "overwrite" and predicate is None:
-            # deltalake repartitions the table here; the engine's overwrite keeps the table's
-            # partitioning, so the request is refused rather than ignored.
-            raise _internal.UnsupportedError(f"changing the partition columns from {expected} to {got} (overwrite with schema_mode='overwrite') is not supported by delta_rlc")
-        # deltalake's error, word for word (callers match on it).
-        raise _internal.DeltaError(f"Generic error: Specified table partitioning does not match table partitioning: expected: {_listed(expected)}, got: {_listed(got)}. To change partition columns, use full table overwrite with schema overwrite and no replaceWhere predicate.")
-    out = table._table.write(data, mode, predicate, _commit(commit_properties, None, retry_on_conflict), table._version if isinstance(table_or_uri, DeltaTable) else None, schema_mode, writer)
+            # A full overwrite with the schema replaced lays every row out anew.
+            repartition = got
+        else:
+            # deltalake's error, word for word (callers match on it).
+            raise _internal.DeltaError(f"Generic error: Specified table partitioning does not match table partitioning: expected: {_listed(expected)}, got: {_listed(got)}. To change partition columns, use full table overwrite with schema overwrite and no replaceWhere predicate.")
+    out = table._table.write(data, mode, predicate, _commit(commit_properties, None, retry_on_conflict), table._version if isinstance(table_or_uri, DeltaTable) else None, schema_mode, writer, repartition)
     _after_commit(table._table.raw, post_commithook_properties)
     return table._moved(out)
 

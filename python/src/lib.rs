@@ -670,7 +670,7 @@ impl RawTable {
 
     /// Appends, overwrites or replaces rows (`mode`: append | overwrite; `predicate`: replace
     /// where).
-    #[pyo3(signature = (data, mode, predicate=None, commit=None, read_version=None, schema_mode=None, writer=None))]
+    #[pyo3(signature = (data, mode, predicate=None, commit=None, read_version=None, schema_mode=None, writer=None, partition_by=None))]
     #[allow(clippy::too_many_arguments)] // deltalake's keyword arguments, one each
     fn write<'py>(
         &self,
@@ -682,6 +682,7 @@ impl RawTable {
         read_version: Option<u64>,
         schema_mode: Option<String>,
         writer: Option<&Bound<'py, PyDict>>,
+        partition_by: Option<Vec<String>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let table = self.writing(py, read_version, writer)?;
         let (data_schema, stream) = stream_of(data)?;
@@ -726,6 +727,9 @@ impl RawTable {
         .commit_options(options);
         if let Some(m) = schema_mode {
             b = b.schema_mode(m);
+        }
+        if let Some(p) = partition_by {
+            b = b.partition_by(p);
         }
         let c = run(py, async move { b.await })?;
         outcome_dict(py, &c)

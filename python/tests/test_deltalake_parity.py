@@ -146,15 +146,11 @@ def test_to_pyarrow_table_and_to_pandas_take_an_expression_filter(tmp_path):
     assert got.column_names == ["n"] and got["n"].to_pylist() == [4]
 
 
-def test_write_with_other_partitioning_is_refused(tmp_path):
+def test_write_with_other_partitioning_is_refused_unless_it_replaces_the_table(tmp_path):
     write_deltalake(tmp_path, pa.table({"id": [1], "p": ["a"]}))
     with pytest.raises(DeltaError) as e:
         write_deltalake(tmp_path, pa.table({"id": [2], "p": ["b"]}), mode="append", partition_by="p")
     assert str(e.value).startswith('Generic error: Specified table partitioning does not match table partitioning: expected: [], got: ["p"]')
-    # Repartitioning (deltalake does it on overwrite with schema_mode="overwrite") is refused,
-    # not ignored; an empty partition_by on a partitioned table is a change too.
-    with pytest.raises(UnsupportedError):
-        write_deltalake(tmp_path, pa.table({"id": [2], "p": ["b"]}), mode="overwrite", schema_mode="overwrite", partition_by="p")
     write_deltalake(tmp_path / "q", pa.table({"id": [1], "p": ["a"]}), partition_by="p")
     with pytest.raises(DeltaError, match="does not match table partitioning"):
         write_deltalake(tmp_path / "q", pa.table({"id": [2], "p": ["b"]}), mode="append", partition_by=[])
@@ -165,6 +161,17 @@ def test_write_with_other_partitioning_is_refused(tmp_path):
     # The same partitioning still appends.
     write_deltalake(tmp_path / "q", pa.table({"id": [2], "p": ["b"]}), mode="append", partition_by=["p"])
     assert sorted(DeltaTable(tmp_path / "q").to_pyarrow_table()["id"].to_pylist()) == [1, 2]
+    # A full overwrite that replaces the schema lays the table out anew, as deltalake does (an
+    # empty partition_by unpartitions it); a column that is not in the data is refused.
+    write_deltalake(tmp_path, pa.table({"id": [2, 3], "p": ["b", "c"]}), mode="overwrite", schema_mode="overwrite", partition_by="p")
+    dt = DeltaTable(tmp_path)
+    assert dt.partition_columns() == ["p"] and sorted(dt.to_pyarrow_table()["id"].to_pylist()) == [2, 3]
+    assert sorted(dt.partitions(), key=str) == [{"p": "b"}, {"p": "c"}]
+    with pytest.raises(DeltaError, match="partition column x is not in the schema"):
+        write_deltalake(tmp_path, pa.table({"id": [4], "p": ["d"]}), mode="overwrite", schema_mode="overwrite", partition_by="x")
+    write_deltalake(tmp_path / "q", pa.table({"id": [7]}), mode="overwrite", schema_mode="overwrite", partition_by=[])
+    dt = DeltaTable(tmp_path / "q")
+    assert dt.partition_columns() == [] and _rows(dt.to_pyarrow_table()) == [{"id": 7}]
 
 
 def test_field_metadata_values_as_deltalake_keeps_them(tmp_path):
@@ -304,3 +311,26 @@ def test_map_fixed_size_list_unsigned_and_dictionary_columns_are_written_with_de
     with pytest.raises(DeltaError, match="cannot cast UInt64 to Int64"):
         write_deltalake(tmp_path, t.set_column(1, "u", pa.array([1, 2, 2**64 - 1], pa.uint64())), mode="append")
     assert DeltaTable(tmp_path).version() == 1  # the create and the UPDATE
+
+
+def test_schema_evolution_on_a_column_mapped_table_gives_new_columns_fresh_ids(tmp_path):
+    import deltalake  # the peer reads what we evolved
+
+    write_deltalake(tmp_path, pa.table({"Super Name": ["a"], "id": [1]}), configuration={"delta.columnMapping.mode": "name"})
+    write_deltalake(tmp_path, pa.table({"Super Name": ["b"], "id": [2], "extra": pa.array([7], pa.int32())}), mode="append", schema_mode="merge")
+    src = pa.table({"id": [2, 3], "more": ["m2", "m3"]})
+    (DeltaTable(tmp_path).merge(src, "t.id = s.id", source_alias="s", target_alias="t", merge_schema=True)
+        .when_matched_update_all().when_not_matched_insert_all().execute())
+    dt = DeltaTable(tmp_path)
+    fields = {f.name: f.metadata for f in dt.schema().fields}
+    ids = [m["delta.columnMapping.id"] for m in fields.values()]
+    assert sorted(fields) == ["Super Name", "extra", "id", "more"] and len(set(ids)) == 4
+    want = [
+        {"Super Name": "a", "id": 1, "extra": None, "more": None},
+        {"Super Name": "b", "id": 2, "extra": 7, "more": "m2"},
+        {"Super Name": None, "id": 3, "extra": None, "more": "m3"},
+    ]
+    assert sorted(dt.to_pyarrow_table().to_pylist(), key=lambda r: r["id"]) == want
+    peer = deltalake.DeltaTable(str(tmp_path))
+    got = pa.table(deltalake.QueryBuilder().register("t", peer).execute("SELECT * FROM t ORDER BY id").read_all()).to_pylist()
+    assert got == want

@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
-use delta_rlc_engine::arrow_conv::arrow_to_delta_type;
+use delta_rlc_engine::arrow_conv::arrow_field_to_delta;
 use delta_rlc_engine::arrow_conv::table_arrow_schema;
 use delta_rlc_engine::ops::{create_table_txn, insert_txn, CreateTableSpec, InsertMode};
-use delta_rlc_protocol::schema::{StructField, StructType};
+use delta_rlc_protocol::schema::StructType;
 
 use crate::error::{Error, Result};
 use crate::options::{CommitOptions, TableOptions};
@@ -169,13 +169,7 @@ impl CreateBuilder {
             None => {
                 let mut fields = Vec::with_capacity(self.fields.len());
                 for f in &self.fields {
-                    let data_type = arrow_to_delta_type(f.data_type())?;
-                    fields.push(StructField {
-                        name: f.name().clone(),
-                        data_type,
-                        nullable: f.is_nullable(),
-                        metadata: Default::default(),
-                    });
+                    fields.push(arrow_field_to_delta(f)?);
                 }
                 fields
             }

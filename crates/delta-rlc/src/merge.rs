@@ -391,6 +391,7 @@ impl MergeBuilder {
             on: plan("ON", &self.on)?,
             clauses,
             cast_failure: self.cast_failure,
+            schema_evolution: self.schema_evolution,
         };
         crate::commit(merge_txn_on(txn, spec, snapshot).await?, &self.commit).await
     }

@@ -66,6 +66,7 @@ pub struct WriteBuilder {
     source: WriteSource,
     mode: WriteMode,
     schema_mode: Option<SchemaMode>,
+    partition_by: Option<Vec<String>>,
     commit: CommitOptions,
 }
 
@@ -120,6 +121,7 @@ impl WriteBuilder {
             source,
             mode: WriteMode::Append,
             schema_mode: None,
+            partition_by: None,
             commit: CommitOptions::default(),
         }
     }
@@ -143,6 +145,14 @@ impl WriteBuilder {
         self
     }
 
+    /// The table's partition columns after the write. Other than the table's own, they need
+    /// [`SchemaMode::Overwrite`] with [`WriteMode::Overwrite`]: every file is rewritten in the new
+    /// layout.
+    pub fn partition_by(mut self, columns: Vec<String>) -> Self {
+        self.partition_by = Some(columns);
+        self
+    }
+
     async fn run(self) -> Result<CommitOutcome> {
         let (table, commit) = (self.table.clone(), self.commit.clone());
         match self.source {
@@ -153,6 +163,7 @@ impl WriteBuilder {
                         source: WriteSource::Batches(batches.clone()),
                         mode: self.mode.clone(),
                         schema_mode: self.schema_mode,
+                        partition_by: self.partition_by.clone(),
                         commit: self.commit.clone(),
                     }
                     .run_once()
@@ -204,10 +215,26 @@ impl WriteBuilder {
                     ));
                 }
                 let fields = nullable_fields(data, |_| true)?;
-                Some(AlterOp::ReplaceSchema(StructType { fields }))
+                Some(AlterOp::ReplaceSchema {
+                    schema: StructType { fields },
+                    partition_by: self.partition_by.clone(),
+                })
             }
             _ => None,
         };
+        let changes_partitioning = self.partition_by.as_ref().is_some_and(|p| {
+            p.len() != snapshot.metadata.partition_columns.len()
+                || p.iter()
+                    .zip(&snapshot.metadata.partition_columns)
+                    .any(|(a, b)| !a.eq_ignore_ascii_case(b))
+        });
+        if changes_partitioning && !matches!(evolution, Some(AlterOp::ReplaceSchema { .. })) {
+            return Err(Error::invalid(format!(
+                "partition_by {:?} differs from the table's partition columns {:?}: changing them needs mode overwrite with schema_mode overwrite",
+                self.partition_by.unwrap_or_default(),
+                snapshot.metadata.partition_columns
+            )));
+        }
         if let Some(op) = evolution {
             // The schema change and the rows are one commit; the rows are written in the new schema.
             txn = alter_txn(txn, op).await?;
@@ -308,10 +335,15 @@ pub(crate) fn by_name(
         || !extra.is_empty()
         || theirs.len() + missing.len() != ours.len()
     {
+        // deltalake's words first where they apply (callers match on them).
+        let what = match theirs.len() == ours.len() {
+            true => "schema mismatch",
+            false => "schema mismatch: Cannot cast schema, number of fields does not match",
+        };
         return Err(Error::new(
             ErrorKind::SchemaMismatch,
             format!(
-                "schema mismatch: the data lacks columns {missing:?} and has columns {extra:?} the table does not (table: {ours:?})"
+                "{what}: the data lacks columns {missing:?} and has columns {extra:?} the table does not (table: {ours:?})"
             ),
         ));
     }

@@ -536,3 +536,59 @@ async fn a_spent_reconcile_budget_aborts_with_its_reason() {
         assert_eq!(table.version().await.unwrap(), 2 + u64::from(commits));
     }
 }
+
+/// An overwrite that replaces the schema may lay the table out anew (deltalake's
+/// `partition_by` with `schema_mode="overwrite"`): every row is rewritten under the new
+/// partition columns. Asked of any other write it is refused and nothing commits. Twin: a
+/// writer that appended under the old layout concurrently is never merged into the new one —
+/// the repartitioning overwrite read the whole table, so it aborts, and the appended rows
+/// stay; the other way round the append aborts on the changed partition columns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_overwrite_that_replaces_the_schema_may_change_the_partition_columns() {
+    use delta_rlc::SchemaMode;
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir, true).await;
+    table.write([batch(&[1, 2], "a")]).await.unwrap();
+    let before = table.version().await.unwrap();
+    let err = table
+        .write([batch(&[3], "b")])
+        .partition_by(vec!["v".into()])
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::InvalidInput, "{err}");
+    assert_eq!(table.version().await.unwrap(), before);
+
+    let stale = table.at_version(before);
+    table.write([batch(&[9], "c")]).await.unwrap();
+    let err = stale
+        .write([batch(&[5, 6], "d")])
+        .mode(WriteMode::Overwrite)
+        .schema_mode(SchemaMode::Overwrite)
+        .partition_by(vec!["v".into()])
+        .await
+        .unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::Conflict(_)), "{err}");
+    assert_eq!(rows(&table).await.len(), 3, "the appended row stays");
+
+    let stale = table.at_version(table.version().await.unwrap());
+    table
+        .write([batch(&[5, 6], "d")])
+        .mode(WriteMode::Overwrite)
+        .schema_mode(SchemaMode::Overwrite)
+        .partition_by(vec!["v".into()])
+        .await
+        .unwrap();
+    let snap = table.snapshot(At::Latest).await.unwrap();
+    assert_eq!(snap.partition_columns(), &["v".to_string()]);
+    assert_eq!(
+        rows(&table).await,
+        vec![(5, Some("d5".into())), (6, Some("d6".into()))]
+    );
+    let err = stale.write([batch(&[7], "e")]).await.unwrap_err();
+    assert!(matches!(err.kind(), ErrorKind::Conflict(_)), "{err}");
+    assert_eq!(
+        rows(&table).await.len(),
+        2,
+        "nothing of the stale append landed"
+    );
+}

@@ -153,6 +153,28 @@ pub fn arrow_to_delta_type(t: &DataType) -> Result<ds::DataType> {
     })
 }
 
+/// Field metadata an Arrow field may carry into a new table's schema, as deltalake takes it from
+/// the data: a generated column's expression and a column comment. Nothing else (column mapping
+/// ids, identity state, writer-private keys) is taken from data: the engine assigns those.
+pub const CARRIED_FIELD_METADATA: [&str; 2] = ["delta.generationExpression", "comment"];
+
+/// A top-level Arrow field of the data a table is created from, as the table's column.
+pub fn arrow_field_to_delta(f: &Field) -> Result<ds::StructField> {
+    let metadata = CARRIED_FIELD_METADATA
+        .iter()
+        .filter_map(|k| {
+            let v = f.metadata().get(*k)?;
+            Some((k.to_string(), Value::String(v.clone())))
+        })
+        .collect();
+    Ok(ds::StructField {
+        name: f.name().clone(),
+        data_type: arrow_to_delta_type(f.data_type())?,
+        nullable: f.is_nullable(),
+        metadata,
+    })
+}
+
 fn epoch() -> NaiveDate {
     NaiveDate::from_ymd_opt(1970, 1, 1).unwrap_or_default()
 }

@@ -274,8 +274,17 @@ impl TableConstraints {
     /// row. `batch` holds the table's columns by name (extra columns are ignored; a missing one
     /// is an error, never a pass).
     pub fn check(&self, batch: &RecordBatch) -> Result<()> {
+        match self.first_violation(batch)? {
+            Some((rows, detail)) => Err(invalid_data(rows, &detail)),
+            None => Ok(()),
+        }
+    }
+
+    /// The first constraint `batch` violates: how many of its rows violate it, and the rule with
+    /// the first such row.
+    pub fn first_violation(&self, batch: &RecordBatch) -> Result<Option<(usize, String)>> {
         if self.is_empty() || batch.num_rows() == 0 {
-            return Ok(());
+            return Ok(None);
         }
         // Evaluated against the table's own shape (the written rows may carry other
         // nullability or metadata); the columns are the same arrays.
@@ -283,10 +292,16 @@ impl TableConstraints {
         let cols = table_batch.columns();
         for (field, col) in self.schema.fields.iter().zip(cols) {
             if let Some(row) = first_not_null_violation(field, col, &field.name, None)? {
-                return Err(EngineError::invalid(format!(
-                    "NOT NULL constraint violated for column {}: row {}",
-                    row.0,
-                    show_row(&self.schema, cols, row.1, None)
+                // A NULL in the column itself counts each such row; a NULL nested deeper is
+                // reported by its first row.
+                let rows = col.null_count().max(1);
+                return Ok(Some((
+                    rows,
+                    format!(
+                        "NOT NULL constraint violated for column {}: row {}",
+                        row.0,
+                        show_row(&self.schema, cols, row.1, None)
+                    ),
                 )));
             }
         }
@@ -298,16 +313,29 @@ impl TableConstraints {
             let mask = v.as_any().downcast_ref::<BooleanArray>().ok_or_else(|| {
                 EngineError::Unsupported(format!("{} is not a boolean expression", rule.label))
             })?;
-            if let Some(i) = (0..mask.len()).find(|&i| !(mask.is_valid(i) && mask.value(i))) {
-                return Err(EngineError::invalid(format!(
-                    "{} violated by row {}",
-                    rule.label,
-                    show_row(&self.schema, cols, i, Some(&rule.columns))
+            let failing = |i: &usize| !(mask.is_valid(*i) && mask.value(*i));
+            if let Some(i) = (0..mask.len()).find(failing) {
+                let rows = (0..mask.len()).filter(failing).count();
+                return Ok(Some((
+                    rows,
+                    format!(
+                        "{} violated by row {}",
+                        rule.label,
+                        show_row(&self.schema, cols, i, Some(&rule.columns))
+                    ),
                 )));
             }
         }
-        Ok(())
+        Ok(None)
     }
+}
+
+/// Rows a write would store that break one of the table's rules. The message starts with
+/// deltalake's words (callers match on them), then names the rule and the first such row.
+pub fn invalid_data(rows: usize, detail: &str) -> EngineError {
+    EngineError::invalid(format!(
+        "Invalid data found: {rows} rows failed validation check. {detail}"
+    ))
 }
 
 impl TableConstraints {

@@ -50,8 +50,12 @@ pub enum AlterOp {
     SetProperties(BTreeMap<String, String>),
     /// A write's schema replaces the table's (`schema_mode = overwrite`, with an overwrite of
     /// every row): with column mapping every column takes a fresh id and physical name (no file
-    /// survives the overwrite); partition columns must remain.
-    ReplaceSchema(StructType),
+    /// survives the overwrite). `partition_by` replaces the partition columns too (no file
+    /// survives to be laid out the old way); without it they must remain.
+    ReplaceSchema {
+        schema: StructType,
+        partition_by: Option<Vec<String>>,
+    },
     UnsetProperties {
         keys: Vec<String>,
         if_exists: bool,
@@ -90,6 +94,35 @@ pub enum AlterOp {
         column: Vec<String>,
         to: DataType,
     },
+}
+
+/// `columns` as the partition columns of a table of `schema` (their names as the schema spells
+/// them): each a top-level column of a primitive type, named once, and at least one column left
+/// to hold data (Delta Spark's rules for PARTITIONED BY).
+fn new_partitioning(schema: &StructType, columns: &[String]) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::with_capacity(columns.len());
+    for c in columns {
+        let f = find(schema, c).ok_or_else(|| {
+            EngineError::invalid(format!("partition column {c} is not in the schema"))
+        })?;
+        if !matches!(f.data_type, DataType::Primitive(_)) {
+            return Err(EngineError::invalid(format!(
+                "partition column {c} must be of a primitive type"
+            )));
+        }
+        if out.iter().any(|o| o.eq_ignore_ascii_case(&f.name)) {
+            return Err(EngineError::invalid(format!(
+                "partition column {c} named twice"
+            )));
+        }
+        out.push(f.name.clone());
+    }
+    if !schema.fields.is_empty() && out.len() >= schema.fields.len() {
+        return Err(EngineError::invalid(
+            "a table cannot be partitioned by all of its columns",
+        ));
+    }
+    Ok(out)
 }
 
 fn find<'a>(schema: &'a StructType, name: &str) -> Option<&'a StructField> {
@@ -313,7 +346,13 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
             }
             ("UNSET TBLPROPERTIES", json!({"properties": keys}))
         }
-        AlterOp::ReplaceSchema(new) => {
+        AlterOp::ReplaceSchema {
+            schema: new,
+            partition_by,
+        } => {
+            if let Some(columns) = partition_by {
+                metadata.partition_columns = new_partitioning(new, columns)?;
+            }
             for p in &metadata.partition_columns {
                 if find(new, p).is_none() {
                     return Err(EngineError::invalid(format!(
@@ -395,10 +434,12 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
             ("ADD FEATURE", json!({"features": features}))
         }
         AlterOp::SetName(name) => {
+            super::create::check_name_and_description(name.as_deref(), None)?;
             metadata.name = name.clone();
             ("UPDATE TABLE METADATA", json!({"name": name}))
         }
         AlterOp::SetDescription(description) => {
+            super::create::check_name_and_description(None, description.as_deref())?;
             metadata.description = description.clone();
             ("UPDATE TABLE METADATA", json!({"description": description}))
         }
@@ -577,12 +618,11 @@ async fn check_existing_rows(
     let files = register_candidates(txn, snapshot, None)?;
     for add in files {
         for scan in scan_files(txn, snapshot, vec![add], None).await? {
-            rules.check(&scan.rows).map_err(|e| match e {
-                EngineError::InvalidArgument(m) => {
-                    EngineError::invalid(format!("the table already holds a violating row: {m}"))
-                }
-                other => other,
-            })?;
+            if let Some((_, detail)) = rules.first_violation(&scan.rows)? {
+                return Err(EngineError::invalid(format!(
+                    "the table already holds a violating row: {detail}"
+                )));
+            }
         }
     }
     Ok(())

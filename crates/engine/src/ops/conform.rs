@@ -5,7 +5,7 @@
 //! UPDATE and MERGE may opt into [`CastFailure::Null`] (deltalake's
 //! `error_on_type_mismatch=False`, Spark's legacy store assignment): a value that does not fit a
 //! nullable column is written as NULL instead. Each value that does fit is still the exact cast,
-//! and a NOT NULL column still refuses the statement. Neither operation's conflict rules rest on
+//! and a NOT NULL column still refuses the statement (as a NOT NULL violation). Neither operation's conflict rules rest on
 //! the cast being exact: a winner that widens an assigned column conflicts with them whatever
 //! they wrote.
 
@@ -42,7 +42,6 @@ pub fn conform_column_with(
     match (strict, on_failure) {
         (Ok(v), _) => Ok(v),
         (Err(e), CastFailure::Error) => Err(e),
-        (Err(e), CastFailure::Null) if !field.is_nullable() => Err(e),
         // A NULL inside a NOT NULL child is a constraint violation, not a value that does not
         // cast: it fails the statement rather than make the whole struct or list NULL.
         (Err(e), CastFailure::Null)
@@ -74,6 +73,8 @@ pub fn conform_column_with(
                 true => arrow::array::new_empty_array(field.data_type()),
                 false => arrow::compute::concat(&refs)?,
             };
+            // A NOT NULL column refuses the NULLs that stand for values that did not cast,
+            // reported as the NOT NULL violation they are (deltalake's wording).
             conform_column(out, field)
         }
     }
@@ -96,10 +97,10 @@ pub fn conform_column_exact(value: ArrayRef, field: &Field) -> Result<(ArrayRef,
             ))
         })?;
     if !field.is_nullable() && value.null_count() > 0 {
-        return Err(EngineError::invalid(format!(
-            "NOT NULL constraint violated for column {}",
-            field.name()
-        )));
+        return Err(crate::constraints::invalid_data(
+            value.null_count(),
+            &format!("NOT NULL constraint violated for column {}", field.name()),
+        ));
     }
     Ok((value, exact))
 }

@@ -214,7 +214,27 @@ pub fn check_reserved_columns(
 }
 
 /// Validates the spec and builds the metadata/protocol/domain actions for version 0.
+/// A table's name and description as the metadata action keeps them: a name is 1 to 255
+/// characters, a description at most 4,000 (catalogs that sync the log hold no more; deltalake
+/// refuses the same, with these words).
+pub fn check_name_and_description(name: Option<&str>, description: Option<&str>) -> Result<()> {
+    if let Some(n) = name {
+        if n.is_empty() || n.chars().count() > 255 {
+            return Err(EngineError::invalid(
+                "Table metadata is invalid: name: Table name cannot be empty and cannot exceed 255 characters",
+            ));
+        }
+    }
+    if description.is_some_and(|d| d.chars().count() > 4000) {
+        return Err(EngineError::invalid(
+            "Table metadata is invalid: description: Table description cannot exceed 4000 characters",
+        ));
+    }
+    Ok(())
+}
+
 pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Result<Vec<Action>> {
+    check_name_and_description(spec.name.as_deref(), spec.description.as_deref())?;
     if spec.schema.fields.is_empty() {
         return Err(EngineError::invalid("a table needs at least one column"));
     }

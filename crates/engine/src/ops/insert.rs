@@ -324,10 +324,14 @@ pub fn check_rows_satisfy(schema: &StructType, batches: &[RecordBatch], pred: &E
             .as_any()
             .downcast_ref::<arrow::array::BooleanArray>()
             .ok_or_else(|| EngineError::invalid("REPLACE WHERE predicate is not boolean"))?;
-        if (0..v.len()).any(|i| !v.is_valid(i) || !v.value(i)) {
-            return Err(EngineError::invalid(format!(
-                "a row being written does not satisfy the REPLACE WHERE predicate {pred}"
-            )));
+        let failing = (0..v.len())
+            .filter(|&i| !v.is_valid(i) || !v.value(i))
+            .count();
+        if failing > 0 {
+            return Err(crate::constraints::invalid_data(
+                failing,
+                &format!("Rows being written must satisfy the REPLACE WHERE predicate {pred}"),
+            ));
         }
     }
     Ok(())

@@ -193,6 +193,7 @@ pub async fn prepare_merge(
         on,
         clauses,
         cast_failure: Default::default(),
+        schema_evolution: m.schema_evolution,
     };
     merge_txn_on(txn, spec, snapshot).await
 }

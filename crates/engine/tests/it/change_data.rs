@@ -473,3 +473,55 @@ fn merge_with_schema_evolution_adds_columns_in_one_commit() {
         });
     }
 }
+
+/// A source that lacks a target column: `UPDATE SET *` / `INSERT *` are refused without schema
+/// evolution (nothing commits), and with it the column is kept by UPDATE and NULL for INSERT
+/// (Delta Spark's rule), the source's new column added in the same commit.
+#[test]
+fn merge_star_with_a_source_lacking_a_target_column() {
+    for mapping in ["none", "name"] {
+        let loc = format!("memory://merge-star-lacking-{mapping}/t");
+        let s = session(&loc);
+        rt().block_on(async {
+            s.execute(&format!(
+                "CREATE TABLE t (id BIGINT, v STRING, w INT) TBLPROPERTIES \
+                 ('delta.columnMapping.mode' = '{mapping}')"
+            ))
+            .await
+            .unwrap();
+            s.execute("INSERT INTO t VALUES (1, 'a', 10), (2, 'b', 20)")
+                .await
+                .unwrap();
+            let source =
+                "(SELECT * FROM (VALUES (2, 200, 'x2'), (3, 300, 'x3')) AS s(id, w, extra)) s";
+            let clauses = "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *";
+            let before = latest_snapshot(&loc).await.version;
+            let err = s
+                .execute(&format!(
+                    "MERGE INTO t USING {source} ON t.id = s.id {clauses}"
+                ))
+                .await
+                .unwrap_err();
+            assert!(err.to_string().contains("need source column v"), "{err}");
+            assert_eq!(
+                latest_snapshot(&loc).await.version,
+                before,
+                "nothing committed"
+            );
+            let v = exec_version(
+                &s,
+                &loc,
+                &format!(
+                    "MERGE WITH SCHEMA EVOLUTION INTO t USING {source} ON t.id = s.id {clauses}"
+                ),
+            )
+            .await;
+            assert_eq!(v, before + 1);
+            assert_eq!(
+                rows(&s, "SELECT id, v, w, extra FROM t ORDER BY id").await,
+                vec!["1|a|10|NULL", "2|b|200|x2", "3|NULL|300|x3"],
+                "mapping={mapping}"
+            );
+        });
+    }
+}

@@ -154,7 +154,7 @@ impl Removals {
                 }
                 if clause.kind == ClauseKind::Matched && !self.only_unconditional_delete {
                     return Err(EngineError::invalid(
-                        "MERGE: multiple source rows matched the same target row; make the ON condition or the source unique",
+                        "MERGE: multiple source rows matched the same target row (duplicate relevant WHEN MATCHED clauses); make the ON condition or the source unique",
                     ));
                 }
                 if let Some(f) = fresh.get_mut(i) {

@@ -138,15 +138,24 @@ pub(super) fn new_rows(
         })
         .map(|f| f.name.to_ascii_lowercase())
         .collect();
+    // `*` leaves out a column the source lacks when it is generated (computed) or the MERGE
+    // evolves the schema (kept by UPDATE, NULL for INSERT); otherwise it is refused.
     let generated_missing_from_source = |mut map: HashMap<String, Expr>| {
         for f in snapshot.schema.fields.iter() {
-            if crate::constraints::generation_of(f).is_some()
-                && joined.column_index(&spec.source_alias, &f.name).is_none()
-            {
-                map.remove(&f.name.to_ascii_lowercase());
+            if joined.column_index(&spec.source_alias, &f.name).is_some() {
+                continue;
+            }
+            let key = f.name.to_ascii_lowercase();
+            if crate::constraints::generation_of(f).is_some() || spec.schema_evolution {
+                map.remove(&key);
+            } else if map.contains_key(&key) {
+                return Err(EngineError::invalid(format!(
+                    "MERGE: UPDATE SET * and INSERT * need source column {} (the source lacks it; name the columns to set, or merge with schema evolution to keep it)",
+                    f.name
+                )));
             }
         }
-        map
+        Ok(map)
     };
     let conform = |v: ArrayRef, f: &Field| {
         if computed.contains(&f.name().to_ascii_lowercase()) && !f.is_nullable() {
@@ -178,7 +187,7 @@ pub(super) fn new_rows(
                         star(spec, &table_schema),
                         &identity,
                         |_| true,
-                    )),
+                    ))?,
                 };
                 refuse_always_identity(&map, &identity, "UPDATE SET")?;
                 for f in table_schema.fields() {
@@ -228,7 +237,7 @@ pub(super) fn new_rows(
                             !c.allow_explicit
                                 || joined.column_index(&spec.source_alias, &c.name).is_none()
                         },
-                    )),
+                    ))?,
                 };
                 refuse_always_identity(&map, &identity, "INSERT")?;
                 if let Some(k) = map.keys().find(|k| {

@@ -76,6 +76,10 @@ pub struct MergeSpec {
     pub clauses: Vec<MergeClause>,
     /// An assigned or inserted value that does not cast to its column (see `conform`).
     pub cast_failure: crate::ops::conform::CastFailure,
+    /// `WITH SCHEMA EVOLUTION`: besides the columns it adds (`evolve.rs`), `UPDATE SET *` keeps
+    /// a target column the source lacks and `INSERT *` leaves it NULL (Delta Spark's rule);
+    /// without it such a `*` is refused.
+    pub schema_evolution: bool,
 }
 
 /// Plans MERGE expressions written as SQL against the target's columns (qualified by its alias)
