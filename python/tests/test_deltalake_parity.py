@@ -334,3 +334,15 @@ def test_schema_evolution_on_a_column_mapped_table_gives_new_columns_fresh_ids(t
     peer = deltalake.DeltaTable(str(tmp_path))
     got = pa.table(deltalake.QueryBuilder().register("t", peer).execute("SELECT * FROM t ORDER BY id").read_all()).to_pylist()
     assert got == want
+
+
+def test_column_names_resolve_without_regard_to_case_as_spark_does(tmp_path):
+    from delta_rlc import QueryBuilder
+
+    write_deltalake(tmp_path, pa.table({"dayOfYear": [1, 2, 3], "Value": ["a", "b", "c"]}))
+    dt = DeltaTable(tmp_path)
+    dt.update(predicate="dayofyear = 3", updates={"VALUE": "'z'"})
+    dt.delete("DAYOFYEAR = 1")
+    got = QueryBuilder().register("tbl", DeltaTable(tmp_path)).execute("SELECT tbl.dayOfYear, value FROM tbl WHERE DayOfYear > 1 ORDER BY dayofyear").read_all()
+    # The columns keep the table's spelling.
+    assert pa.table(got).to_pylist() == [{"dayOfYear": 2, "Value": "b"}, {"dayOfYear": 3, "Value": "z"}]

@@ -82,7 +82,7 @@ impl ChangesBuilder {
         if let Some(f) = &self.filter {
             let schema = df.schema().clone();
             let e = f.with_parser(&|s: &str| {
-                ctx.parse_sql_expr(s, &schema)
+                delta_rlc_engine::spark::ident_case::parse_sql_expr(&ctx, s, &schema)
                     .map_err(|e| EngineError::invalid(e.to_string()))
             })?;
             df = df.filter(e)?;

@@ -129,8 +129,7 @@ impl TableConstraints {
                         crate::error::one_line(&e)
                     ))
                 };
-                let logical = ctx
-                    .parse_sql_expr(sql, &df_schema)
+                let logical = crate::spark::ident_case::parse_sql_expr(&ctx, sql, &df_schema)
                     .map_err(|e| cannot(e.to_string()))?;
                 if let Some(why) = not_as_spark(sql, &logical, &df_schema) {
                     return Err(cannot(why));
@@ -390,7 +389,7 @@ fn plan_rule(ctx: &SessionContext, df_schema: &DFSchema, label: String, sql: &st
             crate::error::one_line(&e)
         ))
     };
-    let logical = ctx.parse_sql_expr(sql, df_schema).map_err(|e| {
+    let logical = crate::spark::ident_case::parse_sql_expr(ctx, sql, df_schema).map_err(|e| {
         // A construct refused by name (`RLIKE`), rather than the planner's message about it.
         match crate::spark::portable::unportable_syntax(sql) {
             Some(c) => cannot(format!(

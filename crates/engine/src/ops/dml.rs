@@ -129,8 +129,7 @@ impl ExprContext {
     }
 
     pub fn parse(&self, sql: &str) -> Result<Expr> {
-        self.ctx
-            .parse_sql_expr(sql, &self.df_schema)
+        crate::spark::ident_case::parse_sql_expr(&self.ctx, sql, &self.df_schema)
             .and_then(|e| legacy_mode_in_expr(&self.ctx, e, &self.df_schema))
             .map_err(|e| EngineError::invalid(format!("{e}")))
     }
@@ -549,19 +548,13 @@ pub async fn scan_file(
 }
 
 /// A parsed SQL expression planned against `schema` with `ctx`'s options (the same planner
-/// `parse_sql_expr` uses after parsing).
+/// `parse_sql_expr` uses after parsing), its column names resolved as Spark resolves them.
 pub fn plan_sql_expr(
     ctx: &SessionContext,
     e: &datafusion::sql::sqlparser::ast::Expr,
     schema: &DFSchema,
 ) -> datafusion::error::Result<Expr> {
-    let expr = ctx.state().create_logical_expr_from_sql_expr(
-        datafusion::sql::sqlparser::ast::ExprWithAlias {
-            expr: e.clone(),
-            alias: None,
-        },
-        schema,
-    )?;
+    let expr = crate::spark::ident_case::plan_parsed(ctx, e, schema)?;
     legacy_mode_in_expr(ctx, expr, schema)
 }
 

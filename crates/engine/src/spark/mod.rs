@@ -27,6 +27,7 @@ pub mod coerced;
 pub mod datetime;
 pub mod decimal_float;
 pub mod extrema;
+pub mod ident_case;
 pub mod in_list;
 pub mod opaque;
 pub mod plan_rule;

@@ -416,7 +416,7 @@ impl SqlSession {
     pub(super) async fn dataframe(
         &self,
         refs: &[TableRef],
-        st: DFStatement,
+        mut st: DFStatement,
         record: Option<(&str, Arc<Mutex<ReadSet>>)>,
     ) -> Result<datafusion::dataframe::DataFrame> {
         let calls = super::bind::table_calls(&st);
@@ -470,6 +470,17 @@ impl SqlSession {
             ctx.register_udtf(name, Arc::new(super::files_fn::Preloaded { name, tables }));
         }
         super::changes_fn::register(self, &ctx, &calls).await?;
+        // Column names resolve as Spark resolves them: case-insensitively (`spark::ident_case`).
+        let mut spellings = crate::spark::ident_case::ColumnSpellings::default();
+        for r in refs {
+            let name = r.ident.to_ascii_lowercase();
+            if let Ok(p) = ctx.table_provider(name.as_str()).await {
+                spellings.add_table(&name, p.schema().fields());
+            }
+        }
+        if let DFStatement::Statement(s) = &mut st {
+            spellings.respell_statement(s)?;
+        }
         let plan = ctx.state().statement_to_plan(st).await?;
         let df = ctx.execute_logical_plan(plan).await?;
         without_generated_qualifiers(df, refs)

@@ -555,3 +555,63 @@ fn trunc_of_a_date_is_sparks() {
         fails(&s, "SELECT trunc(2.5, 0)", "trunc").await;
     });
 }
+
+/// Column names resolve as Spark resolves them, without regard to case: in a query, a DML
+/// predicate and assignment, a MERGE, a CHECK constraint and a generation expression written in
+/// another case than the column. Twins: a quoted name keeps its case (no such column), and a
+/// name two joined tables spell differently is refused as ambiguous on its own — neither
+/// silently picks a column — while each qualified spelling reads its own table.
+#[test]
+fn column_names_resolve_without_regard_to_case() {
+    let loc = "memory://spark-case/t";
+    let mut s = session(loc);
+    s.register("u", "memory://spark-case/u");
+    rt().block_on(async {
+        s.execute(
+            "CREATE TABLE t (dayOfYear INT, Value STRING, dbl INT GENERATED ALWAYS AS (DAYOFYEAR * 2))",
+        )
+        .await
+        .unwrap();
+        s.execute("INSERT INTO t (DAYOFYEAR, value) VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT dayofyear, VALUE, Dbl FROM t WHERE DayOfYear >= 2").await,
+            vec!["2|b|4", "3|c|6"]
+        );
+        s.execute("UPDATE t SET VALUE = 'z' WHERE dayofyear = 3")
+            .await
+            .unwrap();
+        s.execute("DELETE FROM t WHERE DAYOFYEAR = 1").await.unwrap();
+        s.execute(
+            "MERGE INTO t USING (SELECT 2 AS doy, 'm' AS v) s ON t.DAYofYEAR = s.DOY \
+             WHEN MATCHED THEN UPDATE SET VALUE = s.V",
+        )
+        .await
+        .unwrap();
+        s.execute("ALTER TABLE t ADD CONSTRAINT small CHECK (DAYOFYEAR < 100)")
+            .await
+            .unwrap();
+        fails(&s, "INSERT INTO t (dayOfYear, Value) VALUES (500, 'x')", "small").await;
+        assert_eq!(
+            rows(&s, "SELECT dayOfYear, Value, dbl FROM t").await,
+            vec!["2|m|4", "3|z|6"]
+        );
+        assert_eq!(latest_snapshot(loc).await.num_rows(), Some(2));
+        fails(&s, "SELECT \"DAYOFYEAR\" FROM t", "DAYOFYEAR").await;
+        s.execute("CREATE TABLE u (dayOfYear INT, value STRING)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO u VALUES (2, 'u2')").await.unwrap();
+        fails(
+            &s,
+            "SELECT VALUE FROM t JOIN u ON t.dayofyear = u.DAYOFYEAR",
+            "ambiguous",
+        )
+        .await;
+        assert_eq!(
+            rows(&s, "SELECT t.Value, u.value FROM t JOIN u ON t.dayofyear = u.DAYOFYEAR").await,
+            vec!["m|u2"]
+        );
+    });
+}

@@ -119,8 +119,7 @@ impl MergeExprParser {
 
     /// `what` names the part of the statement in the error ("ON", "condition", …).
     pub fn parse(&self, what: &str, sql: &str) -> Result<Expr> {
-        self.ctx
-            .parse_sql_expr(sql, &self.schema)
+        crate::spark::ident_case::parse_sql_expr(&self.ctx, sql, &self.schema)
             .and_then(|e| crate::ops::dml::legacy_mode_in_expr(&self.ctx, e, &self.schema))
             .map_err(|e| EngineError::invalid(format!("MERGE {what}: {e}")))
     }
