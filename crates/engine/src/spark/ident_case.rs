@@ -1,285 +1,203 @@
 //! Column names resolved as Spark resolves them: without regard to case.
 //!
-//! Spark matches a column name to a table's columns case-insensitively (`spark.sql.caseSensitive`
-//! is false by default), and so do the expressions Spark stores in a Delta log (CHECK
-//! constraints, generation expressions). DataFusion lower-cases an unquoted identifier and then
-//! matches it exactly, so neither `dayofyear` nor `dayOfYear` itself would find a column spelled
-//! `dayOfYear`. Before a statement or an expression is planned, each unquoted identifier that
-//! names, case-insensitively, exactly one spelling among the columns in scope (nested struct
-//! fields included) is spelled as the table spells it and quoted, so the planner keeps it.
+//! Spark matches a column name to the columns in scope case-insensitively
+//! (`spark.sql.caseSensitive` is false by default), and so do the expressions Spark stores in a
+//! Delta log (CHECK constraints, generation expressions). DataFusion lower-cases an unquoted
+//! identifier and then matches it exactly, so neither `dayofyear` nor `dayOfYear` itself finds a
+//! column spelled `dayOfYear`.
 //!
-//! A qualified name `t.c` is looked up among the columns of `t` alone (a table in scope, or an
-//! alias of one); a name on its own among the top-level columns of every table in scope; other
-//! parts of `a.b.c` among all names, nested fields included.
+//! How: a statement or expression is planned as written. Only when planning fails because a
+//! column is not found does this step act, and only on that one reference: DataFusion's error
+//! names the column, where it was written (its span) and the columns visible in that scope. If
+//! exactly one visible column matches the name without regard to case (within its qualifier's
+//! table when qualified), the identifier at that span is spelled as the column is, and planning
+//! runs again; several matches are Spark's ambiguous reference, refused. So:
+//! - a statement that planned before plans exactly as before (nothing is rewritten);
+//! - a rewritten reference names a column DataFusion itself listed as visible where it was
+//!   written: scope, aliases, subqueries, table functions and CTEs are DataFusion's own;
+//! - no other reference moves: only the identifier at the failing span is touched.
 //!
-//! Never rewritten, so a rewrite can only make a name resolve that would otherwise fail, never
-//! move it to another column:
-//! - a quoted identifier (its case is the user's);
-//! - a name that columns in scope spell in two ways (`Value` and `value`): on its own it is
-//!   refused as ambiguous (as Spark refuses it; DataFusion would pick the one spelled in lower
-//!   case), as a part of `a.b` it is left to the planner's exact match;
-//! - a name already spelled in lower case by the table (normalisation finds it unchanged);
-//! - a name equal, case-insensitively, to an alias the statement defines (a select-list alias, a
-//!   table or subquery alias, a CTE name): the alias may be what it means.
+//! A double-quoted identifier is matched exactly (it is DataFusion's quoting, not Spark's); a
+//! backquoted one only delimits, as in Spark, and matches without regard to case. Case is
+//! compared character by character in both directions, as Java's `equalsIgnoreCase` does.
 
-use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
 
-use arrow::datatypes::{DataType, Field};
-use datafusion::common::{DFSchema, DataFusionError, Result as DFResult};
+use datafusion::common::{Column, DFSchema, DataFusionError, Result as DFResult, SchemaError};
 use datafusion::logical_expr::Expr;
 use datafusion::prelude::SessionContext;
-use datafusion::sql::sqlparser::ast::{
-    self as ast, Ident, Query, SelectItem, SetExpr, TableFactor, Visit, VisitMut, Visitor,
-    VisitorMut,
-};
+use datafusion::sql::sqlparser::ast::{self as ast, Ident, VisitMut, VisitorMut};
 
-/// The spellings of the columns in scope, by lower-cased name: `Some` when one spelling,
-/// `None` when several (ambiguous). `top` holds the top-level columns (what a name on its own
-/// can mean); `all` adds every nested field (what a part of `a.b.c` can mean).
-#[derive(Debug, Default, Clone)]
-pub struct ColumnSpellings {
-    top: HashMap<String, Option<String>>,
-    all: HashMap<String, Option<String>>,
-    /// Each table's own top-level columns, by the table's lower-cased name: what `t.c` means.
-    tables: HashMap<String, HashMap<String, Option<String>>>,
+/// Planning passes one statement may take: each fixes one reference.
+const MAX_PASSES: usize = 256;
+
+/// `a` and `b` equal without regard to case, character by character (Java's
+/// `String.equalsIgnoreCase`).
+pub fn same_ignoring_case(a: &str, b: &str) -> bool {
+    a.chars().count() == b.chars().count()
+        && a.chars().zip(b.chars()).all(|(x, y)| {
+            x == y || x.to_uppercase().eq(y.to_uppercase()) || x.to_lowercase().eq(y.to_lowercase())
+        })
 }
 
-fn add_spelling(map: &mut HashMap<String, Option<String>>, name: &str) {
-    let lower = name.to_lowercase();
-    match map.get_mut(&lower) {
-        None => {
-            map.insert(lower, Some(name.to_string()));
-        }
-        Some(Some(s)) if s == name => {}
-        Some(slot) => *slot = None,
-    }
-}
+/// A column planning did not find: the column, where it was written (the column's span, or
+/// the one DataFusion's diagnostic carries) and the columns visible there.
+type NotFound<'a> = (&'a Column, Option<datafusion::common::Span>, &'a [Column]);
 
-impl ColumnSpellings {
-    /// Adds the top-level column `field` and, recursively, the fields of its structs (lists'
-    /// and maps' too).
-    pub fn add_field(&mut self, field: &Field) {
-        add_spelling(&mut self.top, field.name());
-        add_spelling(&mut self.all, field.name());
-        self.add_nested(field.data_type());
-    }
-
-    fn add_nested(&mut self, t: &DataType) {
-        match t {
-            DataType::Struct(fields) => fields.iter().for_each(|f| {
-                add_spelling(&mut self.all, f.name());
-                self.add_nested(f.data_type());
-            }),
-            DataType::List(f)
-            | DataType::LargeList(f)
-            | DataType::FixedSizeList(f, _)
-            | DataType::Map(f, _) => self.add_nested(f.data_type()),
+/// Every column-not-found error in `e` (DataFusion reports several of one statement at once as
+/// a collection).
+fn not_found(e: &DataFusionError) -> Vec<NotFound<'_>> {
+    let mut out = Vec::new();
+    let mut pending: Vec<(&DataFusionError, Option<datafusion::common::Span>)> = vec![(e, None)];
+    while let Some((e, at)) = pending.pop() {
+        match e {
+            DataFusionError::Diagnostic(d, inner) => pending.push((inner.as_ref(), at.or(d.span))),
+            DataFusionError::Context(_, inner) => pending.push((inner.as_ref(), at)),
+            DataFusionError::Shared(inner) => pending.push((inner.as_ref(), at)),
+            DataFusionError::Collection(all) => pending.extend(all.iter().map(|e| (e, at))),
+            DataFusionError::SchemaError(se, _) => {
+                if let SchemaError::FieldNotFound {
+                    field,
+                    valid_fields,
+                } = se.as_ref()
+                {
+                    let span = field.spans().first().or(at);
+                    out.push((field.as_ref(), span, valid_fields.as_slice()));
+                }
+            }
             _ => {}
         }
     }
+    out
+}
 
-    /// The columns of the table registered as `name` (a qualifier in the statement).
-    pub fn add_table(&mut self, name: &str, fields: &arrow::datatypes::Fields) {
-        let own = self.tables.entry(name.to_lowercase()).or_default();
-        fields.iter().for_each(|f| add_spelling(own, f.name()));
-        fields.iter().for_each(|f| self.add_field(f));
-    }
-
-    /// The columns of `schema` (qualified or not).
-    pub fn of_schema(schema: &DFSchema) -> Self {
-        let mut out = ColumnSpellings::default();
-        schema.fields().iter().for_each(|f| out.add_field(f));
-        out
-    }
-
-    /// What an unquoted `ident` becomes: `Ok(Some)` a new spelling, `Ok(None)` unchanged, `Err`
-    /// a name on its own that columns in scope spell in several ways (Spark's ambiguous
-    /// reference: never resolved to one of them silently).
-    fn respelled(
-        &self,
-        ident: &Ident,
-        aliases: &HashSet<String>,
-        alone: bool,
-        within: Option<&HashMap<String, Option<String>>>,
-    ) -> Result<Option<String>, String> {
-        if ident.quote_style.is_some() {
-            return Ok(None);
-        }
-        let lower = ident.value.to_lowercase();
-        if aliases.contains(&lower) {
-            return Ok(None);
-        }
-        let map = match (within, alone) {
-            (Some(table), _) => table,
-            (None, true) => &self.top,
-            (None, false) => &self.all,
-        };
-        match map.get(&lower) {
-            Some(Some(s)) if *s != lower => Ok(Some(s.clone())),
-            Some(None) if alone => Err(format!(
-                "column reference {} is ambiguous: the tables in scope spell it in several ways (qualify it with its table, or quote it)",
-                ident.value
-            )),
-            _ => Ok(None),
-        }
-    }
-
-    /// `e` with its column names spelled as the columns in scope spell them.
-    pub fn respell_expr(&self, e: &mut ast::Expr) -> DFResult<()> {
-        self.respell(e, HashSet::new(), HashMap::new())
-    }
-
-    /// `statement` with its column names spelled as the columns in scope spell them.
-    pub fn respell_statement(&self, statement: &mut ast::Statement) -> DFResult<()> {
-        let mut aliases = Aliases::default();
-        let _ = Visit::visit(&*statement, &mut aliases);
-        self.respell(statement, aliases.names, aliases.tables)
-    }
-
-    fn respell<N: VisitMut>(
-        &self,
-        node: &mut N,
-        aliases: HashSet<String>,
-        alias_of: HashMap<String, String>,
-    ) -> DFResult<()> {
-        if self.all.is_empty() {
-            return Ok(());
-        }
-        let mut r = Respeller {
-            spellings: self,
-            aliases,
-            alias_of,
-        };
-        match node.visit(&mut r) {
-            ControlFlow::Continue(()) => Ok(()),
-            ControlFlow::Break(e) => Err(DataFusionError::Plan(e)),
-        }
+/// What the failing reference should become: `Ok(Some(name))`, `Ok(None)` when nothing
+/// visible matches (the original error stands), `Err` when several do.
+fn matching_column(missing: &Column, visible: &[Column]) -> DFResult<Option<String>> {
+    let mut found: Vec<&Column> = visible
+        .iter()
+        .filter(|c| same_ignoring_case(&c.name, &missing.name))
+        .filter(|c| match &missing.relation {
+            Some(r) => c.relation.as_ref() == Some(r),
+            None => true,
+        })
+        .collect();
+    found.sort_by(|a, b| (&a.relation, &a.name).cmp(&(&b.relation, &b.name)));
+    found.dedup_by(|a, b| a.relation == b.relation && a.name == b.name);
+    match found.as_slice() {
+        [] => Ok(None),
+        [one] if one.name == missing.name => Ok(None),
+        [one] => Ok(Some(one.name.clone())),
+        several => Err(DataFusionError::Plan(format!(
+            "column reference {} is ambiguous: it matches {} without regard to case (qualify it with its table)",
+            missing.name,
+            several
+                .iter()
+                .map(|c| c.flat_name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
     }
 }
 
-struct Respeller<'a> {
-    spellings: &'a ColumnSpellings,
-    aliases: HashSet<String>,
-    /// Table aliases (lower-cased) and the table each stands for.
-    alias_of: HashMap<String, String>,
+/// Respells the identifier written at `span` that names `missing` (`done` when one was).
+struct AtSpan<'a> {
+    span: datafusion::common::Span,
+    missing: &'a Column,
+    spelling: &'a str,
+    done: bool,
 }
 
-impl Respeller<'_> {
-    fn fix(
-        &self,
-        ident: &mut Ident,
-        alone: bool,
-        within: Option<&HashMap<String, Option<String>>>,
-    ) -> Result<(), String> {
-        if let Some(s) = self
-            .spellings
-            .respelled(ident, &self.aliases, alone, within)?
-        {
-            ident.value = s;
-            ident.quote_style = Some('"');
+impl AtSpan<'_> {
+    fn at(&self, s: datafusion::sql::sqlparser::tokenizer::Span) -> bool {
+        datafusion::common::Span::try_from_sqlparser_span(s) == Some(self.span)
+    }
+
+    /// `ident` takes the column's spelling, unless the user double-quoted it (exact by choice).
+    fn respell(&mut self, ident: &mut Ident) {
+        if ident.quote_style == Some('"') || !same_ignoring_case(&ident.value, &self.missing.name) {
+            return;
         }
-        Ok(())
-    }
-
-    /// The columns of the table `qualifier` names (directly or by its alias), if it names one.
-    fn table(&self, qualifier: &Ident) -> Option<&HashMap<String, Option<String>>> {
-        let name = match qualifier.quote_style {
-            Some(_) => qualifier.value.clone(),
-            None => qualifier.value.to_lowercase(),
-        };
-        let name = self.alias_of.get(&name).unwrap_or(&name);
-        self.spellings.tables.get(name)
-    }
-
-    /// `t.c…`: `c` is looked up among `t`'s own columns when `t` is a table in scope; every
-    /// other part among all names.
-    fn fix_compound(&self, parts: &mut [Ident]) -> Result<(), String> {
-        let own = match parts {
-            [q, _, ..] => self.table(q).cloned(),
-            _ => None,
-        };
-        for (i, p) in parts.iter_mut().enumerate() {
-            match (&own, i) {
-                // The qualifier itself names the table: never a column.
-                (Some(_), 0) => {}
-                (Some(t), 1) => self.fix(p, false, Some(t))?,
-                _ => self.fix(p, false, None)?,
-            }
-        }
-        Ok(())
+        ident.value = self.spelling.to_string();
+        ident.quote_style = Some('"');
+        self.done = true;
     }
 }
 
-impl VisitorMut for Respeller<'_> {
-    type Break = String;
-
-    fn pre_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<String> {
-        let fixed = match e {
-            ast::Expr::Identifier(ident) => self.fix(ident, true, None),
-            ast::Expr::CompoundIdentifier(parts) => self.fix_compound(parts),
-            _ => Ok(()),
-        };
-        match fixed {
-            Ok(()) => ControlFlow::Continue(()),
-            Err(e) => ControlFlow::Break(e),
-        }
-    }
-}
-
-/// Every name a statement defines for itself, lower-cased; and each table alias's table.
-#[derive(Default)]
-struct Aliases {
-    names: HashSet<String>,
-    tables: HashMap<String, String>,
-}
-
-impl Visitor for Aliases {
+impl VisitorMut for AtSpan<'_> {
     type Break = ();
 
-    fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
-        if let Some(with) = &q.with {
-            for cte in &with.cte_tables {
-                self.names.insert(cte.alias.name.value.to_lowercase());
-                for c in &cte.alias.columns {
-                    self.names.insert(c.name.value.to_lowercase());
+    fn pre_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<()> {
+        match e {
+            ast::Expr::Identifier(ident) if self.at(ident.span) => self.respell(ident),
+            ast::Expr::CompoundIdentifier(parts) => {
+                let whole = parts
+                    .iter()
+                    .map(|p| p.span)
+                    .reduce(|a, b| a.union(&b))
+                    .unwrap_or_else(datafusion::sql::sqlparser::tokenizer::Span::empty);
+                if self.at(whole) {
+                    // The column's part: after its qualifier when qualified, else the first.
+                    let skip = usize::from(self.missing.relation.is_some());
+                    let n = parts.len().saturating_sub(skip).max(1);
+                    if let Some(p) = parts
+                        .iter_mut()
+                        .skip(skip)
+                        .take(n)
+                        .find(|p| same_ignoring_case(&p.value, &self.missing.name))
+                    {
+                        self.respell(p);
+                    }
                 }
             }
+            _ => {}
         }
-        if let SetExpr::Select(select) = q.body.as_ref() {
-            for item in &select.projection {
-                if let SelectItem::ExprWithAlias { alias, .. } = item {
-                    self.names.insert(alias.value.to_lowercase());
-                }
-            }
+        match self.done {
+            true => ControlFlow::Break(()),
+            false => ControlFlow::Continue(()),
         }
-        ControlFlow::Continue(())
     }
+}
 
-    fn pre_visit_table_factor(&mut self, t: &TableFactor) -> ControlFlow<()> {
-        let alias = match t {
-            TableFactor::Table { alias, .. }
-            | TableFactor::Derived { alias, .. }
-            | TableFactor::TableFunction { alias, .. }
-            | TableFactor::Function { alias, .. }
-            | TableFactor::UNNEST { alias, .. }
-            | TableFactor::NestedJoin { alias, .. } => alias.as_ref(),
-            _ => None,
+/// Fixes, in `node`, the references planning failed on with `e`: `Ok(true)` when at least one
+/// is a column not found that exactly one visible column matches without regard to case (the
+/// identifier at its span now names that column), `Ok(false)` when `e` stands as it is, `Err`
+/// when several visible columns match one of them (ambiguous).
+pub fn respell_failed_reference<N: VisitMut>(node: &mut N, e: &DataFusionError) -> DFResult<bool> {
+    let mut fixed = false;
+    for (missing, span, visible) in not_found(e) {
+        let (Some(spelling), Some(span)) = (matching_column(missing, visible)?, span) else {
+            continue;
         };
-        if let (TableFactor::Table { name, .. }, Some(a)) = (t, alias) {
-            if let Some(table) = name.0.last().and_then(|p| p.as_ident()) {
-                self.tables
-                    .insert(a.name.value.to_lowercase(), table.value.to_lowercase());
-            }
-        }
-        if let Some(a) = alias {
-            self.names.insert(a.name.value.to_lowercase());
-            for c in &a.columns {
-                self.names.insert(c.name.value.to_lowercase());
-            }
-        }
-        ControlFlow::Continue(())
+        let mut v = AtSpan {
+            span,
+            missing,
+            spelling: &spelling,
+            done: false,
+        };
+        let _ = node.visit(&mut v);
+        fixed |= v.done;
     }
+    Ok(fixed)
+}
+
+/// Plans `node` with `plan`, fixing one case-mismatched column reference per failed pass (see the
+/// module comment). A failure that is not such a reference is returned as it is.
+pub fn plan_resolving_case<N, T>(
+    node: &mut N,
+    mut plan: impl FnMut(&N) -> DFResult<T>,
+) -> DFResult<T>
+where
+    N: VisitMut,
+{
+    for _ in 0..MAX_PASSES {
+        match plan(node) {
+            Ok(t) => return Ok(t),
+            Err(e) if respell_failed_reference(node, &e)? => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    plan(node)
 }
 
 /// `sql` parsed in `ctx`'s dialect and planned against `schema`, its column names resolved as
@@ -287,87 +205,64 @@ impl Visitor for Aliases {
 pub fn parse_sql_expr(ctx: &SessionContext, sql: &str, schema: &DFSchema) -> DFResult<Expr> {
     let state = ctx.state();
     let dialect = state.config().options().sql_parser.dialect;
-    let mut parsed = state.sql_to_expr_with_alias(sql, &dialect)?;
-    ColumnSpellings::of_schema(schema).respell_expr(&mut parsed.expr)?;
-    state.create_logical_expr_from_sql_expr(parsed, schema)
+    let parsed = state.sql_to_expr_with_alias(sql, &dialect)?;
+    plan_parsed(ctx, &parsed.expr, schema)
 }
 
 /// A parsed expression planned against `schema`, its column names resolved as Spark resolves
 /// them.
 pub fn plan_parsed(ctx: &SessionContext, e: &ast::Expr, schema: &DFSchema) -> DFResult<Expr> {
+    let state = ctx.state();
     let mut e = e.clone();
-    ColumnSpellings::of_schema(schema).respell_expr(&mut e)?;
-    ctx.state().create_logical_expr_from_sql_expr(
-        ast::ExprWithAlias {
-            expr: e,
-            alias: None,
-        },
-        schema,
-    )
+    plan_resolving_case(&mut e, |e| {
+        state.create_logical_expr_from_sql_expr(
+            ast::ExprWithAlias {
+                expr: e.clone(),
+                alias: None,
+            },
+            schema,
+        )
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use datafusion::sql::sqlparser::dialect::GenericDialect;
-    use datafusion::sql::sqlparser::parser::Parser;
 
-    fn spellings(names: &[&str]) -> ColumnSpellings {
-        let mut s = ColumnSpellings::default();
-        names
-            .iter()
-            .for_each(|n| s.add_field(&Field::new(*n, DataType::Int32, true)));
-        s
-    }
-
-    fn respelled(names: &[&str], sql: &str) -> String {
-        let mut st = Parser::parse_sql(&GenericDialect {}, sql)
-            .unwrap()
-            .remove(0);
-        match spellings(names).respell_statement(&mut st) {
-            Ok(()) => st.to_string(),
-            Err(e) => e.to_string(),
-        }
+    #[test]
+    fn case_is_compared_per_character_both_ways() {
+        assert!(same_ignoring_case("dayOfYear", "DAYOFYEAR"));
+        assert!(same_ignoring_case("État", "éTAT"));
+        assert!(same_ignoring_case("aσ", "AΣ"));
+        assert!(!same_ignoring_case("id", "idx"));
+        assert!(!same_ignoring_case("ss", "ß"));
     }
 
     #[test]
-    fn unquoted_names_take_the_tables_spelling_and_nothing_else_moves() {
+    fn a_missing_column_takes_the_one_visible_spelling_or_is_ambiguous() {
+        let visible = vec![
+            Column::new(Some("t"), "Value"),
+            Column::new(Some("u"), "value"),
+            Column::new(Some("t"), "dayOfYear"),
+        ];
+        let lone = Column::new_unqualified("dayofyear");
         assert_eq!(
-            respelled(
-                &["dayOfYear", "v"],
-                "SELECT DAYOFYEAR, v, t.dayofyear FROM t WHERE dayOfYear > 1"
-            ),
-            r#"SELECT "dayOfYear", v, t."dayOfYear" FROM t WHERE "dayOfYear" > 1"#
+            matching_column(&lone, &visible).unwrap(),
+            Some("dayOfYear".into())
         );
-        // Quoted: the user's case. A qualified name two tables spell differently is left to
-        // the planner (it matches exactly within its table); on its own it is refused.
+        let qualified = Column::new(Some("t"), "value");
         assert_eq!(
-            respelled(
-                &["Value", "value", "Id"],
-                r#"SELECT "ID", t.value, u.VALUE FROM t, u"#
-            ),
-            r#"SELECT "ID", t.value, u.VALUE FROM t, u"#
+            matching_column(&qualified, &visible).unwrap(),
+            Some("Value".into())
         );
-        assert!(respelled(&["Value", "value"], "SELECT VALUE FROM t, u").contains("ambiguous"));
-        // A nested field's name never makes a top-level name ambiguous.
-        let mut s = spellings(&["Value"]);
-        s.add_field(&Field::new(
-            "st",
-            DataType::Struct(vec![Field::new("value", DataType::Int32, true)].into()),
-            true,
-        ));
-        let mut st = Parser::parse_sql(&GenericDialect {}, "SELECT VALUE, st.VALUE FROM t")
-            .unwrap()
-            .remove(0);
-        s.respell_statement(&mut st).unwrap();
-        assert_eq!(st.to_string(), r#"SELECT "Value", st.VALUE FROM t"#);
-        // An alias the statement defines is not respelled, wherever it appears.
+        let ambiguous = Column::new_unqualified("VALUE");
+        assert!(matching_column(&ambiguous, &visible)
+            .unwrap_err()
+            .to_string()
+            .contains("ambiguous"));
         assert_eq!(
-            respelled(
-                &["Total", "dayOfYear"],
-                "SELECT x AS total FROM t AS dayofyear ORDER BY total"
-            ),
-            "SELECT x AS total FROM t AS dayofyear ORDER BY total"
+            matching_column(&Column::new_unqualified("nope"), &visible).unwrap(),
+            None
         );
     }
 }

@@ -195,6 +195,8 @@ fn build(
     runtime: Option<std::sync::Arc<datafusion::execution::runtime_env::RuntimeEnv>>,
 ) -> SessionContext {
     config.options_mut().sql_parser.parse_float_as_decimal = true;
+    // Where each column reference was written: `ident_case` respells the one that failed.
+    config.options_mut().sql_parser.collect_spans = true;
     if config.options().extensions.get::<SparkOptions>().is_none() {
         config = config.with_option_extension(SparkOptions::default());
     }

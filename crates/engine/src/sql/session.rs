@@ -470,18 +470,26 @@ impl SqlSession {
             ctx.register_udtf(name, Arc::new(super::files_fn::Preloaded { name, tables }));
         }
         super::changes_fn::register(self, &ctx, &calls).await?;
-        // Column names resolve as Spark resolves them: case-insensitively (`spark::ident_case`).
-        let mut spellings = crate::spark::ident_case::ColumnSpellings::default();
-        for r in refs {
-            let name = r.ident.to_ascii_lowercase();
-            if let Ok(p) = ctx.table_provider(name.as_str()).await {
-                spellings.add_table(&name, p.schema().fields());
+        // Column names resolve as Spark resolves them, without regard to case: a reference
+        // planning cannot find is respelled as the one visible column it matches, and the
+        // statement planned again (`spark::ident_case`).
+        let mut passes = 0;
+        let plan = loop {
+            let e = match ctx.state().statement_to_plan(st.clone()).await {
+                Ok(plan) => break plan,
+                Err(e) => e,
+            };
+            passes += 1;
+            let fixed = match &mut st {
+                DFStatement::Statement(s) if passes < 256 => {
+                    crate::spark::ident_case::respell_failed_reference(s.as_mut(), &e)?
+                }
+                _ => false,
+            };
+            if !fixed {
+                return Err(e.into());
             }
-        }
-        if let DFStatement::Statement(s) = &mut st {
-            spellings.respell_statement(s)?;
-        }
-        let plan = ctx.state().statement_to_plan(st).await?;
+        };
         let df = ctx.execute_logical_plan(plan).await?;
         without_generated_qualifiers(df, refs)
     }

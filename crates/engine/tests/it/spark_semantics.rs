@@ -558,9 +558,10 @@ fn trunc_of_a_date_is_sparks() {
 
 /// Column names resolve as Spark resolves them, without regard to case: in a query, a DML
 /// predicate and assignment, a MERGE, a CHECK constraint and a generation expression written in
-/// another case than the column. Twins: a quoted name keeps its case (no such column), and a
-/// name two joined tables spell differently is refused as ambiguous on its own — neither
-/// silently picks a column — while each qualified spelling reads its own table.
+/// another case than the column. Twins: a double-quoted name keeps its case (no such column); a
+/// name two joined tables spell differently, neither as written, is refused as ambiguous on its
+/// own — never resolved to one of them — while each qualified spelling reads its own table; and
+/// a table alias spelled like a struct column still names the table (the rows checked).
 #[test]
 fn column_names_resolve_without_regard_to_case() {
     let loc = "memory://spark-case/t";
@@ -599,10 +600,12 @@ fn column_names_resolve_without_regard_to_case() {
         );
         assert_eq!(latest_snapshot(loc).await.num_rows(), Some(2));
         fails(&s, "SELECT \"DAYOFYEAR\" FROM t", "DAYOFYEAR").await;
-        s.execute("CREATE TABLE u (dayOfYear INT, value STRING)")
+        s.execute("CREATE TABLE u (dayOfYear INT, vALUE STRING, S STRUCT<dayOfYear: INT>)")
             .await
             .unwrap();
-        s.execute("INSERT INTO u VALUES (2, 'u2')").await.unwrap();
+        s.execute("INSERT INTO u VALUES (2, 'u2', named_struct('dayOfYear', 3)), (3, 'u3', named_struct('dayOfYear', 2))")
+            .await
+            .unwrap();
         fails(
             &s,
             "SELECT VALUE FROM t JOIN u ON t.dayofyear = u.DAYOFYEAR",
@@ -611,7 +614,15 @@ fn column_names_resolve_without_regard_to_case() {
         .await;
         assert_eq!(
             rows(&s, "SELECT t.Value, u.value FROM t JOIN u ON t.dayofyear = u.DAYOFYEAR").await,
-            vec!["m|u2"]
+            vec!["m|u2", "z|u3"]
+        );
+        // `s` is the alias, not the struct column `S`: the row with dayOfYear 2 is updated.
+        s.execute("UPDATE u AS s SET vALUE = 'upd' WHERE s.DayOfYear = 2")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT dayofyear, value FROM u").await,
+            vec!["2|upd", "3|u3"]
         );
     });
 }
