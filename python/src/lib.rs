@@ -25,6 +25,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 mod admin;
+mod filesystem;
 mod query;
 mod values;
 mod writer_options;
@@ -138,7 +139,7 @@ type MergeClauseArgs = (
 );
 
 /// A delta_rlc error as the Python exception of its kind, with the conflict's fields.
-fn to_py_err(py: Python<'_>, e: delta_rlc::Error) -> PyErr {
+pub(crate) fn to_py_err(py: Python<'_>, e: delta_rlc::Error) -> PyErr {
     let msg = e.to_string();
     let err = match e.kind() {
         ErrorKind::Conflict(info) => {
@@ -1038,6 +1039,7 @@ fn split_statements(py: Python<'_>, script: String) -> PyResult<Vec<String>> {
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<RawTable>()?;
+    m.add_class::<filesystem::RawFileStore>()?;
     m.add_function(wrap_pyfunction!(sql, m)?)?;
     m.add_function(wrap_pyfunction!(split_statements, m)?)?;
     admin::register(m)?;

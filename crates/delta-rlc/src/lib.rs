@@ -92,6 +92,7 @@ mod create;
 mod dml;
 mod error;
 mod expression;
+mod files;
 mod maintenance;
 mod merge;
 mod options;
@@ -114,6 +115,7 @@ pub use delta_rlc_storage::RequestCounts;
 pub use dml::{DeleteBuilder, UpdateBuilder};
 pub use error::{AbortReason, ConflictInfo, ConflictKind, Error, ErrorKind, Result};
 pub use expression::Expression;
+pub use files::{DirListing, FileEntry, ObjectFiles};
 pub use maintenance::{OptimizeBuilder, VacuumBuilder};
 pub use merge::{DeleteClause, InsertClause, MergeBuilder, MergeSource, UpdateClause};
 pub use options::{

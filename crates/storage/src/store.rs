@@ -125,6 +125,7 @@ pub struct TableStore {
 }
 
 mod commit_faults;
+mod files;
 mod listing;
 mod local_read;
 mod read_budget;
@@ -132,6 +133,7 @@ mod statement;
 mod writes;
 
 pub use commit_faults::CommitFaults;
+pub use files::{DirEntries, FileMeta};
 pub use read_budget::ReadBudget;
 
 fn memory_stores() -> &'static Mutex<HashMap<String, Arc<InMemory>>> {
