@@ -509,21 +509,7 @@ impl TableStore {
     /// On a local root, entries reached through a symbolic link (a linked file, or anything under a
     /// linked directory) are left out: they are not the table's.
     pub async fn list(&self, rel_dir: &str) -> Result<Vec<ObjectInfo>> {
-        let p = if rel_dir.is_empty() {
-            self.prefix.clone()
-        } else {
-            self.object_path(rel_dir)?
-        };
-        let _req = self.track(RequestKind::List, 1, rel_dir);
-        let (store, p) = (&self.store, &p);
-        let metas: Vec<_> = retrying(self.retry, move || async move {
-            store
-                .list(Some(p))
-                .try_collect::<Vec<_>>()
-                .await
-                .map_err(|e| StorageError::from_os(e, rel_dir))
-        })
-        .await?;
+        let metas = self.list_metas(rel_dir).await?;
         let mut out: Vec<ObjectInfo> = metas.into_iter().map(|m| self.listed(m)).collect();
         if self.local_fs.is_some() {
             out.retain(|o| {
@@ -536,22 +522,46 @@ impl TableStore {
         Ok(out)
     }
 
-    /// Files directly in a relative directory (not recursive), sorted by name.
-    pub async fn list_dir(&self, rel_dir: &str) -> Result<Vec<ObjectInfo>> {
-        let p = if rel_dir.is_empty() {
-            self.prefix.clone()
-        } else {
-            self.object_path(rel_dir)?
-        };
+    /// Every object under `rel_dir` ("" = the root), as the store lists it (one LIST).
+    pub(crate) async fn list_metas(&self, rel_dir: &str) -> Result<Vec<object_store::ObjectMeta>> {
+        let p = self.dir_path(rel_dir)?;
         let _req = self.track(RequestKind::List, 1, rel_dir);
         let (store, p) = (&self.store, &p);
-        let res = retrying(self.retry, move || async move {
+        retrying(self.retry, move || async move {
+            store
+                .list(Some(p))
+                .try_collect::<Vec<_>>()
+                .await
+                .map_err(|e| StorageError::from_os(e, rel_dir))
+        })
+        .await
+    }
+
+    /// The objects directly under `rel_dir` ("" = the root) and its sub-directories, as the
+    /// store lists them (one LIST with a delimiter).
+    pub(crate) async fn list_delimited(&self, rel_dir: &str) -> Result<object_store::ListResult> {
+        let p = self.dir_path(rel_dir)?;
+        let _req = self.track(RequestKind::List, 1, rel_dir);
+        let (store, p) = (&self.store, &p);
+        retrying(self.retry, move || async move {
             store
                 .list_with_delimiter(Some(p))
                 .await
                 .map_err(|e| StorageError::from_os(e, rel_dir))
         })
-        .await?;
+        .await
+    }
+
+    fn dir_path(&self, rel_dir: &str) -> Result<Path> {
+        match rel_dir.is_empty() {
+            true => Ok(self.prefix.clone()),
+            false => self.object_path(rel_dir),
+        }
+    }
+
+    /// Files directly in a relative directory (not recursive), sorted by name.
+    pub async fn list_dir(&self, rel_dir: &str) -> Result<Vec<ObjectInfo>> {
+        let res = self.list_delimited(rel_dir).await?;
         let mut out: Vec<ObjectInfo> = res.objects.into_iter().map(|m| self.listed(m)).collect();
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)

@@ -3,7 +3,6 @@
 //! listing with its sub-directories, and server-side copy and rename. Directories are key
 //! prefixes: they exist while an object lies under them.
 
-use futures::TryStreamExt;
 use object_store::ObjectStoreExt;
 
 use super::{Result, StorageError, TableStore};
@@ -70,19 +69,7 @@ impl TableStore {
 
     /// The files directly under `rel_dir` ("" = the root) and its sub-directories.
     pub async fn list_entries(&self, rel_dir: &str) -> Result<DirEntries> {
-        let p = match rel_dir.is_empty() {
-            true => self.prefix.clone(),
-            false => self.object_path(rel_dir)?,
-        };
-        let _req = self.track(RequestKind::List, 1, rel_dir);
-        let (store, p) = (&self.store, &p);
-        let res = retrying(self.retry, move || async move {
-            store
-                .list_with_delimiter(Some(p))
-                .await
-                .map_err(|e| StorageError::from_os(e, rel_dir))
-        })
-        .await?;
+        let res = self.list_delimited(rel_dir).await?;
         let mut files: Vec<FileMeta> = res
             .objects
             .into_iter()
@@ -101,20 +88,7 @@ impl TableStore {
 
     /// Every file under `rel_dir` ("" = the root), at any depth, sorted by path.
     pub async fn list_files(&self, rel_dir: &str) -> Result<Vec<FileMeta>> {
-        let p = match rel_dir.is_empty() {
-            true => self.prefix.clone(),
-            false => self.object_path(rel_dir)?,
-        };
-        let _req = self.track(RequestKind::List, 1, rel_dir);
-        let (store, p) = (&self.store, &p);
-        let metas: Vec<_> = retrying(self.retry, move || async move {
-            store
-                .list(Some(p))
-                .try_collect::<Vec<_>>()
-                .await
-                .map_err(|e| StorageError::from_os(e, rel_dir))
-        })
-        .await?;
+        let metas = self.list_metas(rel_dir).await?;
         let mut files: Vec<FileMeta> = metas.into_iter().map(|m| self.file_meta_of(m)).collect();
         self.inside_root(&mut files);
         files.sort_by(|a, b| a.path.cmp(&b.path));
