@@ -582,7 +582,8 @@ class DeltaTable:
         """The change data feed between two versions or timestamps (inclusive), as deltalake's
         ``load_cdf``: the table's columns plus ``_change_type``, ``_commit_version`` and
         ``_commit_timestamp``. ``predicate`` is a SQL condition over those columns. With
-        ``allow_out_of_range``, a start after the latest version gives no rows instead of an error."""
+        ``allow_out_of_range``, a start after the latest version (or the latest commit's time)
+        gives no rows instead of an error."""
 
         for version, ts in ((starting_version, starting_timestamp), (ending_version, ending_timestamp)):
             if version is not None and ts is not None:
@@ -590,6 +591,13 @@ class DeltaTable:
         start_ms = None if starting_timestamp is None else _timestamp_ms(starting_timestamp)
         end_ms = None if ending_timestamp is None else _timestamp_ms(ending_timestamp)
         out_of_range = allow_out_of_range and starting_version is not None and starting_version > self._table.latest_version()
+        if allow_out_of_range and start_ms is not None:
+            try:
+                self._table.version_at(start_ms)
+            except _internal.InvalidInputError:
+                # The only input version_at refuses: a time after the latest commit (a time
+                # before the first one is not found).
+                out_of_range = True
         if out_of_range:
             latest = self._table.latest_version()
             starting_version, ending_version, start_ms, end_ms = latest, latest, None, None

@@ -96,7 +96,7 @@ pub async fn change_range(
     };
     if start_v > latest.version {
         return Err(EngineError::invalid(format!(
-            "table_changes: start version {start_v} is after the latest version {}",
+            "table_changes: invalid table version: {start_v} (the start version is after the latest version {})",
             latest.version
         )));
     }

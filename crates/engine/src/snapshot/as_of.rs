@@ -97,7 +97,8 @@ pub async fn version_at_timestamp(store: &TableStore, ts_ms: i64) -> Result<u64>
     if let Some(&(_, latest_ts)) = times.last() {
         if ts_ms > latest_ts {
             return Err(EngineError::invalid(format!(
-                "TIMESTAMP AS OF is after the latest commit (version {latest} at {}); use the current version",
+                "TIMESTAMP AS OF {} is after the latest commit: it is greater than latest commit timestamp {} (version {latest}); use the current version",
+                fmt_ms(ts_ms),
                 fmt_ms(latest_ts)
             )));
         }

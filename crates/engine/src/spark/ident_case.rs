@@ -15,7 +15,12 @@
 //! - a statement that planned before plans exactly as before (nothing is rewritten);
 //! - a rewritten reference names a column DataFusion itself listed as visible where it was
 //!   written: scope, aliases, subqueries, table functions and CTEs are DataFusion's own;
-//! - no other reference moves: only the identifier at the failing span is touched.
+//! - no other reference moves: only the identifier at the failing span is touched, and only
+//!   when it is the one identifier written there (a view's expanded text has spans of its own).
+//!
+//! In a DML or MERGE expression, whose tables and aliases are known, `t.c` is settled as the
+//! table's column before planning (Spark's precedence over a struct column `t` with a field `c`;
+//! see [`Qualified`]).
 //!
 //! A double-quoted identifier is matched exactly (it is DataFusion's quoting, not Spark's); a
 //! backquoted one only delimits, as in Spark, and matches without regard to case. Case is
@@ -100,11 +105,14 @@ fn matching_column(missing: &Column, visible: &[Column]) -> DFResult<Option<Stri
     }
 }
 
-/// Respells the identifier written at `span` that names `missing` (`done` when one was).
+/// Respells the identifier written at `span` that names `missing` (`done` when one was); a
+/// `dry` visit only counts the identifiers it would respell (`found`).
 struct AtSpan<'a> {
     span: datafusion::common::Span,
     missing: &'a Column,
     spelling: &'a str,
+    dry: bool,
+    found: usize,
     done: bool,
 }
 
@@ -116,6 +124,10 @@ impl AtSpan<'_> {
     /// `ident` takes the column's spelling, unless the user double-quoted it (exact by choice).
     fn respell(&mut self, ident: &mut Ident) {
         if ident.quote_style == Some('"') || !same_ignoring_case(&ident.value, &self.missing.name) {
+            return;
+        }
+        self.found += 1;
+        if self.dry {
             return;
         }
         ident.value = self.spelling.to_string();
@@ -173,8 +185,17 @@ pub fn respell_failed_reference<N: VisitMut>(node: &mut N, e: &DataFusionError) 
             span,
             missing,
             spelling: &spelling,
+            dry: true,
+            found: 0,
             done: false,
         };
+        let _ = node.visit(&mut v);
+        // Two identifiers written at one span (a view's text expanded into the statement has
+        // spans of its own): which one failed is unknown, so neither is touched.
+        if v.found != 1 {
+            continue;
+        }
+        v.dry = false;
         let _ = node.visit(&mut v);
         fixed |= v.done;
     }
@@ -209,11 +230,186 @@ pub fn parse_sql_expr(ctx: &SessionContext, sql: &str, schema: &DFSchema) -> DFR
     plan_parsed(ctx, &parsed.expr, schema)
 }
 
+/// `q.c…` where `q` names a table of `schema` (its alias) and `c`, ignoring case, exactly one of
+/// that table's columns: `c` is spelled as the column. Spark reads `q.c` as the table's column
+/// before it reads a column `q` with a field `c`; DataFusion, when `(q, c)` does not match
+/// exactly, would take the struct reading (an UPDATE aliased `t` on a table with a struct
+/// column `t` would change other rows), so the table reading is settled before planning.
+struct Qualified<'a> {
+    schema: &'a DFSchema,
+}
+
+impl VisitorMut for Qualified<'_> {
+    type Break = ();
+
+    fn pre_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<()> {
+        let ast::Expr::CompoundIdentifier(parts) = e else {
+            return ControlFlow::Continue(());
+        };
+        let [q, c, ..] = parts.as_mut_slice() else {
+            return ControlFlow::Continue(());
+        };
+        if q.quote_style == Some('"') || c.quote_style == Some('"') {
+            return ControlFlow::Continue(());
+        }
+        let mut found: Vec<&str> = self
+            .schema
+            .iter()
+            .filter(|(r, f)| {
+                r.is_some_and(|r| same_ignoring_case(r.table(), &q.value))
+                    && same_ignoring_case(f.name(), &c.value)
+            })
+            .map(|(_, f)| f.name().as_str())
+            .collect();
+        found.dedup();
+        if let [one] = found.as_slice() {
+            if *one != c.value {
+                c.value = one.to_string();
+                c.quote_style = Some('"');
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// [`Qualified`] for a whole statement, whose tables are `tables` (their registered names,
+/// lower-cased, and schemas): each table alias (or name) of the statement stands for its
+/// tables; `q.c` is settled as table `q`'s column where `q` is also a struct column in scope and
+/// `c` matches the table's column only without regard to case (the case where DataFusion would
+/// read the struct's field instead). An alias reused for tables that spell the column
+/// differently is refused as ambiguous.
+pub fn settle_qualified_columns(
+    statement: &mut ast::Statement,
+    tables: &[(String, arrow::datatypes::SchemaRef)],
+) -> DFResult<()> {
+    use datafusion::sql::sqlparser::ast::{TableFactor, Visit, Visitor};
+    use std::collections::HashMap;
+
+    let structs: Vec<&str> = tables
+        .iter()
+        .flat_map(|(_, s)| s.fields().iter())
+        .filter(|f| matches!(f.data_type(), arrow::datatypes::DataType::Struct(_)))
+        .map(|f| f.name().as_str())
+        .collect();
+    if structs.is_empty() {
+        return Ok(());
+    }
+    // Alias (lower-cased) → the tables it names.
+    struct Aliases(HashMap<String, Vec<String>>);
+    impl Visitor for Aliases {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, t: &TableFactor) -> ControlFlow<()> {
+            if let TableFactor::Table { name, alias, .. } = t {
+                if let Some(table) = name.0.last().and_then(|p| p.as_ident()) {
+                    let table = table.value.to_ascii_lowercase();
+                    let key = alias
+                        .as_ref()
+                        .map_or(table.clone(), |a| a.name.value.to_lowercase());
+                    self.0.entry(key).or_default().push(table);
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut aliases = Aliases(HashMap::new());
+    let _ = Visit::visit(&*statement, &mut aliases);
+
+    struct Settle<'a> {
+        aliases: &'a HashMap<String, Vec<String>>,
+        tables: &'a [(String, arrow::datatypes::SchemaRef)],
+        structs: &'a [&'a str],
+    }
+    impl VisitorMut for Settle<'_> {
+        type Break = DataFusionError;
+        fn pre_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<DataFusionError> {
+            let ast::Expr::CompoundIdentifier(parts) = e else {
+                return ControlFlow::Continue(());
+            };
+            let [q, c, ..] = parts.as_mut_slice() else {
+                return ControlFlow::Continue(());
+            };
+            if q.quote_style == Some('"')
+                || c.quote_style == Some('"')
+                || !self.structs.iter().any(|s| same_ignoring_case(s, &q.value))
+            {
+                return ControlFlow::Continue(());
+            }
+            let Some(named) = self.aliases.get(&q.value.to_lowercase()) else {
+                return ControlFlow::Continue(());
+            };
+            let mut spellings: Vec<&str> = self
+                .tables
+                .iter()
+                .filter(|(t, _)| named.contains(t))
+                .flat_map(|(_, s)| s.fields().iter())
+                .filter(|f| same_ignoring_case(f.name(), &c.value))
+                .map(|f| f.name().as_str())
+                .collect();
+            spellings.sort_unstable();
+            spellings.dedup();
+            match spellings.as_slice() {
+                [] => {}
+                [one] if *one == c.value => {}
+                [one] => {
+                    c.value = one.to_string();
+                    c.quote_style = Some('"');
+                }
+                _ => {
+                    return ControlFlow::Break(DataFusionError::Plan(format!(
+                        "{}.{} is ambiguous: the tables {} names spell {} in several ways",
+                        q.value, c.value, q.value, c.value
+                    )))
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut settle = Settle {
+        aliases: &aliases.0,
+        tables,
+        structs: &structs,
+    };
+    match statement.visit(&mut settle) {
+        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Break(e) => Err(e),
+    }
+}
+
+/// Moves the spans of `node`'s column references to lines of their own (`+ n` million): text
+/// expanded into a statement (a view's) then never shares a span with the statement's own
+/// references, so a failed reference is found by its span alone.
+pub fn move_spans_apart<N: VisitMut>(node: &mut N, n: u64) {
+    struct Shift(u64);
+    impl Shift {
+        fn shift(&self, i: &mut Ident) {
+            if i.span != datafusion::sql::sqlparser::tokenizer::Span::empty() {
+                i.span.start.line += self.0;
+                i.span.end.line += self.0;
+            }
+        }
+    }
+    impl VisitorMut for Shift {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<()> {
+            match e {
+                ast::Expr::Identifier(i) => self.shift(i),
+                ast::Expr::CompoundIdentifier(parts) => {
+                    parts.iter_mut().for_each(|i| self.shift(i))
+                }
+                _ => {}
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = node.visit(&mut Shift(n.saturating_mul(1_000_000)));
+}
+
 /// A parsed expression planned against `schema`, its column names resolved as Spark resolves
 /// them.
 pub fn plan_parsed(ctx: &SessionContext, e: &ast::Expr, schema: &DFSchema) -> DFResult<Expr> {
     let state = ctx.state();
     let mut e = e.clone();
+    let _ = e.visit(&mut Qualified { schema });
     plan_resolving_case(&mut e, |e| {
         state.create_logical_expr_from_sql_expr(
             ast::ExprWithAlias {

@@ -316,7 +316,8 @@ impl<'a> Binder<'a> {
                 id.value
             )));
         }
-        let (subquery, words) = super::statement::parse_query(text)?;
+        let (mut subquery, words) = super::statement::parse_query(text)?;
+        crate::spark::ident_case::move_spans_apart(subquery.as_mut(), self.expansions as u64);
         self.scope.words.extend(words);
         let alias = alias.clone().or_else(|| {
             Some(TableAlias {

@@ -473,6 +473,16 @@ impl SqlSession {
         // Column names resolve as Spark resolves them, without regard to case: a reference
         // planning cannot find is respelled as the one visible column it matches, and the
         // statement planned again (`spark::ident_case`).
+        if let DFStatement::Statement(s) = &mut st {
+            let mut tables = Vec::with_capacity(refs.len());
+            for r in refs {
+                let name = r.ident.to_ascii_lowercase();
+                if let Ok(p) = ctx.table_provider(name.as_str()).await {
+                    tables.push((name, p.schema()));
+                }
+            }
+            crate::spark::ident_case::settle_qualified_columns(s.as_mut(), &tables)?;
+        }
         let mut passes = 0;
         let plan = loop {
             let e = match ctx.state().statement_to_plan(st.clone()).await {
