@@ -67,8 +67,8 @@ def write_deltalake(
         raise ValueError(f"mode must be 'error', 'append', 'overwrite' or 'ignore', got {mode!r}")
     if schema_mode not in (None, "merge", "overwrite"):
         raise ValueError(f"schema_mode must be 'merge' or 'overwrite', got {schema_mode!r}")
-    if schema_mode == "overwrite" and mode != "overwrite":
-        raise ValueError("schema_mode='overwrite' needs mode='overwrite'")
+    # schema_mode='overwrite' with another mode is refused by the write itself (InvalidInputError,
+    # a DeltaError and a ValueError), as the Rust API refuses it.
     if predicate is not None and mode != "overwrite":
         raise ValueError("predicate (replaceWhere) needs mode='overwrite'")
     if isinstance(partition_by, str):

@@ -305,8 +305,12 @@ def test_schema_evolution_merge_and_overwrite(tmp_path):
         assert got == expected, cm
         theirs = sorted(tuple(r.values()) for r in deltalake_read(uri).select(["id", "v", "extra"]).to_pylist())
         assert theirs == expected, cm
-        with pytest.raises(ValueError):
+        # Refused by the write itself (as in Rust): an InvalidInputError, a DeltaError and a
+        # ValueError as deltalake callers catch it; nothing commits.
+        before = DeltaTable(uri).version()
+        with pytest.raises(ValueError, match="schema_mode overwrite needs mode overwrite") as e:
             write_deltalake(uri, pa.table({"z": [1.5]}), mode="append", schema_mode="overwrite")
+        assert isinstance(e.value, DeltaError) and DeltaTable(uri).version() == before
         write_deltalake(uri, pa.table({"z": [1.5, 2.5]}), mode="overwrite", schema_mode="overwrite")
         assert DeltaTable(uri).to_pyarrow_table().to_pylist() == [{"z": 1.5}, {"z": 2.5}]
         assert deltalake_read(uri).column_names == ["z"]
