@@ -262,9 +262,9 @@ class DeltaTable:
         raise_if_key_not_exists: bool = _DEFAULT_TRUE,  # type: ignore[assignment]
     ) -> "DeltaTable":
         """Creates an empty table with ``schema`` (a ``Schema`` or any Arrow schema). ``mode``:
-        ``"error"`` (fail if a table exists), ``"ignore"`` (keep it), ``"append"`` (keep it when
-        the schema and partitioning are the same) or ``"overwrite"`` (refused: replacing a table's
-        schema in place is ``write_deltalake(..., mode="overwrite", schema_mode="overwrite")``).
+        ``"error"`` or ``"append"`` (fail if a table exists, as deltalake documents), ``"ignore"``
+        (keep it) or ``"overwrite"`` (refused: replacing a table's schema and partitioning in place
+        is ``write_deltalake(..., mode="overwrite", schema_mode="overwrite", partition_by=...)``).
         As in deltalake, ``commit_properties``, ``post_commithook_properties`` and
         ``raise_if_key_not_exists`` may still be passed positionally (deprecated)."""
         raise_if_key_not_exists_is_default = raise_if_key_not_exists is _DEFAULT_TRUE
@@ -292,7 +292,7 @@ class DeltaTable:
         uri = str(table_uri)
         delta_schema = schema if isinstance(schema, Schema) else Schema.from_arrow(schema)
         raw = _create_deltalake(uri, delta_schema, list(partition_by or []), mode, raise_if_key_not_exists, name, description, configuration, storage_options, commit_properties, post_commithook_properties)
-        if raw is None:  # an existing table kept (mode "ignore" / "append")
+        if raw is None:  # an existing table kept (mode "ignore")
             return cls(table_uri=uri, storage_options=storage_options)
         return cls._wrap(raw, storage_options, ConflictConfig())
 
@@ -779,7 +779,7 @@ def _create_deltalake(
 ) -> Any:
     """``DeltaTable.create``'s work, with the arguments in deltalake's order (its
     ``deltalake.table._create_deltalake``): the new table's handle, or None when an existing
-    table is kept (``mode="ignore"``, or ``"append"`` with the same schema and partitioning).
+    table is kept (``mode="ignore"``).
     Unknown ``delta.*`` properties are refused by the engine whatever
     ``raise_if_key_not_exists`` says."""
     if mode not in ("error", "append", "overwrite", "ignore"):
@@ -791,10 +791,9 @@ def _create_deltalake(
             return None
         if mode == "overwrite":
             raise _internal.UnsupportedError("DeltaTable.create(mode='overwrite') on an existing table is not supported by delta_rlc")
-        existing = DeltaTable(table_uri, storage_options=storage_options)
-        if existing.schema() != schema or existing.partition_columns() != list(partition_by):
-            raise _internal.SchemaMismatchError(f"the table at {table_uri} has another schema or partitioning (mode='append')")
-        return None
+        # deltalake's documented mode: "append" is an error when the table exists (create
+        # never adds to a table; write_deltalake does).
+        raise _internal.DeltaError(f"a table already exists at {table_uri} (DeltaTable.create with mode='append' does not add to it; use write_deltalake)")
     _commit(None, post_commithook_properties)
     return _internal.RawTable.create(
         table_uri,

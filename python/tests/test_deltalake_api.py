@@ -61,6 +61,10 @@ def test_create_partitions_count_and_add_actions(tmp_path):
     with pytest.raises(DeltaError):
         DeltaTable.create(uri, schema)
     assert DeltaTable.create(uri, schema, mode="ignore").version() == 0
+    # deltalake's documented "append": an error when the table exists; nothing commits.
+    with pytest.raises(DeltaError, match="already exists"):
+        DeltaTable.create(uri, schema, mode="append")
+    assert DeltaTable(uri).version() == 0
     write_deltalake(uri, pa.table({"id": [1, 2, 3], "p": ["a", "a", "b"], "n": [1, 2, None]}), mode="append")
     dt = DeltaTable(uri)
     parts = dt.partitions()
