@@ -63,7 +63,10 @@ class _InputFile(io.RawIOBase):
         end = self._size if size is None or size < 0 else min(self._size, self._pos + size)
         if end <= self._pos:
             return b""
-        data = self._store.read_range(self._path, self._pos, end)
+        try:
+            data = self._store.read_range(self._path, self._pos, end)
+        except _internal.TableNotFoundError as e:
+            raise FileNotFoundError(f"{self._path}: no such file") from e
         self._pos += len(data)
         return data
 
@@ -97,6 +100,12 @@ class _OutputFile(io.RawIOBase):
             self._store.write(self._path, self._buf.getvalue())
             self._buf = io.BytesIO()
         super().close()
+
+    def __del__(self) -> None:
+        # A stream dropped without being closed wrote nothing: it is discarded, not published.
+        if not self.closed:
+            self._buf = io.BytesIO()
+            io.RawIOBase.close(self)
 
 
 class DeltaStorageHandler(FileSystemHandler):
@@ -172,11 +181,14 @@ class DeltaStorageHandler(FileSystemHandler):
         """Nothing to do: a directory exists while a file lies under it."""
 
     def delete_dir(self, path: str) -> None:
-        """Deletes every file under ``path`` (nothing when there is none)."""
+        """Deletes every file under ``path`` (nothing when there is none); never the root's
+        (``delete_root_dir_contents``)."""
+        if _rel(path) == "":
+            raise ValueError("delete_dir of the root: use delete_root_dir_contents")
         for f, _, _ in self._store.list_all(_rel(path)):
             self._store.delete(f)
 
-    def delete_dir_contents(self, path: str, *, accept_root_dir: bool = False, missing_dir_ok: bool = False) -> None:
+    def delete_dir_contents(self, path: str, missing_dir_ok: bool = False, *, accept_root_dir: bool = False) -> None:
         rel = _rel(path)
         if rel == "" and not accept_root_dir:
             raise ValueError("delete_dir_contents of the root needs accept_root_dir=True (or delete_root_dir_contents)")
@@ -206,6 +218,7 @@ class DeltaStorageHandler(FileSystemHandler):
             if found is None:
                 raise FileNotFoundError(f"{path}: no such file")
             size = found[0]
+
         return pa.PythonFile(_InputFile(self._store, rel, int(size)), mode="r")
 
     def open_input_file(self, path: str) -> pa.PythonFile:

@@ -79,3 +79,38 @@ def test_a_tables_files_read_through_the_handler_give_its_rows(tmp_path):
     rel = dt.get_add_actions(flatten=True).column("path").to_pylist()
     got = ds.dataset(rel, filesystem=store, format="parquet", partitioning="hive").to_table()
     assert sorted(got.column("id").to_pylist()) == [1, 2, 3]
+
+
+def test_nothing_outside_the_root_is_written_copied_listed_or_wiped(tmp_path):
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "secret.txt").write_bytes(b"SECRET")
+    root.mkdir()
+    (root / "a.txt").write_bytes(b"a")
+    os.symlink(outside, root / "ld")
+    store = pafs.PyFileSystem(DeltaStorageHandler(str(root)))
+    for attempt in (
+        lambda: store.open_output_stream("ld/secret.txt").close(),
+        lambda: store.open_output_stream("ld/new.txt").close(),
+        lambda: store.copy_file("a.txt", "ld/copied"),
+        lambda: store.move("a.txt", "ld/moved"),
+        lambda: store.copy_file("ld/secret.txt", "stolen.txt"),
+    ):
+        with pytest.raises(Exception, match="symbolic link"):
+            attempt()
+    assert sorted(os.listdir(outside)) == ["secret.txt", "sub"] and (outside / "secret.txt").read_bytes() == b"SECRET"
+    assert not (root / "stolen.txt").exists()
+    assert [i.path for i in store.get_file_info(pafs.FileSelector("", recursive=False))] == ["a.txt"]
+    handler = DeltaStorageHandler(str(root))
+    with pytest.raises(ValueError, match="delete_root_dir_contents"):
+        handler.delete_dir("")
+    store.delete_dir_contents("nothing_here", missing_dir_ok=True)  # pyarrow passes it positionally
+    assert (root / "a.txt").exists()
+    # A stream dropped without close publishes nothing; a missing file is FileNotFoundError even
+    # when its size was given.
+    stream = handler.open_output_stream("dropped.txt")
+    stream.write(b"half")
+    del stream
+    assert not (root / "dropped.txt").exists()
+    with pytest.raises(FileNotFoundError):
+        DeltaStorageHandler(str(root), known_sizes={"gone.txt": 10}).open_input_file("gone.txt").read()

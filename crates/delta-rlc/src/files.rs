@@ -67,8 +67,6 @@ impl ObjectFiles {
         match self.store.file_meta(path).await {
             Ok(f) => Ok(Some(entry(f))),
             Err(e) if e.kind == StorageErrorKind::NotFound => Ok(None),
-            // A directory on a local disk is not an object: reported as no file.
-            Err(e) if e.kind == StorageErrorKind::InvalidPath => Ok(None),
             Err(e) => Err(storage(e)),
         }
     }

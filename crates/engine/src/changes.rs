@@ -52,12 +52,13 @@ pub fn changes_schema(snapshot: &Snapshot) -> SchemaRef {
         .iter()
         .map(|f| f.as_ref().clone().with_nullable(true))
         .collect();
-    fields.push(Field::new(CHANGE_TYPE_COLUMN, DataType::Utf8, false));
-    fields.push(Field::new(COMMIT_VERSION_COLUMN, DataType::Int64, false));
+    // Nullable, as Spark's change-feed schema declares them (`StructType.add`); never NULL.
+    fields.push(Field::new(CHANGE_TYPE_COLUMN, DataType::Utf8, true));
+    fields.push(Field::new(COMMIT_VERSION_COLUMN, DataType::Int64, true));
     fields.push(Field::new(
         COMMIT_TIMESTAMP_COLUMN,
         DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-        false,
+        true,
     ));
     Arc::new(Schema::new(fields))
 }

@@ -106,9 +106,11 @@ fn matching_column(missing: &Column, visible: &[Column]) -> DFResult<Option<Stri
 }
 
 /// Respells the identifier written at `span` that names `missing` (`done` when one was); a
-/// `dry` visit only counts the identifiers it would respell (`found`).
+/// `dry` visit only counts the identifiers it would respell (`found`). Without a span (some
+/// errors carry none: a type check of `-c`), an identifier that DataFusion would have read as
+/// `missing`'s very name is the candidate.
 struct AtSpan<'a> {
-    span: datafusion::common::Span,
+    span: Option<datafusion::common::Span>,
     missing: &'a Column,
     spelling: &'a str,
     dry: bool,
@@ -118,12 +120,23 @@ struct AtSpan<'a> {
 
 impl AtSpan<'_> {
     fn at(&self, s: datafusion::sql::sqlparser::tokenizer::Span) -> bool {
-        datafusion::common::Span::try_from_sqlparser_span(s) == Some(self.span)
+        match self.span {
+            Some(span) => datafusion::common::Span::try_from_sqlparser_span(s) == Some(span),
+            None => true,
+        }
     }
 
     /// `ident` takes the column's spelling, unless the user double-quoted it (exact by choice).
     fn respell(&mut self, ident: &mut Ident) {
-        if ident.quote_style == Some('"') || !same_ignoring_case(&ident.value, &self.missing.name) {
+        let names = match self.span {
+            Some(_) => same_ignoring_case(&ident.value, &self.missing.name),
+            // DataFusion's own normalisation: ASCII lower case unless quoted.
+            None => match ident.quote_style {
+                Some(_) => ident.value == self.missing.name,
+                None => ident.value.to_ascii_lowercase() == self.missing.name,
+            },
+        };
+        if ident.quote_style == Some('"') || !names {
             return;
         }
         self.found += 1;
@@ -178,7 +191,7 @@ impl VisitorMut for AtSpan<'_> {
 pub fn respell_failed_reference<N: VisitMut>(node: &mut N, e: &DataFusionError) -> DFResult<bool> {
     let mut fixed = false;
     for (missing, span, visible) in not_found(e) {
-        let (Some(spelling), Some(span)) = (matching_column(missing, visible)?, span) else {
+        let Some(spelling) = matching_column(missing, visible)? else {
             continue;
         };
         let mut v = AtSpan {
@@ -191,7 +204,8 @@ pub fn respell_failed_reference<N: VisitMut>(node: &mut N, e: &DataFusionError) 
         };
         let _ = node.visit(&mut v);
         // Two identifiers written at one span (a view's text expanded into the statement has
-        // spans of its own): which one failed is unknown, so neither is touched.
+        // spans of its own), or two of the name when the error has no span: which one failed
+        // is unknown, so neither is touched.
         if v.found != 1 {
             continue;
         }

@@ -601,6 +601,12 @@ fn column_names_resolve_without_regard_to_case() {
         );
         assert_eq!(latest_snapshot(loc).await.num_rows(), Some(2));
         fails(&s, "SELECT \"DAYOFYEAR\" FROM t", "DAYOFYEAR").await;
+        // Errors raised without a span (a type check of `-c`, `NOT c`): the one identifier of
+        // that name is respelled; two of them are left as they are (refused).
+        assert_eq!(
+            rows(&s, "SELECT -dayofyear, NOT (DAYOFYEAR > 2) FROM t").await,
+            vec!["-2|true", "-3|false"]
+        );
         s.execute("CREATE TABLE u (dayOfYear INT, vALUE STRING, S STRUCT<dayOfYear: INT>)")
             .await
             .unwrap();

@@ -77,9 +77,11 @@ impl TableStore {
             .collect();
         self.inside_root(&mut files);
         files.sort_by(|a, b| a.path.cmp(&b.path));
+        // A directory reached through a symbolic link is not under the root: left out.
         let mut dirs: Vec<String> = res
             .common_prefixes
             .iter()
+            .filter(|d| self.local_fs.is_none() || self.check_local(d, &self.relative(d)).is_ok())
             .map(|d| self.relative(d))
             .collect();
         dirs.sort();
@@ -98,7 +100,8 @@ impl TableStore {
     /// Copies `from` to `to` (replacing it), on the store's side where it can.
     pub async fn copy(&self, from: &str, to: &str) -> Result<()> {
         let (src, dst) = (self.object_path(from)?, self.object_path(to)?);
-        self.check_local(&dst, to)?;
+        self.check_local(&src, from)?;
+        self.check_local_target(&dst, to)?;
         let _req = self.track(RequestKind::Put, 1, to);
         let (store, src, dst) = (&self.store, &src, &dst);
         retrying(self.retry, move || async move {
@@ -115,7 +118,7 @@ impl TableStore {
     pub async fn rename(&self, from: &str, to: &str) -> Result<()> {
         let (src, dst) = (self.object_path(from)?, self.object_path(to)?);
         self.check_local(&src, from)?;
-        self.check_local(&dst, to)?;
+        self.check_local_target(&dst, to)?;
         let _req = self.track(RequestKind::Put, 1, to);
         let (store, src, dst) = (&self.store, &src, &dst);
         retrying(self.retry, move || async move {

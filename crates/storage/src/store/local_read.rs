@@ -151,6 +151,36 @@ impl TableStore {
     }
 }
 
+impl TableStore {
+    /// [`Self::check_local`] for a path about to be written (created or replaced): an existing
+    /// file is checked as a read is; for a new one, no directory between the root and it may be
+    /// a symbolic link (it would lead the write outside the root). Directories not there yet are
+    /// created as real ones by the write.
+    pub(super) fn check_local_target(&self, p: &Path, rel: &str) -> Result<()> {
+        let Some(fs) = &self.local_fs else {
+            return Ok(());
+        };
+        if self.check_local(p, rel)?.is_some() {
+            return Ok(());
+        }
+        let file = fs
+            .path_to_filesystem(p)
+            .map_err(|e| StorageError::from_os(e, rel))?;
+        let depth = rel.matches('/').count();
+        for dir in file.ancestors().skip(1).take(depth) {
+            if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(StorageError::new(
+                    StorageErrorKind::InvalidPath,
+                    format!(
+                        "{rel}: a symbolic link on its path; refusing to follow it outside the table root"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Opens `file` for an inline read: `Store` when it is not a regular file of at most
 /// [`INLINE_READ_MAX_BYTES`], or on a platform where the identity check below is not available;
 /// `Changed` when the file opened is not the file checked.
@@ -311,6 +341,31 @@ mod tests {
             assert_eq!(e.kind, StorageErrorKind::InvalidPath, "{rel}: {e}");
         }
         assert!(outside.join("deep/f.parquet").exists() && outside.join("f.parquet").exists());
+        // Writes, copies and moves never land outside through a linked directory, nor copy an
+        // outside file in; a listing leaves the linked directories out.
+        for rel in [
+            "p=2/new.parquet",
+            "p=2/deep/new.parquet",
+            "p=1/q=3/f.parquet",
+        ] {
+            let e = store.put(rel, Bytes::from("x")).await.unwrap_err();
+            assert_eq!(e.kind, StorageErrorKind::InvalidPath, "{rel}: {e}");
+            let e = store.copy("f.parquet", rel).await.unwrap_err();
+            assert_eq!(e.kind, StorageErrorKind::InvalidPath, "{rel}: {e}");
+            let e = store.rename("f.parquet", rel).await.unwrap_err();
+            assert_eq!(e.kind, StorageErrorKind::InvalidPath, "{rel}: {e}");
+        }
+        let e = store.copy("p=2/f.parquet", "in.parquet").await.unwrap_err();
+        assert_eq!(e.kind, StorageErrorKind::InvalidPath, "{e}");
+        assert!(!outside.join("new.parquet").exists() && !real.join("in.parquet").exists());
+        assert_eq!(std::fs::read(outside.join("f.parquet")).unwrap(), b"o");
+        let listed = store.list_entries("p=1").await.unwrap();
+        assert_eq!(listed.dirs, vec!["p=1/q=2".to_string()]);
+        store
+            .put("p=1/new/x.parquet", Bytes::from("n"))
+            .await
+            .unwrap();
+        assert_eq!(std::fs::read(real.join("p=1/new/x.parquet")).unwrap(), b"n");
         // A missing file passes the check and is reported as missing by the read.
         assert_eq!(
             store.get("p=1/none.parquet").await.unwrap_err().kind,

@@ -17,6 +17,7 @@ impl TableStore {
     /// Overwriting write (data files, DV files, checkpoints, `_last_checkpoint`).
     pub async fn put(&self, rel: &str, bytes: Bytes) -> Result<()> {
         let p = self.object_path(rel)?;
+        self.check_local_target(&p, rel)?;
         let _req = self.track(RequestKind::Put, 1, rel);
         let (store, p) = (&self.store, &p);
         let payload = bytes.clone();
