@@ -227,7 +227,27 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
             ));
         }
     }
-    let mut zorder = spec.zorder_by.clone();
+    // Column names as the table spells them (Spark resolves them without regard to case).
+    let mut zorder: Vec<String> = spec
+        .zorder_by
+        .iter()
+        .map(|c| {
+            let found = snapshot.schema.field(c).or_else(|| {
+                let mut same = snapshot
+                    .schema
+                    .fields
+                    .iter()
+                    .filter(|f| crate::spark::ident_case::same_ignoring_case(&f.name, c));
+                match (same.next(), same.next()) {
+                    (Some(f), None) => Some(f),
+                    _ => None,
+                }
+            });
+            found
+                .map(|f| f.name.clone())
+                .ok_or_else(|| EngineError::invalid(format!("ZORDER BY: unknown column {c}")))
+        })
+        .collect::<Result<_>>()?;
     let clustered = clustering_columns(&snapshot);
     // Incremental clustering: the table's own clustering, not an explicit ZORDER BY.
     let incremental = zorder.is_empty() && !clustered.is_empty();
