@@ -18,9 +18,10 @@
 //! - no other reference moves: only the identifier at the failing span is touched, and only
 //!   when it is the one identifier written there (a view's expanded text has spans of its own).
 //!
-//! In a DML or MERGE expression, whose tables and aliases are known, `t.c` is settled as the
-//! table's column before planning (Spark's precedence over a struct column `t` with a field `c`;
-//! see [`Qualified`]).
+//! Where `t` is both a table (or its alias) and a struct column, `t.c` is settled as the table's
+//! column before planning — Spark's precedence; DataFusion, when `(t, c)` does not match exactly,
+//! reads the struct's field and plans without an error ([`Qualified`] in DML and MERGE
+//! expressions, [`settle_qualified_columns`] in statements).
 //!
 //! A double-quoted identifier is matched exactly (it is DataFusion's quoting, not Spark's); a
 //! backquoted one only delimits, as in Spark, and matches without regard to case. Case is
@@ -33,8 +34,8 @@ use datafusion::logical_expr::Expr;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{self as ast, Ident, VisitMut, VisitorMut};
 
-/// Planning passes one statement may take: each fixes one reference.
-const MAX_PASSES: usize = 256;
+/// Planning passes one statement may take: each fixes at least one reference.
+pub const MAX_PASSES: usize = 256;
 
 /// `a` and `b` equal without regard to case, character by character (Java's
 /// `String.equalsIgnoreCase`).

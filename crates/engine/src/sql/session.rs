@@ -491,7 +491,7 @@ impl SqlSession {
             };
             passes += 1;
             let fixed = match &mut st {
-                DFStatement::Statement(s) if passes < 256 => {
+                DFStatement::Statement(s) if passes < crate::spark::ident_case::MAX_PASSES => {
                     crate::spark::ident_case::respell_failed_reference(s.as_mut(), &e)?
                 }
                 _ => false,
