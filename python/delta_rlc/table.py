@@ -188,6 +188,14 @@ class _TableHandle:
         """(version, commitInfo JSON) pairs, newest first, from the latest version."""
         return _internal.history(self.raw, limit)
 
+    def get_add_file_sizes(self) -> Dict[str, int]:
+        """Each live data file's size by its path, at the latest version — what deltalake's
+        ``RawDeltaTable.get_add_file_sizes`` gives readers such as polars, to pass to
+        ``DeltaStorageHandler(known_sizes=…)``. A file's size never changes, so an older version's
+        reader gets correct sizes for the files they share and reads the others' as it would."""
+        adds = _internal.add_actions(self.raw, self.raw.latest_version())
+        return {a["path"]: int(a["size_bytes"]) for a in adds}
+
 
 class DeltaTable:
     """A Delta table, pinned to a version (the latest when opened, or ``version``).

@@ -75,7 +75,10 @@ def test_a_small_buffer_size_warns_and_the_handler_pickles(tmp_path):
 def test_a_tables_files_read_through_the_handler_give_its_rows(tmp_path):
     write_deltalake(tmp_path, pa.table({"id": [1, 2, 3], "p": ["a", "b", "a"]}), partition_by=["p"])
     dt = DeltaTable(tmp_path)
-    store = pafs.PyFileSystem(DeltaStorageHandler.from_table(dt))
+    # As polars calls it: the raw handle and its files' known sizes (no HEAD per file).
+    sizes = dt._table.get_add_file_sizes()
+    assert sizes == dict(zip(dt.get_add_actions(flatten=True).column("path").to_pylist(), dt.get_add_actions(flatten=True).column("size_bytes").to_pylist()))
+    store = pafs.PyFileSystem(DeltaStorageHandler.from_table(dt._table, None, sizes))
     rel = dt.get_add_actions(flatten=True).column("path").to_pylist()
     got = ds.dataset(rel, filesystem=store, format="parquet", partitioning="hive").to_table()
     assert sorted(got.column("id").to_pylist()) == [1, 2, 3]
