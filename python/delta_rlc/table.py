@@ -118,8 +118,11 @@ def _stats_guarantees(stats_json: Optional[str], columns: List[pa.Field]) -> Lis
     """What a file's statistics prove about its rows, as pyarrow expressions (deltalake's
     fragment expressions): ``is_valid`` for a column without nulls, ``is_null`` for one with
     only nulls, and ``>= min`` / ``<= max`` (``or is_null`` when it has some) for integer,
-    date and boolean columns. Bounds of strings (truncated prefixes), timestamps (truncated to
-    milliseconds), floats (NaN) and decimals are not used: pruning with them could drop rows."""
+    date and boolean columns; microsecond timestamps — whose bounds writers truncate to
+    milliseconds, so a maximum is widened by 999 µs to stay a bound, as the engine widens it; and
+    strings — a minimum always (a truncated prefix is still a lower bound), a maximum only when it
+    cannot be a truncated prefix (the engine's rule). Bounds of floats (NaN) and decimals are not
+    used: pruning with them could drop rows."""
     import pyarrow.dataset as ds
 
     if not stats_json:
@@ -146,13 +149,28 @@ def _stats_guarantees(stats_json: Optional[str], columns: List[pa.Field]) -> Lis
                 some_nulls = True
         elif n is not None:
             continue
-        if not (pa.types.is_integer(f.type) or pa.types.is_date32(f.type) or pa.types.is_boolean(f.type)):
+        micros = pa.types.is_timestamp(f.type) and f.type.unit == "us"
+        text = pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+        if not (pa.types.is_integer(f.type) or pa.types.is_date32(f.type) or pa.types.is_boolean(f.type) or micros or text):
             continue
         for bound, op in ((lows.get(f.name), "__ge__"), (highs.get(f.name), "__le__")):
             if bound is None or isinstance(bound, (dict, list)):
                 continue
             try:
-                if pa.types.is_date32(f.type):
+                if micros:
+                    value = _timestamp_bound(bound, f.type, op == "__le__")
+                    if value is None:
+                        continue
+                elif text:
+                    # A minimum may be a truncated prefix: still a lower bound. A maximum of 32 or
+                    # more characters may be one too (not an upper bound) unless it ends with a
+                    # writer's tie-breaker character — the engine's rule (arrow_conv.rs).
+                    if not isinstance(bound, str):
+                        continue
+                    if op == "__le__" and len(bound) >= 32 and not bound.endswith(("\U0010ffff", "\x7f")):
+                        continue
+                    value = pa.scalar(bound, f.type)
+                elif pa.types.is_date32(f.type):
                     value = pa.scalar(_dt.date.fromisoformat(str(bound)), pa.date32())
                 elif pa.types.is_boolean(f.type):
                     if not isinstance(bound, bool):
@@ -167,6 +185,22 @@ def _stats_guarantees(stats_json: Optional[str], columns: List[pa.Field]) -> Lis
             e = getattr(ds.field(f.name), op)(value)
             out.append(e | ds.field(f.name).is_null() if some_nulls else e)
     return out
+
+
+def _timestamp_bound(bound: Any, t: pa.DataType, is_max: bool) -> Any:
+    """A timestamp statistic as a bound of a column of type ``t`` (microseconds): zoned
+    statistics name their offset (``Z``) and a zoned column needs one, a TIMESTAMP_NTZ column
+    takes none; a maximum is widened by 999 µs (writers truncate to milliseconds). None when the
+    text is not such a time or the widened maximum does not fit."""
+    if not isinstance(bound, str):
+        return None
+    text = bound[:-1] + "+00:00" if bound.endswith("Z") else bound
+    parsed = _dt.datetime.fromisoformat(text)
+    if (parsed.tzinfo is None) != (t.tz is None):
+        return None
+    if is_max:
+        parsed = parsed + _dt.timedelta(microseconds=999)
+    return pa.scalar(parsed, t)
 
 
 class _TableHandle:
@@ -513,17 +547,20 @@ class DeltaTable:
         in-memory dataset."""
         import pyarrow.dataset as ds
 
-        _unsupported(filesystem=filesystem, parquet_read_options=parquet_read_options, schema=schema, as_large_types=as_large_types)
+        _unsupported(filesystem=filesystem, schema=schema, as_large_types=as_large_types)
         filters = partitions or file_pruning_predicate
         # Partition filters on timestamp or binary columns: the engine chooses the rows (its
         # typed filters read those partition values as their types).
         adds = None if filters and not self._filters_compare_here(filters) else self._matching(filters)
-        lazy = None if adds is None else self._file_dataset(adds)
+        lazy = None if adds is None else self._file_dataset(adds, parquet_read_options)
         if lazy is not None:
             return lazy
+        # pyarrow's Parquet options shape how pyarrow reads the files; here the engine reads
+        # them, so they would be ignored: refused instead.
+        _unsupported(parquet_read_options=parquet_read_options)
         return ds.dataset(self.to_pyarrow_table(partitions=filters))
 
-    def _file_dataset(self, adds: Optional[List[Dict[str, Any]]] = None) -> Any:
+    def _file_dataset(self, adds: Optional[List[Dict[str, Any]]] = None, read_options: Any = None) -> Any:
         """The live files (or ``adds``) as a pyarrow FileSystemDataset, or None when the files'
         rows are not the table's rows (deletion vectors, column mapping) or are not on the
         local disk."""
@@ -560,7 +597,16 @@ class DeltaTable:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, KeyError):
             return None  # a partition value pyarrow does not parse as its type: read it here
         paths = [f"{root}/{a['path']}" for a in adds]  # the add actions' paths, already decoded
-        return ds.FileSystemDataset.from_paths(paths, schema=arrow_schema, format=ds.ParquetFileFormat(), filesystem=pafs.LocalFileSystem(), partitions=expressions)
+        parquet = ds.ParquetFileFormat() if read_options is None else ds.ParquetFileFormat(read_options=read_options)
+        if read_options is not None and read_options.dictionary_columns:
+            # deltalake's `dictionary_columns`: those string or binary columns read dictionary-encoded.
+            arrow_schema = pa.schema(
+                [
+                    f.with_type(pa.dictionary(pa.int32(), f.type)) if f.name in read_options.dictionary_columns and (pa.types.is_string(f.type) or pa.types.is_binary(f.type)) else f
+                    for f in arrow_schema
+                ]
+            )
+        return ds.FileSystemDataset.from_paths(paths, schema=arrow_schema, format=parquet, filesystem=pafs.LocalFileSystem(), partitions=expressions)
 
     def to_pyarrow_reader(self, columns: Optional[List[str]] = None, filters: Optional[FilterType] = None) -> pa.RecordBatchReader:
         """Rows as a stream of pyarrow record batches, read file by file."""

@@ -133,6 +133,32 @@ def test_dataset_fragments_carry_statistics_guarantees(tmp_path):
         assert got.to_pylist() == want.to_pylist()
 
 
+def test_timestamp_and_string_bounds_prune_files_and_never_drop_a_row(tmp_path):
+    # Microsecond values past the millisecond the statistics keep, and strings past the 32
+    # characters a writer may keep of a maximum: the edges a bound must still cover.
+    ts = dt_.datetime(2024, 1, 1, 12, 0, 0, 999_999, tzinfo=dt_.timezone.utc)
+    long = "m" * 40
+    parts = [
+        pa.table({"p": ["a"] * 2, "t": pa.array([ts - dt_.timedelta(days=1), ts], pa.timestamp("us", "UTC")), "s": ["apple", long]}),
+        pa.table({"p": ["b"] * 2, "t": pa.array([ts + dt_.timedelta(microseconds=1), ts + dt_.timedelta(days=1)], pa.timestamp("us", "UTC")), "s": ["n" * 40 + "z", "zebra"]}),
+    ]
+    for t in parts:
+        write_deltalake(tmp_path, t, mode="append")
+    data = pa.concat_tables(parts)
+    dataset = DeltaTable(tmp_path).to_pyarrow_dataset()
+    at = pa.scalar(ts, pa.timestamp("us", "UTC"))
+    predicates = [
+        ds.field("t") == at, ds.field("t") > at, ds.field("t") >= at, ds.field("t") < at,
+        ds.field("s") == long, ds.field("s") > long, ds.field("s") <= "apple", ds.field("s") >= "n",
+    ]
+    assert len(list(dataset.get_fragments(filter=ds.field("t") == at))) == 1
+    assert len(list(dataset.get_fragments(filter=ds.field("s") < "b"))) == 1
+    for predicate in predicates:
+        got = sorted(dataset.to_table(filter=predicate).column("s").to_pylist())
+        want = sorted(data.filter(predicate).column("s").to_pylist())
+        assert got == want, predicate
+
+
 def test_to_pyarrow_table_and_to_pandas_take_an_expression_filter(tmp_path):
     data = pa.table({"date": ["2021-02-19", "2021-02-21", "2021-02-22", "2021-01-01"], "state": ["Alabama", "Ohio", "Wyoming", "Wyoming"], "n": [1, 2, 3, 4]})
     write_deltalake(tmp_path, data, partition_by="state")
