@@ -1,6 +1,8 @@
-"""Re-exports delta_rlc.table."""
+"""deltalake.table is delta_rlc.table itself (the same module object), so a test that patches a
+name in it (monkeypatch.setattr(deltalake.table, ...)) patches what delta_rlc calls."""
 
-from delta_rlc.table import *  # noqa: F401,F403
+import sys
+
 import delta_rlc.table as _m
 
-globals().update({k: v for k, v in vars(_m).items() if not k.startswith("__")})
+sys.modules[__name__] = _m
