@@ -305,8 +305,8 @@ class DeltaTable:
     ) -> "DeltaTable":
         """Creates an empty table with ``schema`` (a ``Schema`` or any Arrow schema). ``mode``:
         ``"error"`` or ``"append"`` (fail if a table exists, as deltalake documents), ``"ignore"``
-        (keep it) or ``"overwrite"`` (refused: replacing a table's schema and partitioning in place
-        is ``write_deltalake(..., mode="overwrite", schema_mode="overwrite", partition_by=...)``).
+        (keep it) or ``"overwrite"`` (CREATE OR REPLACE TABLE: one commit with the new schema,
+        partitioning and properties that removes every row; the table keeps its id and history).
         As in deltalake, ``commit_properties``, ``post_commithook_properties`` and
         ``raise_if_key_not_exists`` may still be passed positionally (deprecated)."""
         raise_if_key_not_exists_is_default = raise_if_key_not_exists is _DEFAULT_TRUE
@@ -838,16 +838,19 @@ def _create_deltalake(
     ``raise_if_key_not_exists`` says."""
     if mode not in ("error", "append", "overwrite", "ignore"):
         raise ValueError(f"mode must be 'error', 'append', 'overwrite' or 'ignore', got {mode!r}")
+    # "overwrite" over a table is CREATE OR REPLACE TABLE: one commit with the new schema,
+    # partitioning and properties that removes every file; the table keeps its id and history.
+    replace = False
     if DeltaTable.is_deltatable(table_uri, storage_options):
         if mode == "error":
             raise _internal.DeltaError(f"a table already exists at {table_uri} (mode='error')")
         if mode == "ignore":
             return None
-        if mode == "overwrite":
-            raise _internal.UnsupportedError("DeltaTable.create(mode='overwrite') on an existing table is not supported by delta_rlc")
-        # deltalake's documented mode: "append" is an error when the table exists (create
-        # never adds to a table; write_deltalake does).
-        raise _internal.DeltaError(f"a table already exists at {table_uri} (DeltaTable.create with mode='append' does not add to it; use write_deltalake)")
+        if mode == "append":
+            # deltalake's documented mode: "append" is an error when the table exists (create
+            # never adds to a table; write_deltalake does).
+            raise _internal.DeltaError(f"a table already exists at {table_uri} (DeltaTable.create with mode='append' does not add to it; use write_deltalake)")
+        replace = True
     _commit(None, post_commithook_properties)
     return _internal.RawTable.create(
         table_uri,
@@ -861,4 +864,6 @@ def _create_deltalake(
         None,
         _commit(commit_properties),
         schema.to_json(),
+        None,
+        replace,
     )

@@ -542,7 +542,8 @@ impl RawTable {
 
     /// Creates a table from an Arrow schema.
     #[staticmethod]
-    #[pyo3(signature = (uri, schema, partition_by, configuration, name=None, description=None, storage_options=None, conflict=None, data=None, commit=None, schema_json=None, writer=None))]
+    /// `replace`: an existing table is replaced in one commit (CREATE OR REPLACE TABLE).
+    #[pyo3(signature = (uri, schema, partition_by, configuration, name=None, description=None, storage_options=None, conflict=None, data=None, commit=None, schema_json=None, writer=None, replace=false))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         py: Python<'_>,
@@ -558,6 +559,7 @@ impl RawTable {
         commit: Option<&Bound<'_, PyDict>>,
         schema_json: Option<String>,
         writer: Option<&Bound<'_, PyDict>>,
+        replace: bool,
     ) -> PyResult<RawTable> {
         let schema = arrow::datatypes::Schema::from_pyarrow_bound(schema)?;
         let rows = data.map(stream_of).transpose()?;
@@ -583,6 +585,9 @@ impl RawTable {
         }
         if let Some((data_schema, stream)) = rows {
             b = b.data_stream(data_schema, stream);
+        }
+        if replace {
+            b = b.or_replace();
         }
         b = b.commit_options(commit_options(commit)?);
         let table = run(py, async move { b.await })?;

@@ -319,3 +319,16 @@ def test_suite_findings_positional_types_update_messages_and_optimize_metrics(tm
     metrics = dt.optimize.compact()
     assert (metrics["partitionsOptimized"], metrics["numFilesRemoved"], metrics["numFilesAdded"]) == (2, 4, 2)
     assert ids(DeltaTable(tmp_path)) == sorted(list(range(8)) * 2)
+
+
+def test_create_overwrite_replaces_the_table_in_one_commit(tmp_path):
+    uri = str(tmp_path / "t")
+    write_deltalake(uri, pa.table({"id": [1, 2], "p": ["a", "b"]}), partition_by="p")
+    old = DeltaTable(uri)
+    schema = Schema([Field("k", "long"), Field("note", "string")])
+    dt = DeltaTable.create(uri, schema, mode="overwrite", partition_by="note", name="renewed")
+    assert dt.version() == 1 and dt.schema() == schema and dt.metadata().partition_columns == ["note"]
+    assert dt.metadata().name == "renewed" and dt.metadata().id == old.metadata().id
+    assert dt.to_pyarrow_table().num_rows == 0 and dt.history(1)[0]["operation"] == "CREATE OR REPLACE TABLE"
+    # The old version still reads its rows.
+    assert sorted(DeltaTable(uri, version=0).to_pyarrow_table().column("id").to_pylist()) == [1, 2]

@@ -6,6 +6,7 @@ use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
 use delta_rlc_engine::arrow_conv::arrow_field_to_delta;
 use delta_rlc_engine::arrow_conv::table_arrow_schema;
+use delta_rlc_engine::ops::create::replace_table_txn;
 use delta_rlc_engine::ops::{create_table_txn, insert_txn, CreateTableSpec, InsertMode};
 use delta_rlc_protocol::schema::StructType;
 
@@ -50,6 +51,8 @@ pub struct CreateBuilder {
     stream: Option<crate::write::StreamSource>,
     writer: Option<crate::WriterSettings>,
     commit: CommitOptions,
+    /// `CREATE OR REPLACE`: an existing table is replaced in one commit.
+    replace: bool,
 }
 
 impl CreateBuilder {
@@ -67,6 +70,7 @@ impl CreateBuilder {
             stream: None,
             writer: None,
             commit: CommitOptions::default(),
+            replace: false,
         }
     }
 
@@ -104,6 +108,15 @@ impl CreateBuilder {
     /// A table property (`delta.enableDeletionVectors`, `delta.enableRowTracking`, …).
     pub fn property(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.properties.insert(key.into(), value.into());
+        self
+    }
+
+    /// Replace a table that already exists there (`CREATE OR REPLACE TABLE`): one commit with
+    /// the new schema, partitioning and properties that removes every file (the given rows, if
+    /// any, are its rows); the table keeps its id, history and protocol features. Without a
+    /// table there, a plain create.
+    pub fn or_replace(mut self) -> Self {
+        self.replace = true;
         self
     }
 
@@ -189,7 +202,19 @@ impl CreateBuilder {
             name: self.name,
             description: self.description,
         };
-        let mut txn = create_table_txn(&table.inner, &spec).await?;
+        let replace = self.replace && table.inner.exists().await?;
+        let mut txn = match replace {
+            true => replace_table_txn(&table.inner, &spec).await?,
+            false => create_table_txn(&table.inner, &spec).await?,
+        };
+        // A replace removes every file, with or without new rows.
+        let mode = match replace {
+            true => InsertMode::Overwrite,
+            false => InsertMode::Append,
+        };
+        if replace && self.data.is_empty() && self.stream.is_none() {
+            txn = insert_txn(txn, &[], InsertMode::Overwrite).await?;
+        }
         if !self.data.is_empty() {
             let schema = table_arrow_schema(&spec.schema);
             let batches = self
@@ -197,19 +222,16 @@ impl CreateBuilder {
                 .iter()
                 .map(|b| crate::write::by_name(b, &schema, &|_| false))
                 .collect::<Result<Vec<_>>>()?;
-            txn = insert_txn(txn, &batches, InsertMode::Append).await?;
+            txn = insert_txn(txn, &batches, mode.clone()).await?;
         }
         if let Some(crate::write::StreamSource(data_schema, stream)) = self.stream {
             let schema = table_arrow_schema(&spec.schema);
-            txn = crate::write::insert_stream(
-                txn,
-                data_schema,
-                stream,
-                InsertMode::Append,
-                &schema,
-                &|_| false,
-            )
-            .await?;
+            txn = crate::write::insert_stream(txn, data_schema, stream, mode, &schema, &|_| false)
+                .await?;
+        }
+        if replace {
+            // The overwrite names itself WRITE; the commit is the replace.
+            txn.operation = "CREATE OR REPLACE TABLE".into();
         }
         crate::commit(txn, &self.commit).await?;
         Ok(table)

@@ -439,3 +439,72 @@ pub async fn create_table_txn(table: &DeltaTable, spec: &CreateTableSpec) -> Res
     );
     Ok(txn)
 }
+
+/// A transaction that replaces the table (`CREATE OR REPLACE TABLE`): the new schema,
+/// partitioning, properties, name and description in one commit, which the caller completes
+/// with an overwrite that removes every file (`insert_txn` with `InsertMode::Overwrite`, the
+/// new rows if any). The table keeps its id and its history, and its protocol never goes down:
+/// every feature it had stays supported (a table feature is never dropped by a replace). The
+/// clustering domain goes when the new table is not clustered.
+///
+/// Concurrency: a metadata change, so it conflicts with any concurrent metadata change, and its
+/// overwrite read the whole table, so any concurrent write to it aborts one of the two.
+pub async fn replace_table_txn(table: &DeltaTable, spec: &CreateTableSpec) -> Result<Transaction> {
+    let snapshot = table.snapshot(None).await?;
+    let mut actions = create_table_actions(table, spec)?;
+    for a in &mut actions {
+        match a {
+            Action::Protocol(p) => *p = keeping_features(&snapshot.protocol, p),
+            Action::Metadata(m) => m.id = snapshot.metadata.id.clone(),
+            _ => {}
+        }
+    }
+    if spec.cluster_by.is_empty() {
+        if let Some(d) = snapshot.domains.get("delta.clustering") {
+            actions.push(Action::DomainMetadata(DomainMetadata {
+                domain: d.domain.clone(),
+                configuration: d.configuration.clone(),
+                removed: true,
+            }));
+        }
+    }
+    let mut txn = Transaction::new(table, Some(snapshot), "CREATE OR REPLACE TABLE");
+    txn.actions = actions;
+    txn.operation_parameters.insert(
+        "partitionBy".into(),
+        json!(serde_json::to_string(&spec.partition_by).unwrap_or_default()),
+    );
+    txn.operation_parameters.insert(
+        "properties".into(),
+        json!(serde_json::to_string(&spec.properties).unwrap_or_default()),
+    );
+    Ok(txn)
+}
+
+/// `new` with every feature `old` supports (a replace never lowers a table's protocol).
+fn keeping_features(old: &Protocol, new: &Protocol) -> Protocol {
+    let mut p = new.clone();
+    for f in old
+        .writer_feature_set()
+        .iter()
+        .chain(old.reader_feature_set().iter())
+    {
+        p = p.with_feature(f);
+    }
+    if p.min_reader_version < old.min_reader_version
+        || p.min_writer_version < old.min_writer_version
+    {
+        // Versions that imply no named feature (a table-features protocol listing none): keep
+        // the versions themselves, with the feature lists they need.
+        let implied = p.writer_feature_set();
+        p.min_reader_version = p.min_reader_version.max(old.min_reader_version);
+        p.min_writer_version = p.min_writer_version.max(old.min_writer_version);
+        if p.min_writer_version >= 7 && p.writer_features.is_none() {
+            p.writer_features = Some(implied);
+        }
+        if p.min_reader_version >= 3 && p.reader_features.is_none() {
+            p.reader_features = Some(Vec::new());
+        }
+    }
+    p
+}

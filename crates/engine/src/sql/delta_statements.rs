@@ -11,6 +11,7 @@ use super::describe;
 use super::parser::{parse_create, CreateStatement, Cursor};
 use super::session::{Prepared, SqlSession};
 use crate::error::{EngineError, Result};
+use crate::ops::create::replace_table_txn;
 use crate::ops::{create_table_txn, insert_txn, CreateTableSpec, InsertMode};
 
 /// A Delta statement as read: everything parsed and bound before any I/O, so the parser (which
@@ -25,6 +26,8 @@ enum DeltaStatement {
     Create {
         st: CreateStatement,
         refs: Vec<TableRef>,
+        /// `CREATE OR REPLACE TABLE`: an existing table is replaced in one commit.
+        or_replace: bool,
     },
     Describe {
         what: describe::Describe,
@@ -62,7 +65,11 @@ impl SqlSession {
                 text,
                 or_replace,
             } => Ok(Prepared::Done(self.define_view(&name, &text, or_replace)?)),
-            DeltaStatement::Create { st, refs } => self.create(st, refs).await,
+            DeltaStatement::Create {
+                st,
+                refs,
+                or_replace,
+            } => self.create(st, refs, or_replace).await,
             DeltaStatement::Describe {
                 what,
                 target,
@@ -143,18 +150,19 @@ impl SqlSession {
                         or_replace,
                     });
                 }
-                if or_replace {
-                    return Err(EngineError::Unsupported(
-                        "CREATE OR REPLACE TABLE is not supported yet".into(),
+                let mut st = parse_create(&mut c, &mut binder)?;
+                if or_replace && st.if_not_exists {
+                    return Err(EngineError::invalid(
+                        "CREATE OR REPLACE TABLE cannot also say IF NOT EXISTS",
                     ));
                 }
-                let mut st = parse_create(&mut c, &mut binder)?;
                 if let Some(q) = st.as_query.as_mut() {
                     binder.bind_query(q)?;
                 }
                 Ok(DeltaStatement::Create {
                     st,
                     refs: binder.into_refs(),
+                    or_replace,
                 })
             }
             "DESCRIBE" | "DESC" | "SHOW" => {
@@ -307,7 +315,12 @@ impl SqlSession {
             .ok_or_else(|| EngineError::Internal("a resolved reference went missing".into()))
     }
 
-    async fn create(&self, mut st: CreateStatement, refs: Vec<TableRef>) -> Result<Prepared> {
+    async fn create(
+        &self,
+        mut st: CreateStatement,
+        refs: Vec<TableRef>,
+        or_replace: bool,
+    ) -> Result<Prepared> {
         let name = st.name.clone().unwrap_or_default();
         let location = match (&st.target, &st.location) {
             (Some(r), _) => r.location.clone(),
@@ -329,7 +342,20 @@ impl SqlSession {
             )));
         }
         let table = self.table(&location)?;
-        if table.exists().await? {
+        let replace = or_replace && table.exists().await?;
+        let reads_itself = st.as_query.as_ref().is_some_and(|q| {
+            refs.iter()
+                .filter(|r| r.location == location)
+                .any(|r| super::bind::names_relation(q.as_ref(), &r.ident))
+        });
+        if replace && reads_itself {
+            // Its rows would be read at one version and the replace committed over a later
+            // one: refused rather than lose the rows in between.
+            return Err(EngineError::Unsupported(format!(
+                "CREATE OR REPLACE TABLE {location} AS a query that reads the table itself"
+            )));
+        }
+        if !replace && table.exists().await? {
             if st.if_not_exists {
                 return Ok(Prepared::Done(format!("table {location} already exists")));
             }
@@ -378,6 +404,17 @@ impl SqlSession {
             name: None,
             description: None,
         };
+        if replace {
+            let txn = replace_table_txn(&table, &spec).await?;
+            let mut txn =
+                insert_txn(txn, rows.as_deref().unwrap_or(&[]), InsertMode::Overwrite).await?;
+            // The overwrite names itself WRITE; the commit is the replace.
+            txn.operation = match rows.is_some() {
+                true => "CREATE OR REPLACE TABLE AS SELECT".into(),
+                false => "CREATE OR REPLACE TABLE".into(),
+            };
+            return Ok(Prepared::Write(Box::new(txn)));
+        }
         let mut txn = create_table_txn(&table, &spec).await?;
         if let Some(batches) = rows {
             txn.operation = "CREATE TABLE AS SELECT".into();

@@ -19,6 +19,7 @@ mod merge_memory;
 mod pruning;
 mod readers;
 mod reads_never_write;
+mod replace_table;
 mod scenarios;
 mod snapshot_update;
 mod spark_corpus;
