@@ -470,21 +470,25 @@ impl TableStore {
 
     pub async fn head(&self, rel: &str) -> Result<ObjectInfo> {
         let p = self.object_path(rel)?;
-        let _req = self.track(RequestKind::Head, 1, rel);
-        let (store, p) = (&self.store, &p);
-        let m = retrying(self.retry, move || async move {
-            store
-                .head(p)
-                .await
-                .map_err(|e| StorageError::from_os(e, rel))
-        })
-        .await?;
+        let m = self.head_meta(&p, rel).await?;
         Ok(ObjectInfo {
             path: rel.to_string(),
             size: m.size,
             last_modified_ms: m.last_modified.timestamp_millis(),
             e_tag: m.e_tag,
         })
+    }
+
+    /// The store's HEAD of `p` (one request, retried).
+    pub(crate) async fn head_meta(&self, p: &Path, rel: &str) -> Result<object_store::ObjectMeta> {
+        let _req = self.track(RequestKind::Head, 1, rel);
+        retrying(self.retry, move || async move {
+            self.store
+                .head(p)
+                .await
+                .map_err(|e| StorageError::from_os(e, rel))
+        })
+        .await
     }
 
     /// A listed object as this store names it (a path relative to the root).

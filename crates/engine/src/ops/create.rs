@@ -425,18 +425,7 @@ pub async fn create_table_txn(table: &DeltaTable, spec: &CreateTableSpec) -> Res
     }
     let mut txn = Transaction::new(table, None, "CREATE TABLE");
     txn.actions = create_table_actions(table, spec)?;
-    txn.operation_parameters.insert(
-        "partitionBy".into(),
-        json!(serde_json::to_string(&spec.partition_by).unwrap_or_default()),
-    );
-    txn.operation_parameters.insert(
-        "clusterBy".into(),
-        json!(serde_json::to_string(&spec.cluster_by).unwrap_or_default()),
-    );
-    txn.operation_parameters.insert(
-        "properties".into(),
-        json!(serde_json::to_string(&spec.properties).unwrap_or_default()),
-    );
+    record_parameters(&mut txn, spec);
     Ok(txn)
 }
 
@@ -470,15 +459,20 @@ pub async fn replace_table_txn(table: &DeltaTable, spec: &CreateTableSpec) -> Re
     }
     let mut txn = Transaction::new(table, Some(snapshot), "CREATE OR REPLACE TABLE");
     txn.actions = actions;
-    txn.operation_parameters.insert(
-        "partitionBy".into(),
-        json!(serde_json::to_string(&spec.partition_by).unwrap_or_default()),
-    );
-    txn.operation_parameters.insert(
-        "properties".into(),
-        json!(serde_json::to_string(&spec.properties).unwrap_or_default()),
-    );
+    record_parameters(&mut txn, spec);
     Ok(txn)
+}
+
+/// The commitInfo parameters of a CREATE (or a replace), as Delta Spark records them.
+fn record_parameters(txn: &mut Transaction, spec: &CreateTableSpec) {
+    for (key, value) in [
+        ("partitionBy", serde_json::to_string(&spec.partition_by)),
+        ("clusterBy", serde_json::to_string(&spec.cluster_by)),
+        ("properties", serde_json::to_string(&spec.properties)),
+    ] {
+        txn.operation_parameters
+            .insert(key.into(), json!(value.unwrap_or_default()));
+    }
 }
 
 /// `new` with every feature `old` supports (a replace never lowers a table's protocol).

@@ -55,15 +55,7 @@ impl TableStore {
     pub async fn file_meta(&self, rel: &str) -> Result<FileMeta> {
         let p = self.object_path(rel)?;
         self.check_local(&p, rel)?;
-        let _req = self.track(RequestKind::Head, 1, rel);
-        let (store, p) = (&self.store, &p);
-        let m = retrying(self.retry, move || async move {
-            store
-                .head(p)
-                .await
-                .map_err(|e| StorageError::from_os(e, rel))
-        })
-        .await?;
+        let m = self.head_meta(&p, rel).await?;
         Ok(self.file_meta_of(m))
     }
 
@@ -99,33 +91,29 @@ impl TableStore {
 
     /// Copies `from` to `to` (replacing it), on the store's side where it can.
     pub async fn copy(&self, from: &str, to: &str) -> Result<()> {
-        let (src, dst) = (self.object_path(from)?, self.object_path(to)?);
-        self.check_local(&src, from)?;
-        self.check_local_target(&dst, to)?;
-        let _req = self.track(RequestKind::Put, 1, to);
-        let (store, src, dst) = (&self.store, &src, &dst);
-        retrying(self.retry, move || async move {
-            store
-                .copy(src, dst)
-                .await
-                .map_err(|e| StorageError::from_os(e, from))
-        })
-        .await
+        self.copy_or_rename(from, to, false).await
     }
 
     /// Moves `from` to `to` (replacing it). Not atomic on every store (a copy then a delete):
     /// never used for commits, which are put-if-absent.
     pub async fn rename(&self, from: &str, to: &str) -> Result<()> {
+        self.copy_or_rename(from, to, true).await
+    }
+
+    /// One server-side copy or rename: the source is read as a read is checked, the target
+    /// written as a write is (no symbolic link below a local root on either side).
+    async fn copy_or_rename(&self, from: &str, to: &str, rename: bool) -> Result<()> {
         let (src, dst) = (self.object_path(from)?, self.object_path(to)?);
         self.check_local(&src, from)?;
         self.check_local_target(&dst, to)?;
         let _req = self.track(RequestKind::Put, 1, to);
-        let (store, src, dst) = (&self.store, &src, &dst);
+        let (src, dst) = (&src, &dst);
         retrying(self.retry, move || async move {
-            store
-                .rename(src, dst)
-                .await
-                .map_err(|e| StorageError::from_os(e, from))
+            match rename {
+                true => self.store.rename(src, dst).await,
+                false => self.store.copy(src, dst).await,
+            }
+            .map_err(|e| StorageError::from_os(e, from))
         })
         .await
     }
