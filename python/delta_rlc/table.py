@@ -222,6 +222,14 @@ class _TableHandle:
         """(version, commitInfo JSON) pairs, newest first, from the latest version."""
         return _internal.history(self.raw, limit)
 
+    def vacuum(self, dry_run: bool, retention_hours: Optional[int], enforce_retention_duration: bool, commit_properties: Optional[CommitProperties], post_commithook_properties: Optional[PostCommitHookProperties], full: bool, keep_versions: Optional[List[int]]) -> List[str]:
+        """deltalake's ``RawDeltaTable.vacuum``, in its argument order: the relative paths
+        deleted (or that a dry run would delete). ``full=False`` is deltalake's lite mode: only
+        the files the log's tombstones name."""
+        kept = None if keep_versions is None else [int(v) for v in keep_versions]
+        retention = None if retention_hours is None else float(retention_hours)
+        return self.raw.vacuum(retention, dry_run, enforce_retention_duration, bool(full), kept, _commit(commit_properties, post_commithook_properties))
+
     def get_add_file_sizes(self) -> Dict[str, int]:
         """Each live data file's size by its path, at the latest version — what deltalake's
         ``RawDeltaTable.get_add_file_sizes`` gives readers such as polars, to pass to
@@ -799,10 +807,14 @@ class DeltaTable:
             commit_properties = given.get("commit_properties", commit_properties)
             full = given.get("full", full)
             keep_versions = given.get("keep_versions", keep_versions)
-        _unsupported(post_commithook_properties=post_commithook_properties, commit_properties=commit_properties, full=full, keep_versions=keep_versions)
         if retention_hours is not None and retention_hours < 0:
             raise ValueError("The retention periods should be positive.")  # deltalake's message
-        return self._table.vacuum(None if retention_hours is None else float(retention_hours), dry_run, enforce_retention_duration)
+        out = self._table.vacuum(dry_run, retention_hours, enforce_retention_duration, commit_properties, post_commithook_properties, full, keep_versions)
+        if not dry_run:
+            # The run committed VACUUM START and VACUUM END.
+            self._version = self._table.latest_version()
+            _after_commit(self._table.raw, post_commithook_properties)
+        return out
 
     def sql(self, statement: str) -> Any:
         """Runs SQL with this table as ``t``: a pyarrow Table for queries, else the commit's metrics."""

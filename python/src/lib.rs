@@ -924,19 +924,28 @@ impl RawTable {
         outcome_dict(py, &c)
     }
 
-    #[pyo3(signature = (retention_hours, dry_run, enforce_retention_duration))]
+    /// Paths relative to the root, as deltalake returns them. `full`: list every file (else only
+    /// the files the log's tombstones name); `keep_versions`: versions whose files stay.
+    #[pyo3(signature = (retention_hours, dry_run, enforce_retention_duration, full=false, keep_versions=None, commit=None))]
+    #[allow(clippy::too_many_arguments)] // deltalake's vacuum keywords, one each
     fn vacuum(
         &self,
         py: Python<'_>,
         retention_hours: Option<f64>,
         dry_run: bool,
         enforce_retention_duration: bool,
+        full: bool,
+        keep_versions: Option<Vec<u64>>,
+        commit: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Vec<String>> {
         let mut b = self
             .table
             .vacuum()
             .dry_run(dry_run)
-            .enforce_retention_duration(enforce_retention_duration);
+            .enforce_retention_duration(enforce_retention_duration)
+            .lite(!full)
+            .keep_versions(keep_versions.unwrap_or_default())
+            .commit_options(commit_options(commit)?);
         if let Some(h) = retention_hours {
             if !(h.is_finite() && h >= 0.0) {
                 return Err(PyValueError::new_err("retention_hours must be >= 0"));
@@ -944,8 +953,7 @@ impl RawTable {
             b = b.retention(Duration::from_secs_f64(h * 3600.0));
         }
         let out = run(py, async move { b.await })?;
-        let root = self.table.uri().trim_end_matches('/').to_string();
-        Ok(out.files.iter().map(|f| format!("{root}/{f}")).collect())
+        Ok(out.files)
     }
 
     /// The change data feed of `start..=end` (each a version or a timestamp in ms; no end: the

@@ -274,6 +274,51 @@ def test_vacuum_refuses_a_negative_retention(tmp_path):
         DeltaTable(tmp_path).vacuum(-1)
 
 
+def test_vacuum_lite_and_full_modes_and_their_commits(tmp_path):
+    """Lite (deltalake's default) deletes what the log's tombstones name, without listing; full
+    also finds files the log never named, but only past the floor for writers in flight, so a
+    fresh stray file stays. A deleting run is recorded as VACUUM START and VACUUM END with the
+    caller's commit metadata; paths are relative to the root."""
+    import os
+
+    write_deltalake(tmp_path, pa.table({"id": [1, 2], "v": ["a", "b"]}), partition_by=["id"])
+    first = set(DeltaTable(tmp_path).file_uris())
+    write_deltalake(tmp_path, pa.table({"id": [3, 4], "v": ["c", "d"]}), partition_by=["id"], mode="overwrite")
+    stray = tmp_path / "id=1" / "stray.parquet"
+    stray.write_bytes(b"a writer's file, not committed yet")
+    dt = DeltaTable(tmp_path)
+    removed = {os.path.relpath(u.removeprefix("file://"), tmp_path) for u in first}
+    assert set(dt.vacuum(0, enforce_retention_duration=False)) == removed
+    assert set(dt.vacuum(0, enforce_retention_duration=False, full=True)) == removed
+    # Kept versions keep their files.
+    assert dt.vacuum(0, enforce_retention_duration=False, full=True, keep_versions=[0]) == []
+    with pytest.raises(DeltaError):
+        dt.vacuum(168, full=True, keep_versions=[9])
+    version = dt.version()
+    deleted = dt.vacuum(0, dry_run=False, enforce_retention_duration=False, commit_properties=CommitProperties(custom_metadata={"userName": "ops"}))
+    assert set(deleted) == removed
+    assert stray.exists()
+    assert dt.version() == version + 2
+    end, start = DeltaTable(tmp_path).history(2)
+    assert (start["operation"], end["operation"]) == ("VACUUM START", "VACUUM END")
+    assert start["userName"] == end["userName"] == "ops"
+    assert start["operationParameters"] == {"retentionCheckEnabled": "false", "specifiedRetentionMillis": "0", "defaultRetentionMillis": "604800000"}
+    assert int(start["operationMetrics"]["numFilesToDelete"]) == 2
+    assert int(end["operationMetrics"]["numDeletedFiles"]) == 2
+    assert end["operationParameters"]["status"] == "COMPLETED"
+    assert sorted((r["id"], r["v"]) for r in _rows(DeltaTable(tmp_path).to_pyarrow_table())) == [(3, "c"), (4, "d")]
+    # A dry run commits nothing.
+    assert dt.vacuum(0, enforce_retention_duration=False) == []
+    assert DeltaTable(tmp_path).version() == version + 2
+
+
+def test_a_table_partitioned_by_all_of_its_columns_is_refused(tmp_path):
+    """Its data files would hold no column to count their rows by (Delta Spark refuses it)."""
+    with pytest.raises(DeltaError, match="partitioned by all of its columns"):
+        write_deltalake(tmp_path, pa.table({"id": [1, 2]}), partition_by=["id"])
+    assert not DeltaTable.is_deltatable(str(tmp_path))
+
+
 def test_a_check_constraint_on_a_spaced_column_is_stored_as_spark_reads_it(tmp_path):
     """`high price` (backticks) is the column in Spark SQL; "high price" would be a string
     literal there, so the double-quoted form deltalake writes is refused, not stored."""

@@ -110,6 +110,9 @@ pub struct VacuumBuilder {
     retention: Option<Duration>,
     dry_run: bool,
     enforce_retention_duration: bool,
+    lite: bool,
+    keep_versions: Vec<u64>,
+    commit: CommitOptions,
 }
 
 impl VacuumBuilder {
@@ -119,7 +122,32 @@ impl VacuumBuilder {
             retention: None,
             dry_run: false,
             enforce_retention_duration: true,
+            lite: false,
+            keep_versions: Vec::new(),
+            commit: CommitOptions::default(),
         }
+    }
+
+    /// Only the files the log's tombstones name, without listing the table (Delta Spark's
+    /// `VACUUM … LITE`, deltalake's default); files the log never named stay. Default: false,
+    /// a full VACUUM that lists every file.
+    pub fn lite(mut self, lite: bool) -> Self {
+        self.lite = lite;
+        self
+    }
+
+    /// Versions whose files stay whatever their age (deltalake's `keep_versions`).
+    pub fn keep_versions(mut self, versions: impl IntoIterator<Item = u64>) -> Self {
+        self.keep_versions = versions.into_iter().collect();
+        self
+    }
+
+    /// Fields for the VACUUM START and VACUUM END commits' `commitInfo`, and their bound on
+    /// attempts. They record no application transaction and never re-run (they cannot
+    /// conflict), so `app_transactions` and `retry_on_conflict` are refused.
+    pub fn commit_options(mut self, options: CommitOptions) -> Self {
+        self.commit = options;
+        self
     }
 
     /// Keep files removed less than this long ago (default: the table's retention).
@@ -150,7 +178,33 @@ impl VacuumBuilder {
                     .map_err(|_| Error::invalid("VACUUM: retention too large"))
             })
             .transpose()?;
-        let r = delta_rlc_engine::vacuum::vacuum(&inner, retention_ms, self.dry_run).await?;
+        if !self.commit.app_transactions.is_empty() {
+            return Err(Error::invalid(
+                "VACUUM records no application transaction (app_transactions)",
+            ));
+        }
+        if self.commit.retry_on_conflict.is_some() {
+            return Err(Error::invalid(
+                "VACUUM never conflicts, so it has nothing to re-run (retry_on_conflict)",
+            ));
+        }
+        if let Some(n) = self.commit.max_commit_attempts {
+            if n == 0 {
+                return Err(Error::invalid("max_commit_attempts must be at least 1"));
+            }
+            inner.conflict.max_attempts = n;
+        }
+        let spec = delta_rlc_engine::vacuum::VacuumSpec {
+            retention_ms,
+            dry_run: self.dry_run,
+            mode: match self.lite {
+                true => delta_rlc_engine::vacuum::VacuumMode::Lite,
+                false => delta_rlc_engine::vacuum::VacuumMode::Full,
+            },
+            keep_versions: self.keep_versions,
+            app_metadata: self.commit.metadata.into_iter().collect(),
+        };
+        let r = delta_rlc_engine::vacuum::vacuum_with(&inner, &spec).await?;
         Ok(VacuumOutcome {
             files: r.files,
             dry_run: r.dry_run,

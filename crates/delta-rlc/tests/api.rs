@@ -355,17 +355,26 @@ async fn optimize_and_vacuum() {
     // The compacted files are younger than the retention: nothing to delete.
     let dry = table.vacuum().dry_run(true).await.unwrap();
     assert!(dry.files.is_empty() && dry.dry_run);
-    // A retention below the table's is refused unless asked for, and the floor still holds.
+    // A retention below the table's is refused unless asked for.
     let refused = table.vacuum().retention(Duration::ZERO).await.unwrap_err();
     assert_eq!(refused.kind(), &ErrorKind::InvalidInput, "{refused}");
-    let floor = table
-        .vacuum()
-        .retention(Duration::ZERO)
-        .enforce_retention_duration(false)
-        .await
-        .unwrap();
-    assert!(floor.files.is_empty(), "{:?}", floor.files);
+    // With the check off, the three files OPTIMIZE removed go at once; a kept version keeps its
+    // files (version 3 read them), and a lite run finds the same files without listing.
+    let zero = || {
+        table
+            .vacuum()
+            .retention(Duration::ZERO)
+            .enforce_retention_duration(false)
+    };
+    let kept = zero().keep_versions([3]).dry_run(true).await.unwrap();
+    assert!(kept.files.is_empty(), "{:?}", kept.files);
+    let lite = zero().lite(true).dry_run(true).await.unwrap();
+    assert_eq!(lite.files.len(), 3, "{:?}", lite.files);
+    let done = zero().await.unwrap();
+    assert_eq!(done.files, lite.files);
     assert_eq!(rows(&table).await.len(), 3);
+    // Recorded as two commits (VACUUM START, VACUUM END) after OPTIMIZE's version 4.
+    assert_eq!(table.version().await.unwrap(), 6);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

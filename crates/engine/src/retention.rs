@@ -8,6 +8,16 @@ pub const MAX_TRANSACTION_MS: i64 = 6 * 3600 * 1000;
 /// VACUUM never deletes a file younger than this, whatever the retention.
 pub const MIN_RETENTION_FLOOR_MS: i64 = MAX_TRANSACTION_MS + 3600 * 1000;
 
+/// Tombstones younger than this are kept (Delta's default `delta.deletedFileRetentionDuration`).
+pub const DEFAULT_RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// A table's `delta.deletedFileRetentionDuration` (its value, when set), or the default.
+pub fn deleted_file_retention_ms(configured: Option<&str>) -> i64 {
+    configured
+        .and_then(parse_interval_ms)
+        .unwrap_or(DEFAULT_RETENTION_MS)
+}
+
 /// Parses `interval N <unit>` (Spark's `delta.deletedFileRetentionDuration`).
 pub fn parse_interval_ms(s: &str) -> Option<i64> {
     let s = s.trim().to_ascii_lowercase();

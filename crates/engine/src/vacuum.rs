@@ -14,15 +14,14 @@
 
 use crate::snapshot::Snapshot;
 
-pub const DEFAULT_RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
-
-pub use crate::retention::{parse_interval_ms, MAX_TRANSACTION_MS, MIN_RETENTION_FLOOR_MS};
+pub use crate::retention::{
+    parse_interval_ms, DEFAULT_RETENTION_MS, MAX_TRANSACTION_MS, MIN_RETENTION_FLOOR_MS,
+};
 
 pub fn deleted_file_retention_ms(snapshot: &Snapshot) -> i64 {
-    snapshot
-        .config("delta.deletedFileRetentionDuration")
-        .and_then(parse_interval_ms)
-        .unwrap_or(DEFAULT_RETENTION_MS)
+    crate::retention::deleted_file_retention_ms(
+        snapshot.config("delta.deletedFileRetentionDuration"),
+    )
 }
 
 use std::collections::HashSet;
@@ -30,14 +29,43 @@ use std::collections::HashSet;
 use delta_rlc_protocol::dv::DvLocation;
 use delta_rlc_protocol::table_path::TableRoot;
 
+use futures::{StreamExt, TryStreamExt};
+use serde_json::json;
+
 use crate::error::{EngineError, Result};
 use crate::table::DeltaTable;
+use crate::txn::Transaction;
 
 #[derive(Debug, Clone, Default)]
 pub struct VacuumResult {
     /// Relative paths deleted (or, in a dry run, that would be deleted).
     pub files: Vec<String>,
     pub dry_run: bool,
+    /// The versions of the VACUUM START and VACUUM END commits (none for a dry run).
+    pub commits: Vec<u64>,
+}
+
+/// Where VACUUM looks for files to delete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum VacuumMode {
+    /// List every file under the root (Delta Spark's `VACUUM`, deltalake's `full=True`): files
+    /// the log removed and files it never named (left by writers that failed).
+    #[default]
+    Full,
+    /// Only the files the log's tombstones name (Delta Spark's `VACUUM … LITE`, deltalake's
+    /// default): no listing, so files the log never named stay.
+    Lite,
+}
+
+/// What a VACUUM does: the retention (default: the table's), a dry run, the mode, versions whose
+/// files stay whatever their age (deltalake's `keep_versions`), and fields for its commitInfo.
+#[derive(Debug, Clone, Default)]
+pub struct VacuumSpec {
+    pub retention_ms: Option<i64>,
+    pub dry_run: bool,
+    pub mode: VacuumMode,
+    pub keep_versions: Vec<u64>,
+    pub app_metadata: serde_json::Map<String, serde_json::Value>,
 }
 
 fn dv_relative(root: &TableRoot, dv: &delta_rlc_protocol::DvDescriptor) -> Option<String> {
@@ -48,80 +76,223 @@ fn dv_relative(root: &TableRoot, dv: &delta_rlc_protocol::DvDescriptor) -> Optio
     }
 }
 
-/// Deletes data and DV files that no live file or unexpired tombstone references and that are older
-/// than the retention. Never touches `_delta_log`, hidden paths, or anything outside the root (the
-/// listing is of the root only, and every path is re-checked by the store).
+/// A path VACUUM may delete: relative to the root (a tombstone may name an absolute URI, a file
+/// of another table) and not hidden (any segment starting with `_` or `.`, except partition
+/// directories `_p=1` and the change data directory, whose files go after the retention like
+/// other unreferenced files, as in Delta Spark).
+fn deletable(path: &str) -> bool {
+    if path.contains("://") || path.starts_with('/') || path.split('/').any(|seg| seg == "..") {
+        return false;
+    }
+    !path.split('/').any(|seg| {
+        (seg.starts_with('_') || seg.starts_with('.'))
+            && !seg.contains('=')
+            && seg != delta_rlc_protocol::actions::CHANGE_DATA_DIR
+    })
+}
+
+/// The classic entry point: a full VACUUM with a retention and a dry-run flag.
 pub async fn vacuum(
     table: &DeltaTable,
     retention_ms: Option<i64>,
     dry_run: bool,
 ) -> Result<VacuumResult> {
+    let spec = VacuumSpec {
+        retention_ms,
+        dry_run,
+        ..VacuumSpec::default()
+    };
+    vacuum_with(table, &spec).await
+}
+
+/// Deletes data and DV files that no live file, unexpired tombstone or kept version references.
+/// Two ages decide, because two kinds of file are at stake:
+/// - a file a tombstone names was committed and then removed: it goes once the tombstone is
+///   older than the retention (readers of older versions are what the retention protects, and
+///   the retention check guards that);
+/// - a file the log never named (Full mode only) may belong to a writer still in flight: it goes
+///   only once it is older than the retention *and* the floor [`MIN_RETENTION_FLOOR_MS`],
+///   whatever the retention check says — deleting it could lose a commit.
+///
+/// A run that deletes is recorded as two commits, VACUUM START (what it will delete) and VACUUM
+/// END (what it deleted), as Delta Spark and deltalake record them; neither holds an action, so
+/// neither conflicts with any writer. Never touches `_delta_log` (other than the expired log
+/// cleanup), hidden paths, or anything outside the root.
+pub async fn vacuum_with(table: &DeltaTable, spec: &VacuumSpec) -> Result<VacuumResult> {
     // Taken before the snapshot: every commit the snapshot misses landed after this instant.
     let now = table.env.clock.now_ms();
     let snap = table.snapshot(None).await?;
     let table_retention = deleted_file_retention_ms(&snap);
-    let retention = retention_ms.unwrap_or(table_retention);
+    let retention = spec.retention_ms.unwrap_or(table_retention);
     if retention < 0 {
         return Err(EngineError::invalid("retention must not be negative"));
     }
-    if retention < table_retention && table.conflict.retention_duration_check {
+    let check = table.conflict.retention_duration_check;
+    if retention < table_retention && check {
         return Err(EngineError::invalid(format!(
-            "VACUUM retention of {} hours is below the table's delta.deletedFileRetentionDuration ({} hours): readers of older versions could lose files; set retentionDurationCheck=false to allow it (files younger than {} hours are kept regardless, for writers still in flight)",
+            "VACUUM retention of {} hours is below the table's delta.deletedFileRetentionDuration ({} hours): readers of older versions could lose files; set retentionDurationCheck=false to allow it (files no version ever named that are younger than {} hours are kept regardless, for writers still in flight)",
             hours(retention),
             hours(table_retention),
             hours(MIN_RETENTION_FLOOR_MS)
         )));
     }
-    let cutoff = now.saturating_sub(retention.max(MIN_RETENTION_FLOOR_MS));
+    let tombstone_cutoff = now.saturating_sub(retention);
+    let untracked_cutoff = now.saturating_sub(retention.max(MIN_RETENTION_FLOOR_MS));
     let root = &snap.root;
     let mut keep: HashSet<String> = HashSet::new();
-    for f in &snap.files {
-        keep.insert(f.path.clone());
-        if let Some(dv) = &f.deletion_vector {
-            if let Some(p) = dv_relative(root, dv) {
+    let mut keep_files = |files: &[delta_rlc_protocol::actions::Add]| {
+        for f in files {
+            keep.insert(f.path.clone());
+            if let Some(p) = f
+                .deletion_vector
+                .as_deref()
+                .and_then(|dv| dv_relative(root, dv))
+            {
                 keep.insert(p);
             }
         }
+    };
+    keep_files(&snap.files);
+    let mut kept_versions: Vec<u64> = spec.keep_versions.clone();
+    kept_versions.sort_unstable();
+    kept_versions.dedup();
+    for v in kept_versions {
+        let old = table.snapshot(Some(v)).await?;
+        keep_files(&old.files);
     }
+    // Tombstones: the unexpired ones keep their files; the expired ones are the candidates, with
+    // their sizes (for the START commit's metrics).
+    let mut expired: Vec<(String, u64)> = Vec::new();
     for t in &snap.tombstones {
-        if t.deletion_timestamp.unwrap_or(i64::MAX) >= cutoff {
+        let dv = t
+            .deletion_vector
+            .as_deref()
+            .and_then(|dv| dv_relative(root, dv));
+        if t.deletion_timestamp.unwrap_or(i64::MAX) >= tombstone_cutoff {
             keep.insert(t.path.clone());
-            if let Some(dv) = &t.deletion_vector {
-                if let Some(p) = dv_relative(root, dv) {
-                    keep.insert(p);
+            keep.extend(dv);
+        } else {
+            expired.push((
+                t.path.clone(),
+                t.size.and_then(|s| u64::try_from(s).ok()).unwrap_or(0),
+            ));
+            expired.extend(dv.map(|p| (p, 0)));
+        }
+    }
+    let mut victims: Vec<(String, u64)> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    match spec.mode {
+        VacuumMode::Lite => {
+            let named: Vec<(String, u64)> = expired
+                .into_iter()
+                .filter(|(path, _)| {
+                    deletable(path) && !keep.contains(path) && seen.insert(path.clone())
+                })
+                .collect();
+            // A tombstone outlives its file (an earlier VACUUM deleted it, the log keeps the
+            // remove until a checkpoint drops it): only files still there are reported, each
+            // looked up once, concurrently.
+            let present: Vec<Option<(String, u64)>> = futures::stream::iter(named)
+                .map(|(path, size)| {
+                    let store = table.store.clone();
+                    async move {
+                        Ok::<_, EngineError>(store.exists(&path).await?.then_some((path, size)))
+                    }
+                })
+                .buffer_unordered(DELETES_IN_FLIGHT)
+                .try_collect()
+                .await?;
+            victims.extend(present.into_iter().flatten());
+        }
+        VacuumMode::Full => {
+            let expired: HashSet<String> = expired.into_iter().map(|(p, _)| p).collect();
+            for obj in table.store.list("").await? {
+                if !deletable(&obj.path) || keep.contains(&obj.path) {
+                    continue;
+                }
+                let old_enough = match expired.contains(&obj.path) {
+                    true => true,
+                    false => obj.last_modified_ms < untracked_cutoff,
+                };
+                if old_enough && seen.insert(obj.path.clone()) {
+                    victims.push((obj.path, obj.size));
                 }
             }
         }
     }
-    let mut victims = Vec::new();
-    for obj in table.store.list("").await? {
-        // Hidden: any segment starting with '_' or '.', except partition directories (`_p=1`)
-        // and the change data directory, whose files (never live, so never in `keep`) go after
-        // the retention like other unreferenced files, as in Delta Spark.
-        let hidden = obj.path.split('/').any(|seg| {
-            (seg.starts_with('_') || seg.starts_with('.'))
-                && !seg.contains('=')
-                && seg != delta_rlc_protocol::actions::CHANGE_DATA_DIR
+    victims.sort();
+    let files: Vec<String> = victims.iter().map(|(p, _)| p.clone()).collect();
+    if spec.dry_run {
+        return Ok(VacuumResult {
+            files,
+            dry_run: true,
+            commits: Vec::new(),
         });
-        if hidden {
-            continue;
-        }
-        if keep.contains(&obj.path) || obj.last_modified_ms >= cutoff {
-            continue;
-        }
-        victims.push(obj.path);
     }
-    if !dry_run {
-        for v in &victims {
-            table.store.delete(v).await?;
-        }
-        victims.extend(cleanup_expired_logs(table, now).await?);
+    let mut start = Transaction::new(table, Some(snap.clone()), "VACUUM START");
+    start.record_when_empty = true;
+    for (k, v) in [
+        ("retentionCheckEnabled", check.to_string()),
+        ("specifiedRetentionMillis", retention.to_string()),
+        ("defaultRetentionMillis", table_retention.to_string()),
+    ] {
+        start.operation_parameters.insert(k.into(), json!(v));
     }
+    let bytes: u64 = victims.iter().map(|(_, s)| *s).sum();
+    start
+        .operation_metrics
+        .insert("numFilesToDelete".into(), json!(files.len().to_string()));
+    start
+        .operation_metrics
+        .insert("sizeOfDataToDelete".into(), json!(bytes.to_string()));
+    with_caller_metadata(&mut start, spec)?;
+    let mut commits = Vec::new();
+    commits.extend(start.commit().await?.version);
+    // Deletes are independent requests: a bounded number in flight at once.
+    futures::stream::iter(files.clone())
+        .map(|p| {
+            let store = table.store.clone();
+            async move { store.delete(&p).await }
+        })
+        .buffer_unordered(DELETES_IN_FLIGHT)
+        .try_collect::<Vec<()>>()
+        .await?;
+    let mut deleted = files;
+    deleted.extend(cleanup_expired_logs(table, now).await?);
+    let mut end = Transaction::new(table, Some(snap), "VACUUM END");
+    end.record_when_empty = true;
+    end.operation_parameters
+        .insert("status".into(), json!("COMPLETED"));
+    let data_files = victims.len();
+    end.operation_metrics
+        .insert("numDeletedFiles".into(), json!(data_files.to_string()));
+    let dirs = victims
+        .iter()
+        .filter_map(|(p, _)| p.rsplit_once('/').map(|(d, _)| d))
+        .collect::<HashSet<_>>()
+        .len();
+    end.operation_metrics
+        .insert("numVacuumedDirectories".into(), json!(dirs.to_string()));
+    with_caller_metadata(&mut end, spec)?;
+    commits.extend(end.commit().await?.version);
     Ok(VacuumResult {
-        files: victims,
-        dry_run,
+        files: deleted,
+        dry_run: false,
+        commits,
     })
 }
+
+/// The caller's commitInfo fields, checked as every commit checks them, after the operation's own
+/// parameters (which win).
+fn with_caller_metadata(txn: &mut Transaction, spec: &VacuumSpec) -> Result<()> {
+    for (k, v) in &spec.app_metadata {
+        txn.set_app_metadata(k, v.clone())?;
+    }
+    Ok(())
+}
+
+/// Deletes one VACUUM keeps in flight at once (each a round trip on an object store).
+const DELETES_IN_FLIGHT: usize = 16;
 
 fn hours(ms: i64) -> String {
     let h = ms as f64 / 3_600_000.0;

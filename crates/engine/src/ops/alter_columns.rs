@@ -141,6 +141,15 @@ pub(super) fn drop_columns(
                 )),
             });
         }
+        // The data files must keep a column to count their rows by.
+        if spelled.len() == 1
+            && !metadata.partition_columns.is_empty()
+            && schema.fields.len() <= metadata.partition_columns.len()
+        {
+            return Err(EngineError::invalid(format!(
+                "{shown} is the last column that is not a partition column: a table cannot be partitioned by all of its columns"
+            )));
+        }
         dropped.push(shown);
     }
     Ok(json!({ "columns": dropped }))

@@ -259,6 +259,13 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
             }
         }
     }
+    // A data file holds the columns that are not partition columns; with none left, its rows
+    // could not be counted (Delta Spark: "Cannot use all columns for partition columns").
+    if !spec.partition_by.is_empty() && spec.partition_by.len() >= spec.schema.fields.len() {
+        return Err(EngineError::invalid(
+            "a table cannot be partitioned by all of its columns",
+        ));
+    }
     for c in &spec.cluster_by {
         if spec.schema.field(c).is_none() {
             return Err(EngineError::invalid(format!(

@@ -34,10 +34,13 @@ enum DeltaStatement {
         target: TableRef,
         limit: Option<usize>,
     },
+    /// `VACUUM t [LITE | FULL] [RETAIN n HOURS] [DRY RUN]` (Delta Spark's grammar; FULL is the
+    /// default).
     Vacuum {
         target: TableRef,
         retention: Option<i64>,
         dry_run: bool,
+        mode: crate::vacuum::VacuumMode,
     },
     Optimize(super::dml::OptimizeStatement),
     /// `RESTORE [TABLE] t [TO] VERSION AS OF n | TIMESTAMP AS OF '…'` (Delta Spark's grammar).
@@ -85,9 +88,16 @@ impl SqlSession {
                 target,
                 retention,
                 dry_run,
+                mode,
             } => {
                 let table = self.table(&target.location)?;
-                let res = crate::vacuum::vacuum(&table, retention, dry_run).await?;
+                let spec = crate::vacuum::VacuumSpec {
+                    retention_ms: retention,
+                    dry_run,
+                    mode,
+                    ..Default::default()
+                };
+                let res = crate::vacuum::vacuum_with(&table, &spec).await?;
                 if res.files.is_empty() {
                     return Ok(Prepared::Done(format!(
                         "VACUUM: nothing {} (every file is referenced or within the retention)",
@@ -198,8 +208,20 @@ impl SqlSession {
                 let target = c.table(&mut binder)?;
                 let mut retention = None;
                 let mut dry_run = false;
+                let mut mode = None;
                 while !c.at_end() {
-                    if c.eat_kw("RETAIN") {
+                    let named = match (c.eat_kw("LITE"), c.eat_kw("FULL")) {
+                        (true, _) => Some(crate::vacuum::VacuumMode::Lite),
+                        (false, true) => Some(crate::vacuum::VacuumMode::Full),
+                        (false, false) => None,
+                    };
+                    if let Some(m) = named {
+                        if mode.replace(m).is_some() {
+                            return Err(EngineError::invalid(
+                                "VACUUM: LITE or FULL is given twice",
+                            ));
+                        }
+                    } else if c.eat_kw("RETAIN") {
                         if retention.is_some() {
                             return Err(EngineError::invalid("VACUUM: RETAIN is given twice"));
                         }
@@ -228,6 +250,7 @@ impl SqlSession {
                     target,
                     retention,
                     dry_run,
+                    mode: mode.unwrap_or_default(),
                 })
             }
             "OPTIMIZE" => {

@@ -113,7 +113,7 @@ impl Transaction {
         crate::txn::identity::stage(&mut self)?;
         self.validate()?;
         let read_version = self.read_snapshot.as_ref().map(|s| s.version);
-        if self.actions.is_empty() {
+        if self.actions.is_empty() && !self.record_when_empty {
             return Ok(CommitResult {
                 version: read_version,
                 attempts: 0,

@@ -62,6 +62,9 @@ pub struct Transaction {
     pub metadata_intent: Option<crate::metadata_intent::MetadataIntent>,
     /// Wall time the conflict checks of every lost race took so far (`CommitResult::check_time`).
     pub(crate) check_time: std::time::Duration,
+    /// Commit even when no action is staged: the commit is its commitInfo alone (VACUUM START /
+    /// END, an append of no rows, re-adding a feature the table has), as Delta Spark records them.
+    pub record_when_empty: bool,
 }
 
 impl Transaction {
@@ -85,6 +88,7 @@ impl Transaction {
             uploads: Default::default(),
             metadata_intent: None,
             check_time: std::time::Duration::ZERO,
+            record_when_empty: false,
         }
     }
 

@@ -267,11 +267,38 @@ fn vacuum_keeps_referenced_files_and_respects_retention() {
     // Default retention: the removed file is recent, so nothing goes.
     let out = q(&s, &format!("VACUUM '{t}' DRY RUN"));
     assert!(out.is_empty(), "{out:?}");
-    // Zero retention: the orphan goes (written "8 hours ago"); the file INSERT OVERWRITE removed
-    // stays, since its tombstone is younger than the 7-hour floor (a reader that loaded the
-    // previous version may still be reading it); the live file stays.
+    // The file the first INSERT added, which INSERT OVERWRITE removed.
+    let log = dir.path().join("t/_delta_log");
+    let v1: serde_json::Value = std::fs::read_to_string(log.join("00000000000000000001.json"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|a| a.get("add").is_some())
+        .unwrap();
+    let removed = vec![v1["add"]["path"].as_str().unwrap().to_string()];
+    // LITE: only what the log's tombstones name, so not the orphan; zero retention with the check
+    // off: the file INSERT OVERWRITE removed goes at once (as in Delta Spark).
+    let out = q(&s, &format!("VACUUM '{t}' LITE RETAIN 0 HOURS DRY RUN"));
+    assert_eq!(out, removed);
+    // Full: the orphan goes too (written "8 hours ago", past the floor for writers in flight).
     let out = q(&s, &format!("VACUUM '{t}' RETAIN 0 HOURS"));
-    assert_eq!(out, vec!["orphan.parquet"]);
+    let mut want = vec!["orphan.parquet".to_string(), removed[0].clone()];
+    want.sort();
+    assert_eq!(out, want);
+    // Recorded as VACUUM START and VACUUM END, each a commitInfo alone.
+    for (v, op, metric) in [
+        (3, "VACUUM START", "numFilesToDelete"),
+        (4, "VACUUM END", "numDeletedFiles"),
+    ] {
+        let text = std::fs::read_to_string(log.join(format!("{v:020}.json"))).unwrap();
+        let actions: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(actions.len(), 1, "{text}");
+        assert_eq!(actions[0]["commitInfo"]["operation"], op);
+        assert_eq!(actions[0]["commitInfo"]["operationMetrics"][metric], "2");
+    }
     assert!(dir.path().join("outside.parquet").exists());
     assert!(dir
         .path()
@@ -342,6 +369,33 @@ fn bad_input_is_one_clear_error_and_nothing_is_committed() {
 }
 
 #[test]
+fn a_table_partitioned_by_all_of_its_columns_is_refused() {
+    // Its data files would hold no column to count rows by: they would read back empty.
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t").display().to_string();
+    let s = session();
+    let e = rt()
+        .block_on(s.execute(&format!("CREATE TABLE '{t}' (p BIGINT) PARTITIONED BY (p)")))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(
+        e.to_string().contains("partitioned by all of its columns"),
+        "{e}"
+    );
+    assert!(!dir.path().join("t/_delta_log").exists());
+    exec(&s, &format!("CREATE TABLE '{t}' (p BIGINT, v BIGINT) PARTITIONED BY (p) TBLPROPERTIES ('delta.columnMapping.mode' = 'name')"));
+    exec(&s, &format!("INSERT INTO '{t}' VALUES (1, 10)"));
+    let e = rt()
+        .block_on(s.execute(&format!("ALTER TABLE '{t}' DROP COLUMN v")))
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("partitioned by all of its columns"),
+        "{e}"
+    );
+    assert_eq!(q(&s, &format!("SELECT p, v FROM '{t}'")), vec!["1|10"]);
+}
+
+#[test]
 fn vacuum_cleans_expired_log_files_before_the_last_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().join("t").display().to_string();
@@ -399,8 +453,9 @@ fn vacuum_refuses_short_retention_and_keeps_files_of_writers_in_flight() {
     let deleted = q(&loose, &format!("VACUUM '{t}' RETAIN 0 HOURS"));
     assert!(deleted.is_empty(), "{deleted:?}");
     assert!(dir.path().join("t").join(&written[0]).exists());
+    // After the VACUUM START (1) and VACUUM END (2) commits, which hold no action to conflict.
     let v = rt().block_on(txn.commit()).unwrap().version;
-    assert_eq!(v, Some(1));
+    assert_eq!(v, Some(3));
     assert_eq!(
         q(&strict, &format!("SELECT count(*) FROM '{t}'")),
         vec!["2"]
