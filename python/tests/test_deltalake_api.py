@@ -114,9 +114,22 @@ def test_alter_changes_commit_and_keep_their_rules(tmp_path):
     dt.alter.add_feature(delta_rlc.TableFeatures.V2Checkpoint, allow_protocol_versions_increase=True)
     assert "v2Checkpoint" in dt.protocol().writer_features
     with pytest.raises(UnsupportedError):
-        dt.alter.add_feature(delta_rlc.TableFeatures.RowTracking, allow_protocol_versions_increase=True)
+        dt.alter.add_feature(delta_rlc.TableFeatures.IcebergCompatV1, allow_protocol_versions_increase=True)
     assert dt.version() == v + 6
     assert ids(dt) == [1, 2]
+    # Row tracking (with domainMetadata, which it needs): new files get base row ids from then on.
+    dt.alter.add_feature(delta_rlc.TableFeatures.RowTracking, allow_protocol_versions_increase=True)
+    assert {"rowTracking", "domainMetadata"} <= set(dt.protocol().writer_features)
+    write_deltalake(dt, pa.table({"id": [3], "v": ["c"], "w": pa.array([1], pa.int32())}), mode="append")
+    log = sorted((tmp_path / "t" / "_delta_log").glob("*.json"))[-1]
+    adds = [json.loads(l)["add"] for l in log.read_text().splitlines() if '"add"' in l]
+    assert len(adds) == 1 and adds[0]["baseRowId"] >= 0, adds
+    # Adding a feature the table has is recorded (ADD FEATURE), as deltalake and Spark record it.
+    before = dt.version()
+    dt.alter.add_feature(delta_rlc.TableFeatures.RowTracking)
+    assert dt.version() == before + 1
+    assert dt.history(1)[0]["operation"] == "ADD FEATURE"
+    assert ids(dt) == [1, 2, 3]
 
 
 def test_protocol_versions_requested_as_properties_are_not_stored(tmp_path):

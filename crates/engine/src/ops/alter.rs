@@ -142,9 +142,11 @@ pub(super) fn needs_mapping(what: &str, mode: ColumnMappingMode) -> Result<()> {
 }
 
 /// Features `AlterOp::AddFeatures` may add: each is safe to list as supported with nothing
-/// enabled (this engine meets their writer rules whenever they are listed). Row tracking (writers
-/// must assign row ids as soon as it is supported), clustering and the vacuum protocol check
-/// (a reader feature) are not among them.
+/// enabled (this engine meets their writer rules whenever they are listed). Row tracking is among
+/// them: once it is supported, every commit gives its new files base row ids above the table's
+/// high-water mark (`txn/commit.rs`, `row_tracking_on`), and a concurrent rewrite aborts
+/// (`conflict/row_tracking_change.rs`); it brings `domainMetadata`, which it depends on.
+/// Clustering and the vacuum protocol check (a reader feature) are not among them.
 pub const ADDABLE_FEATURES: &[&str] = &[
     "appendOnly",
     "invariants",
@@ -159,6 +161,7 @@ pub const ADDABLE_FEATURES: &[&str] = &[
     "v2Checkpoint",
     "inCommitTimestamp",
     "identityColumns",
+    "rowTracking",
 ];
 
 /// Stages the ALTER on `txn`'s snapshot: a new metadata action, and a protocol action when needed.
@@ -266,7 +269,9 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
         AlterOp::SetProperties(props) => {
             let mut props = props.clone();
             let (want_reader, want_writer) = super::create::take_protocol_requests(&mut props)?;
+            let features = super::create::take_feature_requests(&mut props)?;
             protocol = super::create::raise_protocol(protocol, want_reader, want_writer)?;
+            protocol = super::create::with_requested_features(protocol, &features);
             let props = &props;
             for k in props.keys() {
                 if FIXED_PROPERTIES.contains(&k.as_str()) {
@@ -417,8 +422,12 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                         ADDABLE_FEATURES.join(", ")
                     )));
                 }
-                protocol = protocol.with_feature(f);
             }
+            protocol = super::create::with_requested_features(protocol, features);
+            // deltalake and Delta Spark record the request even when the table already supports
+            // every feature named: a commit of its commitInfo alone, which no writer conflicts
+            // with.
+            txn.record_when_empty = true;
             let raised = protocol.min_reader_version > snapshot.protocol.min_reader_version
                 || protocol.min_writer_version > snapshot.protocol.min_writer_version;
             if raised && !allow_protocol_versions_increase {

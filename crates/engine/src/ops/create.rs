@@ -136,6 +136,55 @@ pub fn take_protocol_requests(
     ))
 }
 
+/// `delta.feature.<name>` = `supported` (or `enabled`) given with table properties: Delta Spark's
+/// request to list a table feature in the protocol, never stored as a property. Taken out of
+/// `config`; each feature must be one `ALTER … ADD FEATURE` may add
+/// ([`super::alter::ADDABLE_FEATURES`]).
+pub fn take_feature_requests(config: &mut BTreeMap<String, String>) -> Result<Vec<String>> {
+    const PREFIX: &str = "delta.feature.";
+    let keys: Vec<String> = config
+        .keys()
+        .filter(|k| {
+            k.get(..PREFIX.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(PREFIX))
+        })
+        .cloned()
+        .collect();
+    let mut features = Vec::with_capacity(keys.len());
+    for k in keys {
+        let v = config.remove(&k).unwrap_or_default();
+        if !v.eq_ignore_ascii_case("supported") && !v.eq_ignore_ascii_case("enabled") {
+            return Err(EngineError::invalid(format!(
+                "{k} must be 'supported', got {v:?}"
+            )));
+        }
+        let name = k.get(PREFIX.len()..).unwrap_or_default();
+        let Some(known) = super::alter::ADDABLE_FEATURES
+            .iter()
+            .find(|f| f.eq_ignore_ascii_case(name))
+        else {
+            return Err(EngineError::Unsupported(format!(
+                "adding table feature {name} is not supported (addable: {})",
+                super::alter::ADDABLE_FEATURES.join(", ")
+            )));
+        };
+        features.push(known.to_string());
+    }
+    Ok(features)
+}
+
+/// `protocol` with each requested feature listed (and what it depends on: `rowTracking` needs
+/// `domainMetadata`).
+pub fn with_requested_features(mut protocol: Protocol, features: &[String]) -> Protocol {
+    for f in features {
+        if f == "rowTracking" {
+            protocol = protocol.with_feature("domainMetadata");
+        }
+        protocol = protocol.with_feature(f);
+    }
+    protocol
+}
+
 /// `protocol` raised to the requested versions (never lowered). Writer 7 or reader 3 turns a
 /// legacy protocol into table features listing what its versions implied.
 pub fn raise_protocol(
@@ -280,6 +329,7 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
     }
     let mut config = spec.properties.clone();
     let (want_reader, want_writer) = take_protocol_requests(&mut config)?;
+    let requested_features = take_feature_requests(&mut config)?;
     if let Some(k) = config
         .keys()
         .find(|k| ENGINE_PROPERTIES.contains(&k.as_str()))
@@ -388,6 +438,7 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
         Protocol::with_features(&features)
     };
     let protocol = raise_protocol(protocol, want_reader, want_writer)?;
+    let protocol = with_requested_features(protocol, &requested_features);
     let metadata = Metadata {
         id: table.env.ids.uuid().to_string(),
         name: spec.name.clone(),

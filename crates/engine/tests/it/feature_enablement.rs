@@ -1,8 +1,9 @@
 //! A writer that loses the race to a commit enabling a feature meets the feature's obligations in
 //! its own commit (docs/design.md, the compatibility table): after in-commit timestamps are turned
 //! on every commit carries one; after row tracking is supported every new file carries row ids.
-//! The winners are written as Delta Spark writes them (this engine does not enable either on an
-//! existing table, but a Spark cluster sharing the table may).
+//! The winners are written as Delta Spark writes them (this engine does not turn either on for an
+//! existing table, but a Spark cluster sharing the table may); the last test's winner is this
+//! engine's own ALTER listing `rowTracking` as supported.
 
 use delta_rlc_engine::conflict::ConflictConfig;
 use delta_rlc_engine::env::Env;
@@ -249,4 +250,58 @@ fn a_rewrite_of_a_file_a_winner_backfilled_aborts() {
         .expect_err("a rewrite of a backfilled file is a conflict");
     assert!(err.to_string().contains("row tracking"), "{err}");
     assert_eq!(race.rows_after, vec![10]);
+}
+
+/// Delta Spark's `delta.feature.<name>` = 'supported' adds a feature to the protocol (never
+/// stored as a property), at CREATE and by ALTER; row tracking added by this engine's own ALTER
+/// while an INSERT is in flight: the INSERT, committing after it, gives its file row ids and
+/// the commit carries the high-water mark. A feature not addable, or another value, is refused
+/// and commits nothing.
+#[test]
+fn features_requested_as_properties_are_added_and_row_tracking_binds_writers_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("t").display().to_string();
+    let mut s = SqlSession::new(Env::default(), ConflictConfig::default());
+    s.register("t", &loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT, v BIGINT) TBLPROPERTIES ('delta.feature.changeDataFeed' = 'supported', 'delta.enableDeletionVectors' = 'false')")
+            .await
+            .unwrap();
+        let snap = latest_snapshot(&loc).await;
+        assert!(snap.protocol.has_writer_feature("changeDataFeed"));
+        assert!(snap.metadata.configuration.keys().all(|k| !k.starts_with("delta.feature.")));
+        s.execute("INSERT INTO t SELECT value, value FROM range(0, 10)")
+            .await
+            .unwrap();
+        for bad in [
+            "ALTER TABLE t SET TBLPROPERTIES ('delta.feature.rowTracking' = 'maybe')",
+            "ALTER TABLE t SET TBLPROPERTIES ('delta.feature.icebergCompatV1' = 'supported')",
+            "ALTER TABLE t SET TBLPROPERTIES ('delta.feature.noSuchThing' = 'supported')",
+        ] {
+            assert!(s.execute(bad).await.is_err(), "{bad}");
+        }
+        assert_eq!(latest_snapshot(&loc).await.version, 1);
+        let Prepared::Write(insert) = s.prepare("INSERT INTO t VALUES (100, 1), (101, 2)").await.unwrap() else {
+            panic!("not a write")
+        };
+        s.execute("ALTER TABLE t SET TBLPROPERTIES ('delta.feature.rowTracking' = 'supported')")
+            .await
+            .unwrap();
+        let snap = latest_snapshot(&loc).await;
+        assert!(snap.protocol.has_writer_feature("rowTracking"));
+        assert!(snap.protocol.has_writer_feature("domainMetadata"));
+        assert_eq!(insert.commit().await.unwrap().version, Some(3));
+    });
+    let actions = commit(&loc, 3);
+    let adds: Vec<&Value> = actions.iter().filter_map(|a| a.get("add")).collect();
+    assert_eq!(adds.len(), 1);
+    assert!(adds[0]["baseRowId"].as_i64().is_some(), "{actions:?}");
+    assert!(
+        actions
+            .iter()
+            .any(|a| a["domainMetadata"]["domain"] == "delta.rowTracking"),
+        "{actions:?}"
+    );
+    let out = rt().block_on(s.execute("SELECT count(*) FROM t")).unwrap();
+    assert_eq!(crate::common::first_i64s(&out.batches), vec![12]);
 }
