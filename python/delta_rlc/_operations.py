@@ -255,4 +255,7 @@ class TableAlterer:
         self._alter("set_description", description, commit_properties, post_commithook_properties)
 
     def set_column_metadata(self, column: str, metadata: Dict[str, str], *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
-        raise _internal.UnsupportedError("set_column_metadata is not supported by delta_rlc yet")
+        """Sets entries of a column's metadata (a comment, your own keys); the protocol's
+        ``delta.*`` keys are refused. A dotted name reaches a nested field."""
+        commit_properties, post_commithook_properties = deprecate_positional_commit_args("set_column_metadata", args, commit_properties, post_commithook_properties)
+        self._alter("set_column_metadata", (column, {str(k): str(v) for k, v in dict(metadata).items()}), commit_properties, post_commithook_properties)

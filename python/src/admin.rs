@@ -50,6 +50,11 @@ fn alter<'py>(
             TableChange::UnsetProperties { keys, if_exists }
         }
         "drop_not_null" => TableChange::DropNotNull(arg.extract()?),
+        "set_column_metadata" => {
+            let (column, metadata): (String, std::collections::BTreeMap<String, String>) =
+                arg.extract()?;
+            TableChange::SetColumnMetadata { column, metadata }
+        }
         "add_features" => {
             let (features, allow): (Vec<String>, bool) = arg.extract()?;
             TableChange::AddFeatures {

@@ -124,6 +124,12 @@ def test_alter_changes_commit_and_keep_their_rules(tmp_path):
     log = sorted((tmp_path / "t" / "_delta_log").glob("*.json"))[-1]
     adds = [json.loads(l)["add"] for l in log.read_text().splitlines() if '"add"' in l]
     assert len(adds) == 1 and adds[0]["baseRowId"] >= 0, adds
+    # Column metadata: a comment and user keys; the protocol's delta.* keys are refused.
+    dt.alter.set_column_metadata("v", {"comment": "a letter", "owner": "ops"})
+    assert {f.name: f.metadata for f in dt.schema().fields}["v"] == {"comment": "a letter", "owner": "ops"}
+    for bad in [("v", {"delta.generationExpression": "1"}), ("nope", {"comment": "x"})]:
+        with pytest.raises(DeltaError):
+            dt.alter.set_column_metadata(*bad)
     # Adding a feature the table has is recorded (ADD FEATURE), as deltalake and Spark record it.
     before = dt.version()
     dt.alter.add_feature(delta_rlc.TableFeatures.RowTracking)

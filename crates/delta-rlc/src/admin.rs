@@ -44,6 +44,13 @@ pub enum TableChange {
     },
     /// Makes a column nullable (`ALTER COLUMN c DROP NOT NULL`; a dotted path for a nested field).
     DropNotNull(String),
+    /// Sets entries of a column's metadata (`ALTER COLUMN c COMMENT '…'`, deltalake's
+    /// `set_column_metadata`; a dotted path for a nested field); the protocol's `delta.*` keys
+    /// are refused.
+    SetColumnMetadata {
+        column: String,
+        metadata: std::collections::BTreeMap<String, String>,
+    },
     /// Lists table features as supported without enabling them (deltalake's `add_feature`).
     AddFeatures {
         /// Protocol names (`deletionVectors`, `changeDataFeed`, …).
@@ -88,6 +95,10 @@ impl TableChange {
             TableChange::DropNotNull(c) => {
                 AlterOp::DropNotNull(c.split('.').map(str::to_string).collect())
             }
+            TableChange::SetColumnMetadata { column, metadata } => AlterOp::SetColumnMetadata {
+                column: column.split('.').map(str::to_string).collect(),
+                metadata,
+            },
             TableChange::AddFeatures {
                 features,
                 allow_protocol_versions_increase,

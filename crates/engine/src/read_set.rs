@@ -66,6 +66,9 @@ pub struct ReadSet {
     /// (`ops::conform`: 0.5 into an INT column is 0): re-run under a wider type, the value would
     /// differ. Recorded by the writer wherever it converts, whatever the operation declared.
     pub inexact_writes: BTreeSet<String>,
+    /// The transaction adds back files it did not write (RESTORE): a VACUUM that announced
+    /// itself after this transaction read may be deleting them (`conflict/vacuum_restore.rs`).
+    pub restores_files: bool,
 }
 
 impl ReadSet {

@@ -16,6 +16,7 @@ use crate::snapshot::Snapshot;
 
 pub use crate::retention::{
     parse_interval_ms, DEFAULT_RETENTION_MS, MAX_TRANSACTION_MS, MIN_RETENTION_FLOOR_MS,
+    VACUUM_END, VACUUM_START,
 };
 
 pub fn deleted_file_retention_ms(snapshot: &Snapshot) -> i64 {
@@ -229,7 +230,7 @@ pub async fn vacuum_with(table: &DeltaTable, spec: &VacuumSpec) -> Result<Vacuum
             commits: Vec::new(),
         });
     }
-    let mut start = Transaction::new(table, Some(snap.clone()), "VACUUM START");
+    let mut start = Transaction::new(table, Some(snap.clone()), VACUUM_START);
     start.record_when_empty = true;
     for (k, v) in [
         ("retentionCheckEnabled", check.to_string()),
@@ -246,27 +247,51 @@ pub async fn vacuum_with(table: &DeltaTable, spec: &VacuumSpec) -> Result<Vacuum
         .operation_metrics
         .insert("sizeOfDataToDelete".into(), json!(bytes.to_string()));
     with_caller_metadata(&mut start, spec)?;
+    // The deletion window opens before the announcement commits (`vacuum_in_flight`).
+    let announced_ms = table.env.clock.now_ms();
     let mut commits = Vec::new();
-    commits.extend(start.commit().await?.version);
-    // Deletes are independent requests: a bounded number in flight at once.
-    futures::stream::iter(files.clone())
-        .map(|p| {
+    let start_version = start.commit().await?.version;
+    commits.extend(start_version);
+    // A commit between this snapshot and the announcement may have added files back (RESTORE):
+    // they stay. A RESTORE after the announcement aborts on it (`conflict/vacuum_restore.rs`).
+    if let Some(announced) = start_version {
+        let readded = added_between(table, &snap.root, snap.version, announced).await?;
+        victims.retain(|(p, _)| !readded.contains(p));
+    }
+    // Deletes are independent requests, a bounded number in flight at once, and all of them
+    // within the deletion window after the announcement (a RESTORE that plans later relies on it).
+    let deadline = announced_ms.saturating_add(DELETION_WINDOW_MS);
+    let mut deleted: Vec<(String, u64)> = Vec::new();
+    let mut status = "COMPLETED";
+    let mut failure = None;
+    for chunk in victims.chunks(DELETES_IN_FLIGHT) {
+        if table.env.clock.now_ms() > deadline {
+            status = "INCOMPLETE";
+            break;
+        }
+        let done = futures::future::try_join_all(chunk.iter().map(|(p, _)| {
             let store = table.store.clone();
-            async move { store.delete(&p).await }
-        })
-        .buffer_unordered(DELETES_IN_FLIGHT)
-        .try_collect::<Vec<()>>()
-        .await?;
-    let mut deleted = files;
-    deleted.extend(cleanup_expired_logs(table, now).await?);
-    let mut end = Transaction::new(table, Some(snap), "VACUUM END");
+            async move { store.delete(p).await }
+        }))
+        .await;
+        if let Err(e) = done {
+            status = "FAILED";
+            failure = Some(e);
+            break;
+        }
+        deleted.extend(chunk.iter().cloned());
+    }
+    let logs = match failure {
+        None => cleanup_expired_logs(table, now).await?,
+        Some(_) => Vec::new(),
+    };
+    let mut end = Transaction::new(table, Some(snap), VACUUM_END);
     end.record_when_empty = true;
     end.operation_parameters
-        .insert("status".into(), json!("COMPLETED"));
-    let data_files = victims.len();
+        .insert("status".into(), json!(status));
     end.operation_metrics
-        .insert("numDeletedFiles".into(), json!(data_files.to_string()));
-    let dirs = victims
+        .insert("numDeletedFiles".into(), json!(deleted.len().to_string()));
+    let dirs = deleted
         .iter()
         .filter_map(|(p, _)| p.rsplit_once('/').map(|(d, _)| d))
         .collect::<HashSet<_>>()
@@ -275,11 +300,119 @@ pub async fn vacuum_with(table: &DeltaTable, spec: &VacuumSpec) -> Result<Vacuum
         .insert("numVacuumedDirectories".into(), json!(dirs.to_string()));
     with_caller_metadata(&mut end, spec)?;
     commits.extend(end.commit().await?.version);
+    if let Some(e) = failure {
+        return Err(e.into());
+    }
+    let mut files: Vec<String> = deleted.into_iter().map(|(p, _)| p).collect();
+    files.extend(logs);
     Ok(VacuumResult {
-        files: deleted,
+        files,
         dry_run: false,
         commits,
     })
+}
+
+/// Paths (data files and their DV files) that commits `after + 1 .. before` add, read
+/// concurrently.
+async fn added_between(
+    table: &DeltaTable,
+    root: &TableRoot,
+    after: u64,
+    before: u64,
+) -> Result<HashSet<String>> {
+    use delta_rlc_protocol::actions::{parse_commit, Action};
+    use delta_rlc_protocol::log_path::{commit_file_name, LOG_DIR};
+    let versions = (after.saturating_add(1))..before;
+    let commits: Vec<(u64, bytes::Bytes)> = futures::stream::iter(versions)
+        .map(|v| {
+            let store = table.store.clone();
+            async move {
+                let bytes = store
+                    .get(&format!("{LOG_DIR}/{}", commit_file_name(v)))
+                    .await?;
+                Ok::<_, EngineError>((v, bytes))
+            }
+        })
+        .buffer_unordered(DELETES_IN_FLIGHT)
+        .try_collect()
+        .await?;
+    let mut added = HashSet::new();
+    for (v, bytes) in commits {
+        for a in parse_commit(v, &bytes)? {
+            if let Action::Add(add) = a {
+                added.insert(root.resolve(&add.path)?);
+                added.extend(
+                    add.deletion_vector
+                        .as_deref()
+                        .and_then(|dv| dv_relative(root, dv)),
+                );
+            }
+        }
+    }
+    Ok(added)
+}
+
+/// How long after its announcement (`VACUUM START`) a VACUUM may go on deleting; past it, it stops
+/// and records `INCOMPLETE` (the next run goes on).
+pub const DELETION_WINDOW_MS: i64 = 3600 * 1000;
+
+/// Clock skew allowed between this machine, other writers and the store (as in
+/// `MIN_RETENTION_FLOOR_MS`).
+const CLOCK_SKEW_MS: i64 = 3600 * 1000;
+
+/// A VACUUM announced at or before `version` that may still be deleting: the version of its
+/// `VACUUM START` when no `VACUUM END` follows it and its commit file is younger than the
+/// deletion window plus twice the clock skew (older, it has stopped deleting). Only commit files
+/// that young are read (concurrently), and only small ones (an announcement holds a commitInfo
+/// alone). A RESTORE calls this after loading its snapshot: it re-adds files such a VACUUM may be
+/// deleting, so it must not plan on their existence until the VACUUM has ended.
+pub async fn vacuum_in_flight(table: &DeltaTable, version: u64) -> Result<Option<u64>> {
+    use delta_rlc_protocol::actions::{parse_commit, Action};
+    use delta_rlc_protocol::log_path::{parse_log_file_name, LogFileKind};
+    const ANNOUNCEMENT_MAX_BYTES: u64 = 64 << 10;
+    let since = table
+        .env
+        .clock
+        .now_ms()
+        .saturating_sub(DELETION_WINDOW_MS + 2 * CLOCK_SKEW_MS);
+    let listing = crate::snapshot::list_log(&table.store).await?;
+    let young: Vec<(u64, String)> = listing
+        .into_iter()
+        .filter(|o| o.last_modified_ms >= since && o.size <= ANNOUNCEMENT_MAX_BYTES)
+        .filter_map(|o| {
+            let name = o.path.rsplit('/').next().unwrap_or(&o.path).to_string();
+            parse_log_file_name(&name)
+                .filter(|f| f.kind == LogFileKind::Commit && f.version <= version)
+                .map(|f| (f.version, o.path))
+        })
+        .collect();
+    let mut ops: Vec<(u64, String)> = futures::stream::iter(young)
+        .map(|(v, path)| {
+            let store = table.store.clone();
+            async move {
+                let bytes = store.get(&path).await?;
+                let op = parse_commit(v, &bytes)?.into_iter().find_map(|a| match a {
+                    Action::CommitInfo(c) => c.operation,
+                    _ => None,
+                });
+                Ok::<_, EngineError>((v, op.unwrap_or_default()))
+            }
+        })
+        .buffer_unordered(DELETES_IN_FLIGHT)
+        .try_collect()
+        .await?;
+    ops.sort();
+    let mut open: Vec<u64> = Vec::new();
+    for (v, op) in ops {
+        match op.as_str() {
+            VACUUM_START => open.push(v),
+            VACUUM_END => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    Ok(open.last().copied())
 }
 
 /// The caller's commitInfo fields, checked as every commit checks them, after the operation's own
@@ -316,7 +449,10 @@ pub async fn cleanup_expired_logs(table: &DeltaTable, now_ms: i64) -> Result<Vec
         .config("delta.logRetentionDuration")
         .and_then(parse_interval_ms)
         .unwrap_or(DEFAULT_LOG_RETENTION_MS);
-    let cutoff = now_ms.saturating_sub(retention);
+    // Never a commit file younger than the floor, whatever the retention: a writer in flight
+    // (open at most `MAX_TRANSACTION_MS`) may still have to read it, and with the file gone its
+    // put-if-absent at that version would succeed and rewrite history.
+    let cutoff = now_ms.saturating_sub(retention.max(MIN_RETENTION_FLOOR_MS));
     let listing = crate::snapshot::list_log(&table.store).await?;
     let name = |p: &str| p.rsplit('/').next().unwrap_or(p).to_string();
     // The newest complete classic checkpoint whose file is older than the cutoff.

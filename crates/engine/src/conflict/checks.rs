@@ -126,6 +126,7 @@ async fn check_whole_commit(
             )
         });
     super::row_tracking_change::check(input, state, w)?;
+    super::vacuum_restore::check(state, w)?;
     if let Some(p) = &w.protocol {
         p.check_writable()?;
         if ours_protocol && !pair {

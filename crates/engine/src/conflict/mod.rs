@@ -17,6 +17,7 @@ pub mod rows;
 mod summary;
 pub mod tiers;
 pub mod type_change;
+mod vacuum_restore;
 
 pub use checks::{check_winner, CheckInput, CheckOutcome, LoserState};
 pub use summary::WinningCommit;

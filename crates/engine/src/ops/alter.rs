@@ -24,7 +24,9 @@ use serde_json::json;
 use super::create::{validate_properties, ENGINE_PROPERTIES as FIXED_PROPERTIES};
 use crate::constraints::{TableConstraints, CONSTRAINT_PREFIX};
 use crate::error::{EngineError, Result};
-use crate::ops::alter_columns::{add_columns, drop_columns, name_new_columns, NewColumn};
+use crate::ops::alter_columns::{
+    add_columns, drop_columns, name_new_columns, set_column_metadata, NewColumn,
+};
 use crate::ops::dml::{register_candidates, scan_files};
 use crate::ops::schema_path;
 use crate::txn::Transaction;
@@ -87,6 +89,12 @@ pub enum AlterOp {
     SetName(Option<String>),
     /// The table's description (None clears it).
     SetDescription(Option<String>),
+    /// Entries set on a column's (or nested field's) metadata: a comment, user keys; not the
+    /// protocol's `delta.*` keys (`alter_columns.rs`).
+    SetColumnMetadata {
+        column: Vec<String>,
+        metadata: BTreeMap<String, String>,
+    },
     /// `ALTER COLUMN c TYPE t`: a widening (`type_widening::is_widening`) of a column or a struct's
     /// nested field (a column path) on a table with `delta.enableTypeWidening`; files keep the
     /// narrower type and are cast on read.
@@ -411,6 +419,10 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
             ("ADD CONSTRAINT", json!({"name": name, "expr": expr}))
         }
         AlterOp::ChangeType { column, to } => change_type(&mut schema, &metadata, column, to)?,
+        AlterOp::SetColumnMetadata { column, metadata } => (
+            "CHANGE COLUMN",
+            set_column_metadata(&mut schema, column, metadata)?,
+        ),
         AlterOp::AddFeatures {
             features,
             allow_protocol_versions_increase,

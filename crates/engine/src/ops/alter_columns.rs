@@ -179,3 +179,31 @@ pub(super) fn name_new_columns(
     let max = column_mapping::assign_physical_names(fields, max, &mut || ids.uuid().to_string());
     configuration.insert(column_mapping::MAX_ID_KEY.into(), max.to_string());
 }
+
+/// `ALTER COLUMN c COMMENT '…'` and deltalake's `set_column_metadata`: `entries` are set on the
+/// field's metadata (other keys stay). Keys the protocol and this engine give meaning to
+/// (`delta.*`: column mapping, generation and identity, invariants, type changes; Parquet's
+/// field id) are refused: a column's metadata must keep saying what its files hold.
+pub(super) fn set_column_metadata(
+    schema: &mut StructType,
+    path: &[String],
+    entries: &std::collections::BTreeMap<String, String>,
+) -> Result<serde_json::Value> {
+    if entries.is_empty() {
+        return Err(EngineError::invalid("column metadata: no entry given"));
+    }
+    if let Some(k) = entries
+        .keys()
+        .find(|k| k.to_ascii_lowercase().starts_with("delta.") || *k == "parquet.field.id")
+    {
+        return Err(EngineError::invalid(format!(
+            "column metadata key {k} is the protocol's (set through the operation that owns it)"
+        )));
+    }
+    let f = schema_path::field_mut(schema, path)?;
+    for (k, v) in entries {
+        f.metadata
+            .insert(k.clone(), serde_json::Value::String(v.clone()));
+    }
+    Ok(json!({ "column": f.name.clone(), "metadata": entries }))
+}

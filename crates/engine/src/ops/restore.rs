@@ -18,6 +18,7 @@ use delta_rlc_protocol::actions::Action;
 use delta_rlc_protocol::dv::DvLocation;
 use serde_json::json;
 
+use crate::conflict_error::{AbortReason, ConflictKind};
 use crate::error::{EngineError, Result};
 use crate::read_set::ReadPredicate;
 use crate::snapshot::Snapshot;
@@ -86,6 +87,27 @@ pub async fn restore_txn(mut txn: Transaction, spec: RestoreSpec) -> Result<Tran
             removed_bytes += f.size;
         }
     }
+    // Files are checked below to exist; a VACUUM announced in this snapshot that may still be
+    // deleting would make that check worthless (and one announced later aborts this commit:
+    // `conflict/vacuum_restore.rs`).
+    if let Some(announced) = crate::vacuum::vacuum_in_flight(&txn.table, current.version).await? {
+        return Err(EngineError::Conflict(Box::new(
+            crate::conflict_error::ConflictError {
+                kind: ConflictKind::ConcurrentDeleteRead,
+                reason: AbortReason::of_kind(ConflictKind::ConcurrentDeleteRead),
+                winning_version: announced,
+                winning_operation: crate::vacuum::VACUUM_START.into(),
+                files: Vec::new(),
+                predicate: Some(
+                    "a VACUUM is still deleting: RESTORE once it has ended (VACUUM END)".into(),
+                ),
+                tier: None,
+                reconcile_failures: Vec::new(),
+                statement_runs: 1,
+            },
+        )));
+    }
+    txn.read_set.restores_files = true;
     let (mut restored, mut restored_bytes) = (0u64, 0i64);
     for f in &target.files {
         if now_keys.contains(&f.file_key()) {

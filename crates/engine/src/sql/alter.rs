@@ -1,5 +1,5 @@
 //! `ALTER TABLE <path> …` (Delta Spark's forms): ADD COLUMN[S], RENAME COLUMN, DROP COLUMN[S],
-//! SET / UNSET TBLPROPERTIES, ALTER | CHANGE [COLUMN] c SET | DROP NOT NULL, ADD CONSTRAINT n
+//! SET / UNSET TBLPROPERTIES, ALTER | CHANGE [COLUMN] c SET | DROP NOT NULL | COMMENT '…', ADD CONSTRAINT n
 //! CHECK (…), DROP CONSTRAINT [IF EXISTS] n. What `ops/alter.rs` cannot do yet is refused by name
 //! (an unsupported error, nothing committed).
 
@@ -115,6 +115,11 @@ fn parse_op(c: &mut Cursor) -> Result<AlterOp> {
             AlterOp::ChangeType {
                 column: col,
                 to: c.data_type()?,
+            }
+        } else if c.eat_kw("COMMENT") {
+            AlterOp::SetColumnMetadata {
+                column: col,
+                metadata: [("comment".to_string(), c.string()?)].into(),
             }
         } else {
             return Err(unsupported(&format!("ALTER COLUMN … {}", c.describe())));

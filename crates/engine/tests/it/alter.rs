@@ -628,3 +628,39 @@ fn nested_drop_columns_leave_the_data_unread() {
         assert_eq!(latest_snapshot(loc).await.version, 0);
     });
 }
+
+#[test]
+fn a_column_comment_is_set_and_the_protocols_keys_are_refused() {
+    let loc = "memory://alter-comment/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT, s STRUCT<a: BIGINT, b: STRING>)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (1, named_struct('a', 10, 'b', 'x'))")
+            .await
+            .unwrap();
+        s.execute("ALTER TABLE t ALTER COLUMN id COMMENT 'the key'")
+            .await
+            .unwrap();
+        s.execute("ALTER TABLE t CHANGE COLUMN s.b COMMENT 'nested'")
+            .await
+            .unwrap();
+        let snap = latest_snapshot(loc).await;
+        let id = snap.schema.field("id").unwrap();
+        assert_eq!(id.metadata["comment"], "the key");
+        assert!(snap
+            .schema
+            .to_schema_string()
+            .contains("\"comment\":\"nested\""));
+        let version = snap.version;
+        for bad in [
+            "ALTER TABLE t ALTER COLUMN nope COMMENT 'x'",
+            "ALTER TABLE t ALTER COLUMN id COMMENT 'x' trailing",
+        ] {
+            assert!(s.execute(bad).await.is_err(), "{bad}");
+        }
+        assert_eq!(latest_snapshot(loc).await.version, version);
+        assert_eq!(rows(&s, "SELECT id, s.a, s.b FROM t").await, vec!["1|10|x"]);
+    });
+}

@@ -368,6 +368,37 @@ fn bad_input_is_one_clear_error_and_nothing_is_committed() {
     assert_eq!(q(&s, &format!("SELECT count(*) FROM '{t}'")), vec!["0"]);
 }
 
+/// A RESTORE planned while a VACUUM has announced itself (VACUUM START) and not ended may check
+/// that files exist which that VACUUM is about to delete: it is refused (a retryable conflict)
+/// until the VACUUM END, then runs (red team helper-24).
+#[test]
+fn a_restore_waits_for_a_vacuum_still_deleting() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t").display().to_string();
+    let s = session();
+    exec(&s, &format!("CREATE TABLE '{t}' (id BIGINT)"));
+    exec(&s, &format!("INSERT INTO '{t}' VALUES (1), (2)"));
+    exec(&s, &format!("DELETE FROM '{t}' WHERE id = 1"));
+    let log = dir.path().join("t/_delta_log");
+    let announce = |v: u64, op: &str| {
+        let line = serde_json::json!({"commitInfo": {"timestamp": 1, "operation": op, "operationParameters": {}}});
+        std::fs::write(log.join(format!("{v:020}.json")), format!("{line}\n")).unwrap();
+    };
+    announce(3, "VACUUM START");
+    let e = rt()
+        .block_on(s.execute(&format!("RESTORE TABLE '{t}' TO VERSION AS OF 1")))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
+    assert!(e.to_string().contains("VACUUM"), "{e}");
+    assert!(!log.join(format!("{:020}.json", 4)).exists());
+    announce(4, "VACUUM END");
+    assert_eq!(
+        exec(&s, &format!("RESTORE TABLE '{t}' TO VERSION AS OF 1")),
+        Some(5)
+    );
+    assert_eq!(q(&s, &format!("SELECT id FROM '{t}'")), vec!["1", "2"]);
+}
+
 #[test]
 fn a_table_partitioned_by_all_of_its_columns_is_refused() {
     // Its data files would hold no column to count rows by: they would read back empty.
