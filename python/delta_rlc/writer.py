@@ -118,9 +118,31 @@ def write_deltalake(
 
 
 def convert_to_deltalake(uri: Any, mode: str = "error", partition_by: Any = None, partition_strategy: Optional[str] = None, name: Optional[str] = None, description: Optional[str] = None, configuration: Any = None, storage_options: Optional[Dict[str, str]] = None, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
-    """Not supported yet: converting a Parquet folder in place (use ``COPY`` / CTAS in SQL to
-    write a Delta table from Parquet files)."""
-    raise _internal.UnsupportedError("convert_to_deltalake is not supported by delta_rlc yet")
+    """Converts the Parquet files under ``uri`` into a Delta table in place (Delta Spark's
+    ``CONVERT TO DELTA``): version 0 adds every file where it lies, with its row count. Files
+    below hive directories (``k=v``) need ``partition_by`` (a schema of the partition columns)
+    and ``partition_strategy="hive"``; files whose schemas differ are refused.
+    ``mode="ignore"`` leaves an existing table alone; ``"error"`` raises."""
+    from delta_rlc._util import deprecate_positional_commit_args
+
+    commit_properties, post_commithook_properties = deprecate_positional_commit_args("convert_to_deltalake", args, commit_properties, post_commithook_properties)
+    if mode not in ("error", "ignore"):
+        raise ValueError(f"mode must be 'error' or 'ignore', got {mode!r}")
+    if partition_by is not None and partition_strategy is None:
+        raise ValueError("Partition strategy has to be provided with partition_by.")
+    if partition_strategy is not None and partition_strategy != "hive":
+        raise ValueError("Currently only `hive` partition strategy is supported to be converted.")
+    schema = None
+    if partition_by is not None:
+        schema = partition_by if isinstance(partition_by, pa.Schema) else pa.schema(partition_by.to_arrow() if not hasattr(partition_by, "to_pyarrow") else partition_by.to_pyarrow())
+    uri = str(uri)
+    if DeltaTable.is_deltatable(uri, storage_options):
+        if mode == "ignore":
+            return
+        raise _internal.DeltaError(f"a Delta table already exists at {uri} (mode='error')")
+    config = None if configuration is None else {str(k): str(v) for k, v in dict(configuration).items() if v is not None}
+    raw = _internal.convert_to_delta(uri, schema, config, name, description, storage_options, _commit(commit_properties, post_commithook_properties))
+    _after_commit(raw, post_commithook_properties)
 
 
 def try_get_table_and_table_uri(table_or_uri: Any, storage_options: Optional[Dict[str, str]] = None) -> Any:

@@ -258,7 +258,43 @@ fn history(py: Python<'_>, table: &RawTable, limit: Option<usize>) -> PyResult<V
         .collect())
 }
 
+/// Converts the Parquet files under `uri` into a Delta table in place (CONVERT TO DELTA):
+/// `partition_schema` (a pyarrow schema) names the hive partition columns with their types.
+#[pyfunction]
+#[pyo3(signature = (uri, partition_schema=None, configuration=None, name=None, description=None, storage_options=None, commit=None))]
+#[allow(clippy::too_many_arguments)] // deltalake's convert_to_deltalake keywords, one each
+fn convert_to_delta(
+    py: Python<'_>,
+    uri: String,
+    partition_schema: Option<&Bound<'_, PyAny>>,
+    configuration: Option<HashMap<String, String>>,
+    name: Option<String>,
+    description: Option<String>,
+    storage_options: Option<HashMap<String, String>>,
+    commit: Option<&Bound<'_, PyDict>>,
+) -> PyResult<RawTable> {
+    let mut b = delta_rlc::Table::convert(&uri)
+        .options(crate::table_options(storage_options, None)?)
+        .commit_options(commit_options(commit)?);
+    if let Some(s) = partition_schema {
+        let schema = arrow::datatypes::Schema::from_pyarrow_bound(s)?;
+        b = b.partition_by(schema.fields().iter().map(|f| f.as_ref().clone()));
+    }
+    for (k, v) in configuration.unwrap_or_default() {
+        b = b.property(k, v);
+    }
+    if let Some(n) = name {
+        b = b.name(n);
+    }
+    if let Some(d) = description {
+        b = b.description(d);
+    }
+    let table = run(py, async move { b.await })?;
+    Ok(RawTable { table })
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(convert_to_delta, m)?)?;
     m.add_function(wrap_pyfunction!(alter, m)?)?;
     m.add_function(wrap_pyfunction!(restore, m)?)?;
     m.add_function(wrap_pyfunction!(create_checkpoint, m)?)?;

@@ -376,7 +376,7 @@ fn conflict_settings(conflict: Option<&Bound<'_, PyDict>>) -> PyResult<ConflictS
     Ok(s)
 }
 
-fn table_options(
+pub(crate) fn table_options(
     storage_options: Option<HashMap<String, String>>,
     conflict: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<TableOptions> {

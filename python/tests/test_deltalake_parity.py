@@ -312,6 +312,42 @@ def test_vacuum_lite_and_full_modes_and_their_commits(tmp_path):
     assert DeltaTable(tmp_path).version() == version + 2
 
 
+def test_convert_to_deltalake_adds_the_parquet_files_in_place(tmp_path):
+    """CONVERT TO DELTA: hive directories with escaped and NULL values, the row counts from the
+    footers, nothing rewritten; a missing partition schema or files of two schemas are refused
+    and leave no table; mode="ignore" leaves a table alone."""
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+    from delta_rlc import convert_to_deltalake
+
+    data = pa.table({"id": [1, 2, 3, 4], "v": ["a", "b", "c", "d"], "p": ["x", "a b", None, "x"]})
+    ds.write_dataset(data, tmp_path / "t", format="parquet", partitioning=["p"], partitioning_flavor="hive")
+    before = sorted(str(f) for f in (tmp_path / "t").rglob("*.parquet"))
+    with pytest.raises(DeltaError, match="schema of partition columns must be provided"):
+        convert_to_deltalake(tmp_path / "t")
+    with pytest.raises(ValueError, match="Partition strategy"):
+        convert_to_deltalake(tmp_path / "t", partition_by=pa.schema([("p", pa.string())]))
+    assert not (tmp_path / "t" / "_delta_log").exists()
+    convert_to_deltalake(tmp_path / "t", partition_by=pa.schema([("p", pa.string())]), partition_strategy="hive", name="converted", commit_properties=CommitProperties(custom_metadata={"userName": "ops"}))
+    dt = DeltaTable(tmp_path / "t")
+    assert dt.version() == 0 and dt.metadata().name == "converted" and dt.metadata().partition_columns == ["p"]
+    assert dt.history()[0]["userName"] == "ops" and dt.history()[0]["operation"] == "CONVERT"
+    rows = sorted(_rows(dt.to_pyarrow_table()), key=lambda r: r["id"])
+    assert [(r["id"], r["p"]) for r in rows] == [(1, "x"), (2, "a b"), (3, None), (4, "x")]
+    assert sorted(str(f) for f in (tmp_path / "t").rglob("*.parquet")) == before
+    assert sum(a["num_records"] for a in pa.table(dt.get_add_actions(flatten=True)).to_pylist()) == 4
+    with pytest.raises(DeltaError):
+        convert_to_deltalake(tmp_path / "t", partition_by=pa.schema([("p", pa.string())]), partition_strategy="hive")
+    convert_to_deltalake(tmp_path / "t", mode="ignore")
+    # Files of two schemas are refused, not merged.
+    (tmp_path / "u").mkdir()
+    pq.write_table(pa.table({"id": [1]}), tmp_path / "u" / "a.parquet")
+    pq.write_table(pa.table({"id": ["one"]}), tmp_path / "u" / "b.parquet")
+    with pytest.raises(DeltaError, match="another schema"):
+        convert_to_deltalake(tmp_path / "u")
+    assert not (tmp_path / "u" / "_delta_log").exists()
+
+
 def test_a_table_partitioned_by_all_of_its_columns_is_refused(tmp_path):
     """Its data files would hold no column to count their rows by (Delta Spark refuses it)."""
     with pytest.raises(DeltaError, match="partitioned by all of its columns"):

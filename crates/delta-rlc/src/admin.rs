@@ -48,7 +48,9 @@ pub enum TableChange {
     /// `set_column_metadata`; a dotted path for a nested field); the protocol's `delta.*` keys
     /// are refused.
     SetColumnMetadata {
+        /// The column (a dotted path for a nested field).
         column: String,
+        /// Entries to set; other keys stay.
         metadata: std::collections::BTreeMap<String, String>,
     },
     /// Lists table features as supported without enabling them (deltalake's `add_feature`).

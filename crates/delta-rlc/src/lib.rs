@@ -88,6 +88,7 @@ macro_rules! run_reexecuting {
 
 mod admin;
 mod changes;
+mod convert;
 mod create;
 mod dml;
 mod error;
@@ -107,6 +108,7 @@ pub use datafusion::prelude::{col, lit, Expr};
 
 pub use admin::{AlterBuilder, HistoryEntry, RestoreBuilder, TableChange};
 pub use changes::ChangesBuilder;
+pub use convert::ConvertBuilder;
 pub use create::CreateBuilder;
 /// What an assigned value that does not cast to its column does (UPDATE and MERGE).
 pub use delta_rlc_engine::ops::conform::CastFailure;

@@ -115,6 +115,12 @@ impl Table {
         CreateBuilder::new(location)
     }
 
+    /// Starts converting the Parquet files under `location` into a Delta table in place
+    /// (`CONVERT TO DELTA`; the builder is awaited to convert).
+    pub fn convert(location: &str) -> crate::ConvertBuilder {
+        crate::ConvertBuilder::new(location)
+    }
+
     /// A handle whose operations read `version` — as a deltalake `DeltaTable` loaded at a
     /// version does — and commit on top of every later version through the conflict checker:
     /// they commit unless a later commit truly conflicts with what they read and changed.

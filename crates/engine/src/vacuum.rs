@@ -270,8 +270,8 @@ pub async fn vacuum_with(table: &DeltaTable, spec: &VacuumSpec) -> Result<Vacuum
             break;
         }
         let done = futures::future::try_join_all(chunk.iter().map(|(p, _)| {
-            let store = table.store.clone();
-            async move { store.delete(p).await }
+            let (store, p) = (table.store.clone(), p.clone());
+            async move { store.delete(&p).await }
         }))
         .await;
         if let Err(e) = done {

@@ -6,6 +6,7 @@ pub mod alter;
 pub mod alter_columns;
 pub mod cluster_by;
 pub mod conform;
+pub mod convert;
 pub mod create;
 pub mod delete;
 pub mod dml;

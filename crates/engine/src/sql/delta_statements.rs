@@ -43,6 +43,11 @@ enum DeltaStatement {
         mode: crate::vacuum::VacuumMode,
     },
     Optimize(super::dml::OptimizeStatement),
+    /// `CONVERT TO DELTA parquet.`path` [PARTITIONED BY (c TYPE, …)]` (Delta Spark's grammar).
+    Convert {
+        location: String,
+        partition_columns: Vec<delta_rlc_protocol::schema::StructField>,
+    },
     /// `RESTORE [TABLE] t [TO] VERSION AS OF n | TIMESTAMP AS OF '…'` (Delta Spark's grammar).
     Restore {
         target: TableRef,
@@ -109,6 +114,19 @@ impl SqlSession {
                     )));
                 }
                 Ok(Prepared::Rows(vec![describe::vacuum_batch(&res)?]))
+            }
+            DeltaStatement::Convert {
+                location,
+                partition_columns,
+            } => {
+                let table = self.table(&location)?;
+                let spec = crate::ops::convert::ConvertSpec {
+                    partition_columns,
+                    ..Default::default()
+                };
+                Ok(Prepared::Write(Box::new(
+                    crate::ops::convert::convert_txn(&table, &spec).await?,
+                )))
             }
             DeltaStatement::Optimize(st) => Ok(Prepared::Write(Box::new(
                 super::dml::prepare_optimize(self, st).await?,
@@ -251,6 +269,30 @@ impl SqlSession {
                     retention,
                     dry_run,
                     mode: mode.unwrap_or_default(),
+                })
+            }
+            "CONVERT" => {
+                c.expect_kw("TO")?;
+                c.expect_kw("DELTA")?;
+                let format = c.ident()?;
+                if !format.eq_ignore_ascii_case("parquet") {
+                    return Err(EngineError::invalid(format!(
+                        "CONVERT TO DELTA converts a directory of Parquet files (parquet.`path`), not {format}"
+                    )));
+                }
+                c.expect(&datafusion::sql::sqlparser::tokenizer::Token::Period)?;
+                let location = c.ident()?;
+                let mut partition_columns = Vec::new();
+                if c.eat_kw("PARTITIONED") {
+                    c.expect_kw("BY")?;
+                    c.expect(&datafusion::sql::sqlparser::tokenizer::Token::LParen)?;
+                    partition_columns = c.column_defs()?;
+                    c.expect(&datafusion::sql::sqlparser::tokenizer::Token::RParen)?;
+                }
+                finish(&c, &first)?;
+                Ok(DeltaStatement::Convert {
+                    location,
+                    partition_columns,
                 })
             }
             "OPTIMIZE" => {

@@ -254,6 +254,7 @@ const DELTA_STATEMENTS: &[Keyword] = &[
     Keyword::SHOW,
     Keyword::VACUUM,
     Keyword::OPTIMIZE,
+    Keyword::CONVERT,
 ];
 
 /// sqlparser's parser over a statement's tokens, under [`DeltaDialect`].

@@ -566,3 +566,56 @@ fn reads_and_failed_creates_leave_no_directory() {
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// CONVERT TO DELTA (Delta Spark's grammar) adds the Parquet files in place: hive partition
+/// values parsed as the declared type, row counts from the footers; a value that does not parse
+/// is refused and leaves no table.
+#[test]
+fn convert_to_delta_adds_parquet_files_in_place() {
+    use std::sync::Arc;
+
+    use arrow::array::{Int64Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("t");
+    let write = |sub: &str, ids: Vec<i64>| {
+        let d = root.join(sub);
+        std::fs::create_dir_all(&d).unwrap();
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, true)]));
+        let batch =
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(ids))]).unwrap();
+        let file = std::fs::File::create(d.join("part-0.parquet")).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(file, schema, None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+    };
+    write("day=1", vec![1, 2]);
+    write("day=2", vec![3]);
+    write("day=__HIVE_DEFAULT_PARTITION__", vec![4]);
+    let t = root.display().to_string();
+    let s = session();
+    let e = rt()
+        .block_on(s.execute(&format!(
+            "CONVERT TO DELTA parquet.`{t}` PARTITIONED BY (day DATE)"
+        )))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(!root.join("_delta_log").exists());
+    let e = rt()
+        .block_on(s.execute(&format!("CONVERT TO DELTA parquet.`{t}`")))
+        .unwrap_err();
+    assert!(e.to_string().contains("schema of partition columns"), "{e}");
+    assert_eq!(
+        exec(
+            &s,
+            &format!("CONVERT TO DELTA parquet.`{t}` PARTITIONED BY (day INT)")
+        ),
+        Some(0)
+    );
+    assert_eq!(
+        q(&s, &format!("SELECT id, day FROM '{t}'")),
+        vec!["1|1", "2|1", "3|2", "4|NULL"]
+    );
+    exec(&s, &format!("DELETE FROM '{t}' WHERE day = 1"));
+    assert_eq!(q(&s, &format!("SELECT count(*) FROM '{t}'")), vec!["2"]);
+}
