@@ -84,7 +84,13 @@ impl ScanBuilder {
         let inner = &self.table.inner;
         let snapshot = inner.snapshot(self.version).await?;
         let provider = DeltaTableProvider::new(inner.clone(), Arc::clone(&snapshot), None);
-        let ctx = delta_rlc_engine::spark::context();
+        // Nothing reshuffles the scan's partitions, so reading them in turn is reading the files
+        // in the table's order (each partition holds a contiguous run of them).
+        let ctx = delta_rlc_engine::spark::context_with(
+            datafusion::prelude::SessionConfig::new()
+                .with_round_robin_repartition(false)
+                .with_repartition_file_scans(false),
+        );
         let mut df = ctx.read_table(Arc::new(provider))?;
         if let Some(f) = &self.filter {
             let ectx = ExprContext::new(&snapshot, None)?;
@@ -95,14 +101,47 @@ impl ScanBuilder {
             df = df.select_columns(&names)?;
         }
         let schema = Arc::new(df.schema().as_arrow().clone());
-        Ok(RecordBatchStream {
-            schema,
-            inner: df.execute_stream().await?,
-        })
+        let task = ctx.task_ctx();
+        let plan = df.create_physical_plan().await?;
+        let inner = in_partition_order(&plan, task, Arc::clone(&schema))?;
+        Ok(RecordBatchStream { schema, inner })
     }
 }
 
 awaitable!(ScanBuilder => RecordBatchStream);
+
+/// Batches read ahead per partition while an earlier partition is being consumed.
+const READ_AHEAD_BATCHES: usize = 2;
+
+/// The plan's partitions one after another (rows in the files' order, as deltalake's readers give
+/// them), each executing concurrently into a small buffer so the reads still overlap.
+fn in_partition_order(
+    plan: &Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+    task: Arc<datafusion::execution::TaskContext>,
+    schema: SchemaRef,
+) -> Result<SendableRecordBatchStream> {
+    let n = plan.properties().output_partitioning().partition_count();
+    let mut receivers = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut part = plan.execute(i, Arc::clone(&task))?;
+        let (tx, rx) = tokio::sync::mpsc::channel(READ_AHEAD_BATCHES);
+        tokio::spawn(async move {
+            while let Some(batch) = part.next().await {
+                // The reader is gone: stop reading.
+                if tx.send(batch).await.is_err() {
+                    break;
+                }
+            }
+        });
+        receivers.push(rx);
+    }
+    let batches = futures::stream::iter(receivers).flat_map(|rx| {
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (b, rx)) })
+    });
+    Ok(Box::pin(
+        datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(schema, batches),
+    ))
+}
 
 /// A stream of Arrow record batches with this crate's errors.
 pub struct RecordBatchStream {

@@ -601,3 +601,41 @@ async fn an_overwrite_that_replaces_the_schema_may_change_the_partition_columns(
         "nothing of the stale append landed"
     );
 }
+
+/// A scan gives the rows in the table's file order, every time (as deltalake's readers do): the
+/// partitions of the scan hold contiguous runs of files and are read in turn, while each reads
+/// ahead concurrently.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_reads_the_files_in_the_tables_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir, false).await;
+    for i in 0..12 {
+        table
+            .write([batch(&[i * 10, i * 10 + 1], "v")])
+            .await
+            .unwrap();
+    }
+    let snap = table.snapshot(At::Latest).await.unwrap();
+    let mut expected = Vec::new();
+    for f in snap.files() {
+        let file = std::fs::File::open(dir.path().join("t").join(&f)).unwrap();
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+            .unwrap()
+            .build()
+            .unwrap();
+        for b in reader {
+            let b = b.unwrap();
+            let ids = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            expected.extend(ids.values().iter().copied());
+        }
+    }
+    assert_eq!(expected.len(), 24);
+    for _ in 0..5 {
+        let mut got = Vec::new();
+        for b in table.scan().collect().await.unwrap() {
+            let ids = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            got.extend(ids.values().iter().copied());
+        }
+        assert_eq!(got, expected);
+    }
+}

@@ -48,10 +48,12 @@ impl DeltaScanExec {
         schema: SchemaRef,
         target_partitions: usize,
     ) -> Self {
+        // Contiguous runs of files, so reading the partitions in turn reads the files in order.
         let n = target_partitions.clamp(1, files.len().max(1));
+        let per = files.len().div_ceil(n).max(1);
         let mut partitions: Vec<Vec<Add>> = vec![Vec::new(); n];
         for (i, f) in files.into_iter().enumerate() {
-            if let Some(p) = partitions.get_mut(i % n) {
+            if let Some(p) = partitions.get_mut(i / per) {
                 p.push(f);
             }
         }
