@@ -265,30 +265,47 @@ pub async fn vacuum_with(table: &DeltaTable, spec: &VacuumSpec) -> Result<Vacuum
     let mut status = "COMPLETED";
     let mut failure = None;
     for chunk in victims.chunks(DELETES_IN_FLIGHT) {
-        if table.env.clock.now_ms() > deadline {
-            status = "INCOMPLETE";
-            break;
-        }
+        // Each delete looks at the clock just before it is sent: none leaves after the window.
         let done = futures::future::try_join_all(chunk.iter().map(|(p, _)| {
-            let (store, p) = (table.store.clone(), p.clone());
-            async move { store.delete(&p).await }
+            let (store, p, clock) = (table.store.clone(), p.clone(), table.env.clock.clone());
+            async move {
+                if clock.now_ms() > deadline {
+                    return Ok(false);
+                }
+                store.delete(&p).await.map(|()| true)
+            }
         }))
         .await;
-        if let Err(e) = done {
-            status = "FAILED";
-            failure = Some(e);
-            break;
+        match done {
+            Ok(sent) => {
+                deleted.extend(
+                    chunk
+                        .iter()
+                        .zip(&sent)
+                        .filter(|(_, sent)| **sent)
+                        .map(|(f, _)| f.clone()),
+                );
+                if sent.iter().any(|s| !s) {
+                    status = "INCOMPLETE";
+                    break;
+                }
+            }
+            Err(e) => {
+                status = "FAILED";
+                failure = Some(e);
+                break;
+            }
         }
-        deleted.extend(chunk.iter().cloned());
     }
-    let logs = match failure {
-        None => cleanup_expired_logs(table, now).await?,
-        Some(_) => Vec::new(),
-    };
     let mut end = Transaction::new(table, Some(snap), VACUUM_END);
     end.record_when_empty = true;
     end.operation_parameters
         .insert("status".into(), json!(status));
+    // Which announcement this ends: only this END closes it (`vacuum_in_flight`).
+    if let Some(v) = start_version {
+        end.operation_parameters
+            .insert(START_VERSION_PARAMETER.into(), json!(v.to_string()));
+    }
     end.operation_metrics
         .insert("numDeletedFiles".into(), json!(deleted.len().to_string()));
     let dirs = deleted
@@ -303,6 +320,8 @@ pub async fn vacuum_with(table: &DeltaTable, spec: &VacuumSpec) -> Result<Vacuum
     if let Some(e) = failure {
         return Err(e.into());
     }
+    // Log cleanup deletes no data file, so it runs after the window has closed.
+    let logs = cleanup_expired_logs(table, now).await?;
     let mut files: Vec<String> = deleted.into_iter().map(|(p, _)| p).collect();
     files.extend(logs);
     Ok(VacuumResult {
@@ -360,16 +379,19 @@ pub const DELETION_WINDOW_MS: i64 = 3600 * 1000;
 /// `MIN_RETENTION_FLOOR_MS`).
 const CLOCK_SKEW_MS: i64 = 3600 * 1000;
 
-/// A VACUUM announced at or before `version` that may still be deleting: the version of its
-/// `VACUUM START` when no `VACUUM END` follows it and its commit file is younger than the
-/// deletion window plus twice the clock skew (older, it has stopped deleting). Only commit files
-/// that young are read (concurrently), and only small ones (an announcement holds a commitInfo
-/// alone). A RESTORE calls this after loading its snapshot: it re-adds files such a VACUUM may be
-/// deleting, so it must not plan on their existence until the VACUUM has ended.
+/// The `VACUUM END` parameter naming the version of the `VACUUM START` it ends.
+pub const START_VERSION_PARAMETER: &str = "startVersion";
+
+/// A VACUUM announced at or before `version` that may still be deleting: the version of a
+/// `VACUUM START` whose commit file is younger than the deletion window plus twice the clock skew
+/// (older, it has stopped deleting) and that no `VACUUM END` has closed. This engine's END names
+/// its START (`startVersion`) and only that END closes it; another engine's START (its END names
+/// none) is closed by the first unlinked END after it. Every commit file that young is read
+/// (concurrently). A RESTORE calls this after loading its snapshot: it re-adds files such a
+/// VACUUM may be deleting, so it must not plan on their existence until the VACUUM has ended.
 pub async fn vacuum_in_flight(table: &DeltaTable, version: u64) -> Result<Option<u64>> {
-    use delta_rlc_protocol::actions::{parse_commit, Action};
+    use delta_rlc_protocol::actions::{parse_commit, Action, CommitInfo};
     use delta_rlc_protocol::log_path::{parse_log_file_name, LogFileKind};
-    const ANNOUNCEMENT_MAX_BYTES: u64 = 64 << 10;
     let since = table
         .env
         .clock
@@ -378,7 +400,7 @@ pub async fn vacuum_in_flight(table: &DeltaTable, version: u64) -> Result<Option
     let listing = crate::snapshot::list_log(&table.store).await?;
     let young: Vec<(u64, String)> = listing
         .into_iter()
-        .filter(|o| o.last_modified_ms >= since && o.size <= ANNOUNCEMENT_MAX_BYTES)
+        .filter(|o| o.last_modified_ms >= since)
         .filter_map(|o| {
             let name = o.path.rsplit('/').next().unwrap_or(&o.path).to_string();
             parse_log_file_name(&name)
@@ -386,33 +408,52 @@ pub async fn vacuum_in_flight(table: &DeltaTable, version: u64) -> Result<Option
                 .map(|f| (f.version, o.path))
         })
         .collect();
-    let mut ops: Vec<(u64, String)> = futures::stream::iter(young)
+    let mut infos: Vec<(u64, CommitInfo)> = futures::stream::iter(young)
         .map(|(v, path)| {
             let store = table.store.clone();
             async move {
                 let bytes = store.get(&path).await?;
-                let op = parse_commit(v, &bytes)?.into_iter().find_map(|a| match a {
-                    Action::CommitInfo(c) => c.operation,
+                let info = parse_commit(v, &bytes)?.into_iter().find_map(|a| match a {
+                    Action::CommitInfo(c) => Some(c),
                     _ => None,
                 });
-                Ok::<_, EngineError>((v, op.unwrap_or_default()))
+                Ok::<_, EngineError>((v, info.unwrap_or_default()))
             }
         })
         .buffer_unordered(DELETES_IN_FLIGHT)
         .try_collect()
         .await?;
-    ops.sort();
-    let mut open: Vec<u64> = Vec::new();
-    for (v, op) in ops {
-        match op.as_str() {
-            VACUUM_START => open.push(v),
-            VACUUM_END => {
-                open.pop();
+    infos.sort_by_key(|(v, _)| *v);
+    // (version, written by this engine) of each START not closed yet.
+    let mut open: Vec<(u64, bool)> = Vec::new();
+    for (v, info) in infos {
+        match info.operation.as_deref() {
+            Some(VACUUM_START) => {
+                let ours = info
+                    .engine_info
+                    .as_deref()
+                    .is_some_and(|e| e.starts_with("delta-rlc/"));
+                open.push((v, ours));
+            }
+            Some(VACUUM_END) => {
+                let link = info
+                    .operation_parameters
+                    .as_ref()
+                    .and_then(|p| p.get(START_VERSION_PARAMETER))
+                    .and_then(|s| s.as_str().and_then(|s| s.parse::<u64>().ok()));
+                match link {
+                    Some(start) => open.retain(|(v, _)| *v != start),
+                    None => {
+                        if let Some(i) = open.iter().rposition(|(_, ours)| !ours) {
+                            open.remove(i);
+                        }
+                    }
+                }
             }
             _ => {}
         }
     }
-    Ok(open.last().copied())
+    Ok(open.last().map(|(v, _)| *v))
 }
 
 /// The caller's commitInfo fields, checked as every commit checks them, after the operation's own

@@ -172,6 +172,8 @@ impl Transaction {
         let mut winner_bytes = 0usize;
         // The last winning commit checked: named by a failure to re-base identity values.
         let mut last_winner: Option<(u64, String)> = None;
+        // The newest commit a listing before the first put found (a stale read's check).
+        let mut known_latest: Option<u64> = None;
         while attempt < max_attempts {
             attempt += 1;
             let open_ms = self
@@ -191,40 +193,53 @@ impl Transaction {
                 Bytes::from(self.build_attempt(&state_loser, version, &state, isolation, blind)?);
             let path = format!("{LOG_DIR}/{}", commit_file_name(version));
             let put_at_ms = self.table.env.clock.now_ms();
-            match store.put_if_absent_tagged(&path, payload.clone()).await {
-                (PutOutcome::Created, e_tag) => {
-                    let own = OwnCommit {
-                        winners: &winners,
-                        bytes: &payload,
-                        e_tag: e_tag.as_deref(),
-                        put_at_ms,
-                    };
-                    return self.finish(version, attempt, events, Some(own)).await;
-                }
-                (PutOutcome::AlreadyExists, _) => {}
-                (PutOutcome::Refused(e), _) => return Err(EngineError::Storage(e)),
-                (PutOutcome::Unknown(err), _) => match store.get(&path).await {
-                    Ok(bytes) => {
-                        if self.is_ours(version, &bytes) {
-                            return self.finish(version, attempt, events, None).await;
+            // A read version committed long ago (a handle pinned to an old version) may be
+            // followed by versions log cleanup has since removed: a put at the next version
+            // would then succeed and rewrite history. Such a first attempt looks first; any
+            // later commit makes it a lost race (whose winners must all still be readable).
+            let stale_race =
+                if attempt == 1 && self.read_snapshot.is_some() && !self.may_probe_commits() {
+                    known_latest = self.latest_commit_from(version).await?;
+                    known_latest.is_some()
+                } else {
+                    false
+                };
+            if !stale_race {
+                match store.put_if_absent_tagged(&path, payload.clone()).await {
+                    (PutOutcome::Created, e_tag) => {
+                        let own = OwnCommit {
+                            winners: &winners,
+                            bytes: &payload,
+                            e_tag: e_tag.as_deref(),
+                            put_at_ms,
+                        };
+                        return self.finish(version, attempt, events, Some(own)).await;
+                    }
+                    (PutOutcome::AlreadyExists, _) => {}
+                    (PutOutcome::Refused(e), _) => return Err(EngineError::Storage(e)),
+                    (PutOutcome::Unknown(err), _) => match store.get(&path).await {
+                        Ok(bytes) => {
+                            if self.is_ours(version, &bytes) {
+                                return self.finish(version, attempt, events, None).await;
+                            }
                         }
-                    }
-                    // Not there yet: try again, unless this was the last attempt (a delayed
-                    // request may still land, so the outcome is unknown, not a conflict).
-                    Err(e)
-                        if e.kind == StorageErrorKind::NotFound
-                            && unknown_retries < 3
-                            && attempt < max_attempts =>
-                    {
-                        unknown_retries += 1;
-                        continue;
-                    }
-                    Err(e) => {
-                        return Err(EngineError::CommitUnknown(format!(
+                        // Not there yet: try again, unless this was the last attempt (a delayed
+                        // request may still land, so the outcome is unknown, not a conflict).
+                        Err(e)
+                            if e.kind == StorageErrorKind::NotFound
+                                && unknown_retries < 3
+                                && attempt < max_attempts =>
+                        {
+                            unknown_retries += 1;
+                            continue;
+                        }
+                        Err(e) => {
+                            return Err(EngineError::CommitUnknown(format!(
                             "version {version}: put failed ({err}) and reading it back failed ({e})"
                         )))
-                    }
-                },
+                        }
+                    },
+                }
             }
             let Some(read_snapshot) = self.read_snapshot.clone() else {
                 return Err(EngineError::Conflict(Box::new(ConflictError {
@@ -250,7 +265,10 @@ impl Transaction {
             let mut missing_from = None;
             let mut latest = None;
             if !self.may_probe_commits() {
-                let l = self.latest_version(version).await?;
+                let l = match known_latest.take() {
+                    Some(l) => l,
+                    None => self.latest_version(version).await?,
+                };
                 let winners = (version..=l)
                     .map(|w| (format!("{LOG_DIR}/{}", commit_file_name(w)), None))
                     .collect();
@@ -450,6 +468,22 @@ impl Transaction {
             crate::snapshot::probe::retention_allows_probe(s)
                 && now.saturating_sub(s.timestamp_ms) <= recent_ms
         })
+    }
+
+    /// The newest commit version at or after `from` in the log, if any (one listing of the
+    /// names from `from` on).
+    async fn latest_commit_from(&self, from: u64) -> Result<Option<u64>> {
+        let listing = self
+            .table
+            .store
+            .list_dir_after(LOG_DIR, &format!("{from:020}"))
+            .await?;
+        Ok(listing
+            .iter()
+            .filter_map(|o| parse_log_file_name(o.path.rsplit('/').next().unwrap_or(&o.path)))
+            .filter(|p| p.kind == LogFileKind::Commit && p.version >= from)
+            .map(|p| p.version)
+            .max())
     }
 
     /// Newest committed version ≥ `from` (at least `from`, which we know exists), from a listing

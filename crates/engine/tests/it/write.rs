@@ -380,21 +380,43 @@ fn a_restore_waits_for_a_vacuum_still_deleting() {
     exec(&s, &format!("INSERT INTO '{t}' VALUES (1), (2)"));
     exec(&s, &format!("DELETE FROM '{t}' WHERE id = 1"));
     let log = dir.path().join("t/_delta_log");
-    let announce = |v: u64, op: &str| {
-        let line = serde_json::json!({"commitInfo": {"timestamp": 1, "operation": op, "operationParameters": {}}});
+    let announce = |v: u64, op: &str, engine: &str, params: serde_json::Value| {
+        let line = serde_json::json!({"commitInfo": {"timestamp": 1, "operation": op, "operationParameters": params, "engineInfo": engine}});
         std::fs::write(log.join(format!("{v:020}.json")), format!("{line}\n")).unwrap();
     };
-    announce(3, "VACUUM START");
-    let e = rt()
-        .block_on(s.execute(&format!("RESTORE TABLE '{t}' TO VERSION AS OF 1")))
-        .unwrap_err();
+    let restore = || rt().block_on(s.execute(&format!("RESTORE TABLE '{t}' TO VERSION AS OF 1")));
+    // Another engine's VACUUM: its END (naming no START) closes it.
+    announce(
+        3,
+        "VACUUM START",
+        "Apache-Spark/3.5.3 Delta-Lake/3.3.0",
+        serde_json::json!({}),
+    );
+    let e = restore().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
     assert!(e.to_string().contains("VACUUM"), "{e}");
-    assert!(!log.join(format!("{:020}.json", 4)).exists());
-    announce(4, "VACUUM END");
+    // This engine's VACUUM: an END naming no START (another engine's, e.g. of a run that began
+    // long ago) does not close it (red team helper-25); only its own END does.
+    announce(4, "VACUUM START", "delta-rlc/0.1.0", serde_json::json!({}));
+    announce(
+        5,
+        "VACUUM END",
+        "Apache-Spark/3.5.3 Delta-Lake/3.3.0",
+        serde_json::json!({"status": "COMPLETED"}),
+    );
+    let e = restore().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
+    assert!(e.to_string().contains("version 4"), "{e}");
+    assert!(!log.join(format!("{:020}.json", 6)).exists());
+    announce(
+        6,
+        "VACUUM END",
+        "delta-rlc/0.1.0",
+        serde_json::json!({"status": "COMPLETED", "startVersion": "4"}),
+    );
     assert_eq!(
         exec(&s, &format!("RESTORE TABLE '{t}' TO VERSION AS OF 1")),
-        Some(5)
+        Some(7)
     );
     assert_eq!(q(&s, &format!("SELECT id FROM '{t}'")), vec!["1", "2"]);
 }
@@ -438,18 +460,25 @@ fn vacuum_cleans_expired_log_files_before_the_last_checkpoint() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     let log = dir.path().join("t/_delta_log");
     assert!(log.join("00000000000000000006.checkpoint.parquet").exists());
+    // VACUUM START (8) and END (9) come first; END's commit writes checkpoint 9; the cleanup
+    // then runs ("eight hours later": every file is past the floor).
     q(&s, &format!("VACUUM '{t}' RETAIN 0 HOURS"));
+    assert!(log.join("00000000000000000009.checkpoint.parquet").exists());
+    for gone in [
+        "00000000000000000000.json",
+        "00000000000000000003.checkpoint.parquet",
+        "00000000000000000006.checkpoint.parquet",
+        "00000000000000000008.json",
+    ] {
+        assert!(
+            !log.join(gone).exists(),
+            "{gone}: expired, before the checkpoint"
+        );
+    }
     assert!(
-        !log.join("00000000000000000000.json").exists(),
-        "expired commit before the checkpoint is gone"
-    );
-    assert!(!log.join("00000000000000000003.checkpoint.parquet").exists());
-    assert!(log.join("00000000000000000006.checkpoint.parquet").exists());
-    assert!(
-        log.join("00000000000000000006.json").exists(),
+        log.join("00000000000000000009.json").exists(),
         "the checkpoint version's commit stays"
     );
-    assert!(log.join("00000000000000000007.json").exists());
     assert_eq!(q(&s, &format!("SELECT count(*) FROM '{t}'")), vec!["7"]);
     let e = rt()
         .block_on(s.execute(&format!("SELECT count(*) FROM '{t}' VERSION AS OF 2")))
@@ -618,4 +647,52 @@ fn convert_to_delta_adds_parquet_files_in_place() {
     );
     exec(&s, &format!("DELETE FROM '{t}' WHERE day = 1"));
     assert_eq!(q(&s, &format!("SELECT count(*) FROM '{t}'")), vec!["2"]);
+}
+
+/// A writer whose read version is old (a handle pinned to it) while log cleanup has removed the
+/// commits after it (red team helper-25): its first put at the next version would succeed and
+/// rewrite history, so it looks at the log first and meets the later versions as a lost race —
+/// here one whose winners can no longer be read, so it fails and nothing is written.
+#[test]
+fn a_writer_pinned_to_a_cleaned_up_version_never_rewrites_history() {
+    use arrow::array::{Int64Array, RecordBatch};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t").display().to_string();
+    let s = session();
+    exec(&s, &format!("CREATE TABLE '{t}' (id BIGINT) TBLPROPERTIES ('delta.checkpointInterval' = '2', 'delta.logRetentionDuration' = 'interval 0 seconds')"));
+    for i in 0..4 {
+        exec(&s, &format!("INSERT INTO '{t}' VALUES ({i})"));
+    }
+    // Eight hours later (the files' times are now): the writer and the cleanup.
+    let later = vacuum_session(8 * 3_600_000);
+    let table = later.table(&t).unwrap();
+    let pinned = rt().block_on(table.snapshot(Some(1))).unwrap();
+    q(&later, &format!("VACUUM '{t}' RETAIN 0 HOURS"));
+    let log = dir.path().join("t/_delta_log");
+    assert!(
+        !log.join(format!("{:020}.json", 2)).exists(),
+        "cleanup removed version 2"
+    );
+    let schema = Arc::new(arrow::datatypes::Schema::new(vec![
+        arrow::datatypes::Field::new("id", arrow::datatypes::DataType::Int64, true),
+    ]));
+    let batch = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![100]))]).unwrap();
+    let result = rt().block_on(async {
+        let txn = delta_rlc_engine::Transaction::new(&table, Some(pinned), "WRITE");
+        let txn = delta_rlc_engine::ops::insert_txn(
+            txn,
+            &[batch],
+            delta_rlc_engine::ops::InsertMode::Append,
+        )
+        .await
+        .unwrap();
+        txn.commit().await
+    });
+    assert!(result.is_err(), "{result:?}");
+    assert!(
+        !log.join(format!("{:020}.json", 2)).exists(),
+        "version 2 not rewritten"
+    );
+    assert_eq!(q(&s, &format!("SELECT count(*) FROM '{t}'")), vec!["4"]);
 }
