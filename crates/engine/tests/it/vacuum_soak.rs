@@ -2,7 +2,8 @@
 //! `VACUUM … RETAIN 0 HOURS` (retention check off) in a loop, with orphan files from "failed
 //! writers" planted eight hours old. Every INSERT that reported a commit must keep its rows, the
 //! table must read, and the old orphans must go. `DELTA_RLC_VACUUM_SOAK_RUNS` sets the number of
-//! runs (CI: 3; docs/verification.md: 20).
+//! runs (CI: 3; docs/verification.md: 20). A second soak races RESTOREs and DV DELETEs with
+//! FULL and LITE VACUUMs and checks that every file the latest version names exists.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, SystemTime};
@@ -10,6 +11,7 @@ use std::time::{Duration, SystemTime};
 use delta_rlc_engine::conflict::ConflictConfig;
 use delta_rlc_engine::env::Env;
 use delta_rlc_engine::sql::SqlSession;
+use delta_rlc_engine::ErrorKind;
 
 use crate::common::{rt, sorted_rows};
 
@@ -111,5 +113,115 @@ fn vacuum_racing_writers_loses_no_committed_row() {
         .unwrap_or(3);
     for run in 0..runs {
         one_run(run);
+    }
+}
+
+/// RESTOREs and DV DELETEs racing `VACUUM RETAIN 0 HOURS` (FULL and LITE in turn), each on a
+/// thread of its own (red teams helper-24 and helper-25: a RESTORE could commit files VACUUM
+/// was deleting). Whatever commits, the latest version reads and every file it references — data
+/// and deletion vectors — exists.
+#[test]
+fn vacuum_racing_restores_never_leaves_a_missing_file() {
+    for run in 0..3 {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("t").display().to_string();
+        let mut conf = ConflictConfig::default();
+        conf.set("retentionDurationCheck", "false").unwrap();
+        let session = SqlSession::new(Env::default(), conf);
+        rt().block_on(async {
+            session
+                .execute(&format!("CREATE TABLE '{t}' (w BIGINT, i BIGINT)"))
+                .await
+                .unwrap();
+            for i in 0..4 {
+                session
+                    .execute(&format!(
+                        "INSERT INTO '{t}' SELECT {i}, value FROM range(0, 50)"
+                    ))
+                    .await
+                    .unwrap();
+            }
+        });
+        let restored = std::thread::scope(|scope| {
+            let writer = {
+                let (s, t) = (session.clone(), t.clone());
+                scope.spawn(move || {
+                    for i in 0..30 {
+                        let sql = match i % 3 {
+                            0 => format!("INSERT INTO '{t}' SELECT 9, value FROM range(0, 20)"),
+                            1 => format!("DELETE FROM '{t}' WHERE i % 7 = {}", i % 7),
+                            _ => format!("DELETE FROM '{t}' WHERE w = {}", i % 4),
+                        };
+                        if let Err(e) = rt().block_on(s.execute(&sql)) {
+                            assert_eq!(e.kind(), ErrorKind::Conflict, "run {run}: {sql}: {e}");
+                        }
+                    }
+                })
+            };
+            let restorer = {
+                let (s, t) = (session.clone(), t.clone());
+                scope.spawn(move || {
+                    let mut committed = 0;
+                    for i in 0..40u64 {
+                        // A recent version: its removed files were tombstoned a moment ago.
+                        let latest = rt()
+                            .block_on(async { s.table(&t).unwrap().snapshot(None).await })
+                            .map_or(1, |snap| snap.version);
+                        let back = latest.saturating_sub(1 + i % 3).max(1);
+                        let sql = format!("RESTORE TABLE '{t}' TO VERSION AS OF {back}");
+                        match rt().block_on(s.execute(&sql)) {
+                            Ok(_) => committed += 1,
+                            // A race lost, a VACUUM still deleting, or files already gone.
+                            Err(e) => assert!(
+                                e.kind() == ErrorKind::Conflict
+                                    || e.to_string().contains("no longer exists"),
+                                "run {run}: {sql}: {e}"
+                            ),
+                        }
+                    }
+                    committed
+                })
+            };
+            let vacuum = {
+                let (s, t) = (session.clone(), t.clone());
+                scope.spawn(move || {
+                    for i in 0..30 {
+                        let mode = if i % 2 == 0 { "LITE" } else { "FULL" };
+                        let sql = format!("VACUUM '{t}' {mode} RETAIN 0 HOURS");
+                        rt().block_on(s.execute(&sql)).unwrap();
+                    }
+                })
+            };
+            writer.join().unwrap();
+            vacuum.join().unwrap();
+            restorer.join().unwrap()
+        });
+        rt().block_on(async {
+            session
+                .execute(&format!("SELECT count(*) FROM '{t}'"))
+                .await
+                .unwrap_or_else(|e| panic!("run {run}: the latest version does not read: {e}"));
+            let snap = crate::common::latest_snapshot(&t).await;
+            for f in &snap.files {
+                let path = dir.path().join("t").join(&f.path);
+                assert!(
+                    path.exists(),
+                    "run {run}: {} is referenced but gone",
+                    f.path
+                );
+                if let Some(dv) = &f.deletion_vector {
+                    if let Ok(delta_rlc_protocol::dv::DvLocation::Relative { path, .. }) =
+                        dv.location()
+                    {
+                        let p = snap.root.resolve(&path).unwrap();
+                        assert!(
+                            dir.path().join("t").join(&p).exists(),
+                            "run {run}: deletion vector {p} is referenced but gone"
+                        );
+                    }
+                }
+            }
+        });
+        eprintln!("run {run}: {restored} RESTOREs committed");
     }
 }
