@@ -31,7 +31,9 @@ fn plant_old_orphan(dir: &std::path::Path, i: usize) -> std::path::PathBuf {
     p
 }
 
-fn one_run(run: usize) {
+/// A table `t (w BIGINT, i BIGINT)` in a fresh directory, and a session with the retention check
+/// off (VACUUM RETAIN 0 HOURS).
+fn loose_table() -> (tempfile::TempDir, String, SqlSession) {
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().join("t").display().to_string();
     let mut conf = ConflictConfig::default();
@@ -43,6 +45,11 @@ fn one_run(run: usize) {
             .await
             .unwrap();
     });
+    (dir, t, session)
+}
+
+fn one_run(run: usize) {
+    let (dir, t, session) = loose_table();
     let orphans: Vec<_> = (0..3)
         .map(|i| plant_old_orphan(&dir.path().join("t"), i))
         .collect();
@@ -123,16 +130,8 @@ fn vacuum_racing_writers_loses_no_committed_row() {
 #[test]
 fn vacuum_racing_restores_never_leaves_a_missing_file() {
     for run in 0..3 {
-        let dir = tempfile::tempdir().unwrap();
-        let t = dir.path().join("t").display().to_string();
-        let mut conf = ConflictConfig::default();
-        conf.set("retentionDurationCheck", "false").unwrap();
-        let session = SqlSession::new(Env::default(), conf);
+        let (dir, t, session) = loose_table();
         rt().block_on(async {
-            session
-                .execute(&format!("CREATE TABLE '{t}' (w BIGINT, i BIGINT)"))
-                .await
-                .unwrap();
             for i in 0..4 {
                 session
                     .execute(&format!(
