@@ -92,6 +92,26 @@ fn deletable(path: &str) -> bool {
     })
 }
 
+/// Roots of the tables nested below a listed directory: each directory holding a `_delta_log`
+/// below the root.
+pub fn nested_table_roots<'a>(paths: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut roots: Vec<String> = paths
+        .filter_map(|p| {
+            let i = p.find("/_delta_log/")?;
+            Some(p.get(..i)?.to_string())
+        })
+        .collect();
+    roots.sort();
+    roots.dedup();
+    roots
+}
+
+/// Whether `path` lies below directory `root`.
+pub fn under(path: &str, root: &str) -> bool {
+    path.strip_prefix(root)
+        .is_some_and(|rest| rest.starts_with('/'))
+}
+
 /// The classic entry point: a full VACUUM with a retention and a dry-run flag.
 pub async fn vacuum(
     table: &DeltaTable,
@@ -207,8 +227,15 @@ pub async fn vacuum_with(table: &DeltaTable, spec: &VacuumSpec) -> Result<Vacuum
         }
         VacuumMode::Full => {
             let expired: HashSet<String> = expired.into_iter().map(|(p, _)| p).collect();
-            for obj in table.store.list("").await? {
-                if !deletable(&obj.path) || keep.contains(&obj.path) {
+            let listing = table.store.list("").await?;
+            // Another table below this one (its own `_delta_log`): its files are its own, never
+            // this table's to delete, whoever created the two.
+            let nested = nested_table_roots(listing.iter().map(|o| o.path.as_str()));
+            for obj in listing {
+                if !deletable(&obj.path)
+                    || keep.contains(&obj.path)
+                    || nested.iter().any(|root| under(&obj.path, root))
+                {
                     continue;
                 }
                 let old_enough = match expired.contains(&obj.path) {

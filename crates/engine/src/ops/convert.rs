@@ -58,10 +58,16 @@ pub async fn convert_txn(table: &DeltaTable, spec: &ConvertSpec) -> Result<Trans
             "CONVERT TO DELTA with column mapping (the files name their columns themselves)".into(),
         ));
     }
-    let files: Vec<_> = table
-        .store
-        .list("")
-        .await?
+    let listing = table.store.list("").await?;
+    // A Delta table below the directory: its files are that table's, never rows of this one.
+    if let Some(root) =
+        crate::vacuum::nested_table_roots(listing.iter().map(|o| o.path.as_str())).first()
+    {
+        return Err(EngineError::invalid(format!(
+            "CONVERT TO DELTA: {root} below the directory is a Delta table (its files are not this table's)"
+        )));
+    }
+    let files: Vec<_> = listing
         .into_iter()
         .filter(|o| o.path.ends_with(".parquet") && !hidden(&o.path))
         .collect();

@@ -696,3 +696,35 @@ fn a_writer_pinned_to_a_cleaned_up_version_never_rewrites_history() {
     );
     assert_eq!(q(&s, &format!("SELECT count(*) FROM '{t}'")), vec!["4"]);
 }
+
+/// A table below another one (created there, by any engine): the outer table's FULL VACUUM never
+/// deletes the inner table's files, however old (red team helper-25), and CONVERT TO DELTA of the
+/// outer directory refuses to take them as its own.
+#[test]
+fn vacuum_and_convert_leave_a_nested_tables_files_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let outer = dir.path().join("t").display().to_string();
+    let inner = dir.path().join("t/inner").display().to_string();
+    let s = vacuum_session(0);
+    exec(&s, &format!("CREATE TABLE '{inner}' (id BIGINT)"));
+    exec(&s, &format!("INSERT INTO '{inner}' VALUES (1), (2)"));
+    let e = rt()
+        .block_on(s.execute(&format!("CONVERT TO DELTA parquet.`{outer}`")))
+        .unwrap_err();
+    assert!(e.to_string().contains("is a Delta table"), "{e}");
+    exec(&s, &format!("CREATE TABLE '{outer}' (id BIGINT)"));
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(9 * 3600);
+    for entry in std::fs::read_dir(dir.path().join("t/inner")).unwrap() {
+        let p = entry.unwrap().path();
+        if p.extension().is_some_and(|x| x == "parquet") {
+            std::fs::File::options()
+                .write(true)
+                .open(&p)
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+    }
+    assert!(q(&s, &format!("VACUUM '{outer}' RETAIN 0 HOURS")).is_empty());
+    assert_eq!(q(&s, &format!("SELECT id FROM '{inner}'")), vec!["1", "2"]);
+}
