@@ -68,3 +68,14 @@ pub async fn latest_snapshot(loc: &str) -> std::sync::Arc<delta_rlc_engine::Snap
         .await
         .unwrap()
 }
+
+/// Sets the modification time of the file at `path` to `hours` hours ago.
+pub fn age_file(path: &std::path::Path, hours: u64) {
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(hours * 3600);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+}

@@ -6,7 +6,6 @@
 //! FULL and LITE VACUUMs and checks that every file the latest version names exists.
 
 use std::collections::BTreeSet;
-use std::time::{Duration, SystemTime};
 
 use delta_rlc_engine::conflict::ConflictConfig;
 use delta_rlc_engine::env::Env;
@@ -21,13 +20,7 @@ const INSERTS: i64 = 15;
 fn plant_old_orphan(dir: &std::path::Path, i: usize) -> std::path::PathBuf {
     let p = dir.join(format!("part-orphan-{i}.snappy.parquet"));
     std::fs::write(&p, b"left by a writer that died").unwrap();
-    let old = SystemTime::now() - Duration::from_secs(8 * 3600);
-    std::fs::File::options()
-        .write(true)
-        .open(&p)
-        .unwrap()
-        .set_modified(old)
-        .unwrap();
+    crate::common::age_file(&p, 8);
     p
 }
 

@@ -713,16 +713,10 @@ fn vacuum_and_convert_leave_a_nested_tables_files_alone() {
         .unwrap_err();
     assert!(e.to_string().contains("is a Delta table"), "{e}");
     exec(&s, &format!("CREATE TABLE '{outer}' (id BIGINT)"));
-    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(9 * 3600);
     for entry in std::fs::read_dir(dir.path().join("t/inner")).unwrap() {
         let p = entry.unwrap().path();
         if p.extension().is_some_and(|x| x == "parquet") {
-            std::fs::File::options()
-                .write(true)
-                .open(&p)
-                .unwrap()
-                .set_modified(old)
-                .unwrap();
+            crate::common::age_file(&p, 9);
         }
     }
     assert!(q(&s, &format!("VACUUM '{outer}' RETAIN 0 HOURS")).is_empty());
