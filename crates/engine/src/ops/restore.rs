@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use delta_rlc_protocol::actions::Action;
 use delta_rlc_protocol::dv::DvLocation;
+use futures::{StreamExt, TryStreamExt};
 use serde_json::json;
 
 use crate::conflict_error::{AbortReason, ConflictKind};
@@ -109,11 +110,23 @@ pub async fn restore_txn(mut txn: Transaction, spec: RestoreSpec) -> Result<Tran
     }
     txn.read_set.restores_files = true;
     let (mut restored, mut restored_bytes) = (0u64, 0i64);
-    for f in &target.files {
-        if now_keys.contains(&f.file_key()) {
-            continue;
-        }
-        if !still_exists(&txn, &target, f).await? {
+    let back: Vec<delta_rlc_protocol::actions::Add> = target
+        .files
+        .iter()
+        .filter(|f| !now_keys.contains(&f.file_key()))
+        .cloned()
+        .collect();
+    // One stage of lookups, a bounded number in flight, answers in the files' order.
+    let present: Vec<bool> = futures::stream::iter(back.clone())
+        .map(|f| {
+            let (store, target) = (txn.table.store.clone(), Arc::clone(&target));
+            async move { still_exists(&store, &target, &f).await }
+        })
+        .buffered(EXISTENCE_CHECKS_IN_FLIGHT)
+        .try_collect()
+        .await?;
+    for (f, exists) in back.into_iter().zip(present) {
+        if !exists {
             if spec.ignore_missing_files {
                 continue;
             }
@@ -122,11 +135,11 @@ pub async fn restore_txn(mut txn: Transaction, spec: RestoreSpec) -> Result<Tran
                 f.path, target.version
             )));
         }
-        let mut add = f.clone();
-        add.data_change = true;
-        txn.add_file(add);
         restored += 1;
         restored_bytes += f.size;
+        let mut add = f;
+        add.data_change = true;
+        txn.add_file(add);
     }
     // The earlier metadata is always staged, even when it equals the read snapshot's: run after a
     // concurrent metadata change, the restore would put the earlier metadata back, so such a
@@ -153,13 +166,15 @@ pub async fn restore_txn(mut txn: Transaction, spec: RestoreSpec) -> Result<Tran
     Ok(txn)
 }
 
+/// Existence checks of files to add back in flight at once.
+const EXISTENCE_CHECKS_IN_FLIGHT: usize = 16;
+
 /// Whether a file of `target` (and its deletion vector file) is still in the store.
 async fn still_exists(
-    txn: &Transaction,
+    store: &delta_rlc_storage::TableStore,
     target: &Snapshot,
     f: &delta_rlc_protocol::actions::Add,
 ) -> Result<bool> {
-    let store = &txn.table.store;
     if !store.exists(&target.root.resolve(&f.path)?).await? {
         return Ok(false);
     }
