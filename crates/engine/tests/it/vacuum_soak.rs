@@ -24,6 +24,14 @@ fn plant_old_orphan(dir: &std::path::Path, i: usize) -> std::path::PathBuf {
     p
 }
 
+/// Runs per soak: `DELTA_RLC_VACUUM_SOAK_RUNS`, else 3.
+fn soak_runs() -> usize {
+    std::env::var("DELTA_RLC_VACUUM_SOAK_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+}
+
 /// A table `t (w BIGINT, i BIGINT)` in a fresh directory, and a session with the retention check
 /// off (VACUUM RETAIN 0 HOURS).
 fn loose_table() -> (tempfile::TempDir, String, SqlSession) {
@@ -107,11 +115,7 @@ fn one_run(run: usize) {
 
 #[test]
 fn vacuum_racing_writers_loses_no_committed_row() {
-    let runs: usize = std::env::var("DELTA_RLC_VACUUM_SOAK_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3);
-    for run in 0..runs {
+    for run in 0..soak_runs() {
         one_run(run);
     }
 }
@@ -122,7 +126,7 @@ fn vacuum_racing_writers_loses_no_committed_row() {
 /// and deletion vectors — exists.
 #[test]
 fn vacuum_racing_restores_never_leaves_a_missing_file() {
-    for run in 0..3 {
+    for run in 0..soak_runs() {
         let (dir, t, session) = loose_table();
         rt().block_on(async {
             for i in 0..4 {
