@@ -30,8 +30,8 @@ def test_partitions_of_an_unpartitioned_table_is_empty(tmp_path):
     dt = DeltaTable(tmp_path)
     assert dt.partitions() == []
     # A partitioned table still lists each partition once.
-    write_deltalake(tmp_path / "p", pa.table({"id": [1, 2, 3], "p": ["a", "b", "a"]}), partition_by="p")
-    assert sorted(x["p"] for x in DeltaTable(tmp_path / "p").partitions()) == ["a", "b"]
+    write_deltalake(tmp_path.parent / f"{tmp_path.name}-p", pa.table({"id": [1, 2, 3], "p": ["a", "b", "a"]}), partition_by="p")
+    assert sorted(x["p"] for x in DeltaTable(tmp_path.parent / f"{tmp_path.name}-p").partitions()) == ["a", "b"]
 
 
 def _string_partitioned(tmp_path):
@@ -173,20 +173,21 @@ def test_to_pyarrow_table_and_to_pandas_take_an_expression_filter(tmp_path):
 
 
 def test_write_with_other_partitioning_is_refused_unless_it_replaces_the_table(tmp_path):
+    q = tmp_path.parent / f"{tmp_path.name}-q"  # beside the first table, not inside it
     write_deltalake(tmp_path, pa.table({"id": [1], "p": ["a"]}))
     with pytest.raises(DeltaError) as e:
         write_deltalake(tmp_path, pa.table({"id": [2], "p": ["b"]}), mode="append", partition_by="p")
     assert str(e.value).startswith('Generic error: Specified table partitioning does not match table partitioning: expected: [], got: ["p"]')
-    write_deltalake(tmp_path / "q", pa.table({"id": [1], "p": ["a"]}), partition_by="p")
+    write_deltalake(q, pa.table({"id": [1], "p": ["a"]}), partition_by="p")
     with pytest.raises(DeltaError, match="does not match table partitioning"):
-        write_deltalake(tmp_path / "q", pa.table({"id": [2], "p": ["b"]}), mode="append", partition_by=[])
+        write_deltalake(q, pa.table({"id": [2], "p": ["b"]}), mode="append", partition_by=[])
     with pytest.raises(DeltaError, match="does not match table partitioning"):
-        write_deltalake(tmp_path / "q", pa.table({"id": [2], "p": ["b"]}), mode="overwrite", schema_mode="overwrite", partition_by=["id"], predicate="id = 1")
+        write_deltalake(q, pa.table({"id": [2], "p": ["b"]}), mode="overwrite", schema_mode="overwrite", partition_by=["id"], predicate="id = 1")
     assert _rows(DeltaTable(tmp_path).to_pyarrow_table()) == [{"id": 1, "p": "a"}]
-    assert _rows(DeltaTable(tmp_path / "q").to_pyarrow_table()) == [{"id": 1, "p": "a"}]
+    assert _rows(DeltaTable(q).to_pyarrow_table()) == [{"id": 1, "p": "a"}]
     # The same partitioning still appends.
-    write_deltalake(tmp_path / "q", pa.table({"id": [2], "p": ["b"]}), mode="append", partition_by=["p"])
-    assert sorted(DeltaTable(tmp_path / "q").to_pyarrow_table()["id"].to_pylist()) == [1, 2]
+    write_deltalake(q, pa.table({"id": [2], "p": ["b"]}), mode="append", partition_by=["p"])
+    assert sorted(DeltaTable(q).to_pyarrow_table()["id"].to_pylist()) == [1, 2]
     # A full overwrite that replaces the schema lays the table out anew, as deltalake does (an
     # empty partition_by unpartitions it); a column that is not in the data is refused.
     write_deltalake(tmp_path, pa.table({"id": [2, 3], "p": ["b", "c"]}), mode="overwrite", schema_mode="overwrite", partition_by="p")
@@ -195,8 +196,8 @@ def test_write_with_other_partitioning_is_refused_unless_it_replaces_the_table(t
     assert sorted(dt.partitions(), key=str) == [{"p": "b"}, {"p": "c"}]
     with pytest.raises(DeltaError, match="partition column x is not in the schema"):
         write_deltalake(tmp_path, pa.table({"id": [4], "p": ["d"]}), mode="overwrite", schema_mode="overwrite", partition_by="x")
-    write_deltalake(tmp_path / "q", pa.table({"id": [7]}), mode="overwrite", schema_mode="overwrite", partition_by=[])
-    dt = DeltaTable(tmp_path / "q")
+    write_deltalake(q, pa.table({"id": [7]}), mode="overwrite", schema_mode="overwrite", partition_by=[])
+    dt = DeltaTable(q)
     assert dt.partition_columns() == [] and _rows(dt.to_pyarrow_table()) == [{"id": 7}]
 
 
@@ -346,6 +347,21 @@ def test_convert_to_deltalake_adds_the_parquet_files_in_place(tmp_path):
     with pytest.raises(DeltaError, match="another schema"):
         convert_to_deltalake(tmp_path / "u")
     assert not (tmp_path / "u" / "_delta_log").exists()
+    # Values a Delta column would not read back as the files hold them are refused.
+    for name, column in [("u64", pa.array([2**64 - 1], pa.uint64())), ("ns", pa.array([1], pa.timestamp("ns")))]:
+        (tmp_path / name).mkdir()
+        pq.write_table(pa.table({"x": column}), tmp_path / name / "a.parquet", version="2.6")
+        with pytest.raises(DeltaError, match="read back exactly"):
+            convert_to_deltalake(tmp_path / name)
+    (tmp_path / "big" / "i=2147483648").mkdir(parents=True)
+    pq.write_table(pa.table({"x": [1]}), tmp_path / "big" / "i=2147483648" / "a.parquet")
+    with pytest.raises(DeltaError, match="not a valid"):
+        convert_to_deltalake(tmp_path / "big", partition_by=pa.schema([("i", pa.int32())]), partition_strategy="hive")
+    # Never inside another table: its VACUUM would delete files it does not know.
+    write_deltalake(tmp_path / "outer", pa.table({"id": [1], "p": ["a"]}), partition_by=["p"])
+    with pytest.raises(DeltaError, match="inside the Delta table"):
+        convert_to_deltalake(tmp_path / "outer" / "p=a")
+    assert not (tmp_path / "outer" / "p=a" / "_delta_log").exists()
 
 
 def test_a_table_partitioned_by_all_of_its_columns_is_refused(tmp_path):

@@ -85,6 +85,8 @@ impl ConvertBuilder {
     }
 
     async fn run(self) -> Result<Table> {
+        crate::table::refuse_inside_a_table(&self.location, &self.options, "CONVERT TO DELTA")
+            .await?;
         let table = Table::at(&self.location, &self.options)?;
         let mut partition_columns = Vec::with_capacity(self.partition_by.len());
         for f in &self.partition_by {

@@ -190,6 +190,7 @@ impl CreateBuilder {
         if fields.is_empty() {
             return Err(Error::invalid("CREATE: a table needs at least one column"));
         }
+        crate::table::refuse_inside_a_table(&self.location, &self.options, "CREATE TABLE").await?;
         let mut table = Table::at(&self.location, &self.options)?;
         if let Some(w) = &self.writer {
             table = table.with_writer_settings(w)?;

@@ -264,6 +264,18 @@ impl Table {
     }
 }
 
+/// Refuses a new table at `location` inside another Delta table (CREATE and CONVERT from the
+/// library check what SQL's do).
+pub(crate) async fn refuse_inside_a_table(
+    location: &str,
+    options: &TableOptions,
+    statement: &str,
+) -> Result<()> {
+    let mut session = SqlSession::new(options.env(), options.conflict.to_engine());
+    session.storage_options = options.storage_options.clone();
+    Ok(session.refuse_inside_a_table(location, statement).await?)
+}
+
 /// Runs one SQL statement that names its tables by path (`SELECT * FROM './t'`,
 /// `delta.\`s3://b/t\``, `CREATE TABLE '/data/t' (…)`), opening them with `options`.
 pub async fn sql(statement: &str, options: &TableOptions) -> Result<SqlOutcome> {

@@ -49,9 +49,28 @@ pub fn parse_partition_value(
         PrimitiveType::Long
         | PrimitiveType::Integer
         | PrimitiveType::Short
-        | PrimitiveType::Byte => Scalar::Long(s.parse().map_err(|_| bad("integer"))?),
+        | PrimitiveType::Byte => {
+            let v: i64 = s.parse().map_err(|_| bad("integer"))?;
+            // The value must fit the column's type: a wider one cannot be read as it.
+            let (lo, hi) = match ty {
+                PrimitiveType::Byte => (i64::from(i8::MIN), i64::from(i8::MAX)),
+                PrimitiveType::Short => (i64::from(i16::MIN), i64::from(i16::MAX)),
+                PrimitiveType::Integer => (i64::from(i32::MIN), i64::from(i32::MAX)),
+                _ => (i64::MIN, i64::MAX),
+            };
+            if !(lo..=hi).contains(&v) {
+                return Err(bad(&ty.name()));
+            }
+            Scalar::Long(v)
+        }
         PrimitiveType::Float | PrimitiveType::Double => {
-            Scalar::Double(s.parse().map_err(|_| bad("number"))?)
+            let v: f64 = s.parse().map_err(|_| bad("number"))?;
+            // A finite value past FLOAT's range would read back as infinity.
+            #[allow(clippy::cast_possible_truncation)] // the point: does it survive as f32?
+            if *ty == PrimitiveType::Float && v.is_finite() && !(v as f32).is_finite() {
+                return Err(bad(&ty.name()));
+            }
+            Scalar::Double(v)
         }
         PrimitiveType::Boolean => match s {
             "true" => Scalar::Boolean(true),
@@ -66,8 +85,16 @@ pub fn parse_partition_value(
         PrimitiveType::Timestamp | PrimitiveType::TimestampNtz => {
             Scalar::Timestamp(parse_timestamp(s).ok_or_else(|| bad("timestamp"))?)
         }
-        PrimitiveType::Decimal { scale, .. } => {
-            Scalar::Decimal(parse_decimal(s, *scale).ok_or_else(|| bad("decimal"))?)
+        PrimitiveType::Decimal { precision, scale } => {
+            let v = parse_decimal(s, *scale).ok_or_else(|| bad("decimal"))?;
+            // At most `precision` digits: a longer value does not fit the column.
+            let limit = 10i128
+                .checked_pow(u32::from(*precision))
+                .unwrap_or(i128::MAX);
+            if v.unsigned_abs() >= limit.unsigned_abs() {
+                return Err(bad(&ty.name()));
+            }
+            Scalar::Decimal(v)
         }
         PrimitiveType::Variant | PrimitiveType::Void => {
             return Err(pv_err(
@@ -208,5 +235,31 @@ mod tests {
         assert_eq!(parse_decimal("1.234", 2), None);
         assert_eq!(format_decimal(-5, 2), "-0.05");
         assert_eq!(format_decimal(1230, 2), "12.30");
+    }
+}
+
+#[cfg(test)]
+mod range_tests {
+    use super::*;
+
+    /// A partition value must fit its column's type: past it, it could not be read as it.
+    #[test]
+    fn partition_values_past_their_types_range_are_refused() {
+        let ok = |ty: PrimitiveType, s: &str| parse_partition_value("c", &ty, Some(s)).is_ok();
+        assert!(ok(PrimitiveType::Integer, "2147483647"));
+        assert!(!ok(PrimitiveType::Integer, "2147483648"));
+        assert!(ok(PrimitiveType::Byte, "-128"));
+        assert!(!ok(PrimitiveType::Byte, "300"));
+        assert!(!ok(PrimitiveType::Short, "40000"));
+        assert!(ok(PrimitiveType::Long, "2147483648"));
+        assert!(ok(PrimitiveType::Float, "3.4e38"));
+        assert!(!ok(PrimitiveType::Float, "1e40"));
+        assert!(ok(PrimitiveType::Double, "1e40"));
+        let dec = PrimitiveType::Decimal {
+            precision: 4,
+            scale: 1,
+        };
+        assert!(ok(dec.clone(), "999.9"));
+        assert!(!ok(dec, "1000.1"));
     }
 }

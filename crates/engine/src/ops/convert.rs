@@ -216,6 +216,22 @@ fn partition_values(
     Ok(out)
 }
 
+/// A type (at any depth) whose values the Delta column it maps to would not read back as the
+/// file holds them: UInt64 past LONG, half floats, nanosecond timestamps (Delta's are
+/// microseconds). Writes convert such values and check them; CONVERT adds the files as they are.
+fn not_read_exactly(t: &arrow::datatypes::DataType) -> Option<String> {
+    use arrow::datatypes::{DataType as A, TimeUnit};
+    match t {
+        A::UInt64 | A::Float16 | A::Timestamp(TimeUnit::Nanosecond, _) => Some(t.to_string()),
+        A::List(f) | A::LargeList(f) | A::FixedSizeList(f, _) | A::Map(f, _) => {
+            not_read_exactly(f.data_type())
+        }
+        A::Struct(fields) => fields.iter().find_map(|f| not_read_exactly(f.data_type())),
+        A::Dictionary(_, v) => not_read_exactly(v),
+        _ => None,
+    }
+}
+
 /// The row count and Delta schema of the Parquet file at `path` (`size` bytes), from its footer.
 #[allow(clippy::single_range_in_vec_init)] // one range each: the tail, then the footer
 async fn footer(
@@ -268,6 +284,12 @@ async fn footer(
             .map_err(|e| bad(&format!("schema: {e}")))?;
     let mut fields = Vec::with_capacity(arrow.fields().len());
     for f in arrow.fields() {
+        if let Some(t) = not_read_exactly(f.data_type()) {
+            return Err(bad(&format!(
+                "column {} holds {t}, which a Delta column cannot read back exactly (the files are added as they are, never rewritten)",
+                f.name()
+            )));
+        }
         fields.push(crate::arrow_conv::arrow_field_to_delta(f)?);
     }
     Ok((rows, StructType { fields }))

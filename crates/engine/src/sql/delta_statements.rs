@@ -119,6 +119,8 @@ impl SqlSession {
                 location,
                 partition_columns,
             } => {
+                self.refuse_inside_a_table(&location, "CONVERT TO DELTA")
+                    .await?;
                 let table = self.table(&location)?;
                 let spec = crate::ops::convert::ConvertSpec {
                     partition_columns,
@@ -396,16 +398,8 @@ impl SqlSession {
                 )))
             }
         };
-        if location.split(['/', '\\']).any(|part| part == "_delta_log") {
-            return Err(EngineError::invalid(format!(
-                "CREATE TABLE {location}: a table cannot live inside a _delta_log folder"
-            )));
-        }
-        if let Some(outer) = super::copy::enclosing_table(self, &location).await? {
-            return Err(EngineError::invalid(format!(
-                "CREATE TABLE {location}: it would sit inside the Delta table at {outer} (whose VACUUM deletes files it does not know)"
-            )));
-        }
+        self.refuse_inside_a_table(&location, "CREATE TABLE")
+            .await?;
         let table = self.table(&location)?;
         let replace = or_replace && table.exists().await?;
         let reads_itself = st.as_query.as_ref().is_some_and(|q| {

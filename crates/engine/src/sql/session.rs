@@ -156,6 +156,23 @@ impl SqlSession {
         self.pinned.push((name.to_string(), version));
     }
 
+    /// Refuses a new table at `location` inside another Delta table (a folder above it holds a
+    /// `_delta_log`): the outer table's VACUUM deletes files it does not know. CREATE TABLE and
+    /// CONVERT TO DELTA check this, from SQL and from the library.
+    pub async fn refuse_inside_a_table(&self, location: &str, statement: &str) -> Result<()> {
+        if location.split(['/', '\\']).any(|part| part == "_delta_log") {
+            return Err(EngineError::invalid(format!(
+                "{statement} {location}: a table cannot live inside a _delta_log folder"
+            )));
+        }
+        if let Some(outer) = super::copy::enclosing_table(self, location).await? {
+            return Err(EngineError::invalid(format!(
+                "{statement} {location}: it would sit inside the Delta table at {outer} (whose VACUUM deletes files it does not know)"
+            )));
+        }
+        Ok(())
+    }
+
     pub fn table(&self, location: &str) -> Result<DeltaTable> {
         if let Some((_, store)) = self.stores.iter().find(|(l, _)| l == location) {
             return Ok(DeltaTable {
