@@ -489,21 +489,10 @@ impl Transaction {
     /// Newest committed version ≥ `from` (at least `from`, which we know exists), from a listing
     /// of only the log names from `from` on: the retry's cost does not grow with the log.
     async fn latest_version(&self, from: u64) -> Result<u64> {
-        let listing = self
-            .table
-            .store
-            .list_dir_after(LOG_DIR, &format!("{from:020}"))
-            .await?;
-        let mut latest = from;
-        for o in listing {
-            let name = o.path.rsplit('/').next().unwrap_or(&o.path);
-            if let Some(p) = parse_log_file_name(name) {
-                if p.kind == LogFileKind::Commit && p.version > latest {
-                    latest = p.version;
-                }
-            }
-        }
-        Ok(latest)
+        Ok(self
+            .latest_commit_from(from)
+            .await?
+            .map_or(from, |l| l.max(from)))
     }
 
     /// In-commit timestamps are on for this commit: as its own metadata says, else as the last
