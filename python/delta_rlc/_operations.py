@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Union
 
+from datetime import timedelta
+
 import pyarrow as pa
 
 from delta_rlc import _internal
@@ -118,16 +120,31 @@ class TableMerger:
         return self._table._moved(out)
 
 
+def _interval_ms(interval: Any) -> Optional[int]:
+    """deltalake's ``min_commit_interval``: seconds (an int) or a ``timedelta``, as milliseconds."""
+    if interval is None:
+        return None
+    if isinstance(interval, timedelta):
+        ms = interval / timedelta(milliseconds=1)
+    elif isinstance(interval, int) and not isinstance(interval, bool):
+        ms = interval * 1000
+    else:
+        raise TypeError(f"min_commit_interval must be an int (seconds) or a timedelta, got {type(interval).__name__}")
+    if ms < 0:
+        raise ValueError("min_commit_interval must not be negative")
+    return int(ms)
+
+
 class TableOptimizer:
     """``dt.optimize.compact()`` and ``dt.optimize.z_order(columns)``."""
 
     def __init__(self, table: DeltaTable) -> None:
         self._table = table
 
-    def _run(self, zorder: List[str], partition_filters: Optional[FilterType], target_size: Optional[int], commit_properties: Optional[CommitProperties], hooks: Optional[PostCommitHookProperties] = None, writer_properties: Any = None) -> Dict[str, Any]:
+    def _run(self, zorder: List[str], partition_filters: Optional[FilterType], target_size: Optional[int], commit_properties: Optional[CommitProperties], hooks: Optional[PostCommitHookProperties] = None, writer_properties: Any = None, min_commit_interval: Any = None) -> Dict[str, Any]:
         from delta_rlc.properties import _writer
 
-        out = self._table._table.optimize(zorder, target_size, typed_filters(partition_filters), _commit(commit_properties, hooks), self._table._version, _writer(writer_properties))
+        out = self._table._table.optimize(zorder, target_size, typed_filters(partition_filters), _commit(commit_properties, hooks), self._table._version, _writer(writer_properties), _interval_ms(min_commit_interval))
         _after_commit(self._table._table.raw, hooks)
         return self._table._moved(out)
 
@@ -146,10 +163,11 @@ class TableOptimizer:
     ) -> Dict[str, Any]:
         """Bin-packs small files. ``max_concurrent_tasks``, ``max_spill_size`` and
         ``max_temp_directory_size`` are resource hints deltalake takes; compaction here streams
-        file by file and uses neither."""
+        file by file and uses neither. ``min_commit_interval`` (seconds or a ``timedelta``)
+        commits the bins done so far each time it has passed, so a long run lands in several
+        versions; zero gives each bin its own commit."""
         commit_properties, post_commithook_properties = deprecate_positional_commit_args("compact", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
-        _unsupported(min_commit_interval=min_commit_interval)
-        return self._run([], partition_filters, target_size, commit_properties, post_commithook_properties, writer_properties)
+        return self._run([], partition_filters, target_size, commit_properties, post_commithook_properties, writer_properties, min_commit_interval)
 
     def z_order(
         self,
@@ -167,8 +185,7 @@ class TableOptimizer:
     ) -> Dict[str, Any]:
         """Rewrites files in Z-order of ``columns`` (files already z-ordered by them are kept)."""
         commit_properties, post_commithook_properties = deprecate_positional_commit_args("z_order", args, commit_properties, post_commithook_properties, legacy_order=("post_commithook_properties", "commit_properties"))
-        _unsupported(min_commit_interval=min_commit_interval)
-        return self._run(list(columns), partition_filters, target_size, commit_properties, post_commithook_properties, writer_properties)
+        return self._run(list(columns), partition_filters, target_size, commit_properties, post_commithook_properties, writer_properties, min_commit_interval)
 
 # deltalake's TableFeatures names → protocol feature names.
 _FEATURE_NAMES = {

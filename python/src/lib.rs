@@ -897,7 +897,7 @@ impl RawTable {
         outcome_dict(py, &c)
     }
 
-    #[pyo3(signature = (zorder, target_size=None, partition_filter=None, commit=None, read_version=None, writer=None))]
+    #[pyo3(signature = (zorder, target_size=None, partition_filter=None, commit=None, read_version=None, writer=None, min_commit_interval_ms=None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn optimize<'py>(
         &self,
@@ -908,6 +908,7 @@ impl RawTable {
         commit: Option<&Bound<'py, PyDict>>,
         read_version: Option<u64>,
         writer: Option<&Bound<'py, PyDict>>,
+        min_commit_interval_ms: Option<u64>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let table = self.writing(py, read_version, writer)?;
         let mut b = table
@@ -919,6 +920,9 @@ impl RawTable {
         }
         if let Some(f) = values::filters(partition_filter)? {
             b = b.filter(f);
+        }
+        if let Some(ms) = min_commit_interval_ms {
+            b = b.min_commit_interval(std::time::Duration::from_millis(ms));
         }
         let c = run(py, async move { b.await })?;
         outcome_dict(py, &c)

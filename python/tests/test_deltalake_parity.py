@@ -469,3 +469,29 @@ def test_column_names_resolve_without_regard_to_case_as_spark_does(tmp_path):
     got = QueryBuilder().register("tbl", DeltaTable(tmp_path)).execute("SELECT tbl.dayOfYear, value FROM tbl WHERE DayOfYear > 1 ORDER BY dayofyear").read_all()
     # The columns keep the table's spelling.
     assert pa.table(got).to_pylist() == [{"dayOfYear": 2, "Value": "b"}, {"dayOfYear": 3, "Value": "z"}]
+
+
+def test_optimize_min_commit_interval_commits_bin_by_bin(tmp_path):
+    # Three partitions of two files each: with an interval of zero every partition's bin lands in
+    # a version of its own, with the counters summed; a long interval (seconds, as deltalake
+    # takes an int) gives one commit; a negative one is refused.
+    def table(path):
+        for _ in range(2):
+            write_deltalake(path, pa.table({"id": [1, 2, 3], "p": ["a", "b", "c"]}), partition_by="p", mode="append")
+        return DeltaTable(path)
+
+    dt = table(tmp_path / "zero")
+    before = dt.version()
+    metrics = dt.optimize.z_order(["id"], min_commit_interval=dt_.timedelta(0))
+    assert dt.version() == before + 3
+    assert metrics["numFilesRemoved"] == 6 and metrics["numFilesAdded"] == 3
+    assert [h["operation"] for h in dt.history(3)] == ["OPTIMIZE"] * 3
+    assert sorted(r["id"] for r in _rows(dt.to_pyarrow_table())) == [1, 1, 2, 2, 3, 3]
+
+    dt = table(tmp_path / "long")
+    before = dt.version()
+    metrics = dt.optimize.compact(min_commit_interval=600)
+    assert dt.version() == before + 1
+    assert metrics["numFilesRemoved"] == 6
+    with pytest.raises(ValueError):
+        dt.optimize.compact(min_commit_interval=dt_.timedelta(seconds=-1))

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use delta_rlc_engine::ops::dml::ExprContext;
-use delta_rlc_engine::ops::optimize::{optimize_txn, OptimizeSpec};
+use delta_rlc_engine::ops::optimize::{plan_optimize, OptimizeSpec};
 use delta_rlc_engine::Transaction;
 
 use crate::error::{Error, Result};
@@ -29,6 +29,7 @@ pub struct OptimizeBuilder {
     filter: Option<Expression>,
     zorder_by: Vec<String>,
     target_size: Option<u64>,
+    min_commit_interval: Option<Duration>,
     commit: CommitOptions,
 }
 
@@ -39,8 +40,19 @@ impl OptimizeBuilder {
             filter: None,
             zorder_by: Vec::new(),
             target_size: None,
+            min_commit_interval: None,
             commit: CommitOptions::default(),
         }
+    }
+
+    /// Commit the files rewritten so far each time this much time has passed (deltalake's
+    /// `min_commit_interval`): a long OPTIMIZE lands in several versions, so a failure or a
+    /// conflict late in the run keeps the work before it. Zero: a commit for every bin (a
+    /// partition, when ZORDER BY). The outcome reports the last version and the summed counters;
+    /// application transactions are recorded with the last commit.
+    pub fn min_commit_interval(mut self, interval: Duration) -> Self {
+        self.min_commit_interval = Some(interval);
+        self
     }
 
     /// Commit metadata and the attempt bound for this commit.
@@ -84,9 +96,40 @@ impl OptimizeBuilder {
             target_file_size: self.target_size,
             min_file_count: None,
             skip_capture: false,
+            min_commit_interval_ms: self
+                .min_commit_interval
+                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
         };
-        let txn = Transaction::new(inner, Some(snapshot), "OPTIMIZE");
-        crate::commit(optimize_txn(txn, spec).await?, &self.commit).await
+        let mut plan = plan_optimize(std::sync::Arc::clone(&snapshot), spec)?;
+        // Every commit but the last leaves the application transactions out: the operation is
+        // done (and its app version true) only when the last bin has landed.
+        let partial = CommitOptions {
+            app_transactions: Vec::new(),
+            ..self.commit.clone()
+        };
+        let mut outcome: Option<CommitOutcome> = None;
+        loop {
+            let txn = Transaction::new(inner, Some(std::sync::Arc::clone(&snapshot)), "OPTIMIZE");
+            let Some(txn) = plan.next_transaction(txn).await? else {
+                break;
+            };
+            let options = if plan.is_done() {
+                &self.commit
+            } else {
+                &partial
+            };
+            let done = crate::commit(txn, options).await?;
+            outcome = Some(match outcome {
+                None => done,
+                Some(before) => before.followed_by(done),
+            });
+        }
+        outcome.ok_or_else(|| {
+            Error::new(
+                crate::ErrorKind::Internal,
+                "OPTIMIZE planned no transaction",
+            )
+        })
     }
 }
 

@@ -36,6 +36,18 @@ impl CommitOutcome {
         self.earlier_runs.len() as u32 + 1
     }
 
+    /// One outcome for a statement that committed in several versions (an OPTIMIZE with a commit
+    /// interval): the last version, attempts and events of all, counters summed.
+    pub(crate) fn followed_by(mut self, next: CommitOutcome) -> Self {
+        self.version = next.version.or(self.version);
+        self.attempts += next.attempts;
+        self.events.extend(next.events);
+        self.metrics.add(&next.metrics);
+        self.requests = next.requests.or(self.requests);
+        self.earlier_runs.extend(next.earlier_runs);
+        self
+    }
+
     pub(crate) fn new(result: CommitResult, metrics: &Map<String, Value>) -> Self {
         let committed = result.attempts > 0;
         CommitOutcome {
@@ -75,6 +87,24 @@ impl Metrics {
                     (k.clone(), text)
                 })
                 .collect(),
+        }
+    }
+
+    /// Adds `other`'s counters to these (a value that is not a number: `other`'s).
+    fn add(&mut self, other: &Metrics) {
+        self.rows_affected = match (self.rows_affected, other.rows_affected) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => b.or(a),
+        };
+        for (k, v) in &other.values {
+            let sum = match (
+                self.values.get(k).and_then(|x| x.parse::<i64>().ok()),
+                v.parse::<i64>(),
+            ) {
+                (Some(a), Ok(b)) => (a + b).to_string(),
+                _ => v.clone(),
+            };
+            self.values.insert(k.clone(), sum);
         }
     }
 

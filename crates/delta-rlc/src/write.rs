@@ -266,7 +266,7 @@ impl WriteBuilder {
                 InsertMode::ReplaceWhere(p.over_table(&ExprContext::new(&snapshot, None)?)?)
             }
         };
-        let mut txn = match self.source {
+        let txn = match self.source {
             WriteSource::Batches(batches) => {
                 let batches = batches
                     .iter()
@@ -278,9 +278,7 @@ impl WriteBuilder {
                 insert_stream(txn, schema, stream, mode, &table_schema, &may_fill).await?
             }
         };
-        // A write is recorded even when it holds no row (as Delta Spark and deltalake record
-        // it): a commit of its commitInfo alone, which no writer conflicts with.
-        txn.record_when_empty = true;
+        // An empty write commits too: the operation's rule (`stage_insert_mode`).
         crate::commit(txn, &self.commit).await
     }
 }

@@ -389,3 +389,110 @@ async fn commit_metadata_keeps_json_and_refuses_what_readers_cannot_parse() {
     assert_eq!(params["flag"], serde_json::json!("true"));
     assert_eq!(ids(&table).await, vec![1]);
 }
+
+/// A partitioned table (by `v`) with two files in each of the partitions `va`, `vb`, `vc`.
+async fn three_partitions(dir: &tempfile::TempDir) -> Table {
+    let loc = dir.path().join("p").display().to_string();
+    let table = Table::create(&loc)
+        .columns_from(&schema())
+        .partition_by(["v"])
+        .property("delta.enableDeletionVectors", "true")
+        .await
+        .unwrap();
+    for round in 0..2i64 {
+        let ids: Vec<i64> = (0..3).map(|p| 10 * p + round).collect();
+        let vals: Vec<String> = (0..3).map(|p| format!("v{}", ["a", "b", "c"][p])).collect();
+        let b = RecordBatch::try_new(
+            schema(),
+            vec![
+                Arc::new(Int64Array::from(ids)),
+                Arc::new(StringArray::from(vals)),
+            ],
+        )
+        .unwrap();
+        table.write([b]).await.unwrap();
+    }
+    table
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn optimize_with_a_commit_interval_commits_bin_by_bin() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = three_partitions(&dir).await; // v0 create, v1-v2 writes
+    let before = ids(&table).await;
+    assert_eq!(before, vec![0, 1, 10, 11, 20, 21]);
+    let options = CommitOptions {
+        app_transactions: vec![delta_rlc::AppTransaction {
+            app_id: "compactor".into(),
+            version: 7,
+            last_updated: None,
+        }],
+        ..Default::default()
+    };
+    // Interval zero: one commit per bin, i.e. per partition (each holds two small files).
+    let out = table
+        .optimize()
+        .min_commit_interval(std::time::Duration::ZERO)
+        .commit_options(options)
+        .await
+        .unwrap();
+    assert_eq!(out.version, Some(5));
+    assert_eq!(out.metrics.get("numFilesRemoved"), Some(6));
+    assert_eq!(out.metrics.get("numFilesAdded"), Some(3));
+    assert_eq!(out.metrics.get("numBins"), Some(3));
+    assert_eq!(ids(&table).await, before);
+    let history = table.history(Some(3)).await.unwrap();
+    assert!(
+        history
+            .iter()
+            .all(|h| h.operation.as_deref() == Some("OPTIMIZE")),
+        "{history:?}"
+    );
+    let snap = table.snapshot(delta_rlc::At::Latest).await.unwrap();
+    assert_eq!(snap.files().len(), 3);
+    assert_eq!(snap.app_transaction_version("compactor"), Some(7));
+    // Only the last commit records the application's version: at version 4 it is not there yet.
+    let v4 = table.snapshot(delta_rlc::At::Version(4)).await.unwrap();
+    assert_eq!(v4.app_transaction_version("compactor"), None);
+
+    // A long interval: everything in one commit, as without one.
+    let dir = tempfile::tempdir().unwrap();
+    let table = three_partitions(&dir).await;
+    let out = table
+        .optimize()
+        .min_commit_interval(std::time::Duration::from_secs(600))
+        .await
+        .unwrap();
+    assert_eq!(out.version, Some(3));
+    assert_eq!(out.metrics.get("numFilesRemoved"), Some(6));
+    assert_eq!(ids(&table).await, vec![0, 1, 10, 11, 20, 21]);
+}
+
+/// Each commit of an interval OPTIMIZE reads the plan's snapshot, so a concurrent DELETE that
+/// landed after planning is checked against every later commit: the deleted rows stay deleted
+/// (the compaction carries the deletion over or the commit aborts; it never resurrects them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn optimize_commits_beside_a_concurrent_delete_keep_it_deleted() {
+    for (deleted, kept_by_delete) in [
+        (10i64, vec![0, 1, 11, 20, 21]),
+        (21, vec![0, 1, 10, 11, 20]),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let table = three_partitions(&dir).await;
+        let pinned = table.at_version(2);
+        table
+            .delete()
+            .filter(format!("id = {deleted}").as_str())
+            .await
+            .unwrap(); // v3, a DV in partition vb or vc
+        let out = pinned
+            .optimize()
+            .min_commit_interval(std::time::Duration::ZERO)
+            .await;
+        match out {
+            Ok(o) => assert_eq!(o.version, Some(6), "{o:?}"),
+            Err(e) => assert!(matches!(e.kind(), ErrorKind::Conflict(_)), "{e}"),
+        }
+        assert_eq!(ids(&table).await, kept_by_delete, "deleted {deleted}");
+    }
+}

@@ -260,6 +260,9 @@ async fn stage_insert_mode(mut txn: Transaction, mode: &InsertMode) -> Result<Tr
     // An INSERT evaluates no expression over the table's columns but its REPLACE WHERE predicate
     // (a read predicate); its values' conversions are recorded as they are written.
     txn.read_set.used_columns([]);
+    // A write is recorded even when it holds no row, from every front end (as Delta Spark and
+    // deltalake record it): a commit of its commitInfo alone, which no writer conflicts with.
+    txn.record_when_empty = true;
     if txn.read_snapshot.is_some() && txn.operation != "CREATE TABLE AS SELECT" {
         txn.operation = "WRITE".into();
     }

@@ -223,6 +223,7 @@ pub async fn prepare_optimize(
         target_file_size: session.optimize_target_file_size,
         min_file_count: None,
         skip_capture: session.optimize_skip_capture,
+        min_commit_interval_ms: None,
     };
     crate::ops::optimize::optimize_txn(Transaction::new(&table, Some(snapshot), "OPTIMIZE"), spec)
         .await

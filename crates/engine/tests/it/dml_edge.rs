@@ -353,3 +353,28 @@ fn partition_only_predicates_remove_exactly_the_matching_partitions() {
         vec!["1|0", "2|1", "4|3", "5|NULL", "9|2"]
     );
 }
+
+/// An INSERT of no rows is recorded as a version, from SQL as from the library and Python (as
+/// Delta Spark records an empty append): the rule is the operation's, not a front end's.
+#[test]
+fn an_insert_of_no_rows_commits_a_version_of_its_own() {
+    let s = session("empty-insert");
+    let versions = |s: &SqlSession| rows(s, "DESCRIBE HISTORY t").len();
+    assert_eq!(versions(&s), 2);
+    let version = rt().block_on(async {
+        s.execute("INSERT INTO t SELECT * FROM t WHERE id > 100")
+            .await
+            .unwrap()
+            .commit
+            .map(|c| (c.version, c.affected_rows))
+    });
+    assert_eq!(version, Some((Some(2), Some(0))));
+    assert_eq!(versions(&s), 3);
+    assert_eq!(rows(&s, "SELECT count(*) FROM t"), vec!["4"]);
+    let hist = rows(&s, "DESCRIBE HISTORY t");
+    assert_eq!(
+        hist.iter().filter(|r| r.contains("|WRITE|")).count(),
+        2,
+        "{hist:?}"
+    );
+}

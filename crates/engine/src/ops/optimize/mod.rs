@@ -23,12 +23,16 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, RecordBatch, UInt32Array};
+use arrow::array::RecordBatch;
 use arrow::compute::{concat_batches, take_record_batch};
 use datafusion::logical_expr::Expr;
 use delta_rlc_protocol::actions::{Add, PartitionValues};
 use serde_json::json;
 
+use self::layout::{
+    clustered_by, clustering_physical_columns, zorder_permutation, zorder_tag_value, zordered_by,
+    CLUSTERED_BY_TAG, CLUSTERING_PROVIDER, ZORDER_BY_TAG,
+};
 use super::dml::without_row_index;
 use crate::dv_io::load_file_dv;
 use crate::error::{EngineError, Result};
@@ -39,6 +43,10 @@ use crate::snapshot::Snapshot;
 use crate::txn::Transaction;
 use crate::write::{encode_log_path, FileWriter, DEFAULT_TARGET_FILE_SIZE};
 
+mod layout;
+
+pub(crate) use layout::clustering_columns;
+
 #[derive(Debug, Clone, Default)]
 pub struct OptimizeSpec {
     pub predicate: Option<Expr>,
@@ -48,103 +56,14 @@ pub struct OptimizeSpec {
     /// Record composition tags on compaction tombstones (Case 4). Benchmarks turn it off to
     /// measure its overhead.
     pub skip_capture: bool,
-}
-
-/// The table's clustering columns by logical name (the domain metadata holds physical paths).
-pub(crate) fn clustering_columns(snapshot: &Snapshot) -> Vec<String> {
-    let mode = snapshot.column_mapping_mode();
-    clustering_physical_columns(snapshot)
-        .into_iter()
-        .map(|p| {
-            snapshot
-                .schema
-                .fields
-                .iter()
-                .find(|f| {
-                    delta_rlc_protocol::column_mapping::physical_name(f, mode).is_ok_and(|n| n == p)
-                })
-                .map_or(p.clone(), |f| f.name.clone())
-        })
-        .collect()
-}
-
-fn clustering_physical_columns(snapshot: &Snapshot) -> Vec<String> {
-    let Some(d) = snapshot.domains.get("delta.clustering") else {
-        return Vec::new();
-    };
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(&d.configuration) else {
-        return Vec::new();
-    };
-    v.get("clusteringColumns")
-        .and_then(|c| c.as_array())
-        .map(|cols| {
-            cols.iter()
-                .filter_map(|c| match c {
-                    serde_json::Value::String(s) => Some(s.clone()),
-                    serde_json::Value::Array(p) => {
-                        p.last().and_then(|x| x.as_str()).map(str::to_string)
-                    }
-                    _ => None,
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// Z-order permutation of `batch` over `cols`: per column, the dense rank of each value (nulls
-/// first) scaled to 16 bits, bits interleaved; ties keep their input order.
-fn zorder_permutation(batch: &RecordBatch, cols: &[String]) -> Result<UInt32Array> {
-    let n = batch.num_rows();
-    let mut ranks: Vec<Vec<u64>> = Vec::new();
-    for c in cols {
-        let arr = batch
-            .column_by_name(c)
-            .ok_or_else(|| EngineError::invalid(format!("ZORDER BY: unknown column {c}")))?;
-        let sorted = arrow::compute::sort_to_indices(arr, None, None)?;
-        let mut rank = vec![0u64; n];
-        let mut r = 0u64;
-        for (pos, idx) in sorted.values().iter().enumerate() {
-            if pos > 0 {
-                let prev = sorted.value(pos - 1) as usize;
-                let same = arrow::compute::kernels::cmp::eq(
-                    &arr.slice(prev, 1),
-                    &arr.slice(*idx as usize, 1),
-                )?;
-                let eq = (arr.is_null(prev) && arr.is_null(*idx as usize))
-                    || (same.is_valid(0) && same.value(0));
-                if !eq {
-                    r += 1;
-                }
-            }
-            rank[*idx as usize] = r;
-        }
-        let max = r.max(1);
-        ranks.push(rank.into_iter().map(|x| x * 0xFFFF / max).collect());
-    }
-    let mut keys: Vec<(u128, u32)> = (0..n)
-        .map(|i| {
-            let mut z: u128 = 0;
-            for bit in (0..16).rev() {
-                for r in &ranks {
-                    z = (z << 1) | u128::from((r[i] >> bit) & 1);
-                }
-            }
-            (z, i as u32)
-        })
-        .collect();
-    keys.sort();
-    Ok(UInt32Array::from(
-        keys.into_iter().map(|(_, i)| i).collect::<Vec<_>>(),
-    ))
+    /// Commit the bins rewritten so far once this long has passed since the last commit
+    /// (deltalake's `min_commit_interval`): a long OPTIMIZE then lands in several commits, each
+    /// with its own bins, and `Some(0)` gives every bin a commit of its own. `None`: one commit.
+    pub min_commit_interval_ms: Option<u64>,
 }
 
 /// Rows per batch handed to the writer by a reordering bin (the granularity of its output cuts).
 const REORDER_CHUNK_ROWS: usize = 65_536;
-
-/// The provider name written on clustered outputs (Delta's liquid clustering).
-const CLUSTERING_PROVIDER: &str = "liquid";
-/// The add tag naming the (physical) clustering columns an output was clustered by.
-const CLUSTERED_BY_TAG: &str = "clusteredBy";
 
 /// How a bin is rewritten.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,54 +75,49 @@ enum BinKind {
     Reorder,
 }
 
-/// Whether `f` is already clustered by `columns` (physical): written by a clustering OPTIMIZE,
-/// and, when it names the columns it was clustered by, by these. A file from another engine's
-/// liquid clustering names none and counts as clustered, as that engine's OPTIMIZE treats it.
-fn clustered_by(f: &Add, columns: &str) -> bool {
-    f.clustering_provider.is_some()
-        && f.tags
-            .as_ref()
-            .and_then(|t| t.get(CLUSTERED_BY_TAG))
-            .is_none_or(|c| c.as_deref() == Some(columns))
-}
-
-/// The add tag naming the (physical) columns an explicit ZORDER BY ordered a file by (Delta's
-/// name for it); a file carrying the same columns is not rewritten by the same ZORDER BY.
-const ZORDER_BY_TAG: &str = "ZCUBE_ZORDER_BY";
-
-/// The `ZORDER_BY_TAG` value for `columns`: their physical names as a JSON array, so a rename
-/// under column mapping keeps the files settled and a dropped-and-re-added name does not.
-fn zorder_tag_value(snapshot: &Snapshot, columns: &[String]) -> Result<String> {
-    let mode = snapshot.column_mapping_mode();
-    let mut physical = Vec::with_capacity(columns.len());
-    for c in columns {
-        let Some(f) = snapshot.schema.field(c) else {
-            return Err(EngineError::invalid(format!(
-                "ZORDER BY: unknown column {c}"
-            )));
-        };
-        physical.push(delta_rlc_protocol::column_mapping::physical_name(f, mode)?.to_string());
-    }
-    Ok(serde_json::to_string(&physical).unwrap_or_default())
-}
-
-/// Whether `f` was written by a ZORDER BY of exactly these columns (`tag` from
-/// `zorder_tag_value`); an untagged file, or one ordered by other columns, is not.
-fn zordered_by(f: &Add, tag: &str) -> bool {
-    f.tags
-        .as_ref()
-        .and_then(|t| t.get(ZORDER_BY_TAG))
-        .is_some_and(|c| c.as_deref() == Some(tag))
-}
-
 fn partition_key(pv: &PartitionValues) -> String {
     serde_json::to_string(pv).unwrap_or_default()
 }
 
-pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Transaction> {
-    let snapshot: Arc<Snapshot> = Arc::clone(txn.snapshot()?);
-    let start = txn.table.env.clock.now_ms();
-    txn.operation = "OPTIMIZE".into();
+/// OPTIMIZE in one transaction: [`plan_optimize`], then every bin into `txn`.
+pub async fn optimize_txn(txn: Transaction, spec: OptimizeSpec) -> Result<Transaction> {
+    let snapshot = Arc::clone(txn.snapshot()?);
+    let mut plan = plan_optimize(
+        snapshot,
+        OptimizeSpec {
+            min_commit_interval_ms: None,
+            ..spec
+        },
+    )?;
+    match plan.next_transaction(txn).await? {
+        Some(txn) => Ok(txn),
+        None => Err(EngineError::Internal(
+            "an OPTIMIZE plan gave no first transaction".into(),
+        )),
+    }
+}
+
+/// OPTIMIZE planned from its read snapshot: the bins to rewrite, in order, and how. Every
+/// transaction it fills reads that snapshot, so a later one's commit checks the earlier ones
+/// (and any concurrent writer) as winners, as for any other writer: their files are disjoint.
+#[derive(Debug)]
+pub struct OptimizePlan {
+    snapshot: Arc<Snapshot>,
+    spec: OptimizeSpec,
+    /// ZORDER BY columns as the table spells them (the clustering columns when incremental).
+    zorder: Vec<String>,
+    zorder_tag: String,
+    /// Incremental clustering: the table's own clustering, not an explicit ZORDER BY.
+    incremental: bool,
+    clustered_by_columns: String,
+    target: u64,
+    bins: Vec<(Vec<Add>, BinKind)>,
+    next_bin: usize,
+    transactions: usize,
+}
+
+/// Checks the statement and groups the snapshot's files into bins (no I/O).
+pub fn plan_optimize(snapshot: Arc<Snapshot>, spec: OptimizeSpec) -> Result<OptimizePlan> {
     if let Some(p) = &spec.predicate {
         let only_partition = p
             .column_refs()
@@ -249,7 +163,6 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
         })
         .collect::<Result<_>>()?;
     let clustered = clustering_columns(&snapshot);
-    // Incremental clustering: the table's own clustering, not an explicit ZORDER BY.
     let incremental = zorder.is_empty() && !clustered.is_empty();
     if incremental {
         zorder = clustered;
@@ -269,17 +182,6 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
             )));
         }
     }
-    txn.operation_parameters.insert(
-        "predicate".into(),
-        json!(
-            serde_json::to_string(&vec![spec.predicate.as_ref().map(|p| p.to_string())])
-                .unwrap_or_default()
-        ),
-    );
-    txn.operation_parameters.insert(
-        "zOrderBy".into(),
-        json!(serde_json::to_string(&zorder).unwrap_or_default()),
-    );
     // A file size is a long in the log (`delta.targetFileSize`, `add.size`): a target outside
     // it is refused, from every front end alike.
     if let Some(t) = spec.target_file_size {
@@ -299,22 +201,6 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
         })
         .unwrap_or(DEFAULT_TARGET_FILE_SIZE);
     let min_files = spec.min_file_count.unwrap_or(2);
-    // What OPTIMIZE reads: its partition predicate and the files it rewrites. It copies rows
-    // unchanged (ordering by columns moves rows, it computes no value).
-    txn.read_set.used_columns([]);
-    match &spec.predicate {
-        Some(p) => txn.read_set.add_predicate(split_predicate(
-            p,
-            &snapshot.metadata.partition_columns,
-            p.to_string(),
-        )),
-        None => txn.read_set.add_predicate(crate::read_set::ReadPredicate {
-            partition: None,
-            data: None,
-            text: "true".into(),
-            exact_keys: None,
-        }),
-    }
     let mut by_partition: Vec<(String, Vec<&Add>)> = Vec::new();
     // The files whose partition values satisfy the predicate, evaluated exactly (pruning would
     // keep every file it cannot reason about, and OPTIMIZE would rewrite partitions it excludes).
@@ -381,59 +267,186 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
             || b.len() >= min_files
             || b.iter().any(|f| f.deletion_vector.is_some())
     });
-    let now = txn.table.env.clock.now_ms();
-    let extra: Vec<arrow::datatypes::Field> = row_tracking_columns(&snapshot)
-        .map(|(i, v)| {
-            vec![
-                arrow::datatypes::Field::new(i, arrow::datatypes::DataType::Int64, true),
-                arrow::datatypes::Field::new(v, arrow::datatypes::DataType::Int64, true),
-            ]
-        })
-        .unwrap_or_default();
-    let read_opts = FileReadOptions {
-        apply_dv: true,
-        with_row_index: true,
-        extra_columns: extra,
-    };
-    // A compaction bin becomes exactly one output; a reordered bin is cut at the target size.
-    let compact_writer = FileWriter {
-        target_file_size: u64::MAX,
-        parquet: txn.table.parquet.clone(),
-        ..FileWriter::for_table(
-            &txn.table.store,
-            &txn.table.env,
-            &snapshot.schema,
-            &snapshot.metadata,
-        )?
-    };
-    let reorder_writer = FileWriter {
-        target_file_size: target,
-        parquet: txn.table.parquet.clone(),
-        ..FileWriter::for_table(
-            &txn.table.store,
-            &txn.table.env,
-            &snapshot.schema,
-            &snapshot.metadata,
-        )?
-    };
-    let (mut files_removed, mut files_added, mut bytes_removed, mut bytes_added) =
-        (0u64, 0u64, 0i64, 0i64);
-    let mut staged_adds = Vec::new();
-    let mut staged_removes = Vec::new();
-    for (bin, kind) in &bins {
-        let kind = *kind;
+    let bins = bins
+        .into_iter()
+        .map(|(b, kind)| (b.into_iter().cloned().collect(), kind))
+        .collect();
+    Ok(OptimizePlan {
+        snapshot,
+        spec,
+        zorder,
+        zorder_tag,
+        incremental,
+        clustered_by_columns,
+        target,
+        bins,
+        next_bin: 0,
+        transactions: 0,
+    })
+}
+
+/// What one bin became: the tombstones of its sources and its outputs.
+struct RewrittenBin {
+    removes: Vec<delta_rlc_protocol::actions::Remove>,
+    adds: Vec<Add>,
+}
+
+impl OptimizePlan {
+    /// How many bins the plan rewrites in all.
+    pub fn bin_count(&self) -> usize {
+        self.bins.len()
+    }
+
+    /// Whether every bin has been rewritten into a transaction.
+    pub fn is_done(&self) -> bool {
+        self.next_bin >= self.bins.len()
+    }
+
+    /// Rewrites the next bins into `txn` (which must read the plan's snapshot): all that remain,
+    /// or, with a commit interval, those done before the interval passed. The first call always
+    /// returns a transaction (one with nothing staged when there is nothing to do, which commits
+    /// nothing); later calls return `None` once every bin is done.
+    pub async fn next_transaction(&mut self, mut txn: Transaction) -> Result<Option<Transaction>> {
+        if self.transactions > 0 && self.next_bin >= self.bins.len() {
+            return Ok(None);
+        }
+        match txn.read_snapshot.as_ref() {
+            Some(s) if s.version == self.snapshot.version => {}
+            _ => {
+                return Err(EngineError::Internal(
+                    "an OPTIMIZE transaction must read its plan's snapshot".into(),
+                ))
+            }
+        }
+        self.transactions += 1;
+        let start = txn.table.env.clock.now_ms();
+        txn.operation = "OPTIMIZE".into();
+        txn.operation_parameters.insert(
+            "predicate".into(),
+            json!(serde_json::to_string(&vec![self
+                .spec
+                .predicate
+                .as_ref()
+                .map(|p| p.to_string())])
+            .unwrap_or_default()),
+        );
+        txn.operation_parameters.insert(
+            "zOrderBy".into(),
+            json!(serde_json::to_string(&self.zorder).unwrap_or_default()),
+        );
+        // What OPTIMIZE reads: its partition predicate and the files it rewrites. It copies rows
+        // unchanged (ordering by columns moves rows, it computes no value).
+        txn.read_set.used_columns([]);
+        match &self.spec.predicate {
+            Some(p) => txn.read_set.add_predicate(split_predicate(
+                p,
+                &self.snapshot.metadata.partition_columns,
+                p.to_string(),
+            )),
+            None => txn.read_set.add_predicate(crate::read_set::ReadPredicate {
+                partition: None,
+                data: None,
+                text: "true".into(),
+                exact_keys: None,
+            }),
+        }
+        let (mut removes, mut adds, mut bins_done) = (Vec::new(), Vec::new(), 0usize);
+        while self.next_bin < self.bins.len() {
+            let (bin, kind) = &self.bins[self.next_bin];
+            for f in bin {
+                txn.read_set
+                    .read_file(&f.path, f.deletion_vector.as_ref().map(|d| d.unique_id()));
+            }
+            let done = self.rewrite_bin(&txn, bin, *kind).await?;
+            removes.extend(done.removes);
+            adds.extend(done.adds);
+            self.next_bin += 1;
+            bins_done += 1;
+            let elapsed = (txn.table.env.clock.now_ms() - start).max(0) as u64;
+            if self
+                .spec
+                .min_commit_interval_ms
+                .is_some_and(|iv| elapsed >= iv)
+            {
+                break;
+            }
+        }
+        let files_removed = removes.len() as u64;
+        let bytes_removed: i64 = removes.iter().map(|r| r.size.unwrap_or(0)).sum();
+        let (files_added, bytes_added) =
+            (adds.len() as u64, adds.iter().map(|a| a.size).sum::<i64>());
+        // Spark's `partitionsOptimized`: the partitions whose files were rewritten.
+        let partitions_optimized = removes
+            .iter()
+            .map(|r| &r.partition_values)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
+        for r in removes {
+            txn.remove_file(r);
+        }
+        for a in adds {
+            txn.add_file(a);
+        }
+        let elapsed = txn.table.env.clock.now_ms() - start;
+        let m = &mut txn.operation_metrics;
+        m.insert("numFilesAdded".into(), json!(files_added.to_string()));
+        m.insert("numFilesRemoved".into(), json!(files_removed.to_string()));
+        m.insert("numAddedBytes".into(), json!(bytes_added.to_string()));
+        m.insert("numRemovedBytes".into(), json!(bytes_removed.to_string()));
+        m.insert("numBins".into(), json!(bins_done.to_string()));
+        m.insert(
+            "partitionsOptimized".into(),
+            json!(partitions_optimized.to_string()),
+        );
+        m.insert("executionTimeMs".into(), json!(elapsed.max(0).to_string()));
+        txn.affected_rows = Some(files_removed);
+        Ok(Some(txn))
+    }
+
+    /// Reads one bin's files (with their DVs applied) and writes its outputs.
+    async fn rewrite_bin(
+        &self,
+        txn: &Transaction,
+        bin: &[Add],
+        kind: BinKind,
+    ) -> Result<RewrittenBin> {
+        let snapshot = &self.snapshot;
+        let now = txn.table.env.clock.now_ms();
+        let extra: Vec<arrow::datatypes::Field> = row_tracking_columns(snapshot)
+            .map(|(i, v)| {
+                vec![
+                    arrow::datatypes::Field::new(i, arrow::datatypes::DataType::Int64, true),
+                    arrow::datatypes::Field::new(v, arrow::datatypes::DataType::Int64, true),
+                ]
+            })
+            .unwrap_or_default();
+        let read_opts = FileReadOptions {
+            apply_dv: true,
+            with_row_index: true,
+            extra_columns: extra,
+        };
+        // A compaction bin becomes exactly one output; a reordered bin is cut at the target size.
+        let writer = FileWriter {
+            target_file_size: match kind {
+                BinKind::Compact => u64::MAX,
+                BinKind::Reorder => self.target,
+            },
+            parquet: txn.table.parquet.clone(),
+            ..FileWriter::for_table(
+                &txn.table.store,
+                &txn.table.env,
+                &snapshot.schema,
+                &snapshot.metadata,
+            )?
+        };
         let mut parts: Vec<RecordBatch> = Vec::new();
         let mut runs: Vec<(&Add, u64, i64)> = Vec::new(); // (source, rowOffsetInTarget, physical records)
         let mut offset = 0u64;
-        for f in bin {
-            txn.read_set
-                .read_file(&f.path, f.deletion_vector.as_ref().map(|d| d.unique_id()));
-        }
         // The bin's files and DVs are fetched in one stage of concurrent requests (as far as the
         // statement's cache budget allows), then decoded `parallelism` at a time in the bin's
         // order: on an object store one round trip for the bin, not one per file. The bin is
         // held whole in any case (it becomes one output).
-        crate::dv_io::prefetch_files(&txn.table.store, &snapshot.root, bin.iter().copied()).await;
+        crate::dv_io::prefetch_files(&txn.table.store, &snapshot.root, bin.iter()).await;
         use futures::{StreamExt, TryStreamExt};
         // Each read owns what it uses (a future borrowing across the stream would not be Send).
         let reads: Vec<_> = bin
@@ -441,10 +454,10 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
             .map(|f| {
                 let (store, snap, opts) = (
                     txn.table.store.clone(),
-                    Arc::clone(&snapshot),
+                    Arc::clone(snapshot),
                     read_opts.clone(),
                 );
-                let f: Add = (*f).clone();
+                let f: Add = f.clone();
                 async move {
                     let batches = read_file(&store, &snap, &f, &opts).await?;
                     let dv = load_file_dv(&store, &snap.root, &f).await?;
@@ -462,7 +475,7 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
             runs.push((f, offset, physical as i64));
             offset += live;
             for b in batches {
-                let b = stabilize_row_tracking(&snapshot, f, &b, false)?;
+                let b = stabilize_row_tracking(snapshot, f, &b, false)?;
                 parts.push(without_row_index(&b)?);
             }
         }
@@ -470,12 +483,13 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
             None => Vec::new(),
             Some(first) => {
                 let all = concat_batches(&first.schema(), &parts)?;
+                drop(parts);
                 match kind {
-                    BinKind::Compact => compact_writer.write(&[all], false).await?,
+                    BinKind::Compact => writer.write(&[all], false).await?,
                     BinKind::Reorder => {
                         // Taken in chunks that own their buffers, so the writer can cut outputs
                         // at the target size (it cuts between batches, sized in memory).
-                        let order = zorder_permutation(&all, &zorder)?;
+                        let order = zorder_permutation(&all, &self.zorder)?;
                         let chunks = (0..order.len())
                             .step_by(REORDER_CHUNK_ROWS)
                             .map(|start| {
@@ -484,7 +498,7 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
                             })
                             .collect::<std::result::Result<Vec<_>, _>>()?;
                         drop(all);
-                        reorder_writer.write(&chunks, false).await?
+                        writer.write(&chunks, false).await?
                     }
                 }
             }
@@ -494,16 +508,17 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
         let adds: Vec<Add> = adds
             .into_iter()
             .map(|mut a| {
-                if kind == BinKind::Reorder && !incremental {
+                if kind == BinKind::Reorder && !self.incremental {
                     a.tags
                         .get_or_insert_with(Default::default)
-                        .insert(ZORDER_BY_TAG.into(), Some(zorder_tag.clone()));
+                        .insert(ZORDER_BY_TAG.into(), Some(self.zorder_tag.clone()));
                 }
-                if incremental {
+                if self.incremental {
                     a.clustering_provider = Some(CLUSTERING_PROVIDER.into());
-                    a.tags
-                        .get_or_insert_with(Default::default)
-                        .insert(CLUSTERED_BY_TAG.into(), Some(clustered_by_columns.clone()));
+                    a.tags.get_or_insert_with(Default::default).insert(
+                        CLUSTERED_BY_TAG.into(),
+                        Some(self.clustered_by_columns.clone()),
+                    );
                 }
                 a
             })
@@ -513,10 +528,11 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
                 "a compaction bin produced more than one output".into(),
             ));
         }
+        let mut removes = Vec::with_capacity(runs.len());
         for (src, off, physical) in runs {
             let mut rm = src.to_remove(now, false);
             rm.stats = None;
-            if kind == BinKind::Compact && !spec.skip_capture {
+            if kind == BinKind::Compact && !self.spec.skip_capture {
                 if let Some(out) = adds.first() {
                     let mut tags = rm.tags.clone().unwrap_or_default();
                     tags.insert(
@@ -536,40 +552,8 @@ pub async fn optimize_txn(mut txn: Transaction, spec: OptimizeSpec) -> Result<Tr
                     rm.tags = Some(tags);
                 }
             }
-            bytes_removed += src.size;
-            files_removed += 1;
-            staged_removes.push(rm);
+            removes.push(rm);
         }
-        for a in adds {
-            bytes_added += a.size;
-            files_added += 1;
-            staged_adds.push(a);
-        }
+        Ok(RewrittenBin { removes, adds })
     }
-    // Spark's `partitionsOptimized`: the partitions whose files were rewritten.
-    let partitions_optimized = staged_removes
-        .iter()
-        .map(|r| &r.partition_values)
-        .collect::<std::collections::BTreeSet<_>>()
-        .len();
-    for r in staged_removes {
-        txn.remove_file(r);
-    }
-    for a in staged_adds {
-        txn.add_file(a);
-    }
-    let elapsed = txn.table.env.clock.now_ms() - start;
-    let m = &mut txn.operation_metrics;
-    m.insert("numFilesAdded".into(), json!(files_added.to_string()));
-    m.insert("numFilesRemoved".into(), json!(files_removed.to_string()));
-    m.insert("numAddedBytes".into(), json!(bytes_added.to_string()));
-    m.insert("numRemovedBytes".into(), json!(bytes_removed.to_string()));
-    m.insert("numBins".into(), json!(bins.len().to_string()));
-    m.insert(
-        "partitionsOptimized".into(),
-        json!(partitions_optimized.to_string()),
-    );
-    m.insert("executionTimeMs".into(), json!(elapsed.max(0).to_string()));
-    txn.affected_rows = Some(files_removed);
-    Ok(txn)
 }
