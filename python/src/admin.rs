@@ -273,7 +273,9 @@ fn convert_to_delta(
     storage_options: Option<HashMap<String, String>>,
     commit: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<RawTable> {
+    // deltalake's API: the table deltalake would create (no deletion vectors unless asked for).
     let mut b = delta_rlc::Table::convert(&uri)
+        .deltalake_defaults()
         .options(crate::table_options(storage_options, None)?)
         .commit_options(commit_options(commit)?);
     if let Some(s) = partition_schema {

@@ -564,7 +564,9 @@ impl RawTable {
         let schema = arrow::datatypes::Schema::from_pyarrow_bound(schema)?;
         let rows = data.map(stream_of).transpose()?;
         let options = table_options(storage_options, conflict)?;
+        // deltalake's API: the table deltalake would create (no deletion vectors unless asked for).
         let mut b = Table::create(&uri)
+            .deltalake_defaults()
             .columns_from(&schema)
             .partition_by(partition_by)
             .options(options);

@@ -56,7 +56,7 @@ def test_schema_types_round_trip_json_and_arrow():
 def test_create_partitions_count_and_add_actions(tmp_path):
     uri = str(tmp_path / "t")
     schema = Schema([Field("id", "long"), Field("p", "string"), Field("n", "integer")])
-    dt = DeltaTable.create(uri, schema, partition_by="p", name="events", configuration={"delta.appendOnly": "false"})
+    dt = DeltaTable.create(uri, schema, partition_by="p", name="events", configuration={"delta.appendOnly": "false", "delta.enableDeletionVectors": "true"})
     assert dt.version() == 0 and dt.schema() == schema and dt.metadata().name == "events"
     with pytest.raises(DeltaError):
         DeltaTable.create(uri, schema)
@@ -106,7 +106,8 @@ def test_alter_changes_commit_and_keep_their_rules(tmp_path):
     dt.alter.add_columns([Field("w", "integer")])
     assert [f.name for f in dt.schema().fields] == ["id", "v", "w"]
     dt.alter.set_table_properties({"delta.enableChangeDataFeed": "true"})
-    assert "changeDataFeed" in dt.protocol().writer_features
+    # A legacy feature on a legacy table: writer version 4, as deltalake and Delta Spark raise it.
+    assert (dt.protocol().min_writer_version, dt.protocol().writer_features) == (4, None)
     dt.alter.set_table_name("orders")
     dt.alter.set_table_description("all orders")
     m = dt.metadata()
@@ -351,3 +352,23 @@ def test_create_overwrite_replaces_the_table_in_one_commit(tmp_path):
     assert dt.to_pyarrow_table().num_rows == 0 and dt.history(1)[0]["operation"] == "CREATE OR REPLACE TABLE"
     # The old version still reads its rows.
     assert sorted(DeltaTable(uri, version=0).to_pyarrow_table().column("id").to_pylist()) == [1, 2]
+
+
+def test_new_tables_get_deltalakes_protocol_and_configuration(tmp_path):
+    # deltalake's API creates a table with what its properties and schema need and nothing more:
+    # no deletion vectors unless asked for, so readers without them keep reading the table. SQL
+    # and the Rust library keep this engine's default (deletion vectors on).
+    write_deltalake(tmp_path / "w", pa.table({"id": [1, 2]}))
+    dt = DeltaTable(tmp_path / "w")
+    p = dt.protocol()
+    assert (p.min_reader_version, p.min_writer_version, p.reader_features, p.writer_features) == (1, 2, None, None)
+    assert dt.metadata().configuration == {}
+    # DML on it rewrites the file (no DV), and the rows are right.
+    dt.delete("id = 1")
+    assert pa.table(dt.to_pyarrow_table())["id"].to_pylist() == [2]
+    assert pa.table(dt.deletion_vectors()).num_rows == 0
+    created = DeltaTable.create(tmp_path / "c", Schema([Field("id", "long")]), configuration={"delta.enableDeletionVectors": "true"})
+    assert "deletionVectors" in (created.protocol().reader_features or [])
+    from delta_rlc import sql
+    sql(f"CREATE TABLE '{tmp_path / 's'}' (id BIGINT)")
+    assert DeltaTable(tmp_path / "s").metadata().configuration == {"delta.enableDeletionVectors": "true"}

@@ -191,7 +191,7 @@ def test_to_pyarrow_dataset_is_lazy_where_the_files_are_the_rows(tmp_path):
 
     uri = str(tmp_path / "lazy")
     for part, ids in (("a b", [1, 2]), ("c'd", [3]), (None, [4])):
-        write_deltalake(uri, pa.table({"id": pa.array(ids, pa.int64()), "p": pa.array([part] * len(ids), pa.string()), "day": [dt.date(2026, 1, ids[0])] * len(ids)}), partition_by=["p", "day"], mode="append")
+        write_deltalake(uri, pa.table({"id": pa.array(ids, pa.int64()), "p": pa.array([part] * len(ids), pa.string()), "day": [dt.date(2026, 1, ids[0])] * len(ids)}), partition_by=["p", "day"], mode="append", configuration={"delta.enableDeletionVectors": "true"})
     dataset = DeltaTable(uri).to_pyarrow_dataset()
     assert isinstance(dataset, ds.FileSystemDataset)
     assert len(dataset.files) == 3

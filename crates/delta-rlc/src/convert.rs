@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use arrow::datatypes::Field;
 use delta_rlc_engine::arrow_conv::arrow_field_to_delta;
 use delta_rlc_engine::ops::convert::{convert_txn, ConvertSpec};
+use delta_rlc_engine::ops::CreateDefaults;
 
 use crate::error::{Error, Result};
 use crate::options::{CommitOptions, TableOptions};
@@ -33,6 +34,7 @@ pub struct ConvertBuilder {
     name: Option<String>,
     description: Option<String>,
     commit: CommitOptions,
+    defaults: CreateDefaults,
 }
 
 impl ConvertBuilder {
@@ -45,7 +47,15 @@ impl ConvertBuilder {
             name: None,
             description: None,
             commit: CommitOptions::default(),
+            defaults: CreateDefaults::Engine,
         }
+    }
+
+    /// Fills what the properties do not say as deltalake does (see
+    /// [`crate::CreateBuilder::deltalake_defaults`]): no deletion vectors unless asked for.
+    pub fn deltalake_defaults(mut self) -> Self {
+        self.defaults = CreateDefaults::Deltalake;
+        self
     }
 
     /// The partition columns, in directory order, with their types.
@@ -102,6 +112,7 @@ impl ConvertBuilder {
             properties: self.properties,
             name: self.name,
             description: self.description,
+            defaults: self.defaults,
         };
         let txn = convert_txn(&table.inner, &spec).await?;
         crate::commit(txn, &self.commit).await?;

@@ -7,7 +7,9 @@ use arrow::record_batch::RecordBatch;
 use delta_rlc_engine::arrow_conv::arrow_field_to_delta;
 use delta_rlc_engine::arrow_conv::table_arrow_schema;
 use delta_rlc_engine::ops::create::replace_table_txn;
-use delta_rlc_engine::ops::{create_table_txn, insert_txn, CreateTableSpec, InsertMode};
+use delta_rlc_engine::ops::{
+    create_table_txn, insert_txn, CreateDefaults, CreateTableSpec, InsertMode,
+};
 use delta_rlc_protocol::schema::StructType;
 
 use crate::error::{Error, Result};
@@ -53,6 +55,7 @@ pub struct CreateBuilder {
     commit: CommitOptions,
     /// `CREATE OR REPLACE`: an existing table is replaced in one commit.
     replace: bool,
+    defaults: CreateDefaults,
 }
 
 impl CreateBuilder {
@@ -71,7 +74,17 @@ impl CreateBuilder {
             writer: None,
             commit: CommitOptions::default(),
             replace: false,
+            defaults: CreateDefaults::Engine,
         }
+    }
+
+    /// Fills what the properties do not say as deltalake does (its Python API uses this): no
+    /// deletion vectors unless `delta.enableDeletionVectors` asks for them, so the table gets the
+    /// protocol and configuration deltalake 1.6 would give it. Without this call deletion vectors
+    /// are on, so concurrent DELETE, UPDATE and MERGE on one file merge instead of aborting.
+    pub fn deltalake_defaults(mut self) -> Self {
+        self.defaults = CreateDefaults::Deltalake;
+        self
     }
 
     /// The schema as Delta JSON (`{"type":"struct","fields":[…]}`), field metadata included
@@ -202,6 +215,7 @@ impl CreateBuilder {
             properties: self.properties,
             name: self.name,
             description: self.description,
+            defaults: self.defaults,
         };
         let replace = self.replace && table.inner.exists().await?;
         let mut txn = match replace {

@@ -186,10 +186,54 @@ impl Protocol {
         Ok(())
     }
 
-    /// `protocol` with `feature` added (a table-features protocol; legacy versions are converted with
-    /// the features they imply).
+    /// The smallest protocol that supports `features`: legacy versions when every one of them is a
+    /// legacy feature (checkConstraints → writer 3, changeDataFeed or generatedColumns → 4,
+    /// columnMapping → reader 2 and writer 5, identityColumns → 6; at least (1, 2)), as Delta
+    /// Spark and deltalake choose them, so readers and writers that predate table features keep
+    /// working; otherwise a table-features protocol listing exactly them.
+    pub fn minimal_for(features: &[&str]) -> Protocol {
+        let mut reader = 1;
+        let mut writer = 2;
+        for f in features {
+            let (r, w) = match *f {
+                "appendOnly" | "invariants" => (1, 2),
+                "checkConstraints" => (1, 3),
+                "changeDataFeed" | "generatedColumns" => (1, 4),
+                "columnMapping" => (2, 5),
+                "identityColumns" => (1, 6),
+                _ => return Protocol::with_features(features),
+            };
+            reader = reader.max(r);
+            writer = writer.max(w);
+        }
+        Protocol {
+            min_reader_version: reader,
+            min_writer_version: writer,
+            reader_features: None,
+            writer_features: None,
+        }
+    }
+
+    /// `protocol` with `feature` added: a legacy protocol stays legacy when the feature is a
+    /// legacy one (its versions raised as far as the feature needs, [`Protocol::minimal_for`]);
+    /// otherwise a table-features protocol, legacy versions converted with the features they
+    /// imply.
     pub fn with_feature(&self, feature: &str) -> Protocol {
         let protocol = self;
+        if protocol.min_writer_version < 7 && !protocol.has_writer_feature(feature) {
+            let mut implied: Vec<String> = protocol.writer_feature_set();
+            implied.push(feature.to_string());
+            let refs: Vec<&str> = implied.iter().map(String::as_str).collect();
+            let minimal = Protocol::minimal_for(&refs);
+            if minimal.min_writer_version < 7 {
+                return Protocol {
+                    min_reader_version: minimal.min_reader_version.max(protocol.min_reader_version),
+                    min_writer_version: minimal.min_writer_version.max(protocol.min_writer_version),
+                    reader_features: None,
+                    writer_features: None,
+                };
+            }
+        }
         if protocol.has_writer_feature(feature) {
             // A legacy writer version may imply the feature while the reader version does not:
             // column mapping needs reader 2 (a table at (1, 5) has it only as a writer feature).
@@ -301,6 +345,71 @@ mod tests {
         assert!(proto.check_readable().is_ok());
         assert!(
             matches!(proto.check_writable(), Err(ProtocolError::UnsupportedWriterFeature(f)) if f == "allowColumnDefaults")
+        );
+    }
+
+    #[test]
+    fn minimal_protocols_stay_legacy_while_they_can() {
+        assert_eq!(Protocol::minimal_for(&[]), p(1, 2, &[], &[]));
+        assert_eq!(
+            Protocol::minimal_for(&["appendOnly", "invariants"]),
+            p(1, 2, &[], &[])
+        );
+        assert_eq!(
+            Protocol::minimal_for(&["checkConstraints"]),
+            p(1, 3, &[], &[])
+        );
+        assert_eq!(
+            Protocol::minimal_for(&["generatedColumns", "invariants"]),
+            p(1, 4, &[], &[])
+        );
+        assert_eq!(Protocol::minimal_for(&["columnMapping"]), p(2, 5, &[], &[]));
+        assert_eq!(
+            Protocol::minimal_for(&["identityColumns", "changeDataFeed"]),
+            p(1, 6, &[], &[])
+        );
+        // One table feature and the protocol lists exactly what was asked.
+        assert_eq!(
+            Protocol::minimal_for(&["checkConstraints", "deletionVectors"]),
+            p(
+                3,
+                7,
+                &["deletionVectors"],
+                &["checkConstraints", "deletionVectors"]
+            )
+        );
+        // Adding to a legacy protocol: raised as far as needed, never lowered.
+        assert_eq!(
+            p(1, 2, &[], &[]).with_feature("checkConstraints"),
+            p(1, 3, &[], &[])
+        );
+        assert_eq!(
+            p(1, 4, &[], &[]).with_feature("checkConstraints"),
+            p(1, 4, &[], &[])
+        );
+        assert_eq!(
+            p(1, 3, &[], &[]).with_feature("columnMapping"),
+            p(2, 5, &[], &[])
+        );
+        // A table feature converts, keeping what the legacy versions implied.
+        assert_eq!(
+            p(1, 3, &[], &[]).with_feature("timestampNtz"),
+            p(
+                3,
+                7,
+                &["timestampNtz"],
+                &[
+                    "appendOnly",
+                    "checkConstraints",
+                    "invariants",
+                    "timestampNtz"
+                ]
+            )
+        );
+        // A table-features protocol stays one.
+        assert_eq!(
+            p(1, 7, &[], &["appendOnly"]).with_feature("checkConstraints"),
+            p(1, 7, &[], &["appendOnly", "checkConstraints"])
         );
     }
 

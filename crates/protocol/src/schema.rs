@@ -202,6 +202,33 @@ impl DataType {
 }
 
 impl StructType {
+    /// The table features its column types need, at any depth (a struct's field, a list's
+    /// element, a map's key or value): `timestampNtz` for TIMESTAMP_NTZ, `variantType` for
+    /// VARIANT. A table holding such a column must list them, or readers that do not know the
+    /// type would misread it.
+    pub fn type_features(&self) -> Vec<&'static str> {
+        fn walk(t: &DataType, out: &mut Vec<&'static str>) {
+            match t {
+                DataType::Primitive(PrimitiveType::TimestampNtz) => out.push("timestampNtz"),
+                DataType::Primitive(PrimitiveType::Variant) => out.push("variantType"),
+                DataType::Primitive(_) => {}
+                DataType::Struct(st) => st.fields.iter().for_each(|f| walk(&f.data_type, out)),
+                DataType::Array { element, .. } => walk(element, out),
+                DataType::Map { key, value, .. } => {
+                    walk(key, out);
+                    walk(value, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for f in &self.fields {
+            walk(&f.data_type, &mut out);
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     pub fn parse(schema_string: &str) -> Result<StructType> {
         let v: Value = serde_json::from_str(schema_string).map_err(|e| err(e.to_string()))?;
         StructType::from_json(&v)
@@ -279,5 +306,24 @@ mod tests {
             r#"{"type":"struct","fields":[{"name":"v","type":"geometry"}]}"#
         )
         .is_err());
+    }
+
+    #[test]
+    fn type_features_look_inside_nested_types() {
+        let v = StructType::parse(
+            r#"{"type":"struct","fields":[{"name":"v","type":"variant","nullable":true,"metadata":{}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(v.type_features(), vec!["variantType"]);
+        let nested = StructType::parse(
+            r#"{"type":"struct","fields":[{"name":"m","type":{"type":"map","keyType":"string","valueType":{"type":"array","elementType":{"type":"struct","fields":[{"name":"t","type":"timestamp_ntz","nullable":true,"metadata":{}},{"name":"v","type":"variant","nullable":true,"metadata":{}}]},"containsNull":true},"valueContainsNull":true},"nullable":true,"metadata":{}},{"name":"id","type":"long","nullable":true,"metadata":{}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(nested.type_features(), vec!["timestampNtz", "variantType"]);
+        let plain = StructType::parse(
+            r#"{"type":"struct","fields":[{"name":"t","type":"timestamp","nullable":true,"metadata":{}}]}"#,
+        )
+        .unwrap();
+        assert!(plain.type_features().is_empty());
     }
 }

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use delta_rlc_protocol::actions::Action;
 use delta_rlc_protocol::column_mapping::{self, ColumnMappingMode};
-use delta_rlc_protocol::schema::{DataType, PrimitiveType, StructField, StructType};
+use delta_rlc_protocol::schema::{DataType, StructField, StructType};
 use serde_json::json;
 
 use super::create::{validate_properties, ENGINE_PROPERTIES as FIXED_PROPERTIES};
@@ -382,13 +382,8 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                 }
                 name_new_columns(&mut replaced, &mut metadata.configuration, &txn);
             }
-            if replaced.fields.iter().any(|f| {
-                matches!(
-                    f.data_type,
-                    DataType::Primitive(PrimitiveType::TimestampNtz)
-                )
-            }) {
-                protocol = protocol.with_feature("timestampNtz");
+            for f in replaced.type_features() {
+                protocol = protocol.with_feature(f);
             }
             for p in &mut metadata.partition_columns {
                 if let Some(f) = find(&replaced, p) {

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use delta_rlc_protocol::actions::{Metadata, Protocol};
 use delta_rlc_protocol::column_mapping::{self, ColumnMappingMode};
-use delta_rlc_protocol::schema::{DataType, PrimitiveType, StructField, StructType};
+use delta_rlc_protocol::schema::{StructField, StructType};
 use serde_json::json;
 
 use super::alter::{needs_mapping, refuse_if_referenced};
@@ -77,10 +77,10 @@ pub(super) fn add_columns(
         if mode != ColumnMappingMode::None {
             name_new_columns(&mut added, configuration, txn);
         }
-        target.fields.extend(added.fields);
-        if holds_timestamp_ntz(&c.data_type) {
-            *protocol = protocol.with_feature("timestampNtz");
+        for f in added.type_features() {
+            *protocol = protocol.with_feature(f);
         }
+        target.fields.extend(added.fields);
         names.push(shown);
     }
     Ok(json!({ "columns": names }))
@@ -153,15 +153,6 @@ pub(super) fn drop_columns(
         dropped.push(shown);
     }
     Ok(json!({ "columns": dropped }))
-}
-
-fn holds_timestamp_ntz(t: &DataType) -> bool {
-    match t {
-        DataType::Primitive(p) => *p == PrimitiveType::TimestampNtz,
-        DataType::Struct(st) => st.fields.iter().any(|f| holds_timestamp_ntz(&f.data_type)),
-        DataType::Array { element, .. } => holds_timestamp_ntz(element),
-        DataType::Map { key, value, .. } => holds_timestamp_ntz(key) || holds_timestamp_ntz(value),
-    }
 }
 
 /// Gives the columns of `fields` that have none an id above the table's

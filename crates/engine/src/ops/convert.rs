@@ -38,6 +38,7 @@ pub struct ConvertSpec {
     pub properties: BTreeMap<String, String>,
     pub name: Option<String>,
     pub description: Option<String>,
+    pub defaults: super::create::CreateDefaults,
 }
 
 /// Footers read at once.
@@ -123,6 +124,7 @@ pub async fn convert_txn(table: &DeltaTable, spec: &ConvertSpec) -> Result<Trans
         properties: spec.properties.clone(),
         name: spec.name.clone(),
         description: spec.description.clone(),
+        defaults: spec.defaults,
     };
     let mut txn = create_table_txn(table, &create).await?;
     txn.operation = "CONVERT".into();

@@ -19,6 +19,20 @@ pub struct CreateTableSpec {
     pub properties: BTreeMap<String, String>,
     pub name: Option<String>,
     pub description: Option<String>,
+    pub defaults: CreateDefaults,
+}
+
+/// What a new table gets where its properties say nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CreateDefaults {
+    /// This engine's: deletion vectors on (`delta.enableDeletionVectors = true`), so concurrent
+    /// DML on one file merges its deletions instead of aborting (SQL, the CLI, the Rust library).
+    #[default]
+    Engine,
+    /// deltalake's (its Python API): nothing beyond what the properties and the schema need, so a
+    /// table created through the deltalake-compatible API has the protocol and configuration
+    /// deltalake 1.6 gives it, and readers without deletion-vector support keep reading it.
+    Deltalake,
 }
 
 const KNOWN_PROPERTIES: &[&str] = &[
@@ -341,9 +355,11 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
     }
     validate_properties(&config)?;
     check_reserved_columns(&spec.schema, &config)?;
-    config
-        .entry("delta.enableDeletionVectors".into())
-        .or_insert_with(|| "true".into());
+    if spec.defaults == CreateDefaults::Engine {
+        config
+            .entry("delta.enableDeletionVectors".into())
+            .or_insert_with(|| "true".into());
+    }
     // Column mapping: every column gets an id and a physical name now; data files, stats and
     // partition values use the physical names from the first write on.
     let mut schema = spec.schema.clone();
@@ -417,26 +433,11 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
     if !spec.cluster_by.is_empty() {
         features.extend(["clustering", "domainMetadata"]);
     }
-    if spec.schema.fields.iter().any(|f| {
-        matches!(
-            f.data_type,
-            DataType::Primitive(delta_rlc_protocol::schema::PrimitiveType::TimestampNtz)
-        )
-    }) {
-        features.push("timestampNtz");
-    }
+    // TIMESTAMP_NTZ and VARIANT columns, nested ones included.
+    features.extend(spec.schema.type_features());
     features.sort();
     features.dedup();
-    let protocol = if features.is_empty() || features == ["invariants"] {
-        Protocol {
-            min_reader_version: 1,
-            min_writer_version: 2,
-            reader_features: None,
-            writer_features: None,
-        }
-    } else {
-        Protocol::with_features(&features)
-    };
+    let protocol = Protocol::minimal_for(&features);
     let protocol = raise_protocol(protocol, want_reader, want_writer)?;
     let protocol = with_requested_features(protocol, &requested_features);
     let metadata = Metadata {

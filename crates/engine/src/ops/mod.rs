@@ -20,7 +20,7 @@ pub mod restore;
 pub mod schema_path;
 pub mod update;
 
-pub use create::{create_table_txn, CreateTableSpec};
+pub use create::{create_table_txn, CreateDefaults, CreateTableSpec};
 pub use delete::delete_txn;
 pub use insert::{insert_txn, insert_txn_stream, InsertMode};
 pub use update::update_txn;

@@ -462,6 +462,7 @@ impl SqlSession {
             properties: st.properties.clone(),
             name: None,
             description: None,
+            defaults: Default::default(),
         };
         if replace {
             let txn = replace_table_txn(&table, &spec).await?;

@@ -305,3 +305,40 @@ fn features_requested_as_properties_are_added_and_row_tracking_binds_writers_in_
     let out = rt().block_on(s.execute("SELECT count(*) FROM t")).unwrap();
     assert_eq!(crate::common::first_i64s(&out.batches), vec![12]);
 }
+
+/// A TIMESTAMP_NTZ column needs the `timestampNtz` feature wherever it sits — inside a struct,
+/// a list or a map — at CREATE, at ADD COLUMNS and at a schema-replacing overwrite; a reader
+/// without it would misread the column.
+#[test]
+fn nested_timestamp_ntz_columns_list_the_feature() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = SqlSession::new(Env::deterministic(91), ConflictConfig::default());
+    rt().block_on(async {
+        for (i, ty) in [
+            "STRUCT<a: TIMESTAMP_NTZ>",
+            "ARRAY<TIMESTAMP_NTZ>",
+            "MAP<STRING, ARRAY<STRUCT<t: TIMESTAMP_NTZ>>>",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let created = format!("{}/c{i}", dir.path().display());
+            s.execute(&format!("CREATE TABLE '{created}' (id BIGINT, x {ty})"))
+                .await
+                .unwrap();
+            let p = latest_snapshot(&created).await.protocol.clone();
+            assert!(p.has_reader_feature("timestampNtz"), "{ty}: {p:?}");
+            assert!(p.has_writer_feature("timestampNtz"), "{ty}: {p:?}");
+            let added = format!("{}/a{i}", dir.path().display());
+            s.execute(&format!("CREATE TABLE '{added}' (id BIGINT) TBLPROPERTIES ('delta.enableDeletionVectors' = 'false')"))
+                .await
+                .unwrap();
+            assert!(!latest_snapshot(&added).await.protocol.has_writer_feature("timestampNtz"));
+            s.execute(&format!("ALTER TABLE '{added}' ADD COLUMNS (x {ty})"))
+                .await
+                .unwrap();
+            let p = latest_snapshot(&added).await.protocol.clone();
+            assert!(p.has_reader_feature("timestampNtz"), "ADD COLUMNS {ty}: {p:?}");
+        }
+    });
+}
