@@ -446,9 +446,13 @@ pub(crate) fn outcome_dict<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (name, value) in c.metrics.iter() {
-        let v: Py<PyAny> = match value.parse::<i64>() {
-            Ok(n) => n.into_pyobject(py)?.into_any().unbind(),
-            Err(_) => value.into_pyobject(py)?.into_any().unbind(),
+        let v: Py<PyAny> = match (value.parse::<i64>(), value) {
+            (Ok(n), _) => n.into_pyobject(py)?.into_any().unbind(),
+            (Err(_), "true" | "false") => pyo3::types::PyBool::new(py, value == "true")
+                .to_owned()
+                .into_any()
+                .unbind(),
+            (Err(_), _) => value.into_pyobject(py)?.into_any().unbind(),
         };
         d.set_item(snake(name), v.clone_ref(py))?;
         d.set_item(name, v)?;

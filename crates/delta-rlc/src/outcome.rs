@@ -90,7 +90,8 @@ impl Metrics {
         }
     }
 
-    /// Adds `other`'s counters to these (a value that is not a number: `other`'s).
+    /// Adds `other`'s counters to these (`max…`/`min…` by their maximum/minimum; a value that is
+    /// not a number: `other`'s).
     fn add(&mut self, other: &Metrics) {
         self.rows_affected = match (self.rows_affected, other.rows_affected) {
             (Some(a), Some(b)) => Some(a + b),
@@ -101,6 +102,8 @@ impl Metrics {
                 self.values.get(k).and_then(|x| x.parse::<i64>().ok()),
                 v.parse::<i64>(),
             ) {
+                (Some(a), Ok(b)) if k.starts_with("max") => a.max(b).to_string(),
+                (Some(a), Ok(b)) if k.starts_with("min") => a.min(b).to_string(),
                 (Some(a), Ok(b)) => (a + b).to_string(),
                 _ => v.clone(),
             };

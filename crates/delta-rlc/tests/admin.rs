@@ -496,3 +496,45 @@ async fn optimize_commits_beside_a_concurrent_delete_keep_it_deleted() {
         assert_eq!(ids(&table).await, kept_by_delete, "deleted {deleted}");
     }
 }
+
+/// Compaction packs files adjacent in write order: with six files of ten consecutive ids each,
+/// written one after another, and a target of about two and a half files, every output holds
+/// one contiguous run of ids (size order would pack files written apart together).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compaction_packs_files_in_the_order_they_were_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir).await;
+    for f in 0..6i64 {
+        let ids: Vec<i64> = (f * 10..f * 10 + 10).collect();
+        table.write([batch(&ids)]).await.unwrap();
+        // Distinct modification times (milliseconds), as files written apart have.
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+    }
+    let snap = table.snapshot(delta_rlc::At::Latest).await.unwrap();
+    let size = snap.add_actions().iter().map(|a| a.size).max().unwrap();
+    let out = table
+        .optimize()
+        .target_size((size * 5 / 2) as u64)
+        .await
+        .unwrap();
+    assert_eq!(out.metrics.get("numFilesRemoved"), Some(6));
+    assert_eq!(out.metrics.get("numFilesAdded"), Some(3));
+    assert_eq!(out.metrics.get("maxBinSpanFiles"), Some(2));
+    let strategy = out.metrics.iter().find(|(k, _)| *k == "plannerStrategy");
+    assert_eq!(strategy, Some(("plannerStrategy", "preserveLocality")));
+    let snap = table.snapshot(delta_rlc::At::Latest).await.unwrap();
+    for a in snap.add_actions() {
+        let stats: serde_json::Value = serde_json::from_str(a.stats.as_deref().unwrap()).unwrap();
+        let (lo, hi, n) = (
+            stats["minValues"]["id"].as_i64().unwrap(),
+            stats["maxValues"]["id"].as_i64().unwrap(),
+            stats["numRecords"].as_i64().unwrap(),
+        );
+        assert_eq!(
+            hi - lo + 1,
+            n,
+            "a contiguous run of ids: {lo}..={hi} in {n} rows"
+        );
+    }
+    assert_eq!(ids(&table).await, (0..60).collect::<Vec<_>>());
+}

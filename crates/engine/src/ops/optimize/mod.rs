@@ -1,7 +1,7 @@
 //! OPTIMIZE: bin-packing compaction (and Z-order / clustering rewrites).
 //!
-//! Compaction: per partition, small files (below the target size) are packed greedily into bins up
-//! to the target size; a bin is rewritten when it holds at least `minFileCount` files or one file
+//! Compaction: per partition, runs of small files (below the target size) adjacent in write order
+//! are packed greedily into bins up to the target size; a bin is rewritten when it holds at least `minFileCount` files or one file
 //! with a deletion vector. Each bin becomes exactly one output file, written source by source in
 //! order with DVs applied, so every source lands as one contiguous run: the capture records, on each
 //! source's `remove`, `compactedInto` = [output] and `compactionInfo` = [{rowOffsetInTarget,
@@ -244,17 +244,24 @@ pub fn plan_optimize(snapshot: Arc<Snapshot>, spec: OptimizeSpec) -> Result<Opti
             }
             continue;
         }
-        files.retain(|f| (f.size as u64) < target || f.deletion_vector.is_some());
-        files.sort_by_key(|f| (f.size, f.path.clone()));
+        // Locality: bins are runs of files adjacent in the order they were written (modification
+        // time, then path), so a compacted file holds rows written together and the newest
+        // appends are packed with each other and the newest older file, not with the oldest (as
+        // deltalake 1.6's `preserveLocality` planner). A file at or above the target size, with
+        // no DV, ends the run: packing across it would join rows written apart.
+        files.sort_by(|a, b| (a.modification_time, &a.path).cmp(&(b.modification_time, &b.path)));
         let mut bin: Vec<&Add> = Vec::new();
         let mut size = 0u64;
         for f in files {
-            if !bin.is_empty() && size + f.size as u64 > target {
+            let small = (f.size as u64) < target || f.deletion_vector.is_some();
+            if !bin.is_empty() && (!small || size + f.size as u64 > target) {
                 bins.push((std::mem::take(&mut bin), BinKind::Compact));
                 size = 0;
             }
-            size += f.size as u64;
-            bin.push(f);
+            if small {
+                size += f.size as u64;
+                bin.push(f);
+            }
         }
         if !bin.is_empty() {
             bins.push((bin, BinKind::Compact));
@@ -351,8 +358,10 @@ impl OptimizePlan {
             }),
         }
         let (mut removes, mut adds, mut bins_done) = (Vec::new(), Vec::new(), 0usize);
+        let mut max_bin_files = 0usize;
         while self.next_bin < self.bins.len() {
             let (bin, kind) = &self.bins[self.next_bin];
+            max_bin_files = max_bin_files.max(bin.len());
             for f in bin {
                 txn.read_set
                     .read_file(&f.path, f.deletion_vector.as_ref().map(|d| d.unique_id()));
@@ -394,6 +403,20 @@ impl OptimizePlan {
         m.insert("numAddedBytes".into(), json!(bytes_added.to_string()));
         m.insert("numRemovedBytes".into(), json!(bytes_removed.to_string()));
         m.insert("numBins".into(), json!(bins_done.to_string()));
+        // deltalake's planner metrics: how bins were chosen, and whether rows kept their order.
+        let reordered = self.bins.iter().any(|(_, k)| *k == BinKind::Reorder);
+        m.insert(
+            "plannerStrategy".into(),
+            json!(if reordered {
+                "zOrder"
+            } else {
+                "preserveLocality"
+            }),
+        );
+        for key in ["preservedStableOrder", "preserveInsertionOrder"] {
+            m.insert(key.into(), json!((!reordered).to_string()));
+        }
+        m.insert("maxBinSpanFiles".into(), json!(max_bin_files.to_string()));
         m.insert(
             "partitionsOptimized".into(),
             json!(partitions_optimized.to_string()),
