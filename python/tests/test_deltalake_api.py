@@ -114,9 +114,12 @@ def test_alter_changes_commit_and_keep_their_rules(tmp_path):
     assert (m.name, m.description) == ("orders", "all orders")
     dt.alter.add_feature(delta_rlc.TableFeatures.V2Checkpoint, allow_protocol_versions_increase=True)
     assert "v2Checkpoint" in dt.protocol().writer_features
-    with pytest.raises(UnsupportedError):
-        dt.alter.add_feature(delta_rlc.TableFeatures.IcebergCompatV1, allow_protocol_versions_increase=True)
-    assert dt.version() == v + 6
+    # Iceberg compatibility: supported (with column mapping, which it requires), never turned on.
+    dt.alter.add_feature(delta_rlc.TableFeatures.IcebergCompatV1, allow_protocol_versions_increase=True)
+    assert {"icebergCompatV1", "columnMapping"} <= set(dt.protocol().writer_features)
+    with pytest.raises(DeltaError, match="enableIcebergCompatV1"):
+        dt.alter.set_table_properties({"delta.enableIcebergCompatV1": "true"})
+    assert dt.version() == v + 7
     assert ids(dt) == [1, 2]
     # Row tracking (with domainMetadata, which it needs): new files get base row ids from then on.
     dt.alter.add_feature(delta_rlc.TableFeatures.RowTracking, allow_protocol_versions_increase=True)

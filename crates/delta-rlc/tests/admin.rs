@@ -211,7 +211,7 @@ async fn alter_changes_are_typed_and_keep_their_rules() {
         .contains(&"changeDataFeed".to_string()));
     let e = table
         .alter(TableChange::AddFeatures {
-            features: vec!["icebergCompatV1".into()],
+            features: vec!["vacuumProtocolCheck".into()],
             allow_protocol_versions_increase: true,
         })
         .await

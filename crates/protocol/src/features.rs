@@ -25,6 +25,10 @@ pub const READER_FEATURES: &[&str] = &[
 
 /// Writer features this engine implements (or whose rules it follows) when writing.
 pub const WRITER_FEATURES: &[&str] = &[
+    // Supported but not active: its rules bind writers only while the table's
+    // `delta.enableIcebergCompatV1` is true, and such a table is refused by the engine's commit
+    // (`iceberg_compat_active`), which this crate cannot see (it needs the configuration).
+    "icebergCompatV1",
     "appendOnly",
     "invariants",
     // Enforced on every data write (`constraints` in the engine).
@@ -80,6 +84,18 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "catalogManaged",
     "allowColumnDefaults",
 ];
+
+/// The Iceberg-compatibility property `configuration` turns on, if any: a writer must then meet
+/// that feature's rules (column mapping on, no deletion vectors, Iceberg-typed metadata), which
+/// this engine does not, so it refuses to write such a table.
+pub fn iceberg_compat_active<'a>(
+    configuration: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> Option<&'a str> {
+    configuration.into_iter().find_map(|(k, v)| {
+        (k.starts_with("delta.enableIcebergCompatV") && v.eq_ignore_ascii_case("true"))
+            .then_some(k.as_str())
+    })
+}
 
 /// The writer features implied by a legacy writer version (< 7).
 fn legacy_writer_features(v: i32) -> Vec<&'static str> {

@@ -170,6 +170,10 @@ pub const ADDABLE_FEATURES: &[&str] = &[
     "inCommitTimestamp",
     "identityColumns",
     "rowTracking",
+    // Supported, never active: turning it on (`delta.enableIcebergCompatV1`) is refused, and a
+    // table another engine turned it on for is not written (`txn/commit.rs`). It brings
+    // `columnMapping`, which it requires.
+    "icebergCompatV1",
 ];
 
 /// Stages the ALTER on `txn`'s snapshot: a new metadata action, and a protocol action when needed.

@@ -190,13 +190,33 @@ pub fn take_feature_requests(config: &mut BTreeMap<String, String>) -> Result<Ve
 /// `protocol` with each requested feature listed (and what it depends on: `rowTracking` needs
 /// `domainMetadata`).
 pub fn with_requested_features(mut protocol: Protocol, features: &[String]) -> Protocol {
+    // A feature asked for by name is listed by name, as Delta Spark and deltalake list it: a
+    // legacy protocol becomes a table-features one first (legacy versions are what a table gets
+    // when nobody named a feature, `Protocol::minimal_for`).
+    if !features.is_empty() && protocol.min_writer_version < 7 {
+        protocol = to_table_features(&protocol);
+    }
     for f in features {
-        if f == "rowTracking" {
-            protocol = protocol.with_feature("domainMetadata");
+        // Features a feature depends on come with it (the protocol's `requires`).
+        match f.as_str() {
+            "rowTracking" => protocol = protocol.with_feature("domainMetadata"),
+            "icebergCompatV1" => protocol = protocol.with_feature("columnMapping"),
+            _ => {}
         }
         protocol = protocol.with_feature(f);
     }
     protocol
+}
+
+/// A legacy protocol as table features: writer 7 listing what its versions implied, reader 2
+/// kept for column mapping.
+fn to_table_features(p: &Protocol) -> Protocol {
+    let mut features = p.writer_feature_set();
+    features.extend(p.reader_feature_set());
+    let refs: Vec<&str> = features.iter().map(String::as_str).collect();
+    let mut out = Protocol::with_features(&refs);
+    out.min_reader_version = out.min_reader_version.max(p.min_reader_version.min(2));
+    out
 }
 
 /// `protocol` raised to the requested versions (never lowered). Writer 7 or reader 3 turns a
@@ -207,14 +227,7 @@ pub fn raise_protocol(
     writer: Option<i32>,
 ) -> Result<Protocol> {
     let mut p = protocol;
-    let to_features = |p: &Protocol| {
-        let mut features = p.writer_feature_set();
-        features.extend(p.reader_feature_set());
-        let refs: Vec<&str> = features.iter().map(String::as_str).collect();
-        let mut out = Protocol::with_features(&refs);
-        out.min_reader_version = out.min_reader_version.max(p.min_reader_version.min(2));
-        out
-    };
+    let to_features = to_table_features;
     if let Some(w) = writer {
         if w >= 7 && p.min_writer_version < 7 {
             p = to_features(&p);

@@ -133,6 +133,7 @@ impl Transaction {
             .or_else(|| self.read_snapshot.as_ref().map(|s| s.protocol.clone()))
             .ok_or_else(|| EngineError::Internal("new table without a protocol action".into()))?;
         protocol.check_writable()?;
+        self.check_iceberg_compat()?;
         self.check_change_data_feed(&self.actions)?;
         self.check_append_only()?;
         let store = &self.table.store;
@@ -407,36 +408,6 @@ impl Transaction {
             self.read_snapshot.as_ref().map(|s| &s.metadata),
             self.change_data.file_actions_are_changes,
         )
-    }
-
-    /// On an append-only table (`delta.appendOnly`, as this commit's own metadata or the read
-    /// snapshot says) no commit removes rows: a remove with `dataChange` is refused, whatever the
-    /// statement (DELETE, UPDATE, MERGE, an overwrite). Compaction (`dataChange = false`) is not.
-    fn check_append_only(&self) -> Result<()> {
-        let own = self.actions.iter().find_map(|a| match a {
-            Action::Metadata(m) => Some(
-                m.configuration
-                    .get("delta.appendOnly")
-                    .is_some_and(|v| v.eq_ignore_ascii_case("true")),
-            ),
-            _ => None,
-        });
-        let append_only = own.unwrap_or_else(|| {
-            self.read_snapshot
-                .as_ref()
-                .is_some_and(|s| s.config_bool("delta.appendOnly"))
-        });
-        let removes = self
-            .actions
-            .iter()
-            .any(|a| matches!(a, Action::Remove(r) if r.data_change));
-        if append_only && removes {
-            return Err(EngineError::invalid(format!(
-                "table is append-only (delta.appendOnly=true): {} would remove or change rows",
-                self.operation
-            )));
-        }
-        Ok(())
     }
 
     fn is_ours(&self, version: u64, bytes: &[u8]) -> bool {

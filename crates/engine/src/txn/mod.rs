@@ -6,6 +6,7 @@ mod commit;
 pub mod identity;
 mod identity_rebase;
 pub mod reexecute;
+mod table_rules;
 pub mod uploads;
 
 use std::sync::Arc;

@@ -275,7 +275,7 @@ fn features_requested_as_properties_are_added_and_row_tracking_binds_writers_in_
             .unwrap();
         for bad in [
             "ALTER TABLE t SET TBLPROPERTIES ('delta.feature.rowTracking' = 'maybe')",
-            "ALTER TABLE t SET TBLPROPERTIES ('delta.feature.icebergCompatV1' = 'supported')",
+            "ALTER TABLE t SET TBLPROPERTIES ('delta.feature.vacuumProtocolCheck' = 'supported')",
             "ALTER TABLE t SET TBLPROPERTIES ('delta.feature.noSuchThing' = 'supported')",
         ] {
             assert!(s.execute(bad).await.is_err(), "{bad}");
@@ -340,5 +340,53 @@ fn nested_timestamp_ntz_columns_list_the_feature() {
             let p = latest_snapshot(&added).await.protocol.clone();
             assert!(p.has_reader_feature("timestampNtz"), "ADD COLUMNS {ty}: {p:?}");
         }
+    });
+}
+
+/// Iceberg compatibility may be listed as supported (deltalake's `add_feature`), which brings
+/// column mapping with it and leaves the table writable; turning it on is refused, and a table
+/// another engine turned it on for is not written (its writer rules are not implemented here).
+#[test]
+fn iceberg_compat_is_supported_but_never_active() {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("t").display().to_string();
+    let mut s = SqlSession::new(Env::deterministic(92), ConflictConfig::default());
+    s.register("t", &loc);
+    rt().block_on(async {
+        s.execute(
+            "CREATE TABLE t (id BIGINT) TBLPROPERTIES ('delta.enableDeletionVectors' = 'false')",
+        )
+        .await
+        .unwrap();
+        s.execute(
+            "ALTER TABLE t SET TBLPROPERTIES ('delta.feature.icebergCompatV1' = 'supported')",
+        )
+        .await
+        .unwrap();
+        let p = latest_snapshot(&loc).await.protocol.clone();
+        assert!(p.has_writer_feature("icebergCompatV1"), "{p:?}");
+        assert!(p.has_writer_feature("columnMapping"), "{p:?}");
+        assert_eq!(p.min_writer_version, 7);
+        s.execute("INSERT INTO t VALUES (1), (2)").await.unwrap();
+        let e = s
+            .execute("ALTER TABLE t SET TBLPROPERTIES ('delta.enableIcebergCompatV1' = 'true')")
+            .await
+            .unwrap_err();
+        assert!(e.to_string().contains("enableIcebergCompatV1"), "{e}");
+        // Another engine turns it on (a metadata action written by hand): writes are refused.
+        let snap = latest_snapshot(&loc).await;
+        let mut metadata = serde_json::to_value(&snap.metadata).unwrap();
+        metadata["configuration"]["delta.enableIcebergCompatV1"] = json!("true");
+        let next = snap.version + 1;
+        std::fs::write(
+            format!("{loc}/_delta_log/{next:020}.json"),
+            format!("{}\n", json!({ "metaData": metadata })),
+        )
+        .unwrap();
+        let e = s.execute("INSERT INTO t VALUES (3)").await.unwrap_err();
+        assert!(e.to_string().contains("Iceberg compatibility"), "{e}");
+        assert_eq!(latest_snapshot(&loc).await.version, next);
+        let out = s.execute("SELECT count(*) FROM t").await.unwrap();
+        assert_eq!(crate::common::first_i64s(&out.batches), vec![2]);
     });
 }
