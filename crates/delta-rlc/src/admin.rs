@@ -21,7 +21,8 @@ use crate::table::{At, Table};
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum TableChange {
-    /// New nullable top-level columns (`ALTER TABLE … ADD COLUMNS`).
+    /// New nullable columns (`ALTER TABLE … ADD COLUMNS`). As deltalake's `add_columns`, a
+    /// struct column named like an existing struct column adds its fields to that struct.
     AddColumns(Vec<Field>),
     /// CHECK constraints, name → Spark SQL expression; every existing row is checked first.
     AddConstraints(BTreeMap<String, String>),
@@ -163,6 +164,15 @@ impl AlterBuilder {
             other => vec![other.into_op()?],
         };
         let snapshot = inner.snapshot(self.table.read_version).await?;
+        let ops = ops
+            .into_iter()
+            .map(|op| match op {
+                AlterOp::AddColumns(fields) => {
+                    AlterOp::AddNestedColumns(into_existing_structs(&snapshot.schema, fields))
+                }
+                other => other,
+            })
+            .collect::<Vec<_>>();
         let mut txn = Transaction::new(inner, Some(std::sync::Arc::clone(&snapshot)), "ALTER");
         for op in ops {
             txn = alter_txn(txn, op).await?;
@@ -176,6 +186,44 @@ impl AlterBuilder {
 }
 
 awaitable!(AlterBuilder => CommitOutcome);
+
+/// New columns as deltalake's `add_columns` takes them: a struct column whose name the table
+/// already has as a struct adds its fields to that struct (recursively), where Spark would write
+/// `ADD COLUMNS (s.z …)`; every other column is new at its level. A name that exists with another
+/// type is left for the operation to refuse ("already exists").
+fn into_existing_structs(
+    schema: &delta_rlc_protocol::schema::StructType,
+    fields: Vec<StructField>,
+) -> Vec<(Vec<String>, StructField)> {
+    use delta_rlc_protocol::schema::DataType;
+    fn walk(
+        existing: &delta_rlc_protocol::schema::StructType,
+        parent: &[String],
+        fields: Vec<StructField>,
+        out: &mut Vec<(Vec<String>, StructField)>,
+    ) {
+        for f in fields {
+            let same = existing
+                .fields
+                .iter()
+                .find(|e| e.name.eq_ignore_ascii_case(&f.name));
+            match (same, &f.data_type) {
+                (Some(e), DataType::Struct(new)) => match &e.data_type {
+                    DataType::Struct(old) => {
+                        let mut path = parent.to_vec();
+                        path.push(e.name.clone());
+                        walk(old, &path, new.fields.clone(), out);
+                    }
+                    _ => out.push((parent.to_vec(), f)),
+                },
+                _ => out.push((parent.to_vec(), f)),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(schema, &[], fields, &mut out);
+    out
+}
 
 /// After a staged ALTER, the transaction's newest metadata and protocol become its snapshot's, so
 /// the next change builds on them; the commit carries one of each.

@@ -538,3 +538,54 @@ async fn compaction_packs_files_in_the_order_they_were_written() {
     }
     assert_eq!(ids(&table).await, (0..60).collect::<Vec<_>>());
 }
+
+/// deltalake's `add_columns`: a struct column named like an existing struct adds its fields to
+/// it (Spark's `ADD COLUMNS (s.z …)`); the rows already written read NULL for the new field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_columns_into_an_existing_struct() {
+    use delta_rlc::arrow::datatypes::Fields;
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("s").display().to_string();
+    let inner = Fields::from(vec![Field::new("x", DataType::Int64, true)]);
+    let table = Table::create(&loc)
+        .column("id", DataType::Int64, true)
+        .column("s", DataType::Struct(inner), true)
+        .await
+        .unwrap();
+    let added = Fields::from(vec![
+        Field::new("z", DataType::Float32, true),
+        Field::new("w", DataType::Utf8, true),
+    ]);
+    table
+        .alter(TableChange::AddColumns(vec![
+            Field::new("s", DataType::Struct(added), true),
+            Field::new("n", DataType::Int32, true),
+        ]))
+        .await
+        .unwrap();
+    let schema = table
+        .snapshot(delta_rlc::At::Latest)
+        .await
+        .unwrap()
+        .schema();
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(names, ["id", "s", "n"]);
+    let DataType::Struct(s) = schema.field(1).data_type() else {
+        panic!("s is a struct: {schema:?}")
+    };
+    let inner: Vec<&str> = s.iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(inner, ["x", "z", "w"]);
+    // A field the struct already has is refused, and nothing commits.
+    let version = table.version().await.unwrap();
+    let again = Fields::from(vec![Field::new("x", DataType::Int64, true)]);
+    let e = table
+        .alter(TableChange::AddColumns(vec![Field::new(
+            "s",
+            DataType::Struct(again),
+            true,
+        )]))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), &ErrorKind::InvalidInput, "{e}");
+    assert_eq!(table.version().await.unwrap(), version);
+}
