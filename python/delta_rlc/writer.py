@@ -95,6 +95,8 @@ def write_deltalake(
                 _commit(commit_properties),
                 None,
                 writer,
+                False,
+                mode,
             )
             # The table and its first rows are one commit (version 0), as deltalake writes them.
             table = DeltaTable._wrap(raw, storage_options, cfg)

@@ -547,7 +547,7 @@ impl RawTable {
     /// Creates a table from an Arrow schema.
     #[staticmethod]
     /// `replace`: an existing table is replaced in one commit (CREATE OR REPLACE TABLE).
-    #[pyo3(signature = (uri, schema, partition_by, configuration, name=None, description=None, storage_options=None, conflict=None, data=None, commit=None, schema_json=None, writer=None, replace=false))]
+    #[pyo3(signature = (uri, schema, partition_by, configuration, name=None, description=None, storage_options=None, conflict=None, data=None, commit=None, schema_json=None, writer=None, replace=false, save_mode=None))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         py: Python<'_>,
@@ -564,6 +564,7 @@ impl RawTable {
         schema_json: Option<String>,
         writer: Option<&Bound<'_, PyDict>>,
         replace: bool,
+        save_mode: Option<String>,
     ) -> PyResult<RawTable> {
         let schema = arrow::datatypes::Schema::from_pyarrow_bound(schema)?;
         let rows = data.map(stream_of).transpose()?;
@@ -594,6 +595,16 @@ impl RawTable {
         }
         if replace {
             b = b.or_replace();
+        }
+        // write_deltalake creating the table: recorded as its first WRITE, with the save mode.
+        if let Some(m) = save_mode {
+            b = b.as_write(match m.as_str() {
+                "append" => delta_rlc::SaveMode::Append,
+                "overwrite" => delta_rlc::SaveMode::Overwrite,
+                "error" => delta_rlc::SaveMode::ErrorIfExists,
+                "ignore" => delta_rlc::SaveMode::Ignore,
+                other => return Err(PyValueError::new_err(format!("unknown mode {other:?}"))),
+            });
         }
         b = b.commit_options(commit_options(commit)?);
         let table = run(py, async move { b.await })?;

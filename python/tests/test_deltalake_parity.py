@@ -17,7 +17,7 @@ import pytest
 import delta_rlc.table as table_module
 from delta_rlc import CommitProperties, DeltaTable, write_deltalake
 from delta_rlc.exceptions import DeltaError, SchemaMismatchError, UnsupportedError
-from delta_rlc.schema import Field, PrimitiveType
+from delta_rlc.schema import Field, PrimitiveType, Schema
 
 
 def _rows(t) -> list:
@@ -495,3 +495,16 @@ def test_optimize_min_commit_interval_commits_bin_by_bin(tmp_path):
     assert metrics["numFilesRemoved"] == 6
     with pytest.raises(ValueError):
         dt.optimize.compact(min_commit_interval=dt_.timedelta(seconds=-1))
+
+
+def test_a_write_that_creates_the_table_is_recorded_as_a_write(tmp_path):
+    # As deltalake and Spark record a DataFrame write to a path with no table yet: WRITE with the
+    # save mode and partitionBy, not CREATE TABLE (DeltaTable.create stays CREATE TABLE).
+    for mode, label in (("overwrite", "Overwrite"), ("append", "Append"), ("error", "ErrorIfExists")):
+        uri = tmp_path / mode
+        write_deltalake(uri, pa.table({"id": [1, 2], "p": ["a", "b"]}), mode=mode, partition_by=["p"])
+        h = DeltaTable(uri).history(1)[0]
+        assert (h["operation"], h["operationParameters"]["mode"], h["operationParameters"]["partitionBy"]) == ("WRITE", label, '["p"]')
+        assert sorted(r["id"] for r in _rows(DeltaTable(uri).to_pyarrow_table())) == [1, 2]
+    DeltaTable.create(tmp_path / "c", Schema([Field("id", "long")]))
+    assert DeltaTable(tmp_path / "c").history(1)[0]["operation"] == "CREATE TABLE"

@@ -56,6 +56,34 @@ pub struct CreateBuilder {
     /// `CREATE OR REPLACE`: an existing table is replaced in one commit.
     replace: bool,
     defaults: CreateDefaults,
+    /// Recorded as a first write (`WRITE` with this save mode), not `CREATE TABLE`.
+    as_write: Option<SaveMode>,
+}
+
+/// The save mode a first write that creates the table records (`operationParameters.mode` of
+/// its `WRITE` commit), as Spark's `DataFrameWriter` and deltalake's `write_deltalake` name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SaveMode {
+    /// `mode="append"`.
+    Append,
+    /// `mode="overwrite"`.
+    Overwrite,
+    /// `mode="error"` (the default): the write fails when a table exists.
+    ErrorIfExists,
+    /// `mode="ignore"`: nothing is written when a table exists.
+    Ignore,
+}
+
+impl SaveMode {
+    fn label(self) -> &'static str {
+        match self {
+            SaveMode::Append => "Append",
+            SaveMode::Overwrite => "Overwrite",
+            SaveMode::ErrorIfExists => "ErrorIfExists",
+            SaveMode::Ignore => "Ignore",
+        }
+    }
 }
 
 impl CreateBuilder {
@@ -75,7 +103,16 @@ impl CreateBuilder {
             commit: CommitOptions::default(),
             replace: false,
             defaults: CreateDefaults::Engine,
+            as_write: None,
         }
+    }
+
+    /// Records the commit as the first write of a DataFrame (`WRITE`, with `mode` and
+    /// `partitionBy`), as Spark and deltalake record a write to a path with no table yet, instead
+    /// of `CREATE TABLE`. What it commits is the same.
+    pub fn as_write(mut self, mode: SaveMode) -> Self {
+        self.as_write = Some(mode);
+        self
     }
 
     /// Fills what the properties do not say as deltalake does (its Python API uses this): no
@@ -247,6 +284,16 @@ impl CreateBuilder {
         if replace {
             // The overwrite names itself WRITE; the commit is the replace.
             txn.operation = "CREATE OR REPLACE TABLE".into();
+        }
+        if let (Some(mode), false) = (self.as_write, replace) {
+            txn.operation = "WRITE".into();
+            txn.operation_parameters = serde_json::Map::from_iter([
+                ("mode".to_string(), serde_json::json!(mode.label())),
+                (
+                    "partitionBy".to_string(),
+                    serde_json::json!(serde_json::to_string(&spec.partition_by).unwrap_or_default()),
+                ),
+            ]);
         }
         crate::commit(txn, &self.commit).await?;
         Ok(table)

@@ -109,7 +109,7 @@ pub use datafusion::prelude::{col, lit, Expr};
 pub use admin::{AlterBuilder, HistoryEntry, RestoreBuilder, TableChange};
 pub use changes::ChangesBuilder;
 pub use convert::ConvertBuilder;
-pub use create::CreateBuilder;
+pub use create::{CreateBuilder, SaveMode};
 /// What an assigned value that does not cast to its column does (UPDATE and MERGE).
 pub use delta_rlc_engine::ops::conform::CastFailure;
 /// What a statement sent to the store: requests by kind and its critical-path depth.
