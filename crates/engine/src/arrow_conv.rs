@@ -266,6 +266,18 @@ pub fn nullable_fields(
         .iter()
         .filter(|f| keep(f))
         .map(|f| {
+            // A new column the data declares generated or identity (Delta's field metadata)
+            // cannot be added by evolution: rows already written have no value for it, and
+            // adding it as a plain column would silently drop what the data says it is.
+            if let Some(k) = f.metadata().keys().find(|k| {
+                k.as_str() == "delta.generationExpression" || k.starts_with("delta.identity.")
+            }) {
+                return Err(EngineError::invalid(format!(
+                    "schema evolution cannot add {} as a {} column (rows already written have no value for it; add it when the table is created)",
+                    f.name(),
+                    if k.starts_with("delta.identity.") { "identity" } else { "generated" }
+                )));
+            }
             Ok(ds::StructField {
                 name: f.name().clone(),
                 data_type: arrow_to_delta_type(f.data_type())?,

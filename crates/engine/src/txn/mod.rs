@@ -224,13 +224,17 @@ impl Transaction {
     }
 
     /// The isolation level for this commit: the table's (or configured) level, downgraded to
-    /// SnapshotIsolation for commits that change no data and hold only file actions.
+    /// SnapshotIsolation for commits that change no data and hold only file actions (a
+    /// compaction). A commit with nothing staged (an INSERT … SELECT that found no row, recorded
+    /// as a version) keeps the table's level: what it read is checked like any statement's, so it
+    /// aborts when a concurrent commit added rows its query would have copied.
     pub fn isolation_level(&self) -> IsolationLevel {
-        let only_files = self.actions.iter().all(|a| match a {
-            Action::Add(_) | Action::Remove(_) => true,
-            Action::DomainMetadata(d) => d.domain == "delta.rowTracking",
-            _ => false,
-        });
+        let only_files = !self.actions.is_empty()
+            && self.actions.iter().all(|a| match a {
+                Action::Add(_) | Action::Remove(_) => true,
+                Action::DomainMetadata(d) => d.domain == "delta.rowTracking",
+                _ => false,
+            });
         if only_files && !self.changes_data() && self.read_snapshot.is_some() {
             return IsolationLevel::SnapshotIsolation;
         }
