@@ -299,11 +299,6 @@ struct RewrittenBin {
 }
 
 impl OptimizePlan {
-    /// How many bins the plan rewrites in all.
-    pub fn bin_count(&self) -> usize {
-        self.bins.len()
-    }
-
     /// Whether every bin has been rewritten into a transaction.
     pub fn is_done(&self) -> bool {
         self.next_bin >= self.bins.len()
