@@ -106,8 +106,11 @@ fn invalid_input_type(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 fn runtime() -> PyResult<&'static tokio::runtime::Runtime> {
     static RT: OnceLock<(u32, Result<tokio::runtime::Runtime, String>)> = OnceLock::new();
     let (pid, rt) = RT.get_or_init(|| {
+        // 16 MiB worker stacks: a debug build's unoptimized dependencies (the test script's
+        // build) need more than tokio's 2 MiB default for a statement's futures.
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
+            .thread_stack_size(16 << 20)
             .build()
             .map_err(|e| e.to_string());
         (std::process::id(), rt)

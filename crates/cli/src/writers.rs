@@ -15,16 +15,27 @@
 //!
 //! At the end the table is read back and checked against the rows the committed statements
 //! reported changing.
+//!
+//! `--virtual-time` turns the harness into issue #48's model of writers past what this machine can
+//! measure: the same writers, the same engine (snapshot reads, the conflict checker, put-if-absent
+//! on the log) and the same seeded latency draws, on one thread whose tokio clock is paused, so
+//! time advances only while every writer waits on a request. A writer's computing takes no virtual
+//! time except `--statement-cpu-ms`, slept between planning and the commit (calibrated from a
+//! measured point: the measured one-writer median minus the model's). Writers therefore behave as
+//! on machines of their own, however many there are, and this machine's two cores only decide how
+//! long the run takes, not its figures.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use arrow::array::{Array, Int64Array};
 use bytes::Bytes;
 use delta_rlc_engine::conflict::ConflictConfig;
 use delta_rlc_engine::env::Env;
-use delta_rlc_engine::sql::SqlSession;
+use delta_rlc_engine::sql::{Prepared, SqlSession, StatementOutput};
 use delta_rlc_engine::EngineError;
 use delta_rlc_storage::{PutOutcome, TableStore};
 
@@ -77,10 +88,51 @@ pub struct WritersArgs {
     /// Also measure the store's conditional-PUT ceiling first (one writer, empty commits).
     #[arg(long)]
     ceiling: bool,
+    /// Run in virtual time (module header): request latencies and `--statement-cpu-ms` elapse on
+    /// a paused clock, computing takes none; the figures are the model's.
+    #[arg(long)]
+    virtual_time: bool,
+    /// Virtual milliseconds each statement computes between planning and its commit (only with
+    /// `--virtual-time`).
+    #[arg(long, default_value_t = 0.0)]
+    statement_cpu_ms: f64,
 }
 
 /// Prints one JSON line per point (and the ceiling first, when asked).
 pub async fn run(args: WritersArgs, conflict: ConflictConfig) -> Result<(), EngineError> {
+    if !args.virtual_time {
+        if args.statement_cpu_ms != 0.0 {
+            return Err(EngineError::invalid(
+                "--statement-cpu-ms needs --virtual-time (a measured run computes for real)",
+            ));
+        }
+        return run_points(args, conflict).await;
+    }
+    if !(args.statement_cpu_ms.is_finite() && args.statement_cpu_ms >= 0.0) {
+        return Err(EngineError::invalid(
+            "--statement-cpu-ms must be a non-negative number",
+        ));
+    }
+    if conflict.reexecution.reruns > 0 {
+        return Err(EngineError::invalid(
+            "--virtual-time runs each statement once: --retry-on-conflict is not modelled",
+        ));
+    }
+    // A runtime of its own: one thread, its clock paused (auto-advancing to the next timer
+    // whenever every task waits), on a blocking thread of the caller's runtime.
+    tokio::task::spawn_blocking(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .map_err(|e| EngineError::Internal(format!("virtual-time runtime: {e}")))?;
+        rt.block_on(run_points(args, conflict))
+    })
+    .await
+    .map_err(|e| EngineError::Internal(format!("virtual-time run: {e}")))?
+}
+
+async fn run_points(args: WritersArgs, conflict: ConflictConfig) -> Result<(), EngineError> {
     let run = format!("{}", std::process::id());
     if args.ceiling {
         println!("{}", ceiling(&run, &args.profile, args.seconds).await?);
@@ -92,6 +144,8 @@ pub async fn run(args: WritersArgs, conflict: ConflictConfig) -> Result<(), Engi
         seconds: args.seconds,
         workload: args.workload,
         conflict,
+        virtual_time: args.virtual_time,
+        statement_cpu: Duration::from_secs_f64(args.statement_cpu_ms / 1000.0),
     });
     for n in args.writers {
         println!("{}", run_point(&run, setup.clone(), n.max(1)).await?);
@@ -106,6 +160,9 @@ struct Setup {
     seconds: f64,
     workload: Workload,
     conflict: ConflictConfig,
+    virtual_time: bool,
+    /// Slept between planning and the commit (virtual time only; zero otherwise).
+    statement_cpu: Duration,
 }
 
 fn session(conflict: &ConflictConfig, latency: Option<(&str, u64)>) -> SqlSession {
@@ -193,7 +250,7 @@ async fn run_writer(
         let sql = statement(setup.workload, setup.rows, n, w, i);
         i += 1;
         let t0 = Instant::now();
-        match s.execute(&sql).await {
+        match execute(&s, &sql, setup.statement_cpu).await {
             Ok(out) => {
                 t.all_commits += 1;
                 let c = out.commit.as_ref();
@@ -227,6 +284,34 @@ async fn run_writer(
         }
     }
     Ok(t)
+}
+
+/// Runs `sql` to completion. With a statement cost, a write is planned, then waits that long
+/// (the model's computing), then commits: the cost falls between its snapshot and its commit, where
+/// a real statement's computing lies.
+async fn execute(
+    s: &SqlSession,
+    sql: &str,
+    cost: Duration,
+) -> Result<StatementOutput, EngineError> {
+    if cost.is_zero() {
+        return s.execute(sql).await;
+    }
+    match s.prepare(sql).await? {
+        Prepared::Write(txn) => {
+            let meter = txn.table.store.meter().cloned();
+            tokio::time::sleep(cost).await;
+            let commit = txn.commit().await?;
+            Ok(StatementOutput {
+                commit: Some(commit),
+                requests: meter.map(|m| m.counts()),
+                ..Default::default()
+            })
+        }
+        Prepared::Rows(_) | Prepared::Done(_) => Err(EngineError::Internal(format!(
+            "a workload statement that writes nothing: {sql}"
+        ))),
+    }
 }
 
 async fn create_table(location: &str, setup: &Setup) -> Result<(i64, i64), EngineError> {
@@ -285,6 +370,7 @@ async fn run_point(
 ) -> Result<serde_json::Value, EngineError> {
     let location = format!("memory://bench-writers-{run}-{writers}/t");
     let (rows0, sum0) = create_table(&location, &setup).await?;
+    let real_start = std::time::Instant::now();
     let began = Instant::now();
     let deadline = began + Duration::from_secs_f64(setup.seconds);
     let tasks: Vec<_> = (0..writers)
@@ -379,6 +465,9 @@ async fn run_point(
         "checkP99Ms": pick(&all.check_ms, 0.99),
         "rowsChanged": all.rows_changed,
         "readBack": "exact",
+        "virtualTime": setup.virtual_time,
+        "statementCpuMs": setup.statement_cpu.as_secs_f64() * 1000.0,
+        "realSeconds": real_start.elapsed().as_secs_f64(),
     }))
 }
 
