@@ -93,7 +93,10 @@ pub struct CommitResult {
     /// (`reexecute`); empty when it ran once.
     pub earlier_runs: Vec<String>,
     /// Wall time the conflict checks (and reconcilers) of every lost race took: what row-level
-    /// concurrency added to the statement (zero when the first attempt won).
+    /// concurrency added to the statement (zero when the first attempt won). Measured on the
+    /// tokio clock, which is the wall clock except in a runtime whose clock is paused (the writer
+    /// model of `delta-rlc bench writers --virtual-time`), where it is the virtual time the checks
+    /// waited on reads.
     pub check_time: std::time::Duration,
 }
 
@@ -338,7 +341,7 @@ impl Transaction {
                     // A metadata winner may have shortened the retention the probe relies on.
                     latest = Some(self.latest_version(v).await?);
                 }
-                let checked_at = std::time::Instant::now();
+                let checked_at = tokio::time::Instant::now();
                 let outcome = budget
                     .run(&winner, check_winner(&input, &mut state_loser, &winner))
                     .await;
