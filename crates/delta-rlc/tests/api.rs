@@ -259,6 +259,28 @@ async fn schema_evolution_on_write() {
         .unwrap_err();
     assert!(err.to_string().contains("generated"), "{err}");
     assert_eq!(table.version().await.unwrap(), 1);
+    // The same for a column the data declares identity.
+    let identity = Field::new("n", DataType::Int64, true)
+        .with_metadata([("delta.identity.start".to_string(), "1".to_string())].into());
+    let with_identity = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            identity,
+        ])),
+        vec![
+            Arc::new(Int64Array::from(vec![3])),
+            Arc::new(Int64Array::from(vec![4])),
+        ],
+    )
+    .unwrap();
+    let err = table
+        .write([with_identity])
+        .schema_mode(SchemaMode::Merge)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("identity"), "{err}");
+    assert_eq!(err.kind(), &ErrorKind::InvalidInput);
+    assert_eq!(table.version().await.unwrap(), 1);
     let out = table
         .write([wide])
         .schema_mode(SchemaMode::Merge)

@@ -269,13 +269,14 @@ pub fn nullable_fields(
             // A new column the data declares generated or identity (Delta's field metadata)
             // cannot be added by evolution: rows already written have no value for it, and
             // adding it as a plain column would silently drop what the data says it is.
+            use delta_rlc_protocol::schema::{GENERATION_EXPRESSION_KEY, IDENTITY_KEY_PREFIX};
             if let Some(k) = f.metadata().keys().find(|k| {
-                k.as_str() == "delta.generationExpression" || k.starts_with("delta.identity.")
+                k.as_str() == GENERATION_EXPRESSION_KEY || k.starts_with(IDENTITY_KEY_PREFIX)
             }) {
                 return Err(EngineError::invalid(format!(
                     "schema evolution cannot add {} as a {} column (rows already written have no value for it; add it when the table is created)",
                     f.name(),
-                    if k.starts_with("delta.identity.") { "identity" } else { "generated" }
+                    if k.starts_with(IDENTITY_KEY_PREFIX) { "identity" } else { "generated" }
                 )));
             }
             Ok(ds::StructField {

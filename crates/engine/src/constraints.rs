@@ -30,7 +30,7 @@ pub const CONSTRAINT_PREFIX: &str = "delta.constraints.";
 /// The field metadata key of a column invariant.
 pub const INVARIANTS_KEY: &str = "delta.invariants";
 /// The field metadata key of a generated column's expression (`generatedColumns`).
-pub const GENERATION_KEY: &str = "delta.generationExpression";
+pub const GENERATION_KEY: &str = delta_rlc_protocol::schema::GENERATION_EXPRESSION_KEY;
 
 /// A generated column: its position among the table's columns and its expression, planned.
 struct Generated {

@@ -9,6 +9,10 @@ pub const IDENTITY_START_KEY: &str = "delta.identity.start";
 pub const IDENTITY_STEP_KEY: &str = "delta.identity.step";
 pub const IDENTITY_HIGH_WATER_MARK_KEY: &str = "delta.identity.highWaterMark";
 pub const IDENTITY_ALLOW_EXPLICIT_INSERT_KEY: &str = "delta.identity.allowExplicitInsert";
+/// The prefix every identity column metadata key shares.
+pub const IDENTITY_KEY_PREFIX: &str = "delta.identity.";
+/// Generated column field metadata (the protocol's "Generated Columns"): the Spark SQL expression.
+pub const GENERATION_EXPRESSION_KEY: &str = "delta.generationExpression";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PrimitiveType {

@@ -52,7 +52,9 @@ pub(super) fn add_columns(
         // Rows already written would hold NULL ids, and other writers would generate ids that
         // collide with none of them only by luck: Delta refuses adding an identity column.
         if crate::txn::identity::is_identity(c)
-            || c.metadata.keys().any(|k| k.starts_with("delta.identity."))
+            || c.metadata
+                .keys()
+                .any(|k| k.starts_with(delta_rlc_protocol::schema::IDENTITY_KEY_PREFIX))
         {
             return Err(EngineError::invalid(format!(
                 "ADD COLUMNS: {shown} cannot be an identity column (rows already written have no id; as in Delta, create the table with it)"
