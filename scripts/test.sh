@@ -22,7 +22,7 @@ export DELTA_RLC_BIN="$target/debug/delta-rlc"
 # The Python package (delta_rlc): its API, multi-process writers, deltalake reading its tables.
 .venv/bin/python -m pytest -q -p no:cacheprovider python/tests
 .venv-duckdb/bin/python -m pytest -q -p no:cacheprovider tests/interop/test_duckdb.py
-# Delta Spark as a peer (pyspark + Delta jars installed by the script; local mode, one core).
+# Delta Spark as a peer (pyspark + Delta jars installed by the script; local mode, two cores).
 scripts/setup-spark.sh
 DELTA_RLC_RACE_SECONDS="${DELTA_RLC_RACE_SECONDS:-30}" .venv-spark/bin/python -m pytest -q -p no:cacheprovider tests/interop/spark
 # Benchmark smoke test: the commands work (debug binary, tiny sizes; figures are not checked).

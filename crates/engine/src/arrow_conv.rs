@@ -207,7 +207,10 @@ pub fn scalar_to_datafusion(v: &Scalar, dt: &DataType) -> Result<ScalarValue> {
 
 /// A stats JSON value as a DataFusion scalar of `dt`; `None` when it cannot be used as a bound.
 /// `is_max` widens millisecond-truncated timestamps and drops string maxima that may be truncated
-/// without a tie-breaker.
+/// without a tie-breaker. Boolean bounds are never used: Delta Spark neither writes nor reads
+/// them (its skipping types are numbers, dates, timestamps and strings), and some writers'
+/// boolean bounds are wrong (delta-rs #4490), so trusting one could prune live rows — a wrong
+/// answer in a scan, a skipped true conflict in the checker (tier 1 prunes through here).
 pub fn stats_value_to_scalar(v: &Value, dt: &DataType, is_max: bool) -> Option<ScalarValue> {
     Some(match dt {
         DataType::Int8 => ScalarValue::Int8(Some(i8::try_from(v.as_i64()?).ok()?)),
@@ -216,7 +219,6 @@ pub fn stats_value_to_scalar(v: &Value, dt: &DataType, is_max: bool) -> Option<S
         DataType::Int64 => ScalarValue::Int64(Some(v.as_i64()?)),
         DataType::Float32 => ScalarValue::Float32(Some(v.as_f64()? as f32)),
         DataType::Float64 => ScalarValue::Float64(Some(v.as_f64()?)),
-        DataType::Boolean => ScalarValue::Boolean(Some(v.as_bool()?)),
         DataType::Utf8 => {
             let s = v.as_str()?;
             let n = s.chars().count();

@@ -131,19 +131,23 @@ impl Env {
     /// buffers) whose operators spill to the temporary directory or, when they cannot spill,
     /// fail with "resources exhausted" naming the largest consumers; without one, unbounded.
     /// Built once per memory limit and shared by this environment's clones: SELECT, INSERT …
-    /// SELECT and MERGE's join of one session draw on one pool.
+    /// SELECT and MERGE's join of one session draw on one pool. Without a limit, the process's
+    /// [`unlimited_runtime`]: an unbounded pool holds nothing to share, and one runtime lets
+    /// every context be a clone of one planning template (`spark::session_template`).
     pub fn query_runtime(
         &self,
     ) -> crate::error::Result<Arc<datafusion::execution::runtime_env::RuntimeEnv>> {
         use datafusion::execution::memory_pool::{FairSpillPool, TrackConsumersPool};
-        use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+        if self.memory_limit.is_none() {
+            return unlimited_runtime();
+        }
         let mut held = self.runtimes.lock().map_err(|_| {
             crate::error::EngineError::Internal("the query runtime lock is poisoned".into())
         })?;
         if let Some((_, rt)) = held.iter().find(|(l, _)| *l == self.memory_limit) {
             return Ok(Arc::clone(rt));
         }
-        let mut runtime = RuntimeEnvBuilder::new();
+        let mut runtime = runtime_builder();
         if let Some(limit) = self.memory_limit {
             let tracked = TrackConsumersPool::new(
                 FairSpillPool::new(query_pool_bytes(limit)),
@@ -218,4 +222,26 @@ mod tests {
             assert!(parse_byte_size(bad).is_err(), "{bad}");
         }
     }
+}
+
+/// How every DataFusion runtime of the engine starts: without DataFusion's cache of directory
+/// listings, which never expires. A runtime outlives a statement (a session's, and the planning
+/// template's), and a folder of data files read again must be listed again, or rows written
+/// between two statements would not be seen.
+pub fn runtime_builder() -> datafusion::execution::runtime_env::RuntimeEnvBuilder {
+    use datafusion::execution::cache::cache_manager::CacheManagerConfig;
+    datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
+        .with_cache_manager(CacheManagerConfig::default().with_list_files_cache_limit(0))
+}
+
+/// The process's runtime for queries without a memory limit (built once; see [`runtime_builder`]).
+pub fn unlimited_runtime(
+) -> crate::error::Result<Arc<datafusion::execution::runtime_env::RuntimeEnv>> {
+    static RUNTIME: std::sync::OnceLock<Arc<datafusion::execution::runtime_env::RuntimeEnv>> =
+        std::sync::OnceLock::new();
+    if let Some(rt) = RUNTIME.get() {
+        return Ok(Arc::clone(rt));
+    }
+    let built = runtime_builder().build_arc()?;
+    Ok(Arc::clone(RUNTIME.get_or_init(|| built)))
 }

@@ -178,20 +178,6 @@ def version(path):
     return max(h["version"] for h in json.loads(rlc("sql", "--json", f"DESCRIBE HISTORY '{path}'"))["rows"])
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_task_log_replay(spark):
-    """Spark replays the log again after each of our commits, in 50 tasks by default: seconds per
-    write on one core. One task computes the same snapshot."""
-    key = "spark.databricks.delta.snapshotPartitions"
-    saved = spark.conf.get(key, None)
-    spark.conf.set(key, "1")
-    yield
-    if saved is None:
-        spark.conf.unset(key)
-    else:
-        spark.conf.set(key, saved)
-
-
 @pytest.fixture(scope="module")
 def written(spark, tmp_path_factory):
     """Both tables, every candidate written once by each engine, alternately; outcomes and reads."""

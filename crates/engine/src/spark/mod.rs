@@ -33,6 +33,7 @@ pub mod opaque;
 pub mod plan_rule;
 pub mod portable;
 pub mod rewrite;
+mod session_template;
 pub mod trunc;
 
 use std::any::Any;
@@ -200,22 +201,39 @@ fn build(
     if config.options().extensions.get::<SparkOptions>().is_none() {
         config = config.with_option_extension(SparkOptions::default());
     }
-    // One build (a state is built per statement): the default analyzer's rules plus ours.
+    SessionContext::new_with_state(session_template::state(config, runtime))
+}
+
+/// A state with DataFusion's defaults, Spark's analyzer steps and functions, built from nothing:
+/// what [`session_template`] keeps one of per runtime.
+fn build_state(
+    config: SessionConfig,
+    runtime: Option<std::sync::Arc<datafusion::execution::runtime_env::RuntimeEnv>>,
+) -> SessionState {
     let rules = analyzer_rules(datafusion::optimizer::Analyzer::new().rules);
     let mut state = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
         .with_analyzer_rules(rules);
-    if let Some(runtime) = runtime {
-        state = state.with_runtime_env(runtime);
+    match runtime
+        .map(Ok)
+        .unwrap_or_else(crate::env::unlimited_runtime)
+    {
+        Ok(runtime) => state = state.with_runtime_env(runtime),
+        // Building a runtime without a memory pool or disk settings does not fail. Were it to,
+        // DataFusion's default runtime serves: contexts without a runtime of their own plan
+        // expressions and read Delta tables through the engine's scan, never a listing table
+        // (folders of data files are read only in a SQL session's runtime).
+        Err(e) => tracing::warn!("default query runtime: {e}"),
     }
-    let state = state.build();
-    let ctx = SessionContext::new_with_state(state);
-    // Spark's names DataFusion lacks (`year(d)` in a generated column).
-    for f in datetime::functions() {
-        ctx.register_udf(f);
+    let mut state = state.build();
+    use datafusion::execution::FunctionRegistry;
+    // Spark's names DataFusion lacks (`year(d)` in a generated column), and Spark's
+    // `trunc(date, fmt)` (Spark has no numeric `trunc`: DataFusion's is replaced). Registering
+    // into a fresh state cannot fail; an error would only leave DataFusion's function in place,
+    // which the tests of these functions would catch.
+    for f in datetime::functions().into_iter().chain([trunc::function()]) {
+        let _ = state.register_udf(std::sync::Arc::new(f));
     }
-    // Spark's `trunc(date, fmt)` (Spark has no numeric `trunc`: DataFusion's is replaced).
-    ctx.register_udf(trunc::function());
-    ctx
+    state
 }

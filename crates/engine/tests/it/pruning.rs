@@ -119,6 +119,16 @@ proptest! {
     }
 }
 
+/// Which of `snap`'s files `prune_files` keeps for the predicate `sql`.
+fn kept(snap: &delta_rlc_engine::snapshot::Snapshot, sql: &str) -> Vec<bool> {
+    let schema = table_arrow_schema(&snap.schema);
+    let df_schema = DFSchema::try_from(schema.as_ref().clone()).unwrap();
+    let expr = SessionContext::new()
+        .parse_sql_expr(sql, &df_schema)
+        .unwrap();
+    prune_files(snap, &snap.files, &expr).unwrap()
+}
+
 #[test]
 fn pruning_does_prune_by_stats_and_partitions() {
     let s = SqlSession::new(Env::deterministic(1), ConflictConfig::default());
@@ -139,24 +149,76 @@ fn pruning_does_prune_by_stats_and_partitions() {
         ))
         .await
         .unwrap();
-        let table = DeltaTable::open(loc).unwrap();
-        let snap = table.snapshot(None).await.unwrap();
-        let schema = table_arrow_schema(&snap.schema);
-        let df_schema = DFSchema::try_from(schema.as_ref().clone()).unwrap();
-        let ctx = SessionContext::new();
-        let keep = |sql: &str| {
-            prune_files(
-                &snap,
-                &snap.files,
-                &ctx.parse_sql_expr(sql, &df_schema).unwrap(),
-            )
-            .unwrap()
-        };
+        let snap = DeltaTable::open(loc).unwrap().snapshot(None).await.unwrap();
+        let keep = |sql: &str| kept(&snap, sql);
         assert_eq!(keep("x > 7"), vec![false, true]);
         assert_eq!(keep("p = 'a'"), vec![true, false]);
         assert_eq!(keep("s = 'zz'"), vec![false, false]);
         assert_eq!(keep("x IS NULL"), vec![false, false]);
         assert_eq!(keep("abs(x) = 3"), vec![true, true]);
+    });
+}
+
+/// Boolean min/max in a file's stats are never a bound, whoever wrote them: here they claim every
+/// row is true while the file holds false rows. Scans and the conflict checker's stats tier prune
+/// through the same code, so neither may drop this file for `flag = false`.
+#[test]
+fn boolean_bounds_in_stats_never_prune() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("b").to_string_lossy().to_string();
+    let s = SqlSession::new(Env::deterministic(1), ConflictConfig::default());
+    rt().block_on(async {
+        s.execute(&format!("CREATE TABLE '{loc}' (id BIGINT, flag BOOLEAN)"))
+            .await
+            .unwrap();
+        s.execute(&format!(
+            "INSERT INTO '{loc}' VALUES (1, false), (2, true), (3, false)"
+        ))
+        .await
+        .unwrap();
+        // Another writer's wrong bounds: min = max = true.
+        let log = std::path::Path::new(&loc).join("_delta_log/00000000000000000001.json");
+        let mut lines = Vec::new();
+        for line in std::fs::read_to_string(&log).unwrap().lines() {
+            let mut action: serde_json::Value = serde_json::from_str(line).unwrap();
+            if let Some(stats) = action.pointer("/add/stats").and_then(|v| v.as_str()) {
+                let mut stats: serde_json::Value = serde_json::from_str(stats).unwrap();
+                stats["minValues"]["flag"] = serde_json::json!(true);
+                stats["maxValues"]["flag"] = serde_json::json!(true);
+                action["add"]["stats"] = serde_json::json!(stats.to_string());
+            }
+            lines.push(action.to_string());
+        }
+        std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+        let snap = DeltaTable::open(&loc)
+            .unwrap()
+            .snapshot(None)
+            .await
+            .unwrap();
+        let keep = |sql: &str| kept(&snap, sql);
+        assert_eq!(keep("flag = false"), vec![true]);
+        assert_eq!(keep("NOT flag"), vec![true]);
+        // The other columns' bounds still prune (the stats were read).
+        assert_eq!(keep("id > 10"), vec![false]);
+        let out = s
+            .execute(&format!(
+                "SELECT id FROM '{loc}' WHERE flag = false ORDER BY id"
+            ))
+            .await
+            .unwrap();
+        let ids: Vec<i64> = out
+            .batches
+            .iter()
+            .flat_map(|b| {
+                b.column(0)
+                    .as_any()
+                    .downcast_ref::<arrow::array::Int64Array>()
+                    .unwrap()
+                    .values()
+                    .to_vec()
+            })
+            .collect();
+        assert_eq!(ids, vec![1, 3]);
     });
 }
 

@@ -269,6 +269,27 @@ fn a_folder_with_a_delta_log_is_a_table_whatever_its_name() {
     });
 }
 
+/// A long-lived session (the shell, a Python handle) lists a folder of files anew for every
+/// statement: DataFusion's listing cache would otherwise keep the first listing forever.
+#[test]
+fn a_session_lists_a_folder_of_files_anew_for_each_statement() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("files").to_string_lossy().to_string();
+    std::fs::create_dir_all(&dir).unwrap();
+    let s = session();
+    rt().block_on(async {
+        let count = format!("SELECT count(*) FROM read_parquet('{dir}/*.parquet')");
+        s.execute(&format!("COPY (SELECT 1 AS id) TO '{dir}/a.parquet'"))
+            .await
+            .unwrap();
+        assert_eq!(rows(&s, &count).await, vec!["1"]);
+        s.execute(&format!("COPY (SELECT 2 AS id) TO '{dir}/b.parquet'"))
+            .await
+            .unwrap();
+        assert_eq!(rows(&s, &count).await, vec!["2"]);
+    });
+}
+
 #[test]
 fn add_columns_cannot_add_an_identity_column() {
     let tmp = tempfile::tempdir().unwrap();
