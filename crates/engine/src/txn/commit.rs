@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 
 use super::Transaction;
 use crate::conflict::budget::AttemptBudget;
+use crate::conflict::reconcile::prefetch_winner_dvs;
 use crate::conflict::{
     check_winner, AbortReason, CheckInput, ConflictError, ConflictKind, Event, IsolationLevel,
     LoserState, WinningCommit,
@@ -301,6 +302,8 @@ impl Transaction {
                 config: &self.table.conflict,
                 env: &self.table.env,
             };
+            // The winners' DVs the DV merge will read, in one stage (`reconcile::dv_prefetch`).
+            prefetch_winner_dvs(&budgeted, &root, &state_loser, &fetched).await;
             let mut v = version;
             while latest.is_none_or(|l| v <= l) {
                 if latest.is_none() && v > version && missing_from == Some(v) {

@@ -17,6 +17,7 @@ mod layers;
 mod malformed;
 mod merge_memory;
 mod pruning;
+mod race_io;
 mod readers;
 mod reads_never_write;
 mod replace_table;

@@ -7,12 +7,14 @@
 mod compaction;
 mod dv_cache;
 mod dv_merge;
+mod dv_prefetch;
 mod optimize_forward;
 mod optimize_reverse;
 mod own_files;
 mod rowid_remap;
 
 pub use dv_cache::DvCache;
+pub use dv_prefetch::prefetch_winner_dvs;
 pub use own_files::OwnFileCache;
 
 use crate::conflict_config::Switch;

@@ -1,0 +1,148 @@
+//! One read stage for the winners' deletion vectors the DV merge (`dv_merge`) will need.
+//!
+//! A lost race has a run of winners, checked one after another: the DV merge of each reads the
+//! winner's post-image DV of every file both it and the loser DV-updated, so on an object store a
+//! race with N such winners waited N round trips. This stage, run once per attempt over the
+//! winners already fetched, reads those DVs together (at most [`DVS_IN_FLIGHT`] at once) into the loser's
+//! [`DvCache`], where the merge finds them.
+//!
+//! Proves nothing and settles nothing: it only fills a cache of immutable values (a DV's unique id
+//! names one stored bitmap; the entry is checked against the same row count the merge would use),
+//! so every decision is the merge's own, made on the bitmaps a read would return. A failed read is
+//! dropped: the merge reads again and declines on error, as without this stage.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use delta_rlc_protocol::actions::{parse_commit, Action};
+use delta_rlc_protocol::dv::DvDescriptor;
+use delta_rlc_protocol::table_path::TableRoot;
+use delta_rlc_storage::TableStore;
+use futures::StreamExt;
+use roaring::RoaringTreemap;
+
+use super::DvCache;
+use crate::conflict::checks::LoserState;
+use crate::conflict::summary::WinningCommit;
+
+/// A file the loser DV-updated: its row count, the loser's new DV and its read-time DV (the
+/// remove's), the two the merge reads beside the winner's.
+struct Updated<'a> {
+    num_records: i64,
+    current: &'a DvDescriptor,
+    base: Option<&'a DvDescriptor>,
+}
+
+/// The loser's DV-updated files (an add with a DV and a remove of the same path among its staged
+/// actions); none when the merge would decline the loser's reads.
+fn dv_updated(state: &LoserState) -> BTreeMap<&str, Updated<'_>> {
+    if state.read_set.whole_table || state.read_set.query_reads {
+        return BTreeMap::new();
+    }
+    let removed: BTreeMap<&str, Option<&DvDescriptor>> = state
+        .staged
+        .iter()
+        .filter_map(Action::as_remove)
+        .map(|r| (r.path.as_str(), r.deletion_vector.as_deref()))
+        .collect();
+    state
+        .staged
+        .iter()
+        .filter_map(Action::as_add)
+        .filter_map(|a| {
+            let base = removed.get(a.path.as_str())?;
+            let updated = Updated {
+                num_records: a.num_records()?,
+                current: a.deletion_vector.as_deref()?,
+                base: *base,
+            };
+            Some((a.path.as_str(), updated))
+        })
+        .collect()
+}
+
+/// The DVs (descriptor, the loser's row count of the file) the merge will read for `winners`
+/// and `cache` does not hold, once per unique id: on each path both a winner and the loser
+/// DV-updated, the winner's post-image and the loser's current and read-time DVs.
+fn wanted<'a>(
+    updated: &BTreeMap<&str, Updated<'a>>,
+    winners: &'a [WinningCommit],
+    cache: &DvCache,
+) -> Vec<(&'a DvDescriptor, i64)> {
+    let mut out: BTreeMap<String, (&'a DvDescriptor, i64)> = BTreeMap::new();
+    for w in winners {
+        for a in &w.adds {
+            let (Some(dv), Some(u)) = (a.deletion_vector.as_deref(), updated.get(a.path.as_str()))
+            else {
+                continue;
+            };
+            let n = u.num_records;
+            // The merge declines a post-image stating another row count: no read for it.
+            if a.num_records() != Some(n) {
+                continue;
+            }
+            for d in [Some(dv), Some(u.current), u.base].into_iter().flatten() {
+                let id = d.unique_id();
+                if cache.get(&id, n).is_none() {
+                    out.entry(id).or_insert((d, n));
+                }
+            }
+        }
+    }
+    out.into_values().collect()
+}
+
+/// DV reads in flight at once: small objects, bound by round trips, not by this machine's CPU.
+const DVS_IN_FLIGHT: usize = 16;
+
+/// Reads the DVs the merge will want from the winning commits `fetched` (version → commit file
+/// bytes; `root` resolves their paths as the checker does), [`DVS_IN_FLIGHT`] at a time, into
+/// `state.dvs`. A commit that does not parse is skipped here; the checker reports it.
+pub async fn prefetch_winner_dvs(
+    store: &TableStore,
+    root: &TableRoot,
+    state: &LoserState,
+    fetched: &BTreeMap<u64, Bytes>,
+) {
+    let updated = dv_updated(state);
+    if updated.is_empty() || fetched.is_empty() {
+        return;
+    }
+    let winners: Vec<WinningCommit> = fetched
+        .iter()
+        .filter_map(|(v, bytes)| {
+            let actions = parse_commit(*v, bytes).ok()?;
+            WinningCommit::from_actions(*v, actions, root).ok()
+        })
+        .collect();
+    let cache = Arc::clone(&state.dvs);
+    let wanted = wanted(&updated, &winners, &cache);
+    if wanted.is_empty() {
+        return;
+    }
+    let reads: Vec<_> = wanted
+        .into_iter()
+        .map(|(dv, n)| load_one(store, root, dv, n))
+        .collect();
+    let loaded: Vec<(String, i64, Option<RoaringTreemap>)> = futures::stream::iter(reads)
+        .buffer_unordered(DVS_IN_FLIGHT)
+        .collect()
+        .await;
+    for (id, n, bitmap) in loaded {
+        if let Some(bitmap) = bitmap {
+            cache.keep(id, n, Arc::new(bitmap));
+        }
+    }
+}
+
+/// One DV read: its unique id, the row count it was checked against, the bitmap (None on error).
+async fn load_one(
+    store: &TableStore,
+    root: &TableRoot,
+    dv: &DvDescriptor,
+    n: i64,
+) -> (String, i64, Option<RoaringTreemap>) {
+    let read = crate::dv_io::load_dv(store, root, dv, Some(n)).await;
+    (dv.unique_id(), n, read.ok())
+}

@@ -1,0 +1,84 @@
+//! What a lost commit race costs in round trips: the winners' commits are fetched together, and
+//! the winners' deletion vectors the DV merge needs are read in one stage, not one per winner.
+
+use std::collections::BTreeMap;
+
+use delta_rlc_engine::env::Env;
+use delta_rlc_engine::sql::{Prepared, SqlSession};
+
+use crate::common::rt;
+use crate::statements::rows;
+
+/// Races a DELETE of id 0 against `winners` DELETEs of other ids of the same (only) file, each
+/// committed first; returns the loser's critical-path depth and GET count, after checking rows
+/// and that every winner was reconciled by a DV merge.
+async fn race(name: &str, winners: i64) -> (u32, u64) {
+    let loc = format!("memory://race-io-{name}/t");
+    // Every request waits 10 ms, so requests issued together overlap and the depth is the chain.
+    let options = BTreeMap::from([(
+        "delta_rlc_latency_profile".to_string(),
+        "fixed:10".to_string(),
+    )]);
+    // The loser and the winners are separate writers: nothing one read or wrote is in the
+    // other's memory.
+    // (Seeds differ: the ids of their new files must too.)
+    let session = |seed| {
+        let mut s = SqlSession::new(Env::deterministic(seed), Default::default());
+        s.storage_options = options.clone();
+        s.register("t", &loc);
+        s
+    };
+    let (s, w) = (session(7), session(8));
+    s.execute(
+        "CREATE TABLE t (id BIGINT, v STRING) TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')",
+    )
+    .await
+    .unwrap();
+    s.execute("INSERT INTO t SELECT value, 'x' FROM range(0, 100)")
+        .await
+        .unwrap();
+    let Prepared::Write(loser) = s.prepare("DELETE FROM t WHERE id = 0").await.unwrap() else {
+        panic!("not a write")
+    };
+    for id in 1..=winners {
+        w.execute(&format!("DELETE FROM t WHERE id = {id}"))
+            .await
+            .unwrap();
+    }
+    let meter = loser.table.store.meter().cloned().unwrap();
+    let before = meter.counts();
+    let r = loser.commit().await.unwrap();
+    let after = meter.counts();
+    let merged = r
+        .events
+        .iter()
+        .filter(|e| e.name == "delta.rowLevelConcurrency.deletionVectorsMerged")
+        .count();
+    assert_eq!(merged as i64, winners, "{:?}", r.events);
+    assert_eq!(
+        rows(&s, "SELECT count(*), min(id) FROM t").await,
+        vec![format!("{}|{}", 99 - winners, winners + 1)]
+    );
+    (
+        after.critical_path_depth - before.critical_path_depth,
+        after.get - before.get,
+    )
+}
+
+#[test]
+fn a_lost_race_reads_the_winners_dvs_in_one_stage() {
+    rt().block_on(async {
+        let (depth_one, _) = race("one", 1).await;
+        let (depth_four, gets_four) = race("four", 4).await;
+        // Three more winners add their three DV merges' writes (each merge writes the loser's
+        // merged DV before the next winner is checked) and at most one more stage of commit
+        // fetches; their DVs are read beside the first's, not after it.
+        assert!(
+            depth_four <= depth_one + 4,
+            "1 winner: depth {depth_one}; 4 winners: depth {depth_four}"
+        );
+        // One GET per object: the 4 winners' commits and the next window of 8 versions probed
+        // (not there yet), and the 4 winners' DVs.
+        assert!(gets_four <= 4 + 8 + 4, "GETs {gets_four}");
+    });
+}
