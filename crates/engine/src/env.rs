@@ -224,14 +224,20 @@ mod tests {
     }
 }
 
-/// How every DataFusion runtime of the engine starts: without DataFusion's cache of directory
-/// listings, which never expires. A runtime outlives a statement (a session's, and the planning
-/// template's), and a folder of data files read again must be listed again, or rows written
-/// between two statements would not be seen.
+/// How every DataFusion runtime of the engine starts: without DataFusion's caches of directory
+/// listings (which never expire), Parquet footers and file statistics. A runtime outlives a
+/// statement (a session's; the process's [`unlimited_runtime`] is shared by every session), and
+/// a folder of data files read again must be listed again, or rows written between two
+/// statements would not be seen; footers and statistics are keyed by path within a store, not
+/// by store, and checked only by size and modification time. The engine's own scans never used
+/// these caches (they read Delta tables through the engine's scan).
 pub fn runtime_builder() -> datafusion::execution::runtime_env::RuntimeEnvBuilder {
     use datafusion::execution::cache::cache_manager::CacheManagerConfig;
-    datafusion::execution::runtime_env::RuntimeEnvBuilder::new()
-        .with_cache_manager(CacheManagerConfig::default().with_list_files_cache_limit(0))
+    let caches = CacheManagerConfig::default()
+        .with_list_files_cache_limit(0)
+        .with_file_statistics_cache_limit(0)
+        .with_metadata_cache_limit(0);
+    datafusion::execution::runtime_env::RuntimeEnvBuilder::new().with_cache_manager(caches)
 }
 
 /// The process's runtime for queries without a memory limit (built once; see [`runtime_builder`]).

@@ -42,6 +42,11 @@ impl AttemptBudget {
         store.with_read_budget(Arc::clone(&self.reads))
     }
 
+    /// The time this attempt's checks have left (zero once spent).
+    pub fn time_left(&self) -> Duration {
+        self.time.saturating_sub(self.started.elapsed())
+    }
+
     /// Whether the time or the bytes ran out.
     pub fn exceeded(&self) -> bool {
         self.reads.exceeded() || self.timed_out.load(Ordering::Relaxed)
@@ -54,7 +59,7 @@ impl AttemptBudget {
         w: &WinningCommit,
         checks: impl std::future::Future<Output = Result<T>>,
     ) -> Result<T> {
-        let left = self.time.saturating_sub(self.started.elapsed());
+        let left = self.time_left();
         let outcome = match left.is_zero() {
             true => None,
             false => tokio::time::timeout(left, checks).await.ok(),

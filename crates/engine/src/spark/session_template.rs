@@ -6,7 +6,11 @@
 //!
 //! Invariants that make a clone as good as a build:
 //! - Shared by `Arc` between clones, and never mutated after the build: the functions, analyzer,
-//!   optimizer and physical-optimizer rules, planners, the runtime.
+//!   optimizer and physical-optimizer rules, planners.
+//! - Shared and shared before too: the runtime (a session's, or the process's unlimited one). It
+//!   keeps no caches (`env::runtime_builder`); what a statement adds to it is an object store for
+//!   an `s3://` bucket read as files, registered by the bucket's URL, the same store for a
+//!   bucket every time (`sql/file_tables.rs`).
 //! - Never shared: each clone gets its own configuration, table options (derived from it) and
 //!   catalog list (a fresh default catalog and schema), so two contexts never see each other's
 //!   registered tables or settings.
@@ -15,7 +19,9 @@
 //!   `to_timestamp`). A template is therefore kept per (runtime, time zone) and used only for a
 //!   configuration with that time zone.
 //!
-//! At most [`MAX_TEMPLATES`] are kept; past that the oldest is dropped (it is only rebuilt).
+//! At most [`MAX_TEMPLATES`] are kept; past that the oldest is dropped (it is only rebuilt). A
+//! kept template keeps its runtime alive (a memory-limited session's pool, an empty one once the
+//! session ended) until it is dropped.
 
 use std::sync::{Arc, Mutex};
 

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use delta_rlc_engine::conflict::ConflictConfig;
 use delta_rlc_engine::env::Env;
 use delta_rlc_engine::sql::{Prepared, SqlSession};
 
@@ -10,9 +11,11 @@ use crate::common::rt;
 use crate::statements::rows;
 
 /// Races a DELETE of id 0 against `winners` DELETEs of other ids of the same (only) file, each
-/// committed first; returns the loser's critical-path depth and GET count, after checking rows
-/// and that every winner was reconciled by a DV merge.
-async fn race(name: &str, winners: i64) -> (u32, u64) {
+/// committed first. With row-level concurrency (`legacy` false): checks the rows and that every
+/// winner was reconciled by a DV merge. In legacy mode: checks that the loser aborts and the
+/// table holds the winners' deletions only. Returns the loser's added critical-path depth and
+/// GET count.
+async fn race(name: &str, winners: i64, legacy: bool) -> (u32, u64) {
     let loc = format!("memory://race-io-{name}/t");
     // Every request waits 10 ms, so requests issued together overlap and the depth is the chain.
     let options = BTreeMap::from([(
@@ -23,7 +26,9 @@ async fn race(name: &str, winners: i64) -> (u32, u64) {
     // other's memory.
     // (Seeds differ: the ids of their new files must too.)
     let session = |seed| {
-        let mut s = SqlSession::new(Env::deterministic(seed), Default::default());
+        let mut config = ConflictConfig::default();
+        config.legacy = legacy;
+        let mut s = SqlSession::new(Env::deterministic(seed), config);
         s.storage_options = options.clone();
         s.register("t", &loc);
         s
@@ -47,18 +52,28 @@ async fn race(name: &str, winners: i64) -> (u32, u64) {
     }
     let meter = loser.table.store.meter().cloned().unwrap();
     let before = meter.counts();
-    let r = loser.commit().await.unwrap();
+    let outcome = loser.commit().await;
     let after = meter.counts();
-    let merged = r
-        .events
-        .iter()
-        .filter(|e| e.name == "delta.rowLevelConcurrency.deletionVectorsMerged")
-        .count();
-    assert_eq!(merged as i64, winners, "{:?}", r.events);
-    assert_eq!(
-        rows(&s, "SELECT count(*), min(id) FROM t").await,
-        vec![format!("{}|{}", 99 - winners, winners + 1)]
-    );
+    if legacy {
+        let e = outcome.err().expect("the legacy loser aborts");
+        assert!(e.to_string().contains("oncurrent"), "{e}");
+        assert_eq!(
+            rows(&s, "SELECT count(*), min(id) FROM t").await,
+            vec![format!("{}|0", 100 - winners)]
+        );
+    } else {
+        let r = outcome.unwrap();
+        let merged = r
+            .events
+            .iter()
+            .filter(|e| e.name == "delta.rowLevelConcurrency.deletionVectorsMerged")
+            .count();
+        assert_eq!(merged as i64, winners, "{:?}", r.events);
+        assert_eq!(
+            rows(&s, "SELECT count(*), min(id) FROM t").await,
+            vec![format!("{}|{}", 99 - winners, winners + 1)]
+        );
+    }
     (
         after.critical_path_depth - before.critical_path_depth,
         after.get - before.get,
@@ -68,8 +83,8 @@ async fn race(name: &str, winners: i64) -> (u32, u64) {
 #[test]
 fn a_lost_race_reads_the_winners_dvs_in_one_stage() {
     rt().block_on(async {
-        let (depth_one, _) = race("one", 1).await;
-        let (depth_four, gets_four) = race("four", 4).await;
+        let (depth_one, _) = race("one", 1, false).await;
+        let (depth_four, gets_four) = race("four", 4, false).await;
         // Three more winners add their three DV merges' writes (each merge writes the loser's
         // merged DV before the next winner is checked) and at most one more stage of commit
         // fetches; their DVs are read beside the first's, not after it.
@@ -80,5 +95,9 @@ fn a_lost_race_reads_the_winners_dvs_in_one_stage() {
         // One GET per object: the 4 winners' commits and the next window of 8 versions probed
         // (not there yet), and the 4 winners' DVs.
         assert!(gets_four <= 4 + 8 + 4, "GETs {gets_four}");
+        // The twin: in legacy mode the same race aborts, and no DV is read for a merge that
+        // never runs (only the winners' commits and the probed window: 12 GETs).
+        let (_, gets_legacy) = race("legacy", 4, true).await;
+        assert!(gets_legacy <= 4 + 8, "GETs {gets_legacy}");
     });
 }

@@ -3,15 +3,23 @@
 //! A lost race has a run of winners, checked one after another: the DV merge of each reads the
 //! winner's post-image DV of every file both it and the loser DV-updated, so on an object store a
 //! race with N such winners waited N round trips. This stage, run once per attempt over the
-//! winners already fetched, reads those DVs together (at most [`DVS_IN_FLIGHT`] at once) into the loser's
-//! [`DvCache`], where the merge finds them.
+//! winners already fetched, reads those DVs together (at most [`DVS_IN_FLIGHT`] at once) into the
+//! loser's [`DvCache`], where the merge finds them.
 //!
 //! Proves nothing and settles nothing: it only fills a cache of immutable values (a DV's unique id
-//! names one stored bitmap; the entry is checked against the same row count the merge would use),
-//! so every decision is the merge's own, made on the bitmaps a read would return. A failed read is
-//! dropped: the merge reads again and declines on error, as without this stage.
+//! names one stored bitmap; the entry is checked against the same row count the merge would use,
+//! read through the same store and table root), so every decision is the merge's own, made on the
+//! bitmaps a read would return. A failed read is dropped: the merge reads again and declines on
+//! error, as without this stage.
+//!
+//! It reads only where the merge would: the `dvMerge` switch on, DVs on the table, a loser that
+//! read neither the whole table nor through a query, a winner that re-added (remove + add with a
+//! DV) a file the loser DV-updated with the same row count. At most [`PREFETCH_BYTES`] of stored
+//! DVs are read, so the stage neither holds more than the merge would nor makes the cache start
+//! over; an id two actions describe differently (size, cardinality) is left to the merge. The
+//! caller bounds its time by the attempt's budget.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -22,9 +30,19 @@ use delta_rlc_storage::TableStore;
 use futures::StreamExt;
 use roaring::RoaringTreemap;
 
+use super::dv_cache::MAX_CACHED_DV_BYTES;
 use super::DvCache;
 use crate::conflict::checks::LoserState;
 use crate::conflict::summary::WinningCommit;
+use crate::conflict_config::{ConflictConfig, Switch};
+use crate::snapshot::Snapshot;
+
+/// DV reads in flight at once: small objects, bound by round trips, not by this machine's CPU.
+const DVS_IN_FLIGHT: usize = 16;
+
+/// Stored DV bytes one stage reads at most: a quarter of the DV cache, which therefore never
+/// starts over because of it.
+const PREFETCH_BYTES: usize = MAX_CACHED_DV_BYTES / 4;
 
 /// A file the loser DV-updated: its row count, the loser's new DV and its read-time DV (the
 /// remove's), the two the merge reads beside the winner's.
@@ -63,52 +81,79 @@ fn dv_updated(state: &LoserState) -> BTreeMap<&str, Updated<'_>> {
 }
 
 /// The DVs (descriptor, the loser's row count of the file) the merge will read for `winners`
-/// and `cache` does not hold, once per unique id: on each path both a winner and the loser
-/// DV-updated, the winner's post-image and the loser's current and read-time DVs.
+/// and `cache` does not hold, in winner order, once per unique id, within [`PREFETCH_BYTES`]: on
+/// each path both a winner and the loser DV-updated, the winner's post-image and the loser's
+/// current and read-time DVs.
 fn wanted<'a>(
     updated: &BTreeMap<&str, Updated<'a>>,
     winners: &'a [WinningCommit],
     cache: &DvCache,
 ) -> Vec<(&'a DvDescriptor, i64)> {
-    let mut out: BTreeMap<String, (&'a DvDescriptor, i64)> = BTreeMap::new();
+    let mut seen: BTreeMap<String, &DvDescriptor> = BTreeMap::new();
+    let mut ambiguous: BTreeSet<String> = BTreeSet::new();
+    let mut out: Vec<(&'a DvDescriptor, i64)> = Vec::new();
     for w in winners {
+        let removed: BTreeSet<&str> = w.removes.iter().map(|r| r.path.as_str()).collect();
         for a in &w.adds {
             let (Some(dv), Some(u)) = (a.deletion_vector.as_deref(), updated.get(a.path.as_str()))
             else {
                 continue;
             };
             let n = u.num_records;
-            // The merge declines a post-image stating another row count: no read for it.
-            if a.num_records() != Some(n) {
+            // The merge reads a re-added file only, and declines another row count.
+            if !removed.contains(a.path.as_str()) || a.num_records() != Some(n) {
                 continue;
             }
             for d in [Some(dv), Some(u.current), u.base].into_iter().flatten() {
                 let id = d.unique_id();
-                if cache.get(&id, n).is_none() {
-                    out.entry(id).or_insert((d, n));
+                match seen.get(&id) {
+                    Some(first) => {
+                        let same = first.size_in_bytes == d.size_in_bytes
+                            && first.cardinality == d.cardinality;
+                        if !same {
+                            ambiguous.insert(id);
+                        }
+                    }
+                    None => {
+                        seen.insert(id.clone(), d);
+                        if cache.get(&id, n).is_none() {
+                            out.push((d, n));
+                        }
+                    }
                 }
             }
         }
     }
-    out.into_values().collect()
+    let mut bytes = 0usize;
+    out.into_iter()
+        .filter(|(d, _)| !ambiguous.contains(&d.unique_id()))
+        .take_while(|(d, _)| {
+            bytes = bytes.saturating_add(usize::try_from(d.size_in_bytes).unwrap_or(usize::MAX));
+            bytes <= PREFETCH_BYTES
+        })
+        .collect()
 }
 
-/// DV reads in flight at once: small objects, bound by round trips, not by this machine's CPU.
-const DVS_IN_FLIGHT: usize = 16;
-
 /// Reads the DVs the merge will want from the winning commits `fetched` (version → commit file
-/// bytes; `root` resolves their paths as the checker does), [`DVS_IN_FLIGHT`] at a time, into
-/// `state.dvs`. A commit that does not parse is skipped here; the checker reports it.
+/// bytes), [`DVS_IN_FLIGHT`] at a time, into `state.dvs`, each kept as it arrives. Paths and DVs
+/// resolve against the table root of `state`'s view of `read_snapshot`, as the merge resolves
+/// them. A commit that does not parse is skipped here; the checker reports it.
 pub async fn prefetch_winner_dvs(
     store: &TableStore,
-    root: &TableRoot,
+    config: &ConflictConfig,
+    read_snapshot: &Snapshot,
     state: &LoserState,
     fetched: &BTreeMap<u64, Bytes>,
 ) {
+    let view = state.view(read_snapshot);
+    if !config.enabled(Switch::DvMerge) || !view.deletion_vectors_enabled() {
+        return;
+    }
     let updated = dv_updated(state);
     if updated.is_empty() || fetched.is_empty() {
         return;
     }
+    let root = &view.root;
     let winners: Vec<WinningCommit> = fetched
         .iter()
         .filter_map(|(v, bytes)| {
@@ -117,19 +162,12 @@ pub async fn prefetch_winner_dvs(
         })
         .collect();
     let cache = Arc::clone(&state.dvs);
-    let wanted = wanted(&updated, &winners, &cache);
-    if wanted.is_empty() {
-        return;
-    }
-    let reads: Vec<_> = wanted
+    let reads: Vec<_> = wanted(&updated, &winners, &cache)
         .into_iter()
         .map(|(dv, n)| load_one(store, root, dv, n))
         .collect();
-    let loaded: Vec<(String, i64, Option<RoaringTreemap>)> = futures::stream::iter(reads)
-        .buffer_unordered(DVS_IN_FLIGHT)
-        .collect()
-        .await;
-    for (id, n, bitmap) in loaded {
+    let mut loaded = futures::stream::iter(reads).buffer_unordered(DVS_IN_FLIGHT);
+    while let Some((id, n, bitmap)) = loaded.next().await {
         if let Some(bitmap) = bitmap {
             cache.keep(id, n, Arc::new(bitmap));
         }
