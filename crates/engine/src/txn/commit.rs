@@ -303,11 +303,11 @@ impl Transaction {
                 env: &self.table.env,
             };
             // The winners' DVs the DV merge will read, in one stage (`reconcile::dv_prefetch`),
-            // within the checks' time: what it has not read when that runs out, the merge reads.
+            // within half the checks' time: what it has not read by then, the merge reads.
             let config = &self.table.conflict;
             let prefetch =
                 prefetch_winner_dvs(&budgeted, config, &read_snapshot, &state_loser, &fetched);
-            let _ = tokio::time::timeout(budget.time_left(), prefetch).await;
+            let _ = tokio::time::timeout(budget.time_left() / 2, prefetch).await;
             let mut v = version;
             while latest.is_none_or(|l| v <= l) {
                 if latest.is_none() && v > version && missing_from == Some(v) {

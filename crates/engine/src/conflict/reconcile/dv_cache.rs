@@ -38,6 +38,31 @@ impl DvCache {
         held.dvs.get(&(unique_id.to_string(), num_records)).cloned()
     }
 
+    /// Keeps `dv` if it fits beside what is held, never starting over; whether it was kept (or
+    /// was already there). For reads made ahead of need (`dv_prefetch`): they must not push out
+    /// what the reconcilers read or wrote.
+    pub fn keep_if_room(
+        &self,
+        unique_id: String,
+        num_records: i64,
+        dv: Arc<RoaringTreemap>,
+    ) -> bool {
+        let Ok(mut held) = self.inner.lock() else {
+            return false;
+        };
+        let key = (unique_id, num_records);
+        if held.dvs.contains_key(&key) {
+            return true;
+        }
+        let size = dv.serialized_size();
+        if held.bytes.saturating_add(size) > MAX_CACHED_DV_BYTES {
+            return false;
+        }
+        held.dvs.insert(key, dv);
+        held.bytes += size;
+        true
+    }
+
     /// Keeps `dv` (read or written as `unique_id` for a file of `num_records` rows).
     pub fn keep(&self, unique_id: String, num_records: i64, dv: Arc<RoaringTreemap>) {
         let Ok(mut held) = self.inner.lock() else {
@@ -85,8 +110,19 @@ mod tests {
             assert!(n < 1_000_000);
         }
         assert!(cache.get("uab@1", 10).is_some());
+        // Reads made ahead of need never push anything out: refused when full.
+        assert!(!cache.keep_if_room("uahead".into(), 1, Arc::clone(&big)));
+        assert!(cache.get("uab@1", 10).is_some(), "nothing pushed out");
+        assert!(
+            cache.keep_if_room("uab@1".into(), 10, Arc::clone(&dv)),
+            "already held"
+        );
         cache.keep("ulast".into(), 1, big);
         assert!(cache.get("uab@1", 10).is_none(), "started over");
         assert!(cache.get("ulast", 1).is_some());
+        assert!(
+            cache.keep_if_room("usmall".into(), 1, dv),
+            "room after starting over"
+        );
     }
 }

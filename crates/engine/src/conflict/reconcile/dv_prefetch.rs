@@ -14,10 +14,13 @@
 //!
 //! It reads only where the merge would: the `dvMerge` switch on, DVs on the table, a loser that
 //! read neither the whole table nor through a query, a winner that re-added (remove + add with a
-//! DV) a file the loser DV-updated with the same row count. At most [`PREFETCH_BYTES`] of stored
-//! DVs are read, so the stage neither holds more than the merge would nor makes the cache start
-//! over; an id two actions describe differently (size, cardinality) is left to the merge. The
-//! caller bounds its time by the attempt's budget.
+//! DV) a file the loser DV-updated with the same row count, and only for the winners before the
+//! first that changes metadata (the merge judges later ones under that winner's table
+//! configuration). It stops once [`PREFETCH_BYTES`] of decoded bitmaps are kept or the cache has
+//! no room left: it never makes the cache start over (`DvCache::keep_if_room`), so nothing the
+//! reconcilers read or wrote is pushed out. An id two actions describe differently (size,
+//! cardinality) is left to the merge. The caller bounds its time to a part of the attempt's
+//! budget, leaving the rest to the checks.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -40,8 +43,7 @@ use crate::snapshot::Snapshot;
 /// DV reads in flight at once: small objects, bound by round trips, not by this machine's CPU.
 const DVS_IN_FLIGHT: usize = 16;
 
-/// Stored DV bytes one stage reads at most: a quarter of the DV cache, which therefore never
-/// starts over because of it.
+/// Decoded DV bytes one stage keeps at most: a quarter of the DV cache.
 const PREFETCH_BYTES: usize = MAX_CACHED_DV_BYTES / 4;
 
 /// A file the loser DV-updated: its row count, the loser's new DV and its read-time DV (the
@@ -124,13 +126,8 @@ fn wanted<'a>(
             }
         }
     }
-    let mut bytes = 0usize;
     out.into_iter()
         .filter(|(d, _)| !ambiguous.contains(&d.unique_id()))
-        .take_while(|(d, _)| {
-            bytes = bytes.saturating_add(usize::try_from(d.size_in_bytes).unwrap_or(usize::MAX));
-            bytes <= PREFETCH_BYTES
-        })
         .collect()
 }
 
@@ -154,22 +151,35 @@ pub async fn prefetch_winner_dvs(
         return;
     }
     let root = &view.root;
-    let winners: Vec<WinningCommit> = fetched
-        .iter()
-        .filter_map(|(v, bytes)| {
-            let actions = parse_commit(*v, bytes).ok()?;
-            WinningCommit::from_actions(*v, actions, root).ok()
-        })
-        .collect();
+    let mut winners: Vec<WinningCommit> = Vec::new();
+    for (v, bytes) in fetched {
+        let Some(w) = parse_commit(*v, bytes)
+            .ok()
+            .and_then(|actions| WinningCommit::from_actions(*v, actions, root).ok())
+        else {
+            break;
+        };
+        let changes_metadata = w.metadata.is_some();
+        winners.push(w);
+        if changes_metadata {
+            break;
+        }
+    }
     let cache = Arc::clone(&state.dvs);
     let reads: Vec<_> = wanted(&updated, &winners, &cache)
         .into_iter()
         .map(|(dv, n)| load_one(store, root, dv, n))
         .collect();
     let mut loaded = futures::stream::iter(reads).buffer_unordered(DVS_IN_FLIGHT);
+    let mut kept = 0usize;
     while let Some((id, n, bitmap)) = loaded.next().await {
-        if let Some(bitmap) = bitmap {
-            cache.keep(id, n, Arc::new(bitmap));
+        let Some(bitmap) = bitmap else {
+            continue;
+        };
+        kept = kept.saturating_add(bitmap.serialized_size());
+        // Dropping the stream cancels the reads still in flight; they store nothing.
+        if kept > PREFETCH_BYTES || !cache.keep_if_room(id, n, Arc::new(bitmap)) {
+            break;
         }
     }
 }
