@@ -4,18 +4,21 @@
 use std::collections::BTreeMap;
 
 use delta_rlc_engine::conflict::ConflictConfig;
+use delta_rlc_engine::conflict_error::AbortReason;
 use delta_rlc_engine::env::Env;
 use delta_rlc_engine::sql::{Prepared, SqlSession};
+use delta_rlc_engine::EngineError;
 
 use crate::common::rt;
 use crate::statements::rows;
 
-/// Races a DELETE of id 0 against `winners` DELETEs of other ids of the same (only) file, each
-/// committed first. With row-level concurrency (`legacy` false): checks the rows and that every
-/// winner was reconciled by a DV merge. In legacy mode: checks that the loser aborts and the
-/// table holds the winners' deletions only. Returns the loser's added critical-path depth and
-/// GET count.
-async fn race(name: &str, winners: i64, legacy: bool) -> (u32, u64) {
+/// Races a DELETE of id 0 against one DELETE per id of `winners` on the same (only) file, each
+/// committed first. With row-level concurrency and no winner deleting id 0: checks the rows and
+/// that every winner was reconciled by a DV merge. In legacy mode, or when a winner deleted id 0
+/// too (a true overlap, with the DVs already read ahead): checks that the loser aborts — naming
+/// the overlap in the second case — and that the table holds the winners' deletions only.
+/// Returns the loser's added critical-path depth and GET count.
+async fn race(name: &str, winners: &[i64], legacy: bool) -> (u32, u64) {
     let loc = format!("memory://race-io-{name}/t");
     // Every request waits 10 ms, so requests issued together overlap and the depth is the chain.
     let options = BTreeMap::from([(
@@ -45,7 +48,7 @@ async fn race(name: &str, winners: i64, legacy: bool) -> (u32, u64) {
     let Prepared::Write(loser) = s.prepare("DELETE FROM t WHERE id = 0").await.unwrap() else {
         panic!("not a write")
     };
-    for id in 1..=winners {
+    for id in winners {
         w.execute(&format!("DELETE FROM t WHERE id = {id}"))
             .await
             .unwrap();
@@ -54,12 +57,19 @@ async fn race(name: &str, winners: i64, legacy: bool) -> (u32, u64) {
     let before = meter.counts();
     let outcome = loser.commit().await;
     let after = meter.counts();
-    if legacy {
-        let e = outcome.err().expect("the legacy loser aborts");
-        assert!(e.to_string().contains("oncurrent"), "{e}");
+    let n = winners.len() as i64;
+    let overlap = winners.contains(&0);
+    if legacy || overlap {
+        let Err(EngineError::Conflict(c)) = outcome else {
+            panic!("the loser must abort: {:?}", outcome.map(|r| r.version))
+        };
+        if overlap && !legacy {
+            assert_eq!(c.reason, AbortReason::TrueOverlap, "{c}");
+        }
+        let first_left = (0..).find(|i| !winners.contains(i)).unwrap_or_default();
         assert_eq!(
             rows(&s, "SELECT count(*), min(id) FROM t").await,
-            vec![format!("{}|0", 100 - winners)]
+            vec![format!("{}|{first_left}", 100 - n)]
         );
     } else {
         let r = outcome.unwrap();
@@ -68,10 +78,10 @@ async fn race(name: &str, winners: i64, legacy: bool) -> (u32, u64) {
             .iter()
             .filter(|e| e.name == "delta.rowLevelConcurrency.deletionVectorsMerged")
             .count();
-        assert_eq!(merged as i64, winners, "{:?}", r.events);
+        assert_eq!(merged as i64, n, "{:?}", r.events);
         assert_eq!(
             rows(&s, "SELECT count(*), min(id) FROM t").await,
-            vec![format!("{}|{}", 99 - winners, winners + 1)]
+            vec![format!("{}|{}", 99 - n, n + 1)]
         );
     }
     (
@@ -83,8 +93,8 @@ async fn race(name: &str, winners: i64, legacy: bool) -> (u32, u64) {
 #[test]
 fn a_lost_race_reads_the_winners_dvs_in_one_stage() {
     rt().block_on(async {
-        let (depth_one, _) = race("one", 1, false).await;
-        let (depth_four, gets_four) = race("four", 4, false).await;
+        let (depth_one, _) = race("one", &[1], false).await;
+        let (depth_four, gets_four) = race("four", &[1, 2, 3, 4], false).await;
         // Three more winners add their three DV merges' writes (each merge writes the loser's
         // merged DV before the next winner is checked) and at most one more stage of commit
         // fetches; their DVs are read beside the first's, not after it.
@@ -97,7 +107,10 @@ fn a_lost_race_reads_the_winners_dvs_in_one_stage() {
         assert!(gets_four <= 4 + 8 + 4, "GETs {gets_four}");
         // The twin: in legacy mode the same race aborts, and no DV is read for a merge that
         // never runs (only the winners' commits and the probed window: 12 GETs).
-        let (_, gets_legacy) = race("legacy", 4, true).await;
+        let (_, gets_legacy) = race("legacy", &[1, 2, 3, 4], true).await;
         assert!(gets_legacy <= 4 + 8, "GETs {gets_legacy}");
+        // The true conflict still aborts with every DV read ahead: the third winner deleted the
+        // loser's row too (the first two are merged, then the overlap is found).
+        race("overlap", &[1, 2, 0, 3], false).await;
     });
 }
