@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, 
 
 from datetime import timedelta
 
+import json
 import pyarrow as pa
 
 from delta_rlc import _internal
@@ -91,6 +92,14 @@ class TableMerger:
             return self._add(kind, predicate, None)
         skip = {c.lower() for c in except_cols}
         names = [f.name for f in self._table.schema().fields]
+        if self._merge_schema:
+            # With schema evolution ``*`` is every source column, the new ones included (as
+            # Spark's INSERT * / UPDATE SET * under autoMerge): the source's schema is read
+            # without consuming its rows.
+            if not isinstance(self._source, pa.RecordBatchReader):
+                self._source = pa.RecordBatchReader.from_stream(self._source)
+            known = {n.lower() for n in names}
+            names += [n for n in self._source.schema.names if n.lower() not in known]
         return self._add(kind, predicate, None, [n for n in names if n.lower() not in skip])
 
     def when_matched_update(self, updates: Mapping[str, str], predicate: Optional[str] = None) -> "TableMerger":
@@ -115,7 +124,7 @@ class TableMerger:
         return self._add("not_matched_by_source_delete", predicate, None)
 
     def execute(self) -> Dict[str, Any]:
-        out = self._table._table.merge(self._source, self._predicate, self._source_alias, self._target_alias, self._clauses, _commit(self._commit, None, self._retry_on_conflict), self._table._version, self._merge_schema, self._writer, self._null_on_cast_failure)
+        out = self._table._table.merge(self._source, self._predicate, self._source_alias, self._target_alias, self._clauses, _commit(self._commit, self._hooks, self._retry_on_conflict), self._table._version, self._merge_schema, self._writer, self._null_on_cast_failure)
         _after_commit(self._table._table.raw, self._hooks)
         return self._table._moved(out)
 
@@ -237,9 +246,10 @@ class TableAlterer:
         pa_fields = []
         for f in fields:
             if isinstance(f, Field):
-                if f.metadata:
-                    raise _internal.UnsupportedError(f"add_columns: field metadata ({f.name}) is not supported by delta_rlc")
-                pa_fields.append(f.to_pyarrow())
+                # Metadata travels with the field: ADD COLUMNS keeps a comment and refuses the
+                # protocol's keys (a generated or identity column) as SQL and Rust do.
+                meta = {k: v if isinstance(v, str) else json.dumps(v) for k, v in f.metadata.items()}
+                pa_fields.append(f.to_pyarrow().with_metadata(meta) if meta else f.to_pyarrow())
             else:
                 pa_fields.append(pa.field(f))
         self._alter("add_columns", pa.schema(pa_fields), commit_properties, post_commithook_properties)

@@ -829,6 +829,16 @@ class DeltaTable:
     def __repr__(self) -> str:
         return f"DeltaTable({self.table_uri!r}, version={self._version})"
 
+    def __eq__(self, other: object) -> bool:
+        # Two handles on one table at one version read the same rows (deltalake's DeltaTable, a
+        # field-less dataclass, calls any two handles equal; here the table and version count).
+        if not isinstance(other, DeltaTable):
+            return NotImplemented
+        return (self.table_uri, self._version) == (other.table_uri, other._version)
+
+    def __hash__(self) -> int:
+        return hash((self.table_uri, self._version))
+
 
 def _create_deltalake(
     table_uri: str,
@@ -874,7 +884,7 @@ def _create_deltalake(
         storage_options,
         None,
         None,
-        _commit(commit_properties),
+        _commit(commit_properties, post_commithook_properties),
         schema.to_json(),
         None,
         replace,

@@ -41,17 +41,18 @@ class AddAction:
 
 
 class PostCommitHookProperties:
-    """What runs after a commit. ``create_checkpoint=True`` (checkpoints follow the table's
-    ``delta.checkpointInterval``, always on here); ``cleanup_expired_logs=True`` deletes expired
-    log entries after the commit (``None``/``False``: not)."""
+    """What runs after a commit. ``create_checkpoint=True`` writes the checkpoint the table's
+    ``delta.checkpointInterval`` asks for at this version (``False``: none now; a later commit at
+    an interval writes one); ``cleanup_expired_logs=True`` deletes expired log entries after the
+    commit (``None``/``False``: not)."""
 
     def __init__(self, create_checkpoint: bool = True, cleanup_expired_logs: Optional[bool] = None) -> None:
         self.create_checkpoint = create_checkpoint
         self.cleanup_expired_logs = cleanup_expired_logs
 
     def _check(self) -> None:
-        if self.create_checkpoint is False:
-            raise _internal.UnsupportedError("PostCommitHookProperties(create_checkpoint=False): checkpoints always follow delta.checkpointInterval")
+        if not isinstance(self.create_checkpoint, bool):
+            raise TypeError(f"create_checkpoint must be a bool, got {type(self.create_checkpoint).__name__}")
 
 
 class CommitProperties:
@@ -108,6 +109,9 @@ def _commit(props: Optional[CommitProperties], hooks: Optional[PostCommitHookPro
     if hooks is not None:
         hooks._check()
     out = props._to_dict() if props is not None else None
+    if hooks is not None and not hooks.create_checkpoint:
+        out = dict(out or {})
+        out["create_checkpoint"] = False
     if retry_on_conflict is not None:
         # Re-execution on a true conflict (delta_rlc's own keyword; off unless asked for).
         if isinstance(retry_on_conflict, bool) or not isinstance(retry_on_conflict, int) or retry_on_conflict < 0:

@@ -92,7 +92,7 @@ def write_deltalake(
                 storage_options,
                 cfg._to_dict(),
                 data,
-                _commit(commit_properties),
+                _commit(commit_properties, post_commithook_properties),
                 None,
                 writer,
                 False,
@@ -114,7 +114,7 @@ def write_deltalake(
         else:
             # deltalake's error, word for word (callers match on it).
             raise _internal.DeltaError(f"Generic error: Specified table partitioning does not match table partitioning: expected: {_listed(expected)}, got: {_listed(got)}. To change partition columns, use full table overwrite with schema overwrite and no replaceWhere predicate.")
-    out = table._table.write(data, mode, predicate, _commit(commit_properties, None, retry_on_conflict), table._version if isinstance(table_or_uri, DeltaTable) else None, schema_mode, writer, repartition)
+    out = table._table.write(data, mode, predicate, _commit(commit_properties, post_commithook_properties, retry_on_conflict), table._version if isinstance(table_or_uri, DeltaTable) else None, schema_mode, writer, repartition)
     _after_commit(table._table.raw, post_commithook_properties)
     return table._moved(out)
 

@@ -433,6 +433,11 @@ pub(crate) fn commit_options(commit: Option<&Bound<'_, PyDict>>) -> PyResult<Com
             o.max_commit_attempts = Some(retries.saturating_add(1));
         }
     }
+    if let Some(v) = d.get_item("create_checkpoint")? {
+        if !v.is_none() {
+            o.skip_checkpoint = !v.extract::<bool>()?;
+        }
+    }
     if let Some(v) = d.get_item("retry_on_conflict")? {
         if !v.is_none() {
             o.retry_on_conflict = Some(v.extract()?);

@@ -508,3 +508,108 @@ def test_a_write_that_creates_the_table_is_recorded_as_a_write(tmp_path):
         assert sorted(r["id"] for r in _rows(DeltaTable(uri).to_pyarrow_table())) == [1, 2]
     DeltaTable.create(tmp_path / "c", Schema([Field("id", "long")]))
     assert DeltaTable(tmp_path / "c").history(1)[0]["operation"] == "CREATE TABLE"
+
+
+def _strip_stats(path) -> None:
+    """Drops the stats of every add action in the log (a writer that kept none)."""
+    for f in (path / "_delta_log").glob("*.json"):
+        lines = []
+        for line in f.read_text().splitlines():
+            action = json.loads(line)
+            if "add" in action:
+                action["add"].pop("stats", None)
+            lines.append(json.dumps(action))
+        f.write_text("\n".join(lines) + "\n")
+
+
+def test_a_delete_of_files_without_stats_leaves_the_deleted_row_count_out(tmp_path):
+    # Whole partitions removed unread: with no numRecords the count is unknown, so it is left out
+    # (Delta Spark's metadata-only delete) rather than reported as 0; with stats it is counted.
+    write_deltalake(tmp_path, pa.table({"part": ["a", "a", "b", "c"], "v": [1, 2, 3, 4]}), partition_by=["part"])
+    _strip_stats(tmp_path)
+    dt = DeltaTable(tmp_path)
+    metrics = dt.delete("part = 'a'")
+    assert metrics["num_removed_files"] == 1
+    assert "num_deleted_rows" not in metrics and metrics["rows_affected"] is None
+    assert sorted(r["v"] for r in _rows(dt.to_pyarrow_table())) == [3, 4]
+    write_deltalake(tmp_path, pa.table({"part": ["c"], "v": [5]}), mode="append")
+    dt = DeltaTable(tmp_path)
+    metrics = dt.delete("part = 'c'")
+    assert "num_deleted_rows" not in metrics, "one of the two files has no stats"
+    write_deltalake(tmp_path, pa.table({"part": ["d", "d"], "v": [6, 7]}), mode="append")
+    metrics = DeltaTable(tmp_path).delete("part = 'd'")
+    assert metrics["num_deleted_rows"] == 2
+
+
+def test_post_commit_hook_create_checkpoint_false_skips_that_checkpoint_only(tmp_path):
+    from delta_rlc import PostCommitHookProperties
+
+    data = pa.table({"id": [1, 2, 3]})
+    write_deltalake(tmp_path, data, configuration={"delta.checkpointInterval": "2"})
+    write_deltalake(tmp_path, data, mode="append")
+    write_deltalake(tmp_path, data, mode="append", post_commithook_properties=PostCommitHookProperties(create_checkpoint=False))
+    log = tmp_path / "_delta_log"
+    assert not list(log.glob("*.checkpoint.parquet")), "version 2 was committed without its checkpoint"
+    DeltaTable(tmp_path).delete("id = 3", post_commithook_properties=PostCommitHookProperties(create_checkpoint=True))
+    assert len(list(log.glob("*.checkpoint.parquet"))) == 0, "version 3 is not at the interval"
+    DeltaTable(tmp_path).update(updates={"id": "4"}, predicate="id = 1")
+    assert [p.name for p in log.glob("*.checkpoint.parquet")] == ["00000000000000000004.checkpoint.parquet"]
+    assert DeltaTable(tmp_path).version() == 4 and sorted(r["id"] for r in _rows(DeltaTable(tmp_path).to_pyarrow_table())) == [2, 2, 2, 4, 4, 4]
+    with pytest.raises(UnsupportedError, match="skip_checkpoint"):
+        DeltaTable(tmp_path).vacuum(post_commithook_properties=PostCommitHookProperties(create_checkpoint=False))
+
+
+def test_merge_star_except_with_schema_evolution_takes_the_new_source_columns(tmp_path):
+    # INSERT * EXCEPT (sold) with merge_schema: every source column but `sold`, the new `customer`
+    # included (it was once expanded from the target's columns alone, so customer came out NULL).
+    write_deltalake(tmp_path, pa.table({"id": ["1", "2"], "sold": pa.array([1, 2], pa.int32())}))
+    dt = DeltaTable(tmp_path)
+    source = pa.table({"id": ["2", "9"], "sold": pa.array([20, 90], pa.int32()), "customer": ["ann", "doe"]})
+    dt.merge(source, "t.id = s.id", source_alias="s", target_alias="t", merge_schema=True).when_matched_update_all(except_cols=["sold"]).when_not_matched_insert_all(except_cols=["sold"]).execute()
+    rows = sorted(_rows(DeltaTable(tmp_path).to_pyarrow_table()), key=lambda r: r["id"])
+    assert rows == [
+        {"id": "1", "sold": 1, "customer": None},
+        {"id": "2", "sold": 2, "customer": "ann"},
+        {"id": "9", "sold": None, "customer": "doe"},
+    ]
+
+
+def test_two_handles_on_one_table_and_version_are_equal(tmp_path):
+    write_deltalake(tmp_path, pa.table({"id": [1]}))
+    a, b = DeltaTable(tmp_path), DeltaTable(str(tmp_path))
+    assert a == b and hash(a) == hash(b)
+    write_deltalake(tmp_path, pa.table({"id": [2]}), mode="append")
+    assert DeltaTable(tmp_path) != a and DeltaTable(tmp_path, version=0) == a
+
+
+def test_replace_where_with_schema_overwrite_only_keeps_the_schema(tmp_path):
+    # The rows the predicate keeps must fit: the same schema is a plain replaceWhere, another
+    # schema is refused (and nothing is committed).
+    write_deltalake(tmp_path, pa.table({"utcDate": ["a", "b"], "score": ["0-1", "3-1"]}))
+    write_deltalake(tmp_path, pa.table({"utcDate": ["c"], "score": ["0-1"]}), mode="overwrite", schema_mode="overwrite", predicate="score = '0-1'")
+    dt = DeltaTable(tmp_path)
+    assert sorted(r["utcDate"] for r in _rows(dt.to_pyarrow_table())) == ["b", "c"]
+    with pytest.raises(DeltaError, match="replaceWhere"):
+        write_deltalake(tmp_path, pa.table({"utcDate": ["d"], "score": ["0-1"], "extra": [1]}), mode="overwrite", schema_mode="overwrite", predicate="score = '0-1'")
+    assert DeltaTable(tmp_path).version() == 1
+
+
+def test_writer_properties_compression_and_a_columns_encoding_are_what_the_files_hold(tmp_path):
+    import pyarrow.parquet as pq
+    from delta_rlc import ColumnProperties, WriterProperties
+
+    data = pa.table({"price": pa.array(range(100), pa.int64()), "sold": pa.array([i % 3 for i in range(100)], pa.int64())})
+    for codec, stored in [("GZIP", "GZIP"), ("BROTLI", "BROTLI"), ("LZ4_RAW", "LZ4"), ("ZSTD", "ZSTD")]:
+        path = tmp_path / codec
+        props = WriterProperties(compression=codec, column_properties={"price": ColumnProperties(encoding="DELTA_BINARY_PACKED")})
+        write_deltalake(path, data, writer_properties=props)
+        dt = DeltaTable(path)
+        meta = pq.read_metadata(dt.file_uris()[0]).to_dict()["row_groups"][0]["columns"]
+        price = next(c for c in meta if c["path_in_schema"] == "price")
+        sold = next(c for c in meta if c["path_in_schema"] == "sold")
+        assert price["compression"] == stored and "DELTA_BINARY_PACKED" in price["encodings"]
+        assert "RLE_DICTIONARY" in sold["encodings"], "other columns keep their dictionary"
+        assert sorted(r["price"] for r in _rows(dt.to_pyarrow_table())) == list(range(100))
+    with pytest.raises(UnsupportedError, match="LZO"):
+        write_deltalake(tmp_path / "lzo", data, writer_properties=WriterProperties(compression="LZO"))
+    assert not (tmp_path / "lzo" / "_delta_log").exists()

@@ -80,7 +80,14 @@ impl TableChange {
                         name: f.name().clone(),
                         data_type: arrow_to_delta_type(f.data_type())?,
                         nullable: f.is_nullable(),
-                        metadata: Default::default(),
+                        // Carried as text: a comment is kept, and the protocol's keys (a
+                        // generation expression, identity) meet the operation's refusal
+                        // instead of vanishing.
+                        metadata: f
+                            .metadata()
+                            .iter()
+                            .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                            .collect(),
                     });
                 }
                 AlterOp::AddColumns(out)

@@ -215,6 +215,7 @@ impl From<EngineError> for Error {
     fn from(e: EngineError) -> Self {
         let kind = match &e {
             EngineError::Conflict(c) => ErrorKind::Conflict(conflict_info(c)),
+            EngineError::SchemaMismatch(_) => ErrorKind::SchemaMismatch,
             EngineError::TransactionExpired(_) => {
                 ErrorKind::Conflict(ConflictInfo::without_winner(
                     ConflictKind::TransactionExpired,

@@ -186,6 +186,7 @@ async fn commit(
     for (k, v) in &options.metadata {
         txn.set_app_metadata(k, v.clone())?;
     }
+    txn.checkpoint_after = !options.skip_checkpoint;
     let mut app_ids = std::collections::BTreeSet::new();
     for t in &options.app_transactions {
         if t.app_id.is_empty() {

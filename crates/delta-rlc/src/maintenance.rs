@@ -221,6 +221,12 @@ impl VacuumBuilder {
                     .map_err(|_| Error::invalid("VACUUM: retention too large"))
             })
             .transpose()?;
+        if self.commit.skip_checkpoint {
+            return Err(Error::new(
+                crate::ErrorKind::Unsupported,
+                "VACUUM always follows delta.checkpointInterval (skip_checkpoint)",
+            ));
+        }
         if !self.commit.app_transactions.is_empty() {
             return Err(Error::invalid(
                 "VACUUM records no application transaction (app_transactions)",

@@ -70,6 +70,10 @@ pub struct CommitOptions {
     /// This statement's re-runs after a true conflict, instead of the table's
     /// [`ConflictSettings::retry_on_conflict`] (see there; at most 100).
     pub retry_on_conflict: Option<u32>,
+    /// No checkpoint after this commit, even at a `delta.checkpointInterval` version (deltalake's
+    /// `PostCommitHookProperties(create_checkpoint=False)`); the next commit at an interval
+    /// writes one.
+    pub skip_checkpoint: bool,
 }
 
 /// One application's progress marker, committed atomically with the data (a `txn` action).
@@ -265,13 +269,14 @@ impl WriterSettings {
                     .map_err(|e| crate::Error::invalid(format!("compression {c:?}: {e}")))
             })
             .transpose()?;
-        // The codecs this build carries; others would fail only when a file is written.
+        // Every codec Parquet defines but LZO is built in (DataFusion turns on Parquet's default
+        // codecs, which reads need anyway); LZO has no Rust implementation and would fail only
+        // when a file is written, so it is refused here.
         if let Some(c) = compression {
-            use parquet::basic::Compression as C;
-            if !matches!(c, C::UNCOMPRESSED | C::SNAPPY | C::ZSTD(_)) {
+            if matches!(c, parquet::basic::Compression::LZO) {
                 return Err(crate::Error::new(
                     crate::ErrorKind::Unsupported,
-                    format!("compression {c:?} is not built in (snappy, zstd, uncompressed)"),
+                    "compression LZO is not built in (snappy, gzip, brotli, lz4, zstd, uncompressed are)",
                 ));
             }
         }

@@ -209,16 +209,40 @@ impl WriteBuilder {
                 (!new.is_empty()).then_some(AlterOp::AddColumns(new))
             }
             (Some(SchemaMode::Overwrite), Some(data)) => {
-                if !matches!(self.mode, WriteMode::Overwrite) {
-                    return Err(Error::invalid(
-                        "schema_mode overwrite needs mode overwrite (the old rows do not fit the new schema)",
-                    ));
-                }
                 let fields = nullable_fields(data, |_| true)?;
-                Some(AlterOp::ReplaceSchema {
-                    schema: StructType { fields },
-                    partition_by: self.partition_by.clone(),
-                })
+                // A replaceWhere keeps the rows its predicate does not match, which must still
+                // fit the schema: it may "overwrite" the schema only with the one the table has.
+                let same_schema = fields.len() == delta_schema.fields.len()
+                    && fields
+                        .iter()
+                        .zip(&delta_schema.fields)
+                        .all(|(a, b)| a.name == b.name && a.data_type == b.data_type && b.nullable)
+                    && self
+                        .partition_by
+                        .as_ref()
+                        .is_none_or(|p| *p == snapshot.metadata.partition_columns);
+                match &self.mode {
+                    WriteMode::Overwrite => {}
+                    WriteMode::ReplaceWhere(_) if same_schema => {}
+                    WriteMode::ReplaceWhere(_) => {
+                        return Err(Error::invalid(
+                            "schema_mode overwrite with a predicate (replaceWhere) would change the schema of the rows the predicate keeps; overwrite the whole table (no predicate) to change the schema",
+                        ))
+                    }
+                    WriteMode::Append => {
+                        return Err(Error::invalid(
+                            "schema_mode overwrite needs mode overwrite (the old rows do not fit the new schema)",
+                        ))
+                    }
+                }
+                if same_schema && matches!(self.mode, WriteMode::ReplaceWhere(_)) {
+                    None
+                } else {
+                    Some(AlterOp::ReplaceSchema {
+                        schema: StructType { fields },
+                        partition_by: self.partition_by.clone(),
+                    })
+                }
             }
             _ => None,
         };

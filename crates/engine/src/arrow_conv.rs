@@ -275,10 +275,14 @@ pub fn nullable_fields(
             if let Some(k) = f.metadata().keys().find(|k| {
                 k.as_str() == GENERATION_EXPRESSION_KEY || k.starts_with(IDENTITY_KEY_PREFIX)
             }) {
-                return Err(EngineError::invalid(format!(
-                    "schema evolution cannot add {} as a {} column (rows already written have no value for it; add it when the table is created)",
+                // deltalake's words first (callers match on them).
+                let what = match k.starts_with(IDENTITY_KEY_PREFIX) {
+                    true => "Schema evolved fields cannot be identity columns",
+                    false => "Schema evolved fields cannot have generated expressions",
+                };
+                return Err(EngineError::SchemaMismatch(format!(
+                    "{what}. Recreate the table to achieve this: {} has no value in the rows already written",
                     f.name(),
-                    if k.starts_with(IDENTITY_KEY_PREFIX) { "identity" } else { "generated" }
                 )));
             }
             Ok(ds::StructField {

@@ -58,6 +58,10 @@ pub enum EngineError {
     CommitUnknown(String),
     #[error("{0}")]
     Conflict(Box<crate::conflict_error::ConflictError>),
+    /// The data's columns cannot become the table's (schema evolution refused): an invalid
+    /// argument whose callers (deltalake's API) tell it apart as a schema mismatch.
+    #[error("{0}")]
+    SchemaMismatch(String),
     /// The transaction stayed open past the limit VACUUM's safety floor relies on; run it again.
     #[error("transaction expired: {0}")]
     TransactionExpired(String),
@@ -103,7 +107,9 @@ impl EngineError {
             },
             EngineError::Arrow(_) | EngineError::Parquet(_) => ErrorKind::CorruptTable,
             EngineError::DataFusion(e) => datafusion_kind(e),
-            EngineError::InvalidArgument(_) => ErrorKind::InvalidArgument,
+            EngineError::InvalidArgument(_) | EngineError::SchemaMismatch(_) => {
+                ErrorKind::InvalidArgument
+            }
             EngineError::NotFound(_) => ErrorKind::NotFound,
             EngineError::Corrupt(_) => ErrorKind::CorruptTable,
             EngineError::Unsupported(_) => ErrorKind::Unsupported,

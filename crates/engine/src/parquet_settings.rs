@@ -80,8 +80,13 @@ impl ParquetSettings {
         }
         for (name, c) in &self.columns {
             let path = ColumnPath::from(name.as_str());
-            if let Some(e) = c.dictionary_enabled {
-                b = b.set_column_dictionary_enabled(path.clone(), e);
+            // An encoding named for a column is the one its pages get: with a dictionary on,
+            // Parquet would use it only as the fallback, so naming one turns the column's
+            // dictionary off unless the caller turns it on too (deltalake refuses the pair).
+            match (c.dictionary_enabled, c.encoding) {
+                (Some(on), _) => b = b.set_column_dictionary_enabled(path.clone(), on),
+                (None, Some(_)) => b = b.set_column_dictionary_enabled(path.clone(), false),
+                (None, None) => {}
             }
             if let Some(e) = c.encoding {
                 b = b.set_column_encoding(path.clone(), e);

@@ -44,9 +44,12 @@ pub(super) fn add_columns(
                 "ADD COLUMNS: {shown} must be nullable (rows already written have no value for it)"
             )));
         }
-        if crate::constraints::generation_of(c).is_some() {
+        if crate::constraints::generation_of(c).is_some()
+            || c.metadata
+                .contains_key(delta_rlc_protocol::schema::GENERATION_EXPRESSION_KEY)
+        {
             return Err(EngineError::invalid(format!(
-                "ADD COLUMNS: {shown} cannot be a generated column (rows already written have no value for it; as in Delta)"
+                "ADD COLUMNS: {shown}: New columns cannot be a generated column (rows already written have no value for it; as in Delta)"
             )));
         }
         // Rows already written would hold NULL ids, and other writers would generate ids that
@@ -58,6 +61,15 @@ pub(super) fn add_columns(
         {
             return Err(EngineError::invalid(format!(
                 "ADD COLUMNS: {shown} cannot be an identity column (rows already written have no id; as in Delta, create the table with it)"
+            )));
+        }
+        // Other keys the protocol gives meaning to say what the files hold (column mapping,
+        // invariants, type changes): a new column's are the engine's to set, not the caller's.
+        if let Some(k) = c.metadata.keys().find(|k| {
+            k.to_ascii_lowercase().starts_with("delta.") || k.as_str() == "parquet.field.id"
+        }) {
+            return Err(EngineError::invalid(format!(
+                "ADD COLUMNS: {shown}: column metadata key {k} is the protocol's (set through the operation that owns it)"
             )));
         }
         let target = match parent.is_empty() {

@@ -9,6 +9,7 @@ use serde_json::json;
 
 use super::dml::{
     eval_mask, match_candidates, stage_dv_removals, stage_row_removal, DmlMetrics, ExprContext,
+    NewRows, REWRITE_CHUNK_BYTES,
 };
 use crate::error::Result;
 use crate::read_set::split_predicate;
@@ -41,14 +42,24 @@ async fn record_deleted_rows(
     Ok(())
 }
 
-fn logical_rows(add: &delta_rlc_protocol::actions::Add) -> u64 {
-    let n = add.num_records().unwrap_or(0);
+/// The live rows of a file removed without reading it: numRecords less its DV's cardinality, or
+/// None when the file has no stats (the count is then unknown, and not reported as 0).
+fn logical_rows(add: &delta_rlc_protocol::actions::Add) -> Option<u64> {
+    let n = add.num_records()?;
     let d = add
         .deletion_vector
         .as_ref()
         .map(|d| d.cardinality)
         .unwrap_or(0);
-    (n - d).max(0) as u64
+    u64::try_from(n.saturating_sub(d)).ok()
+}
+
+/// Counts `add`'s live rows as deleted, or marks the count unknown.
+fn count_removed(metrics: &mut DmlMetrics, add: &delta_rlc_protocol::actions::Add) {
+    match logical_rows(add) {
+        Some(n) => metrics.deleted_rows += n,
+        None => metrics.deleted_rows_unknown = true,
+    }
 }
 
 pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result<Transaction> {
@@ -78,7 +89,7 @@ pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result
         None => {
             txn.read_set.read_whole_table();
             for f in &snapshot.files {
-                metrics.deleted_rows += logical_rows(f);
+                count_removed(&mut metrics, f);
                 metrics.removed_files += 1;
                 txn.remove_file(f.to_remove(now, true));
             }
@@ -92,7 +103,7 @@ pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result
             for f in crate::scan::files_matching_partition_predicate(&snapshot, p)? {
                 txn.read_set
                     .read_file(&f.path, f.deletion_vector.as_ref().map(|d| d.unique_id()));
-                metrics.deleted_rows += logical_rows(f);
+                count_removed(&mut metrics, f);
                 metrics.removed_files += 1;
                 txn.remove_file(f.to_remove(now, true));
             }
@@ -129,6 +140,8 @@ pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result
                 let ectx = ExprContext::new(&snapshot, None)?;
                 let phys = ectx.physical(p)?;
                 let opts = super::dml::dml_read_options(&snapshot);
+                // DVs off, the survivors of the files rewritten share files (one per chunk).
+                let mut survivors = NewRows::default();
                 for add in candidate_files(&snapshot, Some(p))? {
                     txn.read_set.read_file(
                         &add.path,
@@ -152,12 +165,24 @@ pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result
                         let deleted = filter_record_batch(&scan.rows, &mask)?;
                         change_data::record(&mut txn, ChangeType::Delete, &deleted).await?;
                     }
-                    stage_row_removal(&mut txn, &snapshot, &scan, &mask, &mut metrics).await?;
+                    stage_row_removal(
+                        &mut txn,
+                        &snapshot,
+                        &scan,
+                        &mask,
+                        &mut survivors,
+                        &mut metrics,
+                    )
+                    .await?;
+                    if survivors.bytes() >= REWRITE_CHUNK_BYTES {
+                        survivors.write(&mut txn, &snapshot, &mut metrics).await?;
+                    }
                 }
+                survivors.write(&mut txn, &snapshot, &mut metrics).await?;
             }
         }
     }
-    txn.affected_rows = Some(metrics.deleted_rows);
+    txn.affected_rows = (!metrics.deleted_rows_unknown).then_some(metrics.deleted_rows);
     let elapsed = txn.table.env.clock.now_ms() - start;
     txn.operation_metrics = metrics.into_map(elapsed);
     Ok(txn)

@@ -44,6 +44,9 @@ pub struct DmlMetrics {
     pub added_files: u64,
     pub removed_files: u64,
     pub scanned_files: u64,
+    /// Rows were deleted with files that have no stats and were not read: the deleted-row count is
+    /// unknown and is left out of the metrics (as Delta Spark leaves it), not reported low.
+    pub deleted_rows_unknown: bool,
 }
 
 impl DmlMetrics {
@@ -52,13 +55,15 @@ impl DmlMetrics {
         let mut put = |k: &str, v: u64| {
             m.insert(k.into(), json!(v.to_string()));
         };
-        put("numDeletedRows", self.deleted_rows);
+        if !self.deleted_rows_unknown {
+            put("numDeletedRows", self.deleted_rows);
+            put("numTargetRowsDeleted", self.deleted_rows);
+        }
         put("numUpdatedRows", self.updated_rows);
         put("numCopiedRows", self.copied_rows);
         put("numTargetRowsCopied", self.copied_rows);
         put("numTargetRowsInserted", self.inserted_rows);
         put("numTargetRowsUpdated", self.updated_rows);
-        put("numTargetRowsDeleted", self.deleted_rows);
         put("numDeletionVectorsAdded", self.dvs_added);
         put("numDeletionVectorsRemoved", self.dvs_removed);
         put("numDeletionVectorsUpdated", self.dvs_updated);
@@ -325,14 +330,34 @@ pub async fn write_new_rows(
     Ok(())
 }
 
-/// Removes the rows of `scan` selected by `mask` (aligned with `scan.rows`).
+/// Removes the rows of `scan` selected by `mask` (aligned with `scan.rows`): a new DV, the whole
+/// file, or — DVs off — the file removed and its survivors (with their stable row-tracking values)
+/// pushed to `out`, where they share files with the statement's other new rows.
 pub async fn stage_row_removal(
     txn: &mut Transaction,
     snapshot: &Snapshot,
     scan: &FileScan,
     mask: &BooleanArray,
+    out: &mut NewRows,
     metrics: &mut DmlMetrics,
 ) -> Result<()> {
+    if stage_removed_rows(txn, snapshot, scan, mask, metrics).await? {
+        return Ok(());
+    }
+    let survivors = rewritten_survivors(txn, snapshot, scan, mask, metrics)?;
+    out.push(without_row_index(&survivors)?);
+    Ok(())
+}
+
+/// The DV path of [`stage_row_removal`]: true when the removal is staged (a DV, the whole file,
+/// or nothing to remove), false when the file must be rewritten (DVs off).
+async fn stage_removed_rows(
+    txn: &mut Transaction,
+    snapshot: &Snapshot,
+    scan: &FileScan,
+    mask: &BooleanArray,
+    metrics: &mut DmlMetrics,
+) -> Result<bool> {
     let idx = scan.row_indexes()?;
     let mut deleted = RoaringTreemap::new();
     for i in 0..mask.len() {
@@ -340,7 +365,7 @@ pub async fn stage_row_removal(
             deleted.insert(idx.value(i));
         }
     }
-    if stage_deleted_rows(
+    stage_deleted_rows(
         txn,
         snapshot,
         &scan.add,
@@ -349,12 +374,18 @@ pub async fn stage_row_removal(
         scan.live_rows,
         metrics,
     )
-    .await?
-    {
-        return Ok(());
-    }
-    // Copy-on-write: rewrite the survivors (with their stable row-tracking values) — which needs
-    // every live row of the file.
+    .await
+}
+
+/// Copy-on-write: removes `scan`'s file and returns its rows not selected by `mask`, with their
+/// stable row-tracking values (row index kept) — which needs every live row of the file.
+fn rewritten_survivors(
+    txn: &mut Transaction,
+    snapshot: &Snapshot,
+    scan: &FileScan,
+    mask: &BooleanArray,
+    metrics: &mut DmlMetrics,
+) -> Result<RecordBatch> {
     if scan.rows.num_rows() as u64 != scan.live_rows {
         return Err(EngineError::Internal(format!(
             "a rewrite of {} needs all its rows; only some were read",
@@ -368,7 +399,126 @@ pub async fn stage_row_removal(
     metrics.copied_rows += survivors.num_rows() as u64;
     txn.remove_file(scan.add.to_remove(now, true));
     metrics.removed_files += 1;
-    write_new_rows(txn, snapshot, &[without_row_index(&survivors)?], metrics).await
+    Ok(survivors)
+}
+
+/// An UPDATE's removal of the rows of `scan` selected by `mask`, whose new images are `updated`
+/// (aligned with the selected rows, in order; no row index). With DVs, or when every row changes,
+/// as [`stage_row_removal`] plus the images; DVs off, the file is rewritten as Spark rewrites it:
+/// one image of its rows in their order, the selected ones replaced — not survivors and updated
+/// rows apart, in two files.
+pub async fn stage_row_update(
+    txn: &mut Transaction,
+    snapshot: &Snapshot,
+    scan: &FileScan,
+    mask: &BooleanArray,
+    updated: RecordBatch,
+    out: &mut NewRows,
+    metrics: &mut DmlMetrics,
+) -> Result<()> {
+    if stage_removed_rows(txn, snapshot, scan, mask, metrics).await? {
+        out.push(updated);
+        return Ok(());
+    }
+    let survivors = without_row_index(&rewritten_survivors(txn, snapshot, scan, mask, metrics)?)?;
+    match interleave_by_mask(mask, &survivors, &updated)? {
+        Some(image) => out.push(image),
+        None => {
+            // Columns of other types (cannot happen: both come from the same scan) — kept apart.
+            out.push(survivors);
+            out.push(updated);
+        }
+    }
+    Ok(())
+}
+
+/// The rows of `unselected` and `selected` merged back into one batch in `mask`'s order (row i is
+/// the next of `selected` where `mask[i]`, else the next of `unselected`); None when their
+/// columns differ in type or the counts do not add up.
+fn interleave_by_mask(
+    mask: &BooleanArray,
+    unselected: &RecordBatch,
+    selected: &RecordBatch,
+) -> Result<Option<RecordBatch>> {
+    if unselected.schema().fields().len() != selected.schema().fields().len()
+        || unselected.num_rows() + selected.num_rows() != mask.len()
+        || mask.true_count() != selected.num_rows()
+    {
+        return Ok(None);
+    }
+    let Ok(selected) = RecordBatch::try_new(unselected.schema(), selected.columns().to_vec())
+    else {
+        return Ok(None);
+    };
+    let (mut u, mut s) = (0usize, 0usize);
+    let mut indices = Vec::with_capacity(mask.len());
+    for i in 0..mask.len() {
+        if mask.is_valid(i) && mask.value(i) {
+            indices.push((1usize, s));
+            s += 1;
+        } else {
+            indices.push((0usize, u));
+            u += 1;
+        }
+    }
+    let mut cols = Vec::with_capacity(unselected.num_columns());
+    for (a, b) in unselected.columns().iter().zip(selected.columns()) {
+        cols.push(arrow::compute::interleave(
+            &[a.as_ref(), b.as_ref()],
+            &indices,
+        )?);
+    }
+    Ok(Some(RecordBatch::try_new(unselected.schema(), cols)?))
+}
+
+/// Bytes of survivors a copy-on-write DELETE buffers before writing them as files.
+pub const REWRITE_CHUNK_BYTES: usize = 128 << 20;
+
+/// The new rows of a statement, buffered so that its updated and inserted rows and the survivors
+/// of the files it rewrites share files: written together once the caller's chunk is full, one
+/// stage of writes and no more objects than the rows need. Batches whose columns differ in type
+/// are kept in groups of their own (each group is one write).
+#[derive(Default)]
+pub struct NewRows {
+    groups: Vec<Vec<RecordBatch>>,
+    bytes: usize,
+}
+
+impl NewRows {
+    /// Buffers `b` (an empty batch is dropped).
+    pub fn push(&mut self, b: RecordBatch) {
+        if b.num_rows() == 0 {
+            return;
+        }
+        self.bytes += b.get_array_memory_size();
+        for g in &mut self.groups {
+            let Some(first) = g.first() else { continue };
+            if let Ok(same) = RecordBatch::try_new(first.schema(), b.columns().to_vec()) {
+                g.push(same);
+                return;
+            }
+        }
+        self.groups.push(vec![b]);
+    }
+
+    /// Bytes buffered since the last write.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Writes what is buffered as new data files of `txn`.
+    pub async fn write(
+        &mut self,
+        txn: &mut Transaction,
+        snapshot: &Snapshot,
+        metrics: &mut DmlMetrics,
+    ) -> Result<()> {
+        for g in std::mem::take(&mut self.groups) {
+            write_new_rows(txn, snapshot, &g, metrics).await?;
+        }
+        self.bytes = 0;
+        Ok(())
+    }
 }
 
 /// Stages the removal of the live rows `deleted` (physical indexes) of `add`, whose DV at read time

@@ -12,7 +12,7 @@ use serde_json::json;
 use super::conform::CastFailure;
 use super::dml::{
     dml_read_options, eval_mask, register_candidates, scan_file, stage_dv_removals,
-    stage_row_removal, without_row_index, write_new_rows, DmlMetrics, ExprContext,
+    stage_row_update, without_row_index, DmlMetrics, ExprContext, NewRows,
 };
 use crate::error::{EngineError, Result};
 use crate::row_tracking::stabilize_row_tracking;
@@ -171,8 +171,7 @@ pub async fn update_txn(
         let mut all: Vec<FileMatch> = Vec::with_capacity(files.len());
         // Images are carried across rounds until UPDATE_CHUNK_BYTES, so a statement writes files
         // of that size, not one small file per round.
-        let mut new_rows = Vec::new();
-        let mut new_bytes = 0usize;
+        let mut new_rows = NewRows::default();
         for round in rounds_by_rows(&files, |a| {
             a.num_records()
                 .map_or(u64::MAX, |n| u64::try_from(n).unwrap_or(u64::MAX))
@@ -200,15 +199,11 @@ pub async fn update_txn(
                         let batch = stabilize_row_tracking(&snapshot, &m.add, batch, true)?;
                         let updated = apply_assignments(&ectx, &batch, &phys_assign, cast_failure)?;
                         record_update(&mut txn, &batch, &updated).await?;
-                        let image = without_row_index(&updated)?;
-                        new_bytes += image.get_array_memory_size();
-                        new_rows.push(image);
+                        new_rows.push(without_row_index(&updated)?);
                     }
                 }
-                if new_bytes >= UPDATE_CHUNK_BYTES {
-                    write_new_rows(&mut txn, &snapshot, &new_rows, &mut metrics).await?;
-                    new_rows.clear();
-                    new_bytes = 0;
+                if new_rows.bytes() >= UPDATE_CHUNK_BYTES {
+                    new_rows.write(&mut txn, &snapshot, &mut metrics).await?;
                 }
             }
             for m in &mut matches {
@@ -219,12 +214,12 @@ pub async fn update_txn(
         stage_dv_removals(&mut txn, &snapshot, &all, &mut metrics).await?;
         return finish(txn, &snapshot, new_rows, metrics, start).await;
     }
-    // Full rows, file by file: each file's matched rows are removed and their images buffered,
-    // written once the buffer reaches UPDATE_CHUNK_BYTES — memory follows one file and one chunk.
+    // Full rows, file by file: each file's matched rows are removed and their images buffered
+    // (DVs off: the file's whole image, rows in place), written once the buffer reaches
+    // UPDATE_CHUNK_BYTES — memory follows one file and one chunk.
     let files = register_candidates(&mut txn, &snapshot, predicate.as_ref())?;
     let opts = dml_read_options(&snapshot);
-    let mut new_rows = Vec::new();
-    let mut new_bytes = 0usize;
+    let mut new_rows = NewRows::default();
     for add in files {
         let Some(scan) = scan_file(&txn.table.store, &snapshot, &add, &opts, None).await? else {
             continue;
@@ -248,13 +243,18 @@ pub async fn update_txn(
             cast_failure,
         )?)?;
         record_update(&mut txn, &matched, &updated).await?;
-        new_bytes += updated.get_array_memory_size();
-        new_rows.push(updated);
-        stage_row_removal(&mut txn, &snapshot, &scan, &mask, &mut metrics).await?;
-        if new_bytes >= UPDATE_CHUNK_BYTES {
-            write_new_rows(&mut txn, &snapshot, &new_rows, &mut metrics).await?;
-            new_rows.clear();
-            new_bytes = 0;
+        stage_row_update(
+            &mut txn,
+            &snapshot,
+            &scan,
+            &mask,
+            updated,
+            &mut new_rows,
+            &mut metrics,
+        )
+        .await?;
+        if new_rows.bytes() >= UPDATE_CHUNK_BYTES {
+            new_rows.write(&mut txn, &snapshot, &mut metrics).await?;
         }
     }
     finish(txn, &snapshot, new_rows, metrics, start).await
@@ -294,11 +294,11 @@ fn rounds_by_rows<T>(items: &[T], rows: impl Fn(&T) -> u64) -> Vec<std::ops::Ran
 async fn finish(
     mut txn: Transaction,
     snapshot: &Snapshot,
-    new_rows: Vec<RecordBatch>,
+    mut new_rows: NewRows,
     mut metrics: DmlMetrics,
     start: i64,
 ) -> Result<Transaction> {
-    write_new_rows(&mut txn, snapshot, &new_rows, &mut metrics).await?;
+    new_rows.write(&mut txn, snapshot, &mut metrics).await?;
     txn.affected_rows = Some(metrics.updated_rows);
     let elapsed = txn.table.env.clock.now_ms() - start;
     txn.operation_metrics = metrics.into_map(elapsed);

@@ -679,7 +679,7 @@ impl Transaction {
             .and_then(|v| v.parse::<u64>().ok())
             .filter(|v| *v > 0)
             .unwrap_or(10);
-        if version == 0 || !version.is_multiple_of(interval) {
+        if !self.checkpoint_after || version == 0 || !version.is_multiple_of(interval) {
             return;
         }
         let store = &self.table.store;

@@ -66,6 +66,10 @@ pub struct Transaction {
     /// Commit even when no action is staged: the commit is its commitInfo alone (VACUUM START /
     /// END, an append of no rows, re-adding a feature the table has), as Delta Spark records them.
     pub record_when_empty: bool,
+    /// Write the checkpoint `delta.checkpointInterval` asks for after this commit (on unless the
+    /// caller turns it off, as deltalake's `PostCommitHookProperties(create_checkpoint=False)`;
+    /// the next commit at an interval writes one again).
+    pub checkpoint_after: bool,
 }
 
 impl Transaction {
@@ -90,6 +94,7 @@ impl Transaction {
             metadata_intent: None,
             check_time: std::time::Duration::ZERO,
             record_when_empty: false,
+            checkpoint_after: true,
         }
     }
 

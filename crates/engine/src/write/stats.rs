@@ -146,9 +146,48 @@ fn collect(
     }
     let null_count: usize = cols.iter().map(|c| c.null_count()).sum();
     nulls.insert(name.to_string(), Value::from(null_count as u64));
-    if let Some((lo, hi)) = bounds(cols) {
+    let (lo, hi) = match float_bounds(cols) {
+        Some(split) => split,
+        None => bounds(cols).map_or((None, None), |(lo, hi)| (Some(lo), Some(hi))),
+    };
+    if let Some(lo) = lo {
         min.insert(name.to_string(), lo);
+    }
+    if let Some(hi) = hi {
         max.insert(name.to_string(), hi);
+    }
+}
+
+/// A float column's bounds, each on its own: an infinite bound has no JSON number and is left
+/// out while the other, finite one is kept (a lower bound alone still prunes `x < c`; a missing
+/// bound prunes nothing). No bounds when any value is NaN (NaN sorts above every number in Spark,
+/// so min/max over the rest would mislead). None for other types.
+fn float_bounds(cols: &[ArrayRef]) -> Option<(Option<Value>, Option<Value>)> {
+    fn of<T: arrow::datatypes::ArrowPrimitiveType>(
+        cols: &[ArrayRef],
+    ) -> (Option<Value>, Option<Value>)
+    where
+        T::Native: Into<f64> + PartialOrd + Copy + arrow::datatypes::ArrowNativeType,
+    {
+        if cols.iter().any(|c| {
+            c.as_primitive::<T>()
+                .iter()
+                .flatten()
+                .any(|v| v.into().is_nan())
+        }) {
+            return (None, None);
+        }
+        let lo = fold(cols, |c| agg::min(c.as_primitive::<T>()), |a, b| a < b);
+        let hi = fold(cols, |c| agg::max(c.as_primitive::<T>()), |a, b| a > b);
+        (
+            lo.and_then(|v| float_value(v.into())),
+            hi.and_then(|v| float_value(v.into())),
+        )
+    }
+    match cols.first()?.data_type() {
+        DataType::Float32 => Some(of::<Float32Type>(cols)),
+        DataType::Float64 => Some(of::<Float64Type>(cols)),
+        _ => None,
     }
 }
 
@@ -189,49 +228,6 @@ fn bounds(cols: &[ArrayRef]) -> Option<(Value, Value)> {
         DataType::Int16 => int_bounds::<Int16Type>(cols),
         DataType::Int32 => int_bounds::<Int32Type>(cols),
         DataType::Int64 => int_bounds::<Int64Type>(cols),
-        DataType::Float32 => {
-            // NaN makes min/max meaningless for pruning: write no bounds if any value is NaN.
-            if cols.iter().any(|c| {
-                c.as_primitive::<Float32Type>()
-                    .iter()
-                    .flatten()
-                    .any(f32::is_nan)
-            }) {
-                return None;
-            }
-            let lo = fold(
-                cols,
-                |c| agg::min(c.as_primitive::<Float32Type>()),
-                |a, b| a < b,
-            )?;
-            let hi = fold(
-                cols,
-                |c| agg::max(c.as_primitive::<Float32Type>()),
-                |a, b| a > b,
-            )?;
-            Some((float_value(f64::from(lo))?, float_value(f64::from(hi))?))
-        }
-        DataType::Float64 => {
-            if cols.iter().any(|c| {
-                c.as_primitive::<Float64Type>()
-                    .iter()
-                    .flatten()
-                    .any(f64::is_nan)
-            }) {
-                return None;
-            }
-            let lo = fold(
-                cols,
-                |c| agg::min(c.as_primitive::<Float64Type>()),
-                |a, b| a < b,
-            )?;
-            let hi = fold(
-                cols,
-                |c| agg::max(c.as_primitive::<Float64Type>()),
-                |a, b| a > b,
-            )?;
-            Some((float_value(lo)?, float_value(hi)?))
-        }
         DataType::Utf8 => {
             let lo = fold(
                 cols,

@@ -378,3 +378,81 @@ fn an_insert_of_no_rows_commits_a_version_of_its_own() {
         "{hist:?}"
     );
 }
+
+/// DVs off, a rewritten file's rows are written once, in their order, the changed ones replaced
+/// (as Spark rewrites a file): UPDATE writes one file per rewritten file, not survivors and
+/// updated rows apart; DELETE's and MERGE's survivors share files with the statement's other new
+/// rows. With row tracking, the image keeps every row's id and only the updated rows get the
+/// UPDATE's commit version.
+#[test]
+fn copy_on_write_rewrites_are_one_image_in_row_order() {
+    let mut s = SqlSession::new(Env::deterministic(13), ConflictConfig::default());
+    s.register("c", "memory://dml-edge-cow/c");
+    run(&s, "CREATE TABLE c (id BIGINT, v STRING) TBLPROPERTIES ('delta.enableDeletionVectors' = 'false', 'delta.enableRowTracking' = 'true')");
+    run(&s, "INSERT INTO c VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+    run(&s, "INSERT INTO c VALUES (4, 'd'), (5, 'e'), (6, 'f')");
+    let files = |s: &SqlSession| rows(s, "SELECT count(*) FROM delta_files('c')");
+    let ids = |s: &SqlSession| rows(s, "SELECT id, _row_id FROM delta_rows('c')");
+    let before = ids(&s);
+    assert_eq!(run(&s, "UPDATE c SET v = 'B' WHERE id = 2"), Some(1));
+    assert_eq!(files(&s), vec!["2"], "one image replaces the file");
+    // One file holds ids 1..3: read alone, its rows come back in the order they were written.
+    let in_order: Vec<String> = rt().block_on(async {
+        let out = s
+            .execute("SELECT id, v FROM c WHERE id <= 3")
+            .await
+            .unwrap();
+        let mut v = Vec::new();
+        for b in &out.batches {
+            let id = b
+                .column(0)
+                .as_any()
+                .downcast_ref::<arrow::array::Int64Array>()
+                .unwrap();
+            let val = b
+                .column(1)
+                .as_any()
+                .downcast_ref::<arrow::array::StringArray>();
+            for i in 0..b.num_rows() {
+                let text = match val {
+                    Some(a) => a.value(i).to_string(),
+                    None => arrow::util::display::array_value_to_string(b.column(1), i).unwrap(),
+                };
+                v.push(format!("{}|{}", id.value(i), text));
+            }
+        }
+        v
+    });
+    assert_eq!(in_order, vec!["1|a", "2|B", "3|c"]);
+    assert_eq!(ids(&s), before, "the rewrite keeps every row id");
+    assert_eq!(
+        rows(
+            &s,
+            "SELECT id FROM delta_rows('c') WHERE _row_commit_version = 3"
+        ),
+        vec!["2"],
+        "only the updated row gets the UPDATE's commit version"
+    );
+    // DELETE rewrites both files; their survivors share one.
+    assert_eq!(run(&s, "DELETE FROM c WHERE id IN (1, 5)"), Some(2));
+    assert_eq!(files(&s), vec!["1"]);
+    // MERGE (DVs off) rewrites that file: its survivors, the updated and the inserted row in one.
+    assert_eq!(
+        run(&s, "MERGE INTO c USING (SELECT 3 AS id, 'C' AS v UNION ALL SELECT 7, 'g') s ON c.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT *"),
+        Some(2)
+    );
+    assert_eq!(files(&s), vec!["1"]);
+    assert_eq!(
+        rows(&s, "SELECT id, v FROM c"),
+        vec!["2|B", "3|C", "4|d", "6|f", "7|g"]
+    );
+    let after = ids(&s);
+    let kept: Vec<&String> = before
+        .iter()
+        .filter(|r| ["2|", "3|", "4|", "6|"].iter().any(|p| r.starts_with(p)))
+        .collect();
+    assert_eq!(after.len(), 5);
+    for r in kept {
+        assert!(after.contains(r), "{r} keeps its row id: {after:?}");
+    }
+}

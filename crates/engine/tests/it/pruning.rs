@@ -16,7 +16,7 @@ use delta_rlc_engine::DeltaTable;
 use delta_rlc_protocol::actions::Add;
 use proptest::prelude::*;
 
-use crate::common::rt;
+use crate::common::{rt, sorted_rows};
 
 static N: AtomicU64 = AtomicU64::new(0);
 
@@ -242,5 +242,39 @@ fn shared_stats_refuse_repeated_paths() {
         assert!(shared.positions_of(&[&files[0]]).is_none());
         let single = FileStatsPruning::new(&snap, &snap.files);
         assert_eq!(single.positions_of(&[&snap.files[0]]), Some(vec![0]));
+    });
+}
+
+/// An infinite float has no JSON number: that bound is left out of the file's stats and the other,
+/// finite one kept. The kept lower bound prunes what it can; the missing upper bound prunes
+/// nothing, so the infinite row is still found.
+#[test]
+fn an_infinite_float_bound_is_left_out_and_the_other_kept() {
+    let s = SqlSession::new(Env::deterministic(1), ConflictConfig::default());
+    let loc = "memory://prune-inf/t";
+    rt().block_on(async {
+        s.execute(&format!("CREATE TABLE '{loc}' (x DOUBLE)"))
+            .await
+            .unwrap();
+        s.execute(&format!(
+            "INSERT INTO '{loc}' VALUES (0.0), (CAST('Infinity' AS DOUBLE)), (NULL), (1.0)"
+        ))
+        .await
+        .unwrap();
+        let snap = DeltaTable::open(loc).unwrap().snapshot(None).await.unwrap();
+        let stats =
+            delta_rlc_protocol::stats::FileStats::parse(snap.files[0].stats.as_deref().unwrap())
+                .unwrap();
+        assert_eq!(stats.min_values.get("x"), Some(&serde_json::json!(0.0)));
+        assert_eq!(stats.max_values.get("x"), None, "+inf has no JSON number");
+        assert_eq!(kept(&snap, "x < -1"), vec![false], "the lower bound prunes");
+        assert_eq!(kept(&snap, "x > 1e300"), vec![true], "no upper bound: kept");
+        let found = s
+            .execute(&format!(
+                "SELECT count(*) FROM '{loc}' WHERE x > CAST(1000000 AS DOUBLE)"
+            ))
+            .await
+            .unwrap();
+        assert_eq!(sorted_rows(&found.batches), vec!["1"]);
     });
 }

@@ -18,7 +18,7 @@ use crate::error::{EngineError, Result};
 use crate::ops::conform::conform_column_with;
 use crate::ops::dml::{
     dml_read_options, scan_file, stage_deleted_rows, stage_dv_removals, stage_row_removal,
-    DmlMetrics,
+    DmlMetrics, NewRows,
 };
 use crate::row_tracking::row_tracking_columns;
 use crate::scan::FileMatch;
@@ -283,14 +283,15 @@ pub(super) fn new_rows(
 }
 
 /// Stages the removal of each file's matched rows (after the join has run): a new DV, the whole
-/// file, or — DVs off — the file rewritten without them (read again, one file at a time; the same
-/// immutable file and DV the join read).
+/// file, or — DVs off — the file removed and its survivors pushed to `survivors` (read again, one
+/// file at a time; the same immutable file and DV the join read).
 pub(super) async fn stage_removals(
     txn: &mut Transaction,
     snapshot: &Arc<Snapshot>,
     plan: &TargetPlan,
     states: &FileStates,
     removals: &Removals,
+    survivors: &mut NewRows,
     metrics: &mut DmlMetrics,
 ) -> Result<()> {
     let states: Vec<Option<FileState>> = states
@@ -339,7 +340,7 @@ pub(super) async fn stage_removals(
         let mask: BooleanArray = (0..idx.len())
             .map(|i| Some(rows.contains(idx.value(i))))
             .collect();
-        stage_row_removal(txn, snapshot, &scan, &mask, metrics).await?;
+        stage_row_removal(txn, snapshot, &scan, &mask, survivors, metrics).await?;
     }
     Ok(())
 }

@@ -26,13 +26,12 @@ pub(crate) mod target;
 use std::sync::Arc;
 
 use arrow::datatypes::Schema;
-use arrow::record_batch::RecordBatch;
 use datafusion::common::DFSchema;
 use datafusion::logical_expr::Expr;
 use datafusion::prelude::SessionContext;
 use serde_json::json;
 
-use super::dml::{write_new_rows, DmlMetrics};
+use super::dml::{DmlMetrics, NewRows};
 use crate::error::{EngineError, Result};
 use crate::snapshot::Snapshot;
 use crate::txn::change_data::{self, ChangeType};
@@ -377,8 +376,7 @@ pub async fn merge_txn_on(
         ..DmlMetrics::default()
     };
     let mut removals = assign::Removals::new(&spec);
-    let mut pending: Vec<RecordBatch> = Vec::new();
-    let mut pending_bytes = 0usize;
+    let mut pending = NewRows::default();
     let chunk_bytes = env
         .memory_limit
         .map_or(MERGE_CHUNK_BYTES, |l| (l / 16).min(MERGE_CHUNK_BYTES));
@@ -411,23 +409,30 @@ pub async fn merge_txn_on(
                 if cdf {
                     change_data::record(&mut txn, change, &b).await?;
                 }
-                pending_bytes += b.get_array_memory_size();
                 pending.push(b);
             }
         }
         if done {
             break;
         }
-        if pending_bytes >= chunk_bytes {
-            write_new_rows(&mut txn, &snapshot, &pending, &mut metrics).await?;
-            pending.clear();
-            pending_bytes = 0;
+        if pending.bytes() >= chunk_bytes {
+            pending.write(&mut txn, &snapshot, &mut metrics).await?;
         }
     }
     // Removals first: their DV file uploads in the background while the last new rows are
-    // written (one stage of writes, not two).
-    emit::stage_removals(&mut txn, &snapshot, &plan, &states, &removals, &mut metrics).await?;
-    write_new_rows(&mut txn, &snapshot, &pending, &mut metrics).await?;
+    // written (one stage of writes, not two). DVs off, the survivors of the rewritten files join
+    // the new rows, so they share files.
+    emit::stage_removals(
+        &mut txn,
+        &snapshot,
+        &plan,
+        &states,
+        &removals,
+        &mut pending,
+        &mut metrics,
+    )
+    .await?;
+    pending.write(&mut txn, &snapshot, &mut metrics).await?;
     txn.affected_rows = Some(metrics.updated_rows + metrics.deleted_rows + metrics.inserted_rows);
     let elapsed = txn.table.env.clock.now_ms() - start;
     let (added, removed, scanned) = (metrics.added_files, metrics.removed_files, plan.scanned);
