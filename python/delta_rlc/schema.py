@@ -506,6 +506,10 @@ def _large(t: pa.DataType) -> pa.DataType:
         return pa.large_list(pa.field(t.value_field.name, _large(t.value_type), t.value_field.nullable))
     if pa.types.is_struct(t):
         return pa.struct([pa.field(f.name, _large(f.type), f.nullable) for f in t])
+    if pa.types.is_map(t):
+        key = pa.field(t.key_field.name, _large(t.key_type), t.key_field.nullable)
+        item = pa.field(t.item_field.name, _large(t.item_type), t.item_field.nullable)
+        return pa.map_(key, item, t.keys_sorted)
     return t
 
 

@@ -555,20 +555,29 @@ class DeltaTable:
         in-memory dataset."""
         import pyarrow.dataset as ds
 
-        _unsupported(filesystem=filesystem, schema=schema, as_large_types=as_large_types)
+        _unsupported(filesystem=filesystem)
+        # The dataset's schema: the table's, with large string/binary/list types when asked
+        # (deltalake's as_large_types), or the caller's own — the same columns, in order, which
+        # pyarrow casts the files' columns to as it reads them.
+        dataset_schema = self.schema().to_pyarrow(as_large_types=bool(as_large_types))
+        if schema is not None:
+            given = schema if isinstance(schema, pa.Schema) else pa.schema(schema)
+            if [f.name for f in given] != [f.name for f in dataset_schema]:
+                raise ValueError(f"schema must name the table's columns in order {[f.name for f in dataset_schema]}, got {[f.name for f in given]}")
+            dataset_schema = given
         filters = partitions or file_pruning_predicate
         # Partition filters on timestamp or binary columns: the engine chooses the rows (its
         # typed filters read those partition values as their types).
         adds = None if filters and not self._filters_compare_here(filters) else self._matching(filters)
-        lazy = None if adds is None else self._file_dataset(adds, parquet_read_options)
+        lazy = None if adds is None else self._file_dataset(adds, parquet_read_options, dataset_schema)
         if lazy is not None:
             return lazy
         # pyarrow's Parquet options shape how pyarrow reads the files; here the engine reads
         # them, so they would be ignored: refused instead.
         _unsupported(parquet_read_options=parquet_read_options)
-        return ds.dataset(self.to_pyarrow_table(partitions=filters))
+        return ds.dataset(self.to_pyarrow_table(partitions=filters).cast(dataset_schema))
 
-    def _file_dataset(self, adds: Optional[List[Dict[str, Any]]] = None, read_options: Any = None) -> Any:
+    def _file_dataset(self, adds: Optional[List[Dict[str, Any]]] = None, read_options: Any = None, schema: Optional[pa.Schema] = None) -> Any:
         """The live files (or ``adds``) as a pyarrow FileSystemDataset, or None when the files'
         rows are not the table's rows (deletion vectors, column mapping) or are not on the
         local disk."""
@@ -586,7 +595,7 @@ class DeltaTable:
             adds = self._adds()
         if any(a["deletion_vector"] is not None or "://" in a["path"] for a in adds):
             return None
-        arrow_schema = self.schema().to_pyarrow()
+        arrow_schema = self.schema().to_pyarrow() if schema is None else schema
         types = {f.name: f.type for f in arrow_schema}
         from delta_rlc._partitions import _stats_columns
 

@@ -613,3 +613,29 @@ def test_writer_properties_compression_and_a_columns_encoding_are_what_the_files
     with pytest.raises(UnsupportedError, match="LZO"):
         write_deltalake(tmp_path / "lzo", data, writer_properties=WriterProperties(compression="LZO"))
     assert not (tmp_path / "lzo" / "_delta_log").exists()
+
+
+def test_datasets_with_large_types_or_a_given_schema(tmp_path):
+    import pyarrow.dataset as pads
+
+    schema = pa.schema([
+        pa.field("name", pa.large_string()),
+        pa.field("tags", pa.large_list(pa.field("element", pa.large_string()))),
+        pa.field("attrs", pa.map_(pa.large_string(), pa.large_binary())),
+    ])
+    table = pa.Table.from_pylist([{"name": "a", "tags": ["x"], "attrs": [("k", b"v")]}, {"name": "b", "tags": [], "attrs": []}], schema=schema)
+    write_deltalake(tmp_path / "plain", table)
+    dt = DeltaTable(tmp_path / "plain")
+    assert dt.schema().to_pyarrow(as_large_types=True) == schema, "map keys and values become large too"
+    for ds_ in (dt.to_pyarrow_dataset(as_large_types=True), dt.to_pyarrow_dataset(schema=schema)):
+        assert ds_.schema == schema
+        both = pads.dataset([ds_, pads.dataset(table)]).to_table()
+        assert sorted(both.column("name").to_pylist()) == ["a", "a", "b", "b"]
+    with pytest.raises(ValueError, match="columns in order"):
+        dt.to_pyarrow_dataset(schema=pa.schema([pa.field("other", pa.string())]))
+    # With a deletion vector the rows are read here, then given the schema.
+    write_deltalake(tmp_path / "dv", table, configuration={"delta.enableDeletionVectors": "true"})
+    dv = DeltaTable(tmp_path / "dv")
+    dv.delete("name = 'a'")
+    got = DeltaTable(tmp_path / "dv").to_pyarrow_dataset(as_large_types=True).to_table()
+    assert got.schema == schema and got.column("name").to_pylist() == ["b"]

@@ -257,7 +257,7 @@ async fn schema_evolution_on_write() {
             .await
             .unwrap_err();
         assert!(err.to_string().contains(what), "{err}");
-        assert_eq!(err.kind(), &ErrorKind::InvalidInput);
+        assert_eq!(err.kind(), &ErrorKind::SchemaMismatch);
         assert_eq!(table.version().await.unwrap(), 1);
     }
     let out = table

@@ -246,8 +246,13 @@ pub fn stats_value_to_scalar(v: &Value, dt: &DataType, is_max: bool) -> Option<S
             ScalarValue::TimestampMicrosecond(Some(us), tz.clone())
         }
         DataType::Decimal128(p, s) => {
+            // A JSON number is parsed into an i64, a u64 or else an f64. An integer is exact; an
+            // f64 is exact only when the decimal had at most 15 significant digits (what every
+            // value of a precision-15 column has): longer ones were rounded, up or down, and
+            // a min rounded up or a max rounded down would prune live rows. No bound then.
             let text = match v {
-                Value::Number(n) => n.to_string(),
+                Value::Number(n) if n.is_i64() || n.is_u64() => n.to_string(),
+                Value::Number(n) if *p <= 15 => n.to_string(),
                 Value::String(s) => s.clone(),
                 _ => return None,
             };

@@ -87,9 +87,31 @@ const KEYS: &[KeyColumn] = &[
             ("CAST(1 AS DECIMAL(10,2))", Some("1")),
             ("CAST(1.25 AS DECIMAL(10,2))", Some("1.25")),
             ("CAST(-0.5 AS DECIMAL(10,2))", Some("-0.5")),
+            // No double holds 0.01 exactly; 99999999.99 is the column's widest value (its
+            // 10 digits still print back exactly): the file bounds written for this column.
+            ("CAST(0.01 AS DECIMAL(10,2))", Some("0.01")),
+            ("CAST(99999999.99 AS DECIMAL(10,2))", Some("99999999.99")),
             ("CAST(NULL AS DECIMAL(10,2))", None),
         ],
         source_casts: &["{}", "CAST({} AS DECIMAL(12,4))"],
+    },
+    KeyColumn {
+        name: "w",
+        // 20 digits: the first two are one double apart from nothing (the same f64), so a bound
+        // read through a double would be rounded; no bounds are written or read for them.
+        pool: &[
+            (
+                "CAST('1234567890123456.7891' AS DECIMAL(20,4))",
+                Some("1234567890123456.7891"),
+            ),
+            (
+                "CAST('1234567890123456.7892' AS DECIMAL(20,4))",
+                Some("1234567890123456.7892"),
+            ),
+            ("CAST('0.0001' AS DECIMAL(20,4))", Some("0.0001")),
+            ("CAST(NULL AS DECIMAL(20,4))", None),
+        ],
+        source_casts: &["{}", "CAST({} AS DECIMAL(22,6))"],
     },
     KeyColumn {
         name: "dt",
@@ -150,7 +172,7 @@ const PREDICATES: &[&str] = &[
 ];
 
 /// The value classes the generator draws from (for reports and docs).
-pub const VALUE_CLASSES: &str = "DOUBLE and FLOAT (0.0, -0.0, NaN, +inf, -inf, NULL), STRING ('', prefixes, composed and decomposed accents, NULL), DECIMAL(10,2) against DECIMAL(12,4) sources, DATE, TIMESTAMP against nanosecond sources, BIGINT against INT/SMALLINT/STRING sources (a declined key set), multi-column keys of 1-3 of these";
+pub const VALUE_CLASSES: &str = "DOUBLE and FLOAT (0.0, -0.0, NaN, +inf, -inf, NULL), STRING ('', prefixes, composed and decomposed accents, NULL), DECIMAL(10,2) against DECIMAL(12,4) sources (0.01, the column's widest value), DECIMAL(20,4) against DECIMAL(22,6) (values one double apart from nothing), DATE, TIMESTAMP against nanosecond sources, BIGINT against INT/SMALLINT/STRING sources (a declined key set), multi-column keys of 1-3 of these";
 
 #[derive(Debug, Clone)]
 pub struct ValueSimConfig {
@@ -199,7 +221,7 @@ fn lit(rng: &mut Rng, k: &KeyColumn) -> &'static str {
     pick(rng, k.pool).map_or("NULL", |l| l.0)
 }
 
-const COLUMNS: &str = "d, f, s, m, dt, ts, i, v";
+const COLUMNS: &str = "d, f, s, m, w, dt, ts, i, v";
 
 fn row(rng: &mut Rng, v: i64) -> String {
     let vals: Vec<&str> = KEYS.iter().map(|k| lit(rng, k)).collect();
@@ -303,7 +325,7 @@ fn table_sql(rng: &mut Rng) -> String {
         props.push("'delta.enableRowTracking' = 'true'".into());
     }
     format!(
-        "CREATE TABLE t (d DOUBLE, f FLOAT, s STRING, m DECIMAL(10,2), dt DATE, ts TIMESTAMP, i BIGINT, v BIGINT) TBLPROPERTIES ({})",
+        "CREATE TABLE t (d DOUBLE, f FLOAT, s STRING, m DECIMAL(10,2), w DECIMAL(20,4), dt DATE, ts TIMESTAMP, i BIGINT, v BIGINT) TBLPROPERTIES ({})",
         props.join(", ")
     )
 }

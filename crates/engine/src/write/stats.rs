@@ -7,8 +7,8 @@
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use arrow::compute::kernels::aggregate as agg;
 use arrow::datatypes::{
-    DataType, Date32Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
-    TimeUnit, TimestampMicrosecondType,
+    DataType, Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type,
+    Int64Type, Int8Type, TimeUnit, TimestampMicrosecondType,
 };
 use chrono::{DateTime, NaiveDate};
 use delta_rlc_protocol::stats::{truncate_max_string, truncate_min_string, FileStats};
@@ -217,6 +217,26 @@ where
     Some((Value::from(lo.into()), Value::from(hi.into())))
 }
 
+/// A decimal bound as a JSON number every reader parses back to exactly this value: an integer
+/// (scale 0, within i64), or — for a column of precision at most 15, whose values have at most 15
+/// significant digits — the f64 nearest to it, which prints as the same number. Wider decimals
+/// would be rounded by readers that parse JSON numbers as doubles (ours among them): no bound.
+fn decimal_value(unscaled: i128, precision: u8, scale: i8) -> Option<Value> {
+    if scale < 0 {
+        return None;
+    }
+    if scale == 0 {
+        if let Ok(v) = i64::try_from(unscaled) {
+            return Some(Value::from(v));
+        }
+    }
+    if precision > 15 {
+        return None;
+    }
+    let text = delta_rlc_protocol::partition::format_decimal(unscaled, scale);
+    float_value(text.parse::<f64>().ok()?)
+}
+
 fn float_value(v: f64) -> Option<Value> {
     Number::from_f64(v).map(Value::Number)
 }
@@ -228,6 +248,22 @@ fn bounds(cols: &[ArrayRef]) -> Option<(Value, Value)> {
         DataType::Int16 => int_bounds::<Int16Type>(cols),
         DataType::Int32 => int_bounds::<Int32Type>(cols),
         DataType::Int64 => int_bounds::<Int64Type>(cols),
+        DataType::Decimal128(precision, scale) => {
+            let lo = fold(
+                cols,
+                |c| agg::min(c.as_primitive::<Decimal128Type>()),
+                |a, b| a < b,
+            )?;
+            let hi = fold(
+                cols,
+                |c| agg::max(c.as_primitive::<Decimal128Type>()),
+                |a, b| a > b,
+            )?;
+            Some((
+                decimal_value(lo, *precision, *scale)?,
+                decimal_value(hi, *precision, *scale)?,
+            ))
+        }
         DataType::Utf8 => {
             let lo = fold(
                 cols,

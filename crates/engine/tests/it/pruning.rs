@@ -278,3 +278,119 @@ fn an_infinite_float_bound_is_left_out_and_the_other_kept() {
         assert_eq!(sorted_rows(&found.batches), vec!["1"]);
     });
 }
+
+/// Decimal bounds are exact or absent. Written: a precision-15 column's (a double prints each of
+/// its values exactly) and an integer one's; not a wider column's with a fraction. Read: a JSON
+/// number past 15 digits was rounded by the JSON parser (up or down), so another writer's such
+/// bound is not used — here a min rounded up past the row it bounds would have pruned that row.
+#[test]
+fn decimal_bounds_are_exact_or_absent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let loc = tmp.path().join("d").to_string_lossy().to_string();
+    let s = SqlSession::new(Env::deterministic(1), ConflictConfig::default());
+    rt().block_on(async {
+        s.execute(&format!(
+            "CREATE TABLE '{loc}' (a DECIMAL(10, 2), w DECIMAL(17, 4), i DECIMAL(20, 0))"
+        ))
+        .await
+        .unwrap();
+        s.execute(&format!(
+            "INSERT INTO '{loc}' VALUES (CAST(10.25 AS DECIMAL(10, 2)), CAST(1234567890123.4567 AS DECIMAL(17, 4)), CAST(12345678901234567 AS DECIMAL(20, 0))), (CAST(-3.10 AS DECIMAL(10, 2)), CAST(1234567890123.4567 AS DECIMAL(17, 4)), CAST(5 AS DECIMAL(20, 0)))"
+        ))
+        .await
+        .unwrap();
+        let snap = DeltaTable::open(&loc).unwrap().snapshot(None).await.unwrap();
+        let stats =
+            delta_rlc_protocol::stats::FileStats::parse(snap.files[0].stats.as_deref().unwrap())
+                .unwrap();
+        assert_eq!(stats.min_values.get("a").map(|v| v.to_string()), Some("-3.1".into()));
+        assert_eq!(stats.max_values.get("a").map(|v| v.to_string()), Some("10.25".into()));
+        assert_eq!(stats.min_values.get("w"), None, "17 digits with a fraction: no bound");
+        assert_eq!(stats.max_values.get("i").map(|v| v.to_string()), Some("12345678901234567".into()));
+        let dec = |p: u8, s: i8, v: &str| format!("CAST('{v}' AS DECIMAL({p}, {s}))");
+        assert_eq!(kept(&snap, &format!("a > {}", dec(10, 2, "10.25"))), vec![false]);
+        assert_eq!(kept(&snap, &format!("a >= {}", dec(10, 2, "10.25"))), vec![true]);
+        assert_eq!(
+            kept(&snap, &format!("i > {}", dec(20, 0, "12345678901234567"))),
+            vec![false]
+        );
+        // Another writer's 17-digit bounds for w, as Spark writes them (JSON numbers).
+        let log = std::path::Path::new(&loc).join("_delta_log/00000000000000000001.json");
+        let mut lines = Vec::new();
+        for line in std::fs::read_to_string(&log).unwrap().lines() {
+            let mut action: serde_json::Value = serde_json::from_str(line).unwrap();
+            if let Some(text) = action.pointer("/add/stats").and_then(|v| v.as_str()) {
+                let text = text.replacen(
+                    "\"minValues\":{",
+                    "\"minValues\":{\"w\":1234567890123.4567,",
+                    1,
+                );
+                let text = text.replacen(
+                    "\"maxValues\":{",
+                    "\"maxValues\":{\"w\":1234567890123.4567,",
+                    1,
+                );
+                action["add"]["stats"] = serde_json::json!(text);
+            }
+            lines.push(action.to_string());
+        }
+        std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+        let snap = DeltaTable::open(&loc).unwrap().snapshot(None).await.unwrap();
+        assert_eq!(
+            kept(&snap, &format!("w <= {}", dec(17, 4, "1234567890123.4567"))),
+            vec![true]
+        );
+        assert_eq!(
+            kept(&snap, &format!("a > {}", dec(10, 2, "10.25"))),
+            vec![false],
+            "the exact bounds still prune"
+        );
+        let out = s
+            .execute(&format!(
+                "SELECT count(*) FROM '{loc}' WHERE w <= 1234567890123.4567"
+            ))
+            .await
+            .unwrap();
+        assert_eq!(sorted_rows(&out.batches), vec!["2"]);
+    });
+}
+
+/// A DOUBLE bound is read back as the double it was written from, even at 17 significant digits
+/// (red-team: without correctly rounded JSON parsing, 103.24600000000001 came back as 103.246 and
+/// 114.99999999999999 as 115.0 — a max read low and a min read high, which pruned live rows from
+/// `x > 103.246` and `x < 115`).
+#[test]
+fn a_double_bound_of_17_digits_is_read_exactly() {
+    let s = SqlSession::new(Env::deterministic(1), ConflictConfig::default());
+    let loc = "memory://prune-17-digits/t";
+    rt().block_on(async {
+        s.execute(&format!("CREATE TABLE '{loc}' (id BIGINT, x DOUBLE)"))
+            .await
+            .unwrap();
+        for (id, x) in [(1, "103.24600000000001"), (2, "114.99999999999999")] {
+            s.execute(&format!(
+                "INSERT INTO '{loc}' VALUES ({id}, CAST('{x}' AS DOUBLE))"
+            ))
+            .await
+            .unwrap();
+        }
+        let snap = DeltaTable::open(loc).unwrap().snapshot(None).await.unwrap();
+        let keep = |sql: &str| kept(&snap, sql);
+        // Float64 literals (DataFusion's own parser): the bounds decide.
+        assert_eq!(keep("x > 103.246"), vec![true, true]);
+        assert_eq!(keep("x < 115.0"), vec![true, true]);
+        assert_eq!(keep("x > 115.0"), vec![false, false]);
+        assert_eq!(keep("x > 103.24600000000001"), vec![false, true]);
+        for (sql, want) in [
+            ("x > CAST('103.246' AS DOUBLE)", "2"),
+            ("x < CAST(115 AS DOUBLE)", "2"),
+            ("x = CAST('103.24600000000001' AS DOUBLE)", "1"),
+        ] {
+            let out = s
+                .execute(&format!("SELECT count(*) FROM '{loc}' WHERE {sql}"))
+                .await
+                .unwrap();
+            assert_eq!(sorted_rows(&out.batches), vec![want], "{sql}");
+        }
+    });
+}
