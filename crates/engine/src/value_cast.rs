@@ -89,7 +89,12 @@ pub fn cast_checked(value: &ArrayRef, to: &DataType) -> Result<(ArrayRef, bool),
         safe: false,
         ..Default::default()
     };
-    let out = cast_with_options(value, to, &strict).map_err(|e| e.to_string())?;
+    // A DECIMAL stored into a float column is the float nearest its exact value, as Spark
+    // stores it (Arrow's cast rounds twice).
+    let out = match crate::spark::decimal_float::decimal_array_to_float(value, to) {
+        Some(out) => out,
+        None => cast_with_options(value, to, &strict).map_err(|e| e.to_string())?,
+    };
     // Only numeric and date columns can be widened later, so only there does exactness matter.
     if widens(value.data_type(), to) || !(to.is_numeric() || to == &DataType::Date32) {
         return Ok((out, true));

@@ -61,27 +61,47 @@ impl ScalarUDFImpl for DecimalToFloat {
         let Some(a) = arrays.first() else {
             return exec_err!("{} takes one argument", self.name());
         };
-        let DataType::Decimal128(_, scale) = a.data_type() else {
-            return exec_err!("{}: a DECIMAL argument expected", self.name());
-        };
-        let scale = *scale;
-        let Some(d) = a.as_primitive_opt::<Decimal128Type>() else {
-            return exec_err!("{}: a DECIMAL argument expected", self.name());
-        };
-        let out: ArrayRef = match self.to {
-            DataType::Float32 => Arc::new(
-                d.iter()
-                    .map(|v| v.map(|v| to_f32(v, scale)))
-                    .collect::<Float32Array>(),
-            ),
-            _ => Arc::new(
-                d.iter()
-                    .map(|v| v.map(|v| to_f64(v, scale)))
-                    .collect::<Float64Array>(),
-            ),
-        };
-        Ok(ColumnarValue::Array(out))
+        match decimal_array_to_float(a, &self.to) {
+            Some(out) => Ok(ColumnarValue::Array(out)),
+            None => exec_err!("{}: a DECIMAL argument expected", self.name()),
+        }
     }
+}
+
+/// A DECIMAL array as `to` (DOUBLE or FLOAT), each value the float nearest its exact value; None
+/// when `a` is not a DECIMAL or `to` not a float. Every conversion of a decimal to a float — a
+/// cast in a plan, a literal converted in place, a value stored into a float column — goes
+/// through here, so `x = 103.24600000000001` and `SET x = 103.24600000000001` mean the double
+/// Spark means.
+pub fn decimal_array_to_float(a: &ArrayRef, to: &DataType) -> Option<ArrayRef> {
+    let DataType::Decimal128(_, scale) = a.data_type() else {
+        return None;
+    };
+    let scale = *scale;
+    let d = a.as_primitive_opt::<Decimal128Type>()?;
+    Some(match to {
+        DataType::Float32 => Arc::new(
+            d.iter()
+                .map(|v| v.map(|v| to_f32(v, scale)))
+                .collect::<Float32Array>(),
+        ),
+        DataType::Float64 => Arc::new(
+            d.iter()
+                .map(|v| v.map(|v| to_f64(v, scale)))
+                .collect::<Float64Array>(),
+        ),
+        _ => return None,
+    })
+}
+
+/// A DECIMAL literal as the float `to`, as [`decimal_array_to_float`] converts it.
+pub fn decimal_literal_to_float(
+    v: &datafusion::common::ScalarValue,
+    to: &DataType,
+) -> Option<datafusion::common::ScalarValue> {
+    let a = v.to_array().ok()?;
+    let out = decimal_array_to_float(&a, to)?;
+    datafusion::common::ScalarValue::try_from_array(&out, 0).ok()
 }
 
 /// The double nearest `unscaled × 10^-scale`. When both the integer and the power of ten are

@@ -425,6 +425,7 @@ pub fn plan_parsed(ctx: &SessionContext, e: &ast::Expr, schema: &DFSchema) -> DF
     let state = ctx.state();
     let mut e = e.clone();
     let _ = e.visit(&mut Qualified { schema });
+    super::literals::exponent_literals_as_double(&mut e);
     plan_resolving_case(&mut e, |e| {
         state.create_logical_expr_from_sql_expr(
             ast::ExprWithAlias {

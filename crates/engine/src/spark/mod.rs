@@ -29,6 +29,7 @@ pub mod decimal_float;
 pub mod extrema;
 pub mod ident_case;
 pub mod in_list;
+pub mod literals;
 pub mod opaque;
 pub mod plan_rule;
 pub mod portable;

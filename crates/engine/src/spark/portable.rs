@@ -149,7 +149,7 @@ pub fn unportable_syntax(sql: &str) -> Option<String> {
     let tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;
     tokens.iter().find_map(|t| match t {
         Token::Number(n, _) if n.contains(['e', 'E']) => Some(format!(
-            "the exponent literal {n} (write CAST('{n}' AS DOUBLE))"
+            "the exponent literal {n} (write the number without an exponent)"
         )),
         // Spark reads "x" as a string literal (ANSI identifiers are off by default); here it names
         // a column.

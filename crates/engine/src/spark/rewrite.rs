@@ -605,6 +605,11 @@ fn call(op: ArithOp, ansi: bool, l: Expr, r: Expr) -> Expr {
 /// already `t`, which the caller knows only for literals; DataFusion drops a no-op cast).
 pub(super) fn cast(e: Expr, t: &DataType) -> Expr {
     if let Expr::Literal(v, meta) = &e {
+        // A DECIMAL literal becomes the float nearest its exact value (Arrow's cast rounds
+        // twice: 103.24600000000001 came out 103.246).
+        if let Some(c) = super::decimal_float::decimal_literal_to_float(v, t) {
+            return Expr::Literal(c, meta.clone());
+        }
         if let Ok(c) = v.cast_to(t) {
             return Expr::Literal(c, meta.clone());
         }

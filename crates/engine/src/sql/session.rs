@@ -491,6 +491,8 @@ impl SqlSession {
         // planning cannot find is respelled as the one visible column it matches, and the
         // statement planned again (`spark::ident_case`).
         if let DFStatement::Statement(s) = &mut st {
+            // `1e3` is a DOUBLE, as Spark reads it (`spark::literals`).
+            crate::spark::literals::exponent_literals_as_double(s.as_mut());
             let mut tables = Vec::with_capacity(refs.len());
             for r in refs {
                 let name = r.ident.to_ascii_lowercase();
