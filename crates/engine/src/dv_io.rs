@@ -131,7 +131,8 @@ pub async fn write_dvs(
 }
 
 /// The DV file holding `bitmaps` (its path, bytes and the descriptors, in order); `None` for no
-/// bitmaps. A caller that uploads it in the background uses this ([`crate::txn::uploads`]).
+/// bitmaps. A caller that uploads it in the background uses this
+/// ([`delta_rlc_storage::PendingUploads`]).
 pub fn encode_dvs(
     uuid: uuid::Uuid,
     bitmaps: &[RoaringTreemap],

@@ -28,8 +28,8 @@ pub use cloud::CommitMode;
 pub use meter::{RequestCounts, RequestMeter};
 pub use retry::RetryPolicy;
 pub use store::{
-    CommitFaults, DirEntries, FileMeta, ObjectInfo, PutOutcome, ReadBudget, StorageError,
-    StorageErrorKind, TableStore,
+    CommitFaults, DirEntries, FileMeta, ObjectInfo, PendingUploads, PutOutcome, ReadBudget,
+    StorageError, StorageErrorKind, TableStore,
 };
 
 pub use object_store;

@@ -130,11 +130,13 @@ mod listing;
 mod local_read;
 mod read_budget;
 mod statement;
+mod uploads;
 mod writes;
 
 pub use commit_faults::CommitFaults;
 pub use files::{DirEntries, FileMeta};
 pub use read_budget::ReadBudget;
+pub use uploads::PendingUploads;
 
 fn memory_stores() -> &'static Mutex<HashMap<String, Arc<InMemory>>> {
     static STORES: OnceLock<Mutex<HashMap<String, Arc<InMemory>>>> = OnceLock::new();

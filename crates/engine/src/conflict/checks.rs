@@ -57,6 +57,10 @@ pub struct LoserState {
     pub identity_generated: Option<BTreeSet<String>>,
     /// Identity values to move before the next attempt (`identity_rebase`), by column.
     pub identity_shifts: std::collections::BTreeMap<String, super::identity_rebase::Shift>,
+    /// Files reconcilers write (merged DVs), uploading while later winners are checked; the
+    /// commit waits for them before each attempt's put (their bytes serve this statement's reads
+    /// meanwhile).
+    pub uploads: delta_rlc_storage::PendingUploads,
 }
 
 impl LoserState {
@@ -324,6 +328,7 @@ pub async fn check_winner(
             winner: w,
             resolved: &resolved,
             findings: &findings,
+            uploads: &state.uploads,
         };
         match r.reconcile(&ctx, state).await {
             Ok(Some(rewrite)) => {

@@ -18,6 +18,7 @@ use delta_rlc_protocol::table_path::TableRoot;
 use delta_rlc_storage::{PutOutcome, StorageErrorKind};
 use serde_json::{json, Value};
 
+use super::winners::{fetch_winners, MAX_WINNER_WINDOW};
 use super::Transaction;
 use crate::conflict::budget::AttemptBudget;
 use crate::conflict::reconcile::prefetch_winner_dvs;
@@ -32,45 +33,6 @@ use crate::write::encode_log_path;
 /// Winning commits' bytes kept for the post-commit snapshot at most; past it the next statement
 /// loads the table instead (`Snapshot::after_own_commit` declines a gap).
 const MAX_KEPT_WINNER_BYTES: usize = 16 * 1024 * 1024;
-
-/// The most commit versions one probe after a lost race fetches at once.
-const MAX_WINNER_WINDOW: u64 = 32;
-
-/// The commits from `from` on, `window` versions fetched together, a full window followed by one
-/// twice as wide, until a version is missing: the commits found, and the first version missing.
-/// A version found missing may be written a moment later; the put at it is still arbitrated by
-/// put-if-absent. Only for a log that may be probed (`Transaction::may_probe_commits`).
-async fn fetch_winners(
-    store: &delta_rlc_storage::TableStore,
-    from: u64,
-    mut window: u64,
-) -> Result<(std::collections::BTreeMap<u64, Bytes>, u64)> {
-    let mut found = std::collections::BTreeMap::new();
-    let mut next = from;
-    loop {
-        // In version order as they complete in order: the first missing version ends the probe
-        // without waiting for the reads after it (the slowest of a window is a long tail).
-        let reads = (next..next.saturating_add(window)).map(|v| async move {
-            let path = format!("{LOG_DIR}/{}", commit_file_name(v));
-            (v, store.get(&path).await)
-        });
-        let mut reads =
-            futures::StreamExt::buffered(futures::stream::iter(reads), MAX_WINNER_WINDOW as usize);
-        while let Some((v, read)) = futures::StreamExt::next(&mut reads).await {
-            match read {
-                Ok(bytes) => {
-                    found.insert(v, bytes);
-                }
-                // Results come in version order: every version before `v` was found, and the
-                // first gap ends the winners (versions are written in order).
-                Err(e) if e.kind == StorageErrorKind::NotFound => return Ok((found, v)),
-                Err(e) => return Err(EngineError::Storage(e)),
-            }
-        }
-        next = next.saturating_add(window);
-        window = window.saturating_mul(2).min(MAX_WINNER_WINDOW);
-    }
-}
 
 /// The commit a successful put created: what the post-commit snapshot is built from.
 struct OwnCommit<'a> {
@@ -93,7 +55,8 @@ pub struct CommitResult {
     /// Why each earlier run of the statement aborted, when re-execution on conflict ran it again
     /// (`reexecute`); empty when it ran once.
     pub earlier_runs: Vec<String>,
-    /// Wall time the conflict checks (and reconcilers) of every lost race took: what row-level
+    /// Wall time the conflict checks of every lost race took — the winners' DVs read ahead, the
+    /// checks and reconcilers, and the wait for the files reconcilers wrote: what row-level
     /// concurrency added to the statement (zero when the first attempt won). Measured on the
     /// tokio clock, which is the wall clock except in a runtime whose clock is paused (the writer
     /// model of `delta-rlc bench writers --virtual-time`), where it is the virtual time the checks
@@ -165,6 +128,7 @@ impl Transaction {
             identity_generated: (!self.identity_marks.is_empty() && !self.identity_pinned)
                 .then(|| self.identity_marks.keys().cloned().collect()),
             identity_shifts: Default::default(),
+            uploads: Default::default(),
         };
         let mut version = read_version.map(|v| v + 1).unwrap_or(0);
         let max_attempts = self.table.conflict.max_attempts;
@@ -193,6 +157,14 @@ impl Transaction {
                     open_ms / 1000,
                     crate::retention::MAX_TRANSACTION_MS / 1000
                 )));
+            }
+            // Files the last attempt's reconcilers write are in place before the log names them;
+            // the wait is reconciliation's latency.
+            if !state_loser.uploads.is_empty() {
+                let waited_at = tokio::time::Instant::now();
+                let uploaded = state_loser.uploads.finish().await;
+                self.check_time += waited_at.elapsed();
+                uploaded?;
             }
             let payload =
                 Bytes::from(self.build_attempt(&state_loser, version, &state, isolation, blind)?);
@@ -305,9 +277,11 @@ impl Transaction {
             // The winners' DVs the DV merge will read, in one stage (`reconcile::dv_prefetch`),
             // within half the checks' time: what it has not read by then, the merge reads.
             let config = &self.table.conflict;
+            let prefetched_at = tokio::time::Instant::now();
             let prefetch =
                 prefetch_winner_dvs(&budgeted, config, &read_snapshot, &state_loser, &fetched);
             let _ = tokio::time::timeout(budget.time_left() / 2, prefetch).await;
+            self.check_time += prefetched_at.elapsed();
             let mut v = version;
             while latest.is_none_or(|l| v <= l) {
                 if latest.is_none() && v > version && missing_from == Some(v) {

@@ -7,7 +7,7 @@ pub mod identity;
 mod identity_rebase;
 pub mod reexecute;
 mod table_rules;
-pub mod uploads;
+mod winners;
 
 use std::sync::Arc;
 
@@ -56,8 +56,9 @@ pub struct Transaction {
     /// DEFAULT; generated values cannot be told from it), or a REPLACE WHERE predicate was checked
     /// on the generated values.
     pub identity_pinned: bool,
-    /// Objects being written in the background; the commit waits for them ([`uploads`]).
-    pub uploads: uploads::PendingUploads,
+    /// Objects being written in the background; the commit waits for them
+    /// ([`delta_rlc_storage::PendingUploads`]).
+    pub uploads: delta_rlc_storage::PendingUploads,
     /// What an ALTER TABLE names; only such a transaction may be re-applied on a concurrent
     /// metadata change ([`crate::metadata_intent`]).
     pub metadata_intent: Option<crate::metadata_intent::MetadataIntent>,

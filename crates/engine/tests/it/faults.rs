@@ -586,3 +586,87 @@ fn a_failed_background_dv_upload_fails_the_statement_and_commits_nothing() {
         assert!(faulty.fired().iter().any(|(p, _)| p.ends_with(".bin")));
     });
 }
+
+/// A lost race whose DV merge writes the loser's merged DV: that file uploads in the background
+/// while later winners are checked, and the commit waits for it before its put. An upload that
+/// fails (every retry refused) fails the statement: nothing is committed, and the rows are the
+/// winner's. The twin (no fault): the same race commits, merged, with both deletions.
+#[test]
+fn a_failed_upload_of_a_merged_dv_fails_the_commit_and_commits_nothing() {
+    use datafusion::prelude::{col, lit};
+    async fn race(name: &str, fail_upload: bool) {
+        let (table, faulty) = faulty_table(name);
+        create_with(
+            &table,
+            [(
+                "delta.enableDeletionVectors".to_string(),
+                "true".to_string(),
+            )]
+            .into(),
+        )
+        .await;
+        append(&table, &[1, 2, 3, 4]).await.commit().await.unwrap();
+        // The loser: a statement's store, whose cache serves the merged DV while it uploads.
+        let mut loser_table = table.clone();
+        loser_table.latest = Default::default();
+        loser_table.store = table.store.metered().0;
+        let snap = loser_table.snapshot(None).await.unwrap();
+        let loser = Transaction::new(&loser_table, Some(snap), "DELETE");
+        let loser = delta_rlc_engine::ops::delete::delete_txn(loser, Some(col("id").eq(lit(2i64))))
+            .await
+            .unwrap();
+        // Its own DV file lands before any fault is armed.
+        loser.uploads.finish().await.unwrap();
+        let snap = table.snapshot(None).await.unwrap();
+        let winner = Transaction::new(&table, Some(snap), "DELETE");
+        delta_rlc_engine::ops::delete::delete_txn(winner, Some(col("id").eq(lit(3i64))))
+            .await
+            .unwrap()
+            .commit()
+            .await
+            .unwrap();
+        if fail_upload {
+            // More failures than the store's retries of an overwriting put.
+            for _ in 0..8 {
+                faulty.arm(".bin", Fault::FailBeforeLanding);
+            }
+        }
+        let outcome = loser.commit().await;
+        let after = table.snapshot(None).await.unwrap();
+        let mut ids = Vec::new();
+        for add in &after.files {
+            let opts = delta_rlc_engine::scan::FileReadOptions::default();
+            let batches = delta_rlc_engine::scan::read_file(&table.store, &after, add, &opts)
+                .await
+                .unwrap();
+            for batch in batches {
+                let a = batch
+                    .column(0)
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .unwrap();
+                ids.extend(a.iter().flatten());
+            }
+        }
+        ids.sort_unstable();
+        if fail_upload {
+            let e = outcome.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Unavailable, "{e}");
+            assert_eq!(after.version, 2, "only the winner committed");
+            assert_eq!(ids, vec![1, 2, 4]);
+            assert!(faulty.fired().iter().any(|(p, _)| p.ends_with(".bin")));
+        } else {
+            let r = outcome.unwrap();
+            assert_eq!(r.version, Some(3));
+            assert!(r
+                .events
+                .iter()
+                .any(|e| e.name == "delta.rowLevelConcurrency.deletionVectorsMerged"));
+            assert_eq!(ids, vec![1, 4]);
+        }
+    }
+    rt().block_on(async {
+        race("fault-merged-dv", true).await;
+        race("fault-merged-dv-twin", false).await;
+    });
+}

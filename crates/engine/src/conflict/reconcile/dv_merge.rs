@@ -5,7 +5,8 @@
 //! disjoint from everything the winner's post-image deletes (`dv_win`), and `dv_base ⊆ dv_win`
 //! (the winner's post-image descends from the state the loser read).
 //! Rewrite: the loser's add(P) gets `dv_win ∪ dv_cur` (all merged DVs of one winner in one new DV
-//! file), its remove(P) is re-pointed at
+//! file, uploading while later winners are checked; the commit waits for it before its put), its
+//! remove(P) is re-pointed at
 //! the winner's post-image, P is settled for the file-level checks and dropped from the read files.
 //! Why this is safe: "loser after winner" is then a valid serial order — the loser deletes exactly
 //! its own rows from the file the winner left; no row is deleted or updated twice. The winner's new
@@ -36,7 +37,7 @@ use serde_json::json;
 use super::DvCache;
 use super::{ReconcileContext, Reconciler, Rewrite};
 use crate::conflict::checks::LoserState;
-use crate::dv_io::{load_dv, write_dvs};
+use crate::dv_io::load_dv;
 use crate::error::{EngineError, Result};
 use crate::events::Event;
 
@@ -195,7 +196,7 @@ async fn merge(
         }
         merged.push((p, whole));
     }
-    let written = write_dvs(ctx.store, ctx.env.ids.uuid(), &partial).await?;
+    let written = super::start_dv_upload(ctx, &partial).await?;
     // The merged DVs are the loser's current DVs at the next winner.
     for ((bitmap, records), desc) in partial.into_iter().zip(&partial_records).zip(&written) {
         state.dvs.keep(desc.unique_id(), *records, Arc::new(bitmap));

@@ -40,6 +40,9 @@ pub struct ReconcileContext<'a> {
     pub resolved: &'a BTreeSet<String>,
     /// What proofs found, to explain an abort (`conflict::abort_reason`); noting never settles.
     pub findings: &'a super::abort_reason::Findings,
+    /// Where a reconciler's new files go: uploaded in the background, awaited before the commit
+    /// ([`LoserState::uploads`]).
+    pub uploads: &'a delta_rlc_storage::PendingUploads,
 }
 
 /// A reconciler's proposal: the loser's new staged actions, the winner paths it settles, and the
@@ -72,7 +75,11 @@ pub(super) async fn extend_dv(
     let mut new = out.clone();
     new.data_change = data_change;
     new.deletion_vector = Some(Box::new(
-        crate::dv_io::write_dv(ctx.store, ctx.env.ids.uuid(), &dv).await?,
+        start_dv_upload(ctx, std::slice::from_ref(&dv))
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(|| crate::error::EngineError::Internal("no DV descriptor".into()))?,
     ));
     if let Some(s) = &new.stats {
         let mut st = delta_rlc_protocol::stats::FileStats::parse(s)?;
@@ -80,6 +87,24 @@ pub(super) async fn extend_dv(
         new.stats = Some(st.to_json_string());
     }
     Ok(new)
+}
+
+/// Encodes `bitmaps` into one new DV file whose upload starts now and is awaited before the
+/// commit (so a later winner's checks run while it uploads); their descriptors, in order. Where
+/// the statement cannot serve the file to its own reads meanwhile (no statement cache, or no room
+/// in it), the upload is awaited here: a later check must be able to read it.
+pub(super) async fn start_dv_upload(
+    ctx: &ReconcileContext<'_>,
+    bitmaps: &[roaring::RoaringTreemap],
+) -> crate::error::Result<Vec<delta_rlc_protocol::dv::DvDescriptor>> {
+    let Some((rel, file, descriptors)) = crate::dv_io::encode_dvs(ctx.env.ids.uuid(), bitmaps)?
+    else {
+        return Ok(Vec::new());
+    };
+    if !ctx.uploads.start(ctx.store, rel, file)? {
+        ctx.uploads.finish().await?;
+    }
+    Ok(descriptors)
 }
 
 #[async_trait]
