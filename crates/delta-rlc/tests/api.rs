@@ -667,3 +667,33 @@ async fn a_scan_reads_the_files_in_the_tables_order() {
         assert_eq!(got, expected);
     }
 }
+
+/// A predicate or assignment given to the Rust builders is Spark SQL as a statement's is: a typed
+/// literal (`2L`, `1.5D`, `3S`) is one literal of its type, out of range is refused, nothing
+/// committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn builder_expressions_read_typed_literals_as_spark() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = new_table(&dir, true).await;
+    table.write([batch(&[1, 2, 3, 4], "v")]).await.unwrap();
+    table.delete().filter("id = 2L").await.unwrap();
+    table
+        .update()
+        .filter("id > 2.5D AND id < 3.5D")
+        .set("v", "'x'")
+        .await
+        .unwrap();
+    let version = table.version().await.unwrap();
+    let e = table.delete().filter("id > 128Y").await.unwrap_err();
+    assert_eq!(*e.kind(), delta_rlc::ErrorKind::InvalidInput, "{e}");
+    assert!(e.to_string().contains("for type tinyint"), "{e}");
+    assert_eq!(table.version().await.unwrap(), version, "nothing committed");
+    assert_eq!(
+        rows(&table).await,
+        vec![
+            (1, Some("v1".into())),
+            (3, Some("x".into())),
+            (4, Some("v4".into()))
+        ]
+    );
+}

@@ -239,9 +239,25 @@ where
 /// `sql` parsed in `ctx`'s dialect and planned against `schema`, its column names resolved as
 /// Spark resolves them (the replacement for `SessionContext::parse_sql_expr`).
 pub fn parse_sql_expr(ctx: &SessionContext, sql: &str, schema: &DFSchema) -> DFResult<Expr> {
+    use datafusion::common::DataFusionError;
+    use datafusion::sql::parser::DFParserBuilder;
+    use datafusion::sql::sqlparser::tokenizer::Tokenizer;
     let state = ctx.state();
-    let dialect = state.config().options().sql_parser.dialect;
-    let parsed = state.sql_to_expr_with_alias(sql, &dialect)?;
+    let options = &state.config().options().sql_parser;
+    let dialect = datafusion::sql::sqlparser::dialect::dialect_from_str(options.dialect.as_ref())
+        .ok_or_else(|| {
+        DataFusionError::Plan(format!("unsupported SQL dialect {}", options.dialect))
+    })?;
+    // Tokens as Spark's lexer reads them (`1.5D` one DOUBLE literal), then parsed.
+    let tokens = Tokenizer::new(dialect.as_ref(), sql)
+        .tokenize_with_location()
+        .map_err(|e| DataFusionError::SQL(Box::new(e.into()), None))?;
+    let tokens = super::literals::typed_literal_tokens(tokens).map_err(DataFusionError::Plan)?;
+    let parsed = DFParserBuilder::new(tokens)
+        .with_dialect(dialect.as_ref())
+        .with_recursion_limit(options.recursion_limit.get())
+        .build()?
+        .parse_into_expr()?;
     plan_parsed(ctx, &parsed.expr, schema)
 }
 

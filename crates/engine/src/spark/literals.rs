@@ -10,6 +10,7 @@ use std::ops::ControlFlow;
 use datafusion::sql::sqlparser::ast::{
     self as ast, CastKind, ExactNumberInfo, ValueWithSpan, VisitMut, VisitorMut,
 };
+use datafusion::sql::sqlparser::tokenizer::{Span, Token, TokenWithSpan};
 
 /// Rewrites every exponent literal of `node` (a statement or an expression) in place.
 pub fn exponent_literals_as_double<N: VisitMut>(node: &mut N) {
@@ -44,4 +45,134 @@ impl VisitorMut for ExponentLiterals {
         };
         ControlFlow::Continue(())
     }
+}
+
+/// Spark's typed numeric literals, read as Spark's lexer reads them: a number written directly
+/// before `L`, `S`, `Y` (BIGINT, SMALLINT, TINYINT), `D`, `F` (DOUBLE, FLOAT) or `BD` (DECIMAL),
+/// in either case, is one literal of that type. sqlparser reads only `10L` so; `1.5D` would be
+/// `1.5` aliased `D` in a select list and a syntax error elsewhere. Each becomes, in the token
+/// stream the parser then reads, `CAST('<its digits>' AS <type>)`: the text read by the type's
+/// own parser (the correctly rounded double or float, the exact integer or decimal), the value
+/// Spark's literal has. Out of the type's range is an error, as in Spark. No SQL text is built:
+/// the tokens are handed to the parser.
+pub fn typed_literal_tokens(tokens: Vec<TokenWithSpan>) -> Result<Vec<TokenWithSpan>, String> {
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut it = tokens.into_iter().peekable();
+    while let Some(t) = it.next() {
+        let Token::Number(digits, long) = &t.token else {
+            out.push(t);
+            continue;
+        };
+        let suffix = match (long, it.peek().map(|n| &n.token)) {
+            (true, _) => Some("L".to_string()),
+            (false, Some(Token::Word(w))) if w.quote_style.is_none() => {
+                let s = w.value.to_ascii_uppercase();
+                ["L", "S", "Y", "D", "F", "BD"]
+                    .contains(&s.as_str())
+                    .then_some(s)
+            }
+            _ => None,
+        };
+        let Some(suffix) = suffix else {
+            out.push(t);
+            continue;
+        };
+        // The literal's place in the text is the number and its suffix: an expression's text
+        // taken between token spans (what the log stores for a rule) keeps the suffix.
+        let mut span = t.span;
+        if !long {
+            if let Some(word) = it.next() {
+                span = Span::new(t.span.start, word.span.end);
+            }
+        }
+        let data_type = literal_type(digits, &suffix)?;
+        out.extend(cast_tokens(digits, data_type, span));
+    }
+    Ok(out)
+}
+
+/// The tokens of `data_type` a typed literal `digits<suffix>` is cast to, after Spark's checks.
+fn literal_type(digits: &str, suffix: &str) -> Result<Vec<Token>, String> {
+    let word = |w: &str| Token::make_word(w, None);
+    let integral = |name: &str, max: i128| -> Result<Vec<Token>, String> {
+        if !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!(
+                "the numeric literal {digits}{suffix}: a {} literal is a whole number",
+                name.to_ascii_lowercase()
+            ));
+        }
+        match digits.parse::<i128>().is_ok_and(|v| v <= max) {
+            true => Ok(vec![word(name)]),
+            // `-128Y` fits in Spark, whose literal takes the sign; here the sign is an operator.
+            false => Err(format!(
+                "the numeric literal {digits}{suffix} does not fit in range [{}, {max}] for type {} (for the least value write CAST(-{} AS {name}))",
+                -max - 1,
+                name.to_ascii_lowercase(),
+                max + 1
+            )),
+        }
+    };
+    match suffix {
+        "L" => integral("BIGINT", i128::from(i64::MAX)),
+        "S" => integral("SMALLINT", i128::from(i16::MAX)),
+        "Y" => integral("TINYINT", i128::from(i8::MAX)),
+        "D" | "F" => {
+            let value: f64 = digits
+                .parse()
+                .map_err(|_| format!("{digits}{suffix} is not a number"))?;
+            let (max, name) = match suffix {
+                "D" => (f64::MAX, "DOUBLE"),
+                _ => (f64::from(f32::MAX), "FLOAT"),
+            };
+            if !value.is_finite() || value > max {
+                return Err(format!(
+                    "the numeric literal {digits}{suffix} does not fit in range for type {}",
+                    name.to_ascii_lowercase()
+                ));
+            }
+            Ok(vec![word(name)])
+        }
+        _ => {
+            // BD: the literal's own precision and scale, as Spark's BigDecimal gives them.
+            let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+            if !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+                return Err(format!(
+                    "the numeric literal {digits}BD: write a DECIMAL literal without an exponent"
+                ));
+            }
+            let significant = format!("{int}{frac}");
+            let significant = significant.trim_start_matches('0');
+            let scale = frac.len();
+            let precision = significant.len().max(scale).max(1);
+            if precision > 38 {
+                return Err(format!(
+                    "the numeric literal {digits}BD has more than 38 digits (DECIMAL's maximum)"
+                ));
+            }
+            Ok(vec![
+                word("DECIMAL"),
+                Token::LParen,
+                Token::Number(precision.to_string(), false),
+                Token::Comma,
+                Token::Number(scale.to_string(), false),
+                Token::RParen,
+            ])
+        }
+    }
+}
+
+/// `CAST('<digits>' AS <data_type>)`, every token at `span` (the literal's place in the text).
+fn cast_tokens(digits: &str, data_type: Vec<Token>, span: Span) -> Vec<TokenWithSpan> {
+    let mut tokens = vec![
+        Token::make_keyword("CAST"),
+        Token::LParen,
+        Token::SingleQuotedString(digits.to_string()),
+        Token::make_keyword("AS"),
+    ];
+    tokens.extend(data_type);
+    tokens.push(Token::RParen);
+    tokens
+        .into_iter()
+        .map(|token| TokenWithSpan { token, span })
+        .collect()
 }

@@ -147,10 +147,31 @@ pub fn unportable_syntax(sql: &str) -> Option<String> {
     use datafusion::sql::sqlparser::dialect::GenericDialect;
     use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
     let tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;
+    let typed = tokens.windows(2).find_map(|pair| match pair {
+        [Token::Number(n, false), Token::Word(w)]
+            if w.quote_style.is_none()
+                && ["S", "Y", "D", "F", "BD", "L"]
+                    .iter()
+                    .any(|k| w.value.eq_ignore_ascii_case(k)) =>
+        {
+            Some(format!(
+                "the typed literal {n}{} (Spark reads one literal, other engines a number and a name: write CAST({n} AS <type>))",
+                w.value
+            ))
+        }
+        _ => None,
+    });
+    if typed.is_some() {
+        return typed;
+    }
     tokens.iter().find_map(|t| match t {
         Token::Number(n, _) if n.contains(['e', 'E']) => Some(format!(
             "the exponent literal {n} (write the number without an exponent)"
         )),
+        // `1.5L` is a number and a name in Spark, a BIGINT-flagged number here.
+        Token::Number(n, true) if !n.bytes().all(|b| b.is_ascii_digit()) => {
+            Some(format!("the literal {n}L (write the number without the L)"))
+        }
         // Spark reads "x" as a string literal (ANSI identifiers are off by default); here it names
         // a column.
         Token::Word(w) if w.quote_style == Some('"') => Some(format!(

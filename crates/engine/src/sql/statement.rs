@@ -242,7 +242,8 @@ pub(super) fn tokenize(sql: &str) -> Result<Vec<TokenWithSpan>> {
             "SQL syntax error: a -- comment holds a carriage return (Spark ends the comment there, this parser at the line feed): end the comment with a new line",
         ));
     }
-    Ok(tokens)
+    // `1.5D`, `2S`, `3BD` …: one typed literal each, as Spark's lexer reads them.
+    crate::spark::literals::typed_literal_tokens(tokens).map_err(syntax)
 }
 
 /// The statements' first keyword that has a reader of its own.
