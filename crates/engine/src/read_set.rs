@@ -3,7 +3,7 @@
 //! Reads are OR-ed: each read registers its own predicate; a winner's file conflicts if it could
 //! match any of them. A whole-table read disables every refinement.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use datafusion::logical_expr::Expr;
 
@@ -69,6 +69,11 @@ pub struct ReadSet {
     /// The transaction adds back files it did not write (RESTORE): a VACUUM that announced
     /// itself after this transaction read may be deleting them (`conflict/vacuum_restore.rs`).
     pub restores_files: bool,
+    /// Rows the statement read one by one and depends on without changing them, by file path:
+    /// physical row indexes (a MERGE's target rows a source row matched but no clause changed —
+    /// their existence decided that no NOT MATCHED clause inserted). A winner's deletion of one
+    /// is a conflict even where the rows both changed are disjoint (`reconcile/dv_merge.rs`).
+    pub kept_rows: BTreeMap<String, roaring::RoaringTreemap>,
 }
 
 impl ReadSet {

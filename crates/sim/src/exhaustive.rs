@@ -11,7 +11,8 @@ use delta_rlc_engine::EngineError;
 use crate::model::{Model, Op, Pred, Row};
 use crate::oracle::{judge, Anomaly, Outcome, TxnRecord};
 
-/// The alphabet: a blind append, a reading append, DELETE, UPDATE, MERGE, NMBS MERGE, OPTIMIZE.
+/// The alphabet: a blind append, a reading append, DELETE, UPDATE, MERGE, NMBS MERGE, a MERGE whose
+/// MATCHED clause has a condition, OPTIMIZE.
 pub fn alphabet() -> Vec<Op> {
     vec![
         Op::Insert(vec![(900, 5, 1)]),
@@ -33,6 +34,12 @@ pub fn alphabet() -> Vec<Op> {
         Op::MergeNmbs {
             rows: vec![(31, 8)],
             g: 3,
+        },
+        // Updates k = 13 (g = 1) and matches k = 11 (g = 3) without changing it: a kept row the
+        // DELETE of 10..12 removes from the same file (`ReadSet::kept_rows`).
+        Op::MergeWhenG {
+            rows: vec![(11, 9), (13, 9)],
+            g: 1,
         },
         Op::Optimize,
     ]

@@ -98,6 +98,12 @@ pub enum Op {
         rows: Vec<(i64, i64)>,
         g: i64,
     },
+    /// MERGE upsert whose MATCHED clause holds only where g = c: a matched row with another g is
+    /// read but unchanged, and still keeps its source row from being inserted.
+    MergeWhenG {
+        rows: Vec<(i64, i64)>,
+        g: i64,
+    },
     Optimize,
     Zorder,
     /// `ALTER TABLE t ADD COLUMNS (c<n> BIGINT[, d<n> BIGINT])` (`added_columns`): a schema change
@@ -138,6 +144,7 @@ impl Op {
             Op::UpdateV { .. } | Op::UpdateG { .. } => "update",
             Op::Merge(_) => "merge",
             Op::MergeNmbs { .. } => "mergeNmbs",
+            Op::MergeWhenG { .. } => "mergeWhenG",
             Op::Optimize => "optimize",
             Op::Zorder => "zorder",
             Op::AlterAddColumn(_) => "alterAddColumn",
@@ -223,6 +230,11 @@ impl Op {
                 "MERGE INTO t USING (SELECT * FROM (VALUES {}) AS x(k, v)) s ON t.k = s.k \
                  WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT (k, v, g) VALUES (s.k, s.v, 0) \
                  WHEN NOT MATCHED BY SOURCE AND t.g = {g} THEN DELETE",
+                values(rows)
+            ),
+            Op::MergeWhenG { rows, g } => format!(
+                "MERGE INTO t USING (SELECT * FROM (VALUES {}) AS x(k, v)) s ON t.k = s.k \
+                 WHEN MATCHED AND t.g = {g} THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT (k, v, g) VALUES (s.k, s.v, 0)",
                 values(rows)
             ),
             Op::Optimize => "OPTIMIZE t".into(),
@@ -335,7 +347,12 @@ impl Op {
                 }
                 n
             }
-            Op::Merge(rows) | Op::MergeNmbs { rows, .. } => {
+            Op::Merge(rows) | Op::MergeNmbs { rows, .. } | Op::MergeWhenG { rows, .. } => {
+                // MergeWhenG's MATCHED clause holds only where g = c.
+                let when_g = match self {
+                    Op::MergeWhenG { g, .. } => Some(*g),
+                    _ => None,
+                };
                 let mut n = 0;
                 let source: std::collections::BTreeSet<i64> =
                     rows.iter().map(|(k, _)| *k).collect();
@@ -349,8 +366,10 @@ impl Op {
                     }
                     for key in matches {
                         if let Some(r) = m.get_mut(&key) {
-                            *r = row(*v, r.g);
-                            n += 1;
+                            if when_g.is_none_or(|g| r.g == g) {
+                                *r = row(*v, r.g);
+                                n += 1;
+                            }
                         }
                     }
                 }

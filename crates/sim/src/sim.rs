@@ -200,6 +200,11 @@ pub fn random_op(rng: &mut Rng, next_key: &mut i64, op_id: i64) -> Op {
                     rows: keys.into_iter().collect(),
                     g: rng.range(0, 4),
                 }
+            } else if rng.chance(30) {
+                Op::MergeWhenG {
+                    rows: keys.into_iter().collect(),
+                    g: rng.range(0, 4),
+                }
             } else {
                 Op::Merge(keys.into_iter().collect())
             }

@@ -290,8 +290,15 @@ fn merge(rng: &mut Rng, op_id: i64) -> String {
         ),
         _ => String::new(),
     };
+    // Sometimes a MATCHED clause with a condition over the target row: a target row it does not
+    // hold for is matched but unchanged, and its existence still keeps NOT MATCHED from inserting
+    // for that source row (a row the loser reads without changing; red-team 2026-12-06).
+    let matched = match rng.below(3) {
+        0 => format!("WHEN MATCHED AND {} ", qualified_predicate(rng, "t.")),
+        _ => "WHEN MATCHED ".to_string(),
+    };
     format!(
-        "MERGE INTO t USING (SELECT * FROM (VALUES {}) AS x({}, v)) s ON {} WHEN MATCHED THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT ({}, v) VALUES ({}, s.v){nmbs}",
+        "MERGE INTO t USING (SELECT * FROM (VALUES {}) AS x({}, v)) s ON {} {matched}THEN UPDATE SET v = s.v WHEN NOT MATCHED THEN INSERT ({}, v) VALUES ({}, s.v){nmbs}",
         rows.join(", "),
         names.join(", "),
         on.join(" AND "),

@@ -331,6 +331,21 @@ pub async fn check_winner(
             uploads: &state.uploads,
         };
         match r.reconcile(&ctx, state).await {
+            // Rows the loser depends on without changing them, on a path this reconciler cannot
+            // vouch for: the standard checks judge it.
+            Ok(Some(rewrite))
+                if !r.keeps_read_rows()
+                    && rewrite
+                        .settled
+                        .iter()
+                        .any(|p| state.read_set.kept_rows.contains_key(p)) =>
+            {
+                tracing::trace!(
+                    reconciler = r.name(),
+                    winner = w.version,
+                    "kept rows; declined"
+                );
+            }
             Ok(Some(rewrite)) => {
                 let (settled, event) = super::reconcile::apply(state, rewrite);
                 resolved.extend(settled);

@@ -2,8 +2,11 @@
 //!
 //! Proves: on every file path both transactions DV-updated, the rows newly deleted by the loser
 //! (`dv_cur \ dv_base`, where `dv_base` is the DV on the loser's remove — its read-time DV) are
-//! disjoint from everything the winner's post-image deletes (`dv_win`), and `dv_base ⊆ dv_win`
-//! (the winner's post-image descends from the state the loser read).
+//! disjoint from everything the winner's post-image deletes (`dv_win`), `dv_base ⊆ dv_win`
+//! (the winner's post-image descends from the state the loser read), and the winner's new
+//! deletions (`dv_win \ dv_base`) hold none of the rows the loser read and depends on without
+//! changing them (`ReadSet::kept_rows`: a MERGE's matched rows no clause changed, whose existence
+//! decided that it inserted nothing for their source rows).
 //! Rewrite: the loser's add(P) gets `dv_win ∪ dv_cur` (all merged DVs of one winner in one new DV
 //! file, uploading while later winners are checked; the commit waits for it before its put), its
 //! remove(P) is re-pointed at
@@ -17,8 +20,8 @@
 //! read it through a query besides its target scan (a MERGE source or subquery over the same
 //! table: the proof covers only rows the loser's own target predicate decides one by one, and a
 //! row the winner deleted may change what such a read computes); a path the winner removed
-//! outright; a path the loser only read; any overlap; `dv_base ⊄ dv_win`; any DV read or write
-//! error. Merged DV files of failed attempts are orphans left to VACUUM.
+//! outright; a path the loser only read; any overlap, of changed rows or of a kept row the winner
+//! deleted; `dv_base ⊄ dv_win`; any DV read or write error. Merged DV files of failed attempts are orphans left to VACUUM.
 //! Event: `delta.rowLevelConcurrency.deletionVectorsMerged` (winningCommitVersion, resolvedPaths,
 //! winningOperation).
 
@@ -93,6 +96,7 @@ async fn checked_merge(
     win_add: &Add,
     cur_add: &Add,
     cur_rm: &Remove,
+    kept: Option<&RoaringTreemap>,
 ) -> Result<Option<(RoaringTreemap, i64)>> {
     let num_records = cur_add
         .num_records()
@@ -138,6 +142,15 @@ async fn checked_merge(
         ctx.findings.overlap(path);
         return Ok(None);
     }
+    // A row the loser read and depends on without changing it (a MERGE's matched row no clause
+    // changed) that the winner newly deleted: re-run after the winner, the loser would act
+    // otherwise (insert for that source row). A true conflict too.
+    if let Some(kept) = kept {
+        if !(dv_win - dv_base).is_disjoint(kept) {
+            ctx.findings.overlap(path);
+            return Ok(None);
+        }
+    }
     Ok(Some((dv_win | &own, num_records)))
 }
 
@@ -173,7 +186,10 @@ async fn merge(
         let (Some((win_add, _)), Some((cur_add, cur_rm))) = (winner.get(p), loser.get(p)) else {
             return Ok(None);
         };
-        pending.push(checked_merge(ctx, &state.dvs, p, win_add, cur_add, cur_rm));
+        let kept = state.read_set.kept_rows.get(p.as_str());
+        pending.push(checked_merge(
+            ctx, &state.dvs, p, win_add, cur_add, cur_rm, kept,
+        ));
     }
     let checks = futures::stream::iter(pending)
         .buffered(ctx.env.parallelism.max(1))
@@ -254,6 +270,10 @@ impl Reconciler for DvMerge {
 
     fn switch(&self) -> Switch {
         Switch::DvMerge
+    }
+
+    fn keeps_read_rows(&self) -> bool {
+        true
     }
 
     async fn reconcile(

@@ -111,6 +111,13 @@ pub(super) async fn start_dv_upload(
 pub trait Reconciler: Send + Sync {
     fn name(&self) -> &'static str;
     fn switch(&self) -> Switch;
+    /// Whether this reconciler proves that its rewrite leaves every row of
+    /// `ReadSet::kept_rows` on the paths it settles as the loser read it (the DV merge checks
+    /// that the winner deleted none of them). A reconciler that does not say so never settles
+    /// such a path: the checker declines its rewrite (the one-way default for a new reconciler).
+    fn keeps_read_rows(&self) -> bool {
+        false
+    }
     /// A rewrite of `state` that settles some of the winner's paths, `Ok(None)` when it does not
     /// apply or cannot prove its case, `Err` when it failed (treated as a decline).
     async fn reconcile(

@@ -67,6 +67,11 @@ fn u64_column(joined: &Joined, qualifier: &str, name: &str) -> Result<UInt64Arra
 /// physical row indexes.
 pub(super) struct Removals {
     pub by_file: BTreeMap<u64, RoaringTreemap>,
+    /// Target rows a source row matched that no clause removed (no MATCHED clause's condition
+    /// held), by file index: the statement depends on each without changing it — its existence
+    /// decides that no NOT MATCHED clause inserts for that source row. The conflict checker's DV
+    /// merge must not settle a winner's deletion of one (`ReadSet::kept_rows`).
+    pub matched_unchanged: BTreeMap<u64, RoaringTreemap>,
     /// The only MATCHED clause is an unconditional DELETE: several source rows may delete one
     /// target row (counted once).
     only_unconditional_delete: bool,
@@ -82,6 +87,7 @@ impl Removals {
         let only_unconditional_delete = matches!(m.as_slice(), [c] if c.condition.is_none() && matches!(c.action, ClauseAction::Delete));
         Removals {
             by_file: BTreeMap::new(),
+            matched_unchanged: BTreeMap::new(),
             only_unconditional_delete,
         }
     }
@@ -103,8 +109,14 @@ impl Removals {
         // The removing rows of this batch, in runs of one file: (joined row, clause, target row).
         let mut run: Vec<(usize, &MergeClause, u64)> = Vec::new();
         let mut run_file: Option<u64> = None;
+        let matched = joined.target_present.values() & joined.source_present.values();
         for (r, slot) in assigned.iter().enumerate() {
             let Some(clause) = slot.and_then(|ci| spec.clauses.get(ci)) else {
+                if matched.value(r) {
+                    if let Some((file, row)) = joined.target_row(&files, &row_indexes, r) {
+                        self.matched_unchanged.entry(file).or_default().insert(row);
+                    }
+                }
                 continue;
             };
             if clause.kind == ClauseKind::NotMatched {

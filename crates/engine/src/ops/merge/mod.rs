@@ -419,6 +419,21 @@ pub async fn merge_txn_on(
             pending.write(&mut txn, &snapshot, &mut metrics).await?;
         }
     }
+    // The matched rows no clause changed are read rows the checker must keep (see `Removals`).
+    for (idx, rows) in &removals.matched_unchanged {
+        let file = usize::try_from(*idx).ok().and_then(|i| plan.files.get(i));
+        let Some(file) = file else {
+            return Err(EngineError::Internal(format!(
+                "MERGE: no target file {idx}"
+            )));
+        };
+        let kept = txn
+            .read_set
+            .kept_rows
+            .entry(file.add.path.clone())
+            .or_default();
+        *kept |= rows;
+    }
     // Removals first: their DV file uploads in the background while the last new rows are
     // written (one stage of writes, not two). DVs off, the survivors of the rewritten files join
     // the new rows, so they share files.
