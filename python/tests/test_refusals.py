@@ -40,6 +40,7 @@ PYTHON = {
     "merge-unconditional-clause-not-last": lambda dt: _merge(dt).when_matched_delete().when_matched_update({"v": "s.v"}, predicate="s.v > 0").execute(),
     "add-constraint-violated": lambda dt: dt.alter.add_constraint({"big": "v > 15"}),
     "restore-future-version": lambda dt: dt.restore(99),
+    "delete-subquery": lambda dt: dt.delete("k IN (SELECT 1)"),
     "optimize-target-size-zero": lambda dt: dt.optimize.compact(target_size=0),
 }
 

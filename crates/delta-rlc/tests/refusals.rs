@@ -111,6 +111,7 @@ async fn through_rust(id: &str, t: &Table) -> delta_rlc::Result<()> {
             .await
             .map(drop),
         "restore-future-version" => t.restore(99).await.map(drop),
+        "delete-subquery" => t.delete().filter("k IN (SELECT 1)").await.map(drop),
         "optimize-target-size-zero" => t.optimize().target_size(0).await.map(drop),
         other => panic!("case {other} has no Rust form: add it here"),
     }

@@ -139,14 +139,13 @@ impl ExprContext {
     pub fn parse(&self, sql: &str) -> Result<Expr> {
         crate::spark::ident_case::parse_sql_expr(&self.ctx, sql, &self.df_schema)
             .and_then(|e| legacy_mode_in_expr(&self.ctx, e, &self.df_schema))
-            .map_err(|e| EngineError::invalid(format!("{e}")))
+            .map_err(expr_error)
     }
 
     /// Plans a parsed SQL expression — never printed back to text first: sqlparser's `Display`
     /// loses quotes (a literal ending in `''` prints as one that ends in `'`).
     pub fn plan(&self, e: &datafusion::sql::sqlparser::ast::Expr) -> Result<Expr> {
-        plan_sql_expr(&self.ctx, e, &self.df_schema)
-            .map_err(|e| EngineError::invalid(format!("{e}")))
+        plan_sql_expr(&self.ctx, e, &self.df_schema).map_err(expr_error)
     }
 
     pub fn physical(&self, e: &Expr) -> Result<Arc<dyn PhysicalExpr>> {
@@ -609,6 +608,22 @@ pub async fn scan_file(
         rows,
         old_dv,
     }))
+}
+
+/// An expression that does not plan: a feature this engine lacks (DataFusion's `NotImplemented`,
+/// a subquery) is `Unsupported`, anything else bad input.
+fn expr_error(e: datafusion::error::DataFusionError) -> EngineError {
+    expr_error_in("", e)
+}
+
+/// [`expr_error`] with `prefix` naming the statement's part ("MERGE condition: ").
+pub(crate) fn expr_error_in(prefix: &str, e: datafusion::error::DataFusionError) -> EngineError {
+    match e.find_root() {
+        datafusion::error::DataFusionError::NotImplemented(m) => {
+            EngineError::Unsupported(format!("{prefix}{m}"))
+        }
+        _ => EngineError::invalid(format!("{prefix}{e}")),
+    }
 }
 
 /// A parsed SQL expression planned against `schema` with `ctx`'s options (the same planner

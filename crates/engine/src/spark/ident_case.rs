@@ -438,6 +438,21 @@ pub fn move_spans_apart<N: VisitMut>(node: &mut N, n: u64) {
 /// A parsed expression planned against `schema`, its column names resolved as Spark resolves
 /// them.
 pub fn plan_parsed(ctx: &SessionContext, e: &ast::Expr, schema: &DFSchema) -> DFResult<Expr> {
+    // An expression here is evaluated row by row over one table's rows (a DML predicate or
+    // assignment, a MERGE condition or value, a table's rule): a subquery has no plan in that
+    // evaluation, and one over the statement's own table would be a read the conflict checker
+    // does not see. Refused by name, before the planner's own message about a missing table.
+    let subquery = ast::visit_expressions(e, |x| match x {
+        ast::Expr::Subquery(_) => ControlFlow::Break("a scalar subquery"),
+        ast::Expr::InSubquery { .. } => ControlFlow::Break("IN (SELECT …)"),
+        ast::Expr::Exists { .. } => ControlFlow::Break("EXISTS (SELECT …)"),
+        _ => ControlFlow::Continue(()),
+    });
+    if let ControlFlow::Break(what) = subquery {
+        return Err(datafusion::common::DataFusionError::NotImplemented(format!(
+            "{what} in a predicate, assignment or MERGE condition (run the query first and use its values, or make it a MERGE's source)"
+        )));
+    }
     let state = ctx.state();
     let mut e = e.clone();
     let _ = e.visit(&mut Qualified { schema });

@@ -817,3 +817,41 @@ fn typed_literals_are_read_as_spark_reads_them() {
         fails(&s, "INSERT INTO t VALUES (4, 2.0D, 1S)", "small").await;
     });
 }
+
+/// A subquery in an expression evaluated row by row (a DML predicate or assignment, a MERGE
+/// condition) is refused by name, as a feature this engine lacks, and nothing is written: before,
+/// the planner answered that the table was not found (a table it had bound itself) or that the
+/// physical plan did not support the expression.
+#[test]
+fn subqueries_in_row_expressions_are_refused_by_name() {
+    let loc = "memory://spark-subqueries/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT, v STRING)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+            .await
+            .unwrap();
+        for (sql, what) in [
+            ("DELETE FROM t WHERE id IN (SELECT id FROM t WHERE v = 'b')", "IN (SELECT …)"),
+            ("DELETE FROM t WHERE EXISTS (SELECT 1)", "EXISTS (SELECT …)"),
+            ("UPDATE t SET v = (SELECT max(v) FROM t) WHERE id = 1", "a scalar subquery"),
+            (
+                "MERGE INTO t USING (SELECT 2 AS id) s ON t.id = s.id WHEN MATCHED AND t.id IN (SELECT 2) THEN DELETE",
+                "IN (SELECT …)",
+            ),
+        ] {
+            let e = s.execute(sql).await.expect_err(sql);
+            assert_eq!(e.kind(), delta_rlc_engine::ErrorKind::Unsupported, "{sql}: {e}");
+            assert!(
+                e.to_string().contains(&format!("{what} in a predicate")),
+                "{sql}: {e}"
+            );
+        }
+        assert_eq!(
+            rows(&s, "SELECT id, v FROM t ORDER BY id").await,
+            vec!["1|a", "2|b"]
+        );
+    });
+}

@@ -120,14 +120,14 @@ impl MergeExprParser {
     pub fn parse(&self, what: &str, sql: &str) -> Result<Expr> {
         crate::spark::ident_case::parse_sql_expr(&self.ctx, sql, &self.schema)
             .and_then(|e| crate::ops::dml::legacy_mode_in_expr(&self.ctx, e, &self.schema))
-            .map_err(|e| EngineError::invalid(format!("MERGE {what}: {e}")))
+            .map_err(|e| crate::ops::dml::expr_error_in(&format!("MERGE {what}: "), e))
     }
 
     /// Plans a parsed SQL expression without printing it back to text (see
     /// [`crate::ops::dml::plan_sql_expr`]).
     pub fn plan(&self, what: &str, e: &datafusion::sql::sqlparser::ast::Expr) -> Result<Expr> {
         crate::ops::dml::plan_sql_expr(&self.ctx, e, &self.schema)
-            .map_err(|e| EngineError::invalid(format!("MERGE {what}: {e}")))
+            .map_err(|e| crate::ops::dml::expr_error_in(&format!("MERGE {what}: "), e))
     }
 }
 
