@@ -333,11 +333,14 @@ pub async fn check_winner(
         match r.reconcile(&ctx, state).await {
             // Rows the loser depends on without changing them, on a path this reconciler cannot
             // vouch for: the standard checks judge it.
+            // That includes a winner that removed such a path while the rewrite settles others (a
+            // compaction whose output holds both kept rows and the loser's moved changes).
             Ok(Some(rewrite))
                 if !r.keeps_read_rows()
                     && rewrite
                         .settled
                         .iter()
+                        .chain(w.removes.iter().map(|x| &x.path))
                         .any(|p| state.read_set.kept_rows.contains_key(p)) =>
             {
                 tracing::trace!(

@@ -145,6 +145,15 @@ impl Transaction {
         let mut known_latest: Option<u64> = None;
         while attempt < max_attempts {
             attempt += 1;
+            // Files the last attempt's reconcilers write are in place before the log names them;
+            // the wait is reconciliation's latency (before the expiry check: a slow upload must not
+            // carry the put past it).
+            if !state_loser.uploads.is_empty() {
+                let waited_at = tokio::time::Instant::now();
+                let uploaded = state_loser.uploads.finish().await;
+                self.check_time += waited_at.elapsed();
+                uploaded?;
+            }
             let open_ms = self
                 .table
                 .env
@@ -157,14 +166,6 @@ impl Transaction {
                     open_ms / 1000,
                     crate::retention::MAX_TRANSACTION_MS / 1000
                 )));
-            }
-            // Files the last attempt's reconcilers write are in place before the log names them;
-            // the wait is reconciliation's latency.
-            if !state_loser.uploads.is_empty() {
-                let waited_at = tokio::time::Instant::now();
-                let uploaded = state_loser.uploads.finish().await;
-                self.check_time += waited_at.elapsed();
-                uploaded?;
             }
             let payload =
                 Bytes::from(self.build_attempt(&state_loser, version, &state, isolation, blind)?);

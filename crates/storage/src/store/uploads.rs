@@ -34,6 +34,17 @@ impl std::fmt::Debug for PendingUploads {
     }
 }
 
+/// Puts `bytes` in `store`'s statement cache under `rel`; whether reads of `rel` are now served.
+fn serve(store: &TableStore, rel: &str, bytes: &Bytes) -> bool {
+    match &store.cache {
+        Some(cache) => {
+            cache.insert(rel, bytes);
+            cache.get(rel).is_some()
+        }
+        None => false,
+    }
+}
+
 fn poisoned() -> StorageError {
     StorageError::new(StorageErrorKind::Io, "pending uploads: lock poisoned")
 }
@@ -44,13 +55,23 @@ impl PendingUploads {
     /// served: `false` when the handle has no statement cache or no room in it, and a read of
     /// `rel` before [`PendingUploads::finish`] may then not find it.
     pub fn start(&self, store: &TableStore, rel: String, bytes: Bytes) -> Result<bool> {
-        let served = match &store.cache {
-            Some(cache) => {
-                cache.insert(&rel, &bytes);
-                cache.get(&rel).is_some()
-            }
-            None => false,
-        };
+        let served = serve(store, &rel, &bytes);
+        self.spawn(store, rel, bytes)?;
+        Ok(served)
+    }
+
+    /// Writes `bytes` to `rel` in the background when this statement's reads can be served it
+    /// meanwhile ([`PendingUploads::start`]); otherwise writes it now, waiting for that one put
+    /// only (never for, nor taking the results of, the uploads already in flight: those stay for
+    /// [`PendingUploads::finish`], whose caller must see their failures).
+    pub async fn start_or_put(&self, store: &TableStore, rel: String, bytes: Bytes) -> Result<()> {
+        if serve(store, &rel, &bytes) {
+            return self.spawn(store, rel, bytes);
+        }
+        store.put(&rel, bytes).await
+    }
+
+    fn spawn(&self, store: &TableStore, rel: String, bytes: Bytes) -> Result<()> {
         let store = store.clone();
         let path = rel.clone();
         let handle = tokio::spawn(async move { store.put(&path, bytes).await });
@@ -58,7 +79,7 @@ impl PendingUploads {
             .lock()
             .map_err(|_| poisoned())?
             .push((rel, handle));
-        Ok(served)
+        Ok(())
     }
 
     /// Whether no upload is in flight.

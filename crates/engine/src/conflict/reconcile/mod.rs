@@ -92,7 +92,8 @@ pub(super) async fn extend_dv(
 /// Encodes `bitmaps` into one new DV file whose upload starts now and is awaited before the
 /// commit (so a later winner's checks run while it uploads); their descriptors, in order. Where
 /// the statement cannot serve the file to its own reads meanwhile (no statement cache, or no room
-/// in it), the upload is awaited here: a later check must be able to read it.
+/// in it), it is written here, before returning: a later check must be able to read it. (Only
+/// this file's put is awaited: an earlier upload's failure stays for the commit to see.)
 pub(super) async fn start_dv_upload(
     ctx: &ReconcileContext<'_>,
     bitmaps: &[roaring::RoaringTreemap],
@@ -101,9 +102,7 @@ pub(super) async fn start_dv_upload(
     else {
         return Ok(Vec::new());
     };
-    if !ctx.uploads.start(ctx.store, rel, file)? {
-        ctx.uploads.finish().await?;
-    }
+    ctx.uploads.start_or_put(ctx.store, rel, file).await?;
     Ok(descriptors)
 }
 
