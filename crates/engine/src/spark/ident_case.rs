@@ -435,6 +435,20 @@ pub fn move_spans_apart<N: VisitMut>(node: &mut N, n: u64) {
     let _ = node.visit(&mut Shift(n.saturating_mul(1_000_000)));
 }
 
+/// The kind of the first subquery in `e`, named for an error message.
+pub fn subquery_in(e: &ast::Expr) -> Option<&'static str> {
+    let found = ast::visit_expressions(e, |x| match x {
+        ast::Expr::Subquery(_) => ControlFlow::Break("a scalar subquery"),
+        ast::Expr::InSubquery { .. } => ControlFlow::Break("IN (SELECT …)"),
+        ast::Expr::Exists { .. } => ControlFlow::Break("EXISTS (SELECT …)"),
+        _ => ControlFlow::Continue(()),
+    });
+    match found {
+        ControlFlow::Break(what) => Some(what),
+        ControlFlow::Continue(()) => None,
+    }
+}
+
 /// A parsed expression planned against `schema`, its column names resolved as Spark resolves
 /// them.
 pub fn plan_parsed(ctx: &SessionContext, e: &ast::Expr, schema: &DFSchema) -> DFResult<Expr> {
@@ -442,13 +456,7 @@ pub fn plan_parsed(ctx: &SessionContext, e: &ast::Expr, schema: &DFSchema) -> DF
     // assignment, a MERGE condition or value, a table's rule): a subquery has no plan in that
     // evaluation, and one over the statement's own table would be a read the conflict checker
     // does not see. Refused by name, before the planner's own message about a missing table.
-    let subquery = ast::visit_expressions(e, |x| match x {
-        ast::Expr::Subquery(_) => ControlFlow::Break("a scalar subquery"),
-        ast::Expr::InSubquery { .. } => ControlFlow::Break("IN (SELECT …)"),
-        ast::Expr::Exists { .. } => ControlFlow::Break("EXISTS (SELECT …)"),
-        _ => ControlFlow::Continue(()),
-    });
-    if let ControlFlow::Break(what) = subquery {
+    if let Some(what) = subquery_in(e) {
         return Err(datafusion::common::DataFusionError::NotImplemented(format!(
             "{what} in a predicate, assignment or MERGE condition (run the query first and use its values, or make it a MERGE's source)"
         )));

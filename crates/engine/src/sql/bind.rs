@@ -10,8 +10,8 @@ use std::ops::ControlFlow;
 
 use datafusion::sql::parser::{CopyToSource, Statement as DFStatement};
 use datafusion::sql::sqlparser::ast::{
-    Expr, FunctionArg, FunctionArgExpr, Ident, ObjectName, ObjectNamePart, Query, Statement,
-    TableAlias, TableFactor, TableVersion, Value, VisitMut, VisitorMut,
+    Expr, FunctionArg, FunctionArgExpr, Ident, ObjectName, ObjectNamePart, Query, SetExpr,
+    Statement, TableAlias, TableFactor, TableVersion, Value, VisitMut, VisitorMut,
 };
 
 use super::file_tables::FileSource;
@@ -431,6 +431,13 @@ impl VisitorMut for Binder<'_> {
     type Break = EngineError;
 
     fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<EngineError> {
+        // DataFusion cannot evaluate a subquery inside a VALUES row (its physical plan fails with
+        // an internal error); `SELECT (subquery), …` is the same rows and is planned.
+        if let Some(what) = values_subquery(&q.body) {
+            return ControlFlow::Break(EngineError::Unsupported(format!(
+                "{what} in a VALUES row: write the rows as a query instead, e.g. INSERT INTO t SELECT (SELECT …) + 1, 'b'"
+            )));
+        }
         if let Some(with) = &q.with {
             for cte in &with.cte_tables {
                 self.ctes.push(cte.alias.name.value.clone());
@@ -490,6 +497,21 @@ impl VisitorMut for Binder<'_> {
 
 /// A path's last segment, lowercased, when it reads as a plain identifier that is no SQL keyword
 /// and no generated name: what a reference may be named by, unless it clashes.
+/// The kind of subquery in a row of `body`'s VALUES (through set operations), if any.
+fn values_subquery(body: &SetExpr) -> Option<&'static str> {
+    match body {
+        SetExpr::Values(v) => v
+            .rows
+            .iter()
+            .flat_map(|row| row.content.iter())
+            .find_map(crate::spark::ident_case::subquery_in),
+        SetExpr::SetOperation { left, right, .. } => {
+            values_subquery(left).or_else(|| values_subquery(right))
+        }
+        _ => None,
+    }
+}
+
 pub(super) fn plain_name(location: &str) -> Option<String> {
     use datafusion::sql::sqlparser::keywords::ALL_KEYWORDS;
     let last = location

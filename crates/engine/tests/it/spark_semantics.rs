@@ -849,9 +849,37 @@ fn subqueries_in_row_expressions_are_refused_by_name() {
                 "{sql}: {e}"
             );
         }
+        // A subquery in a VALUES row: DataFusion cannot evaluate it there, so it is refused by
+        // name (with the query form that works), never an internal error.
+        for (sql, what) in [
+            (
+                "INSERT INTO t VALUES ((SELECT count(*) FROM t) + 100, 'c')",
+                "a scalar subquery",
+            ),
+            (
+                "INSERT INTO t VALUES (3, 'c') UNION ALL VALUES (4, CAST(EXISTS (SELECT 1) AS STRING))",
+                "EXISTS (SELECT …)",
+            ),
+            ("SELECT * FROM (VALUES (1 IN (SELECT 1))) AS x(b)", "IN (SELECT …)"),
+        ] {
+            let e = s.execute(sql).await.expect_err(sql);
+            assert_eq!(e.kind(), delta_rlc_engine::ErrorKind::Unsupported, "{sql}: {e}");
+            assert!(
+                e.to_string().contains(&format!("{what} in a VALUES row")),
+                "{sql}: {e}"
+            );
+        }
         assert_eq!(
             rows(&s, "SELECT id, v FROM t ORDER BY id").await,
             vec!["1|a", "2|b"]
+        );
+        // The same rows as a query are planned, the subquery reading the table as of the statement.
+        s.execute("INSERT INTO t SELECT (SELECT count(*) FROM t) + 100, 'c'")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, v FROM t ORDER BY id").await,
+            vec!["102|c", "1|a", "2|b"]
         );
     });
 }
