@@ -639,3 +639,25 @@ def test_datasets_with_large_types_or_a_given_schema(tmp_path):
     dv.delete("name = 'a'")
     got = DeltaTable(tmp_path / "dv").to_pyarrow_dataset(as_large_types=True).to_table()
     assert got.schema == schema and got.column("name").to_pylist() == ["b"]
+
+
+def test_query_builder_columns_carry_their_field_metadata_as_deltalake_does(tmp_path):
+    import deltalake
+
+    from delta_rlc import QueryBuilder
+
+    schema = Schema([
+        Field("id", PrimitiveType("integer"), nullable=True),
+        Field("gc", PrimitiveType("integer"), nullable=True, metadata={"delta.generationExpression": "5"}),
+    ])
+    DeltaTable.create(tmp_path, schema=schema, configuration={"delta.columnMapping.mode": "name"})
+    write_deltalake(tmp_path, pa.table({"id": pa.array([2, 1], pa.int32())}), mode="append")
+    sql = "SELECT *, gc + 1 AS g1 FROM t ORDER BY id"
+    ours = pa.table(QueryBuilder().register("t", DeltaTable(tmp_path)).execute(sql).read_all())
+    peer = pa.table(deltalake.QueryBuilder().register("t", deltalake.DeltaTable(str(tmp_path))).execute(sql).read_all())
+    assert ours.to_pylist() == [{"id": 1, "gc": 5, "g1": 6}, {"id": 2, "gc": 5, "g1": 6}]
+    gc = ours.schema.field("gc").metadata
+    assert gc[b"delta.generationExpression"] == b"5" and b"delta.columnMapping.physicalName" in gc
+    # Read as stored: the table's metadata; computed: none. Field by field as deltalake has it.
+    for name in ["id", "gc", "g1"]:
+        assert ours.schema.field(name).metadata == peer.schema.field(name).metadata, name

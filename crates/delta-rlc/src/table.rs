@@ -286,7 +286,9 @@ pub async fn sql(statement: &str, options: &TableOptions) -> Result<SqlOutcome> 
 
 /// Runs one query over tables registered by name (deltalake's `QueryBuilder`): each name reads
 /// its handle's pinned version ([`Table::at_version`]) or the latest; a statement that is not a
-/// query is refused before anything runs. Rows are streamed.
+/// query is refused before anything runs. Rows are streamed. A column read as stored carries
+/// its Delta field metadata on its Arrow field (`delta.generationExpression`, column-mapping ids,
+/// comments), as deltalake's QueryBuilder returns it; computed columns carry none.
 ///
 /// ```
 /// # async fn demo(events: delta_rlc::Table) -> delta_rlc::Result<()> {
@@ -310,7 +312,7 @@ pub async fn query(statement: &str, tables: &[(&str, &Table)]) -> Result<RecordB
             None => session.register(name, &uri),
         }
     }
-    let stream = session.query_only(statement).await?;
+    let stream = session.query_only(statement, true).await?;
     Ok(RecordBatchStream::new(stream))
 }
 

@@ -589,3 +589,63 @@ async fn add_columns_into_an_existing_struct() {
     assert_eq!(e.kind(), &ErrorKind::InvalidInput, "{e}");
     assert_eq!(table.version().await.unwrap(), version);
 }
+
+/// `delta_rlc::query` (deltalake's QueryBuilder): a column read as stored carries its Delta field
+/// metadata, a computed one none; a statement through `Table::sql` carries none, so a CTAS from
+/// the query never copies a generation expression.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn query_results_carry_the_columns_field_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = dir.path().join("t").to_str().unwrap().to_string();
+    let options = delta_rlc::TableOptions::default();
+    delta_rlc::sql(
+        &format!(
+            "CREATE TABLE '{uri}' (id INT, gc INT GENERATED ALWAYS AS (id * 2) COMMENT 'twice')"
+        ),
+        &options,
+    )
+    .await
+    .unwrap();
+    let table = Table::open(&uri).await.unwrap();
+    table
+        .sql("INSERT INTO t (id) VALUES (2), (1)")
+        .await
+        .unwrap();
+    let stream = delta_rlc::query(
+        "SELECT *, gc + 1 AS g1 FROM tbl ORDER BY id",
+        &[("tbl", &table)],
+    )
+    .await
+    .unwrap();
+    let schema = stream.schema();
+    let batches: Vec<RecordBatch> = futures::TryStreamExt::try_collect(stream).await.unwrap();
+    // The batches say what the stream's schema says (pyarrow reads the stream's).
+    assert_eq!(batches[0].schema(), schema);
+    let gc = schema.field_with_name("gc").unwrap().metadata();
+    assert_eq!(
+        gc.get("delta.generationExpression").map(String::as_str),
+        Some("id * 2")
+    );
+    assert_eq!(gc.get("comment").map(String::as_str), Some("twice"));
+    assert!(schema.field_with_name("id").unwrap().metadata().is_empty());
+    assert!(schema.field_with_name("g1").unwrap().metadata().is_empty());
+    let gcs: Vec<i32> = batches
+        .iter()
+        .flat_map(|b| {
+            let a = b
+                .column(1)
+                .as_any()
+                .downcast_ref::<delta_rlc::arrow::array::Int32Array>();
+            a.unwrap().values().to_vec()
+        })
+        .collect();
+    assert_eq!(gcs, vec![2, 4]);
+
+    let plain = table.sql("SELECT * FROM t").await.unwrap();
+    let plain_schema = plain.batches[0].schema();
+    assert!(plain_schema
+        .field_with_name("gc")
+        .unwrap()
+        .metadata()
+        .is_empty());
+}

@@ -77,6 +77,38 @@ pub fn table_arrow_schema(s: &StructType) -> SchemaRef {
     Arc::new(Schema::new(struct_fields(s)))
 }
 
+/// The table's Arrow schema with each column's Delta field metadata on its Arrow field (and on the
+/// fields of nested structs), as deltalake's QueryBuilder shows it: a string value as itself, any
+/// other JSON value serialized. Only for query results: a schema carrying
+/// `delta.generationExpression` or a column-mapping id must never reach a write.
+pub fn table_arrow_schema_with_metadata(s: &StructType) -> SchemaRef {
+    Arc::new(Schema::new(fields_with_metadata(s)))
+}
+
+fn fields_with_metadata(s: &StructType) -> Fields {
+    s.fields
+        .iter()
+        .map(|f| {
+            let data_type = match &f.data_type {
+                ds::DataType::Struct(inner) => DataType::Struct(fields_with_metadata(inner)),
+                other => delta_to_arrow_type(other),
+            };
+            let metadata = f
+                .metadata
+                .iter()
+                .map(|(k, v)| {
+                    let v = match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    (k.clone(), v)
+                })
+                .collect();
+            Field::new(&f.name, data_type, f.nullable).with_metadata(metadata)
+        })
+        .collect()
+}
+
 pub fn arrow_to_delta_type(t: &DataType) -> Result<ds::DataType> {
     use ds::DataType as D;
     Ok(match t {

@@ -47,6 +47,13 @@ impl DeltaTableProvider {
             reads,
         }
     }
+
+    /// Each column carries its Delta field metadata in the scan's schema (query results only:
+    /// `SqlSession::field_metadata`).
+    pub fn with_field_metadata(mut self) -> Self {
+        self.schema = crate::arrow_conv::table_arrow_schema_with_metadata(&self.snapshot.schema);
+        self
+    }
 }
 
 #[async_trait]

@@ -162,6 +162,6 @@ fn project(
 ) -> DfResult<RecordBatch> {
     match projection {
         Some(p) => Ok(b.project(p)?.with_schema(Arc::clone(schema))?),
-        None => Ok(b),
+        None => Ok(b.with_schema(Arc::clone(schema))?),
     }
 }

@@ -67,6 +67,9 @@ pub struct SqlSession {
     pub optimize_skip_capture: bool,
     /// Locations served by an explicit store instead of opening them.
     pub stores: Vec<(String, delta_rlc_storage::TableStore)>,
+    /// Query results carry each Delta column's field metadata (deltalake's QueryBuilder); set
+    /// only where nothing but queries run (`query_only`), never for a statement that writes.
+    field_metadata: bool,
     /// Object-store options for every table the session opens (`AWS_ENDPOINT_URL`, …).
     pub storage_options: std::collections::BTreeMap<String, String>,
     /// Views and external tables defined by earlier statements (shared by clones).
@@ -92,6 +95,7 @@ impl SqlSession {
             optimize_target_file_size: None,
             stores: Vec::new(),
             optimize_skip_capture: false,
+            field_metadata: false,
             storage_options: Default::default(),
             objects: Arc::default(),
             snapshots: Arc::default(),
@@ -308,7 +312,10 @@ impl SqlSession {
                 Some((loc, rs)) if *loc == r.location && r.version.is_none() => Some(rs.clone()),
                 _ => None,
             };
-            let provider = DeltaTableProvider::new(table, snapshot, reads);
+            let mut provider = DeltaTableProvider::new(table, snapshot, reads);
+            if self.field_metadata {
+                provider = provider.with_field_metadata();
+            }
             ctx.register_table(r.ident.to_ascii_lowercase(), Arc::new(provider))?;
         }
         Ok(ctx)
@@ -371,8 +378,13 @@ impl SqlSession {
 
     /// Runs a query (SELECT, WITH, VALUES, the change feed, the file listings) and streams its
     /// rows; any other statement is refused before anything runs (deltalake's `QueryBuilder`
-    /// only reads).
-    pub async fn query_only(&self, sql: &str) -> Result<SendableRecordBatchStream> {
+    /// only reads). With `field_metadata`, a column read as it is stored carries its Delta field
+    /// metadata (DataFusion drops it from computed columns).
+    pub async fn query_only(
+        &self,
+        sql: &str,
+        field_metadata: bool,
+    ) -> Result<SendableRecordBatchStream> {
         let parsed = super::statement::parse(sql)?;
         let is_query = matches!(
             &parsed.statement,
@@ -383,7 +395,9 @@ impl SqlSession {
                 "only a query (SELECT, WITH, VALUES) runs here; this statement would change or define something",
             ));
         }
-        match self.execute_streaming(sql).await? {
+        let mut session = self.clone();
+        session.field_metadata = field_metadata;
+        match session.execute_streaming(sql).await? {
             StreamingOutput::Rows(stream) => Ok(stream),
             StreamingOutput::Done(out) => {
                 let schema = out.batches.first().map_or_else(
