@@ -788,7 +788,12 @@ class DeltaTable:
         _internal.cleanup_metadata(self._table.raw)
 
     def compact_logs(self, starting_version: int, ending_version: int) -> None:
-        raise _internal.UnsupportedError("compact_logs (log compaction files) is not supported by delta_rlc")
+        """Writes ``_delta_log/<start>.<end>.compacted.json``: the reconciled actions of commits
+        ``starting_version..=ending_version`` (below this object's version or at it), which readers
+        may replay in their place."""
+        if starting_version < 0 or ending_version < 0:
+            raise ValueError(f"compact_logs: versions are not negative (got {starting_version}, {ending_version})")
+        _internal.compact_logs(self._table.raw, starting_version, ending_version, self._version)
 
     def repair(self, dry_run: bool = False, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> Dict[str, Any]:
         """Removes live files that are missing from storage (deltalake's FSCK)."""

@@ -118,6 +118,24 @@ fn create_checkpoint(py: Python<'_>, table: &RawTable, version: Option<u64>) -> 
     run(py, async move { t.create_checkpoint().await })
 }
 
+/// Writes the log compaction file of commits `start..=end` at the handle's version; returns its
+/// path.
+#[pyfunction]
+#[pyo3(signature = (table, start, end, version=None))]
+fn compact_logs(
+    py: Python<'_>,
+    table: &RawTable,
+    start: u64,
+    end: u64,
+    version: Option<u64>,
+) -> PyResult<String> {
+    let t = match version {
+        Some(v) => table.table.at_version(v),
+        None => table.table.clone(),
+    };
+    run(py, async move { t.compact_logs(start, end).await })
+}
+
 /// Deletes expired log entries; returns their paths.
 #[pyfunction]
 fn cleanup_metadata(py: Python<'_>, table: &RawTable) -> PyResult<Vec<String>> {
@@ -300,6 +318,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(alter, m)?)?;
     m.add_function(wrap_pyfunction!(restore, m)?)?;
     m.add_function(wrap_pyfunction!(create_checkpoint, m)?)?;
+    m.add_function(wrap_pyfunction!(compact_logs, m)?)?;
     m.add_function(wrap_pyfunction!(cleanup_metadata, m)?)?;
     m.add_function(wrap_pyfunction!(add_actions, m)?)?;
     m.add_function(wrap_pyfunction!(app_transaction_version, m)?)?;

@@ -238,7 +238,7 @@ def test_options_that_cannot_be_honoured_are_refused(tmp_path):
     dt = DeltaTable(uri)
     with pytest.raises(UnsupportedError):
         dt.restore(0, protocol_downgrade_allowed=True)
-    with pytest.raises(UnsupportedError):
+    with pytest.raises(DeltaError, match="must be below the ending version"):
         dt.compact_logs(0, 0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

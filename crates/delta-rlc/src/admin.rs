@@ -368,6 +368,23 @@ impl Table {
         Ok(snapshot.version)
     }
 
+    /// Writes a log compaction file for commits `start..=end` (deltalake's `compact_logs`): their
+    /// reconciled actions at `_delta_log/<start>.<end>.compacted.json`, which readers may replay
+    /// in place of those commits. Returns its path. `start` must be below `end`, and `end` at most
+    /// the handle's version.
+    pub async fn compact_logs(&self, start: u64, end: u64) -> Result<String> {
+        let snapshot = self.inner.snapshot(self.read_version).await?;
+        Ok(
+            delta_rlc_engine::write::log_compaction::write_log_compaction(
+                &self.inner.store,
+                &snapshot,
+                start,
+                end,
+            )
+            .await?,
+        )
+    }
+
     /// Removes the live files missing from storage (deltalake's FSCK); with `dry_run`, only
     /// lists them. Returns their paths and the commit (None when nothing was missing or
     /// `dry_run`).

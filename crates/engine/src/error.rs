@@ -92,7 +92,8 @@ impl EngineError {
             EngineError::Protocol(p) => match p {
                 ProtocolError::UnsupportedReaderFeature(_)
                 | ProtocolError::UnsupportedWriterFeature(_)
-                | ProtocolError::UnsupportedProtocolVersion { .. } => ErrorKind::Unsupported,
+                | ProtocolError::UnsupportedProtocolVersion { .. }
+                | ProtocolError::UnsupportedAction(_) => ErrorKind::Unsupported,
                 _ => ErrorKind::CorruptTable,
             },
             EngineError::Storage(s) => match s.kind {

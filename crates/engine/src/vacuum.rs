@@ -506,7 +506,7 @@ fn hours(ms: i64) -> String {
 
 pub const DEFAULT_LOG_RETENTION_MS: i64 = 30 * 24 * 3600 * 1000;
 
-/// Metadata cleanup: deletes commit, checkpoint and checksum files older than
+/// Metadata cleanup: deletes commit, checkpoint, checksum and log compaction files older than
 /// `delta.logRetentionDuration` (default 30 days) that precede the newest checkpoint not newer than
 /// the cutoff; that checkpoint and everything after it stay, so every retained version can still be
 /// reconstructed. Returns the deleted log paths.
@@ -541,13 +541,20 @@ pub async fn cleanup_expired_logs(table: &DeltaTable, now_ms: i64) -> Result<Vec
         let Some(f) = parse_log_file_name(&name(&o.path)) else {
             continue;
         };
-        let expired = f.version < keep_from && o.last_modified_ms < cutoff;
+        let old = o.last_modified_ms < cutoff;
+        // A compaction starting at or before the kept checkpoint is never read again: a reader
+        // starts from that checkpoint and uses only compactions beginning after it.
+        let expired = match f.kind {
+            LogFileKind::Compaction { .. } => f.version <= keep_from && old,
+            _ => f.version < keep_from && old,
+        };
         let removable = matches!(
             f.kind,
             LogFileKind::Commit
                 | LogFileKind::Checkpoint
                 | LogFileKind::MultiPartCheckpoint { .. }
                 | LogFileKind::Crc
+                | LogFileKind::Compaction { .. }
         );
         if expired && removable {
             table.store.delete(&o.path).await?;

@@ -34,6 +34,9 @@ pub enum ProtocolError {
     PartitionValue { column: String, reason: String },
     #[error("invalid log file name: {0}")]
     LogFileName(String),
+    /// An action this engine cannot carry where it was asked to (e.g. into a log compaction).
+    #[error("unsupported action: {0}")]
+    UnsupportedAction(String),
 }
 
 pub type Result<T, E = ProtocolError> = std::result::Result<T, E>;

@@ -15,6 +15,7 @@ pub mod dv;
 pub mod error;
 pub mod features;
 pub mod fuzzing;
+pub mod log_compaction;
 pub mod log_path;
 pub mod partition;
 pub mod schema;

@@ -526,3 +526,48 @@ def test_we_read_variant_tables_spark_wrote(spark, tmp_path):
             assert json.loads(ours_json[i]) == json.loads(text), (i, ours_json[i], text)
     res = subprocess.run([BIN, "sql", f"INSERT INTO '{p}' (id) VALUES (6)"], capture_output=True, text=True)
     assert res.returncode == 5 and "VARIANT" in res.stderr and res.stderr.count("\n") == 1, res.stderr
+
+
+def test_spark_replays_a_log_compaction_we_write(spark, tmp_path):
+    """A log compaction of commits 1..4 (written by delta_rlc's compact_logs: deletion vectors of
+    one file replaced twice, a file deleted whole) stands for those commits in Spark's replay. To
+    show Spark reads it and not the commits, commit 2's add is then taken out of its file: with
+    compactions used for reads (Delta's default) Spark still sees every row; with them off it
+    loses commit 2's rows."""
+    p = str(tmp_path / "lc")
+    rlc("sql", f"CREATE TABLE '{p}' (id BIGINT, v STRING) TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+    for stmt in [
+        f"INSERT INTO '{p}' SELECT value, 'a' FROM range(0, 10)",
+        f"INSERT INTO '{p}' SELECT value, 'b' FROM range(10, 20)",
+        f"DELETE FROM '{p}' WHERE id % 3 = 0 AND id < 10",
+        f"UPDATE '{p}' SET v = 'u' WHERE id IN (1, 2)",
+        f"INSERT INTO '{p}' SELECT value, 'c' FROM range(20, 25)",
+    ]:
+        rlc("sql", stmt)
+    venv_python = os.path.join(c.ROOT, ".venv", "bin", "python")
+    subprocess.run([venv_python, "-c", f"from delta_rlc import DeltaTable; DeltaTable({p!r}).compact_logs(1, 4)"], check=True)
+    log = os.path.join(p, "_delta_log")
+    with open(os.path.join(log, "00000000000000000001.00000000000000000004.compacted.json")) as f:
+        kinds = sorted(next(iter(json.loads(line))) for line in f)
+    assert "commitInfo" not in kinds and kinds.count("add") >= 2, kinds
+    want = ours(p, ["id", "v"])
+    assert len(want) == 25 - 4  # ids 0, 3, 6 and 9 deleted
+    commit2 = os.path.join(log, "00000000000000000002.json")
+    with open(commit2) as f:
+        lines = [line for line in f if not line.startswith('{"add"')]
+    with open(commit2, "w") as f:
+        f.writelines(lines)
+    jvm = spark.sparkContext._jvm
+
+    def spark_rows(use_compactions):
+        jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+        spark.conf.set("spark.databricks.delta.deltaLog.minorCompaction.useForReads", str(use_compactions).lower())
+        return theirs(spark, p, ["id", "v"])
+
+    try:
+        assert spark_rows(True) == want
+        without = spark_rows(False)
+        assert without != want and all(not 10 <= i < 20 for i, _ in without), without
+    finally:
+        spark.conf.unset("spark.databricks.delta.deltaLog.minorCompaction.useForReads")
+        jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()

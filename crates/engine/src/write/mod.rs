@@ -4,6 +4,7 @@ pub mod change_data;
 pub mod checkpoint;
 pub mod encoding;
 pub mod files;
+pub mod log_compaction;
 mod parallel_encode;
 pub mod stats;
 

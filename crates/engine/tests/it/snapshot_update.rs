@@ -291,3 +291,106 @@ fn a_held_snapshot_is_replayed_across_a_newer_checkpoint() {
         assert!(Snapshot::load_after(&store, &held, None).await.is_err());
     });
 }
+
+fn copy_data_files(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name();
+        if name == "_delta_log" {
+            continue;
+        }
+        if e.file_type().unwrap().is_dir() {
+            copy_data_files(&e.path(), &to.join(&name));
+        } else {
+            std::fs::copy(e.path(), to.join(&name)).unwrap();
+        }
+    }
+}
+
+/// A log compaction replayed in place of its commits reaches the state those commits reach: the
+/// table rebuilt from commit 0, the compaction of 1..=6 as its commit 1 and commit 7 as its commit
+/// 2 holds the same files (DVs of one file replaced twice, a file removed), tombstones, row
+/// tracking domain, protocol, metadata and rows as the original at 7.
+#[test]
+fn a_log_compaction_replays_to_the_state_of_its_commits() {
+    use delta_rlc_engine::write::log_compaction::write_log_compaction;
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("t").display().to_string();
+    let mut s = SqlSession::new(Env::deterministic(32), ConflictConfig::default());
+    s.register("t", &loc);
+    rt().block_on(async {
+        for sql in [
+            "CREATE TABLE t (id BIGINT, v STRING) TBLPROPERTIES \
+             ('delta.enableRowTracking' = 'true', 'delta.enableDeletionVectors' = 'true')",
+            "INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+            "INSERT INTO t VALUES (4, 'd')",
+            "DELETE FROM t WHERE id = 2",
+            "DELETE FROM t WHERE id = 3",
+            "DELETE FROM t WHERE id = 4",
+            "ALTER TABLE t SET TBLPROPERTIES ('owner' = 'me')",
+            "INSERT INTO t VALUES (5, 'e')",
+        ] {
+            s.execute(sql).await.unwrap();
+        }
+        let handle = DeltaTable::open(&loc).unwrap();
+        let snap = handle.snapshot(None).await.unwrap();
+        assert_eq!(snap.version, 7);
+        for (start, end, why) in [
+            (3, 3, "must be below"),
+            (4, 2, "must be below"),
+            (1, 8, "does not exist"),
+        ] {
+            let e = write_log_compaction(&handle.store, &snap, start, end)
+                .await
+                .unwrap_err();
+            assert!(e.to_string().contains(why), "{start}..{end}: {e}");
+        }
+        let path = write_log_compaction(&handle.store, &snap, 1, 6)
+            .await
+            .unwrap();
+        assert_eq!(
+            path,
+            "_delta_log/00000000000000000001.00000000000000000006.compacted.json"
+        );
+        let log = dir.path().join("t").join("_delta_log");
+        let compacted = std::fs::read(dir.path().join("t").join(&path)).unwrap();
+        let text = String::from_utf8(compacted.clone()).unwrap();
+        assert!(!text.contains("commitInfo"), "{text}");
+        // The DV file ids of the three DELETEs: one add stands for the first file, the second
+        // file (id 4, all rows deleted) is one remove.
+        assert_eq!(
+            text.lines().filter(|l| l.starts_with("{\"add\"")).count(),
+            1,
+            "{text}"
+        );
+
+        let copy = dir.path().join("c");
+        copy_data_files(&dir.path().join("t"), &copy);
+        let copy_log = copy.join("_delta_log");
+        std::fs::create_dir_all(&copy_log).unwrap();
+        let name = |v: u64| format!("{v:020}.json");
+        std::fs::copy(log.join(name(0)), copy_log.join(name(0))).unwrap();
+        std::fs::write(copy_log.join(name(1)), &compacted).unwrap();
+        std::fs::copy(log.join(name(7)), copy_log.join(name(2))).unwrap();
+        let rebuilt = DeltaTable::open(&copy.display().to_string())
+            .unwrap()
+            .snapshot(None)
+            .await
+            .unwrap();
+        assert_eq!(rebuilt.version, 2);
+        assert_eq!(rebuilt.files, snap.files, "files");
+        assert_eq!(rebuilt.tombstones, snap.tombstones, "tombstones");
+        assert_eq!(rebuilt.domains, snap.domains, "domains");
+        assert_eq!(rebuilt.txns, snap.txns, "txns");
+        assert_eq!(rebuilt.protocol, snap.protocol, "protocol");
+        assert_eq!(rebuilt.metadata, snap.metadata, "metadata");
+        let mut c = SqlSession::new(Env::deterministic(33), ConflictConfig::default());
+        c.register("c", &copy.display().to_string());
+        let out = c.execute("SELECT count(*), sum(id) FROM c").await.unwrap();
+        assert_eq!(
+            crate::common::sorted_rows(&out.batches),
+            vec!["2|6".to_string()]
+        );
+    });
+}
