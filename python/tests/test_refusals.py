@@ -41,6 +41,10 @@ PYTHON = {
     "add-constraint-violated": lambda dt: dt.alter.add_constraint({"big": "v > 15"}),
     "restore-future-version": lambda dt: dt.restore(99),
     "delete-subquery": lambda dt: dt.delete("k IN (SELECT 1)"),
+    "delete-string-ends-in-backslash": lambda dt: dt.delete("s = 'a\\' OR k = 2 -- '"),
+    "delete-comment-ends-in-backslash": lambda dt: dt.delete("k = 2 -- note \\\nOR k = 1"),
+    "delete-comment-carriage-return": lambda dt: dt.delete("k = 2 --\rOR k = 1"),
+    "delete-number-runs-into-word": lambda dt: dt.delete("k=1or k=2"),
     "optimize-target-size-zero": lambda dt: dt.optimize.compact(target_size=0),
 }
 

@@ -112,6 +112,16 @@ async fn through_rust(id: &str, t: &Table) -> delta_rlc::Result<()> {
             .map(drop),
         "restore-future-version" => t.restore(99).await.map(drop),
         "delete-subquery" => t.delete().filter("k IN (SELECT 1)").await.map(drop),
+        "delete-string-ends-in-backslash" => {
+            t.delete().filter("s = 'a\\' OR k = 2 -- '").await.map(drop)
+        }
+        "delete-comment-ends-in-backslash" => t
+            .delete()
+            .filter("k = 2 -- note \\\nOR k = 1")
+            .await
+            .map(drop),
+        "delete-comment-carriage-return" => t.delete().filter("k = 2 --\rOR k = 1").await.map(drop),
+        "delete-number-runs-into-word" => t.delete().filter("k=1or k=2").await.map(drop),
         "optimize-target-size-zero" => t.optimize().target_size(0).await.map(drop),
         other => panic!("case {other} has no Rust form: add it here"),
     }

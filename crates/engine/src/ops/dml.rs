@@ -622,6 +622,10 @@ pub(crate) fn expr_error_in(prefix: &str, e: datafusion::error::DataFusionError)
         datafusion::error::DataFusionError::NotImplemented(m) => {
             EngineError::Unsupported(format!("{prefix}{m}"))
         }
+        // The lexer's refusals (`spark::ident_case::parse_sql_expr`) in a statement's words.
+        datafusion::error::DataFusionError::Plan(m) if m.starts_with("SQL syntax error: ") => {
+            EngineError::invalid(format!("{prefix}{m}"))
+        }
         _ => EngineError::invalid(format!("{prefix}{e}")),
     }
 }

@@ -12,6 +12,8 @@
 //! - `datetime`: Spark's `year`, `month`, `day` over DATE and TIMESTAMP_NTZ.
 //! - `opaque`: the identity DataFusion's simplifier and IN list cannot see through.
 //! - `arith`: the operators themselves.
+//! - `lexical`: text Spark's lexer would cut into other tokens (a string or comment to one, code
+//!   to the other), refused in every statement and expression string.
 //! - `portable`: which expressions may be stored in a table's log at all: those whose every
 //!   construct evaluates here exactly as in Spark. Others are refused, never stored and then
 //!   evaluated differently.
@@ -29,6 +31,7 @@ pub mod decimal_float;
 pub mod extrema;
 pub mod ident_case;
 pub mod in_list;
+pub mod lexical;
 pub mod literals;
 pub mod opaque;
 pub mod plan_rule;

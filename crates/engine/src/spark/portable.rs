@@ -140,13 +140,20 @@ fn decimal_past_38(op: &Operator, a: Option<DataType>, b: Option<DataType>) -> O
     (precision > 38).then(|| format!("DECIMAL arithmetic past 38 digits ({op})"))
 }
 
-/// A construct refused from the rule's text: a numeric literal written with an exponent (`1e3`:
-/// DOUBLE in Spark, DECIMAL here), a double-quoted name or a backslash in a string (Spark reads
-/// both differently), or a regular-expression operator.
+/// A construct refused from the rule's text: text Spark's lexer would cut elsewhere
+/// (`lexical`), a numeric literal written with an exponent (`1e3`: DOUBLE in Spark, DECIMAL
+/// here), a double-quoted name, a backslash or a doubled quote in a string (Spark reads all three
+/// differently), or a regular-expression operator.
 pub fn unportable_syntax(sql: &str) -> Option<String> {
     use datafusion::sql::sqlparser::dialect::GenericDialect;
     use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
-    let tokens = Tokenizer::new(&GenericDialect {}, sql).tokenize().ok()?;
+    let tokens = Tokenizer::new(&GenericDialect {}, sql)
+        .tokenize_with_location()
+        .ok()?;
+    if let Some(reason) = super::lexical::spark_cuts_differently(&tokens) {
+        return Some(reason);
+    }
+    let tokens: Vec<Token> = tokens.into_iter().map(|t| t.token).collect();
     let typed = tokens.windows(2).find_map(|pair| match pair {
         [Token::Number(n, false), Token::Word(w)]
             if w.quote_style.is_none()
@@ -181,6 +188,12 @@ pub fn unportable_syntax(sql: &str) -> Option<String> {
         // Spark reads a backslash in a string literal as an escape; here it is a character.
         Token::SingleQuotedString(s) if s.contains('\\') => Some(format!(
             "a backslash in the string literal '{s}' (an escape in Spark, a plain character here)"
+        )),
+        // `'it''s'` is one string holding a quote here; Spark has no doubled-quote escape and
+        // reads two adjacent literals, joined: `its`.
+        Token::SingleQuotedString(s) if s.contains('\'') => Some(format!(
+            "a quote doubled inside the string literal '{}' (one quote here; in Spark two adjacent literals, joined without it)",
+            s.replace('\'', "''")
         )),
         // Regular expressions DataFusion's SQL planner cannot even plan (`s RLIKE '…'`): named
         // here, before the planner's own message.

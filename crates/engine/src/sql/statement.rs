@@ -228,22 +228,16 @@ fn syntax(e: impl std::fmt::Display) -> EngineError {
 }
 
 pub(super) fn tokenize(sql: &str) -> Result<Vec<TokenWithSpan>> {
-    use datafusion::sql::sqlparser::tokenizer::Whitespace;
     let tokens = Tokenizer::new(&DeltaDialect, sql)
         .tokenize_with_location()
         .map_err(syntax)?;
-    // A `--` comment ends at a line feed here and also at a carriage return in Spark: text after a
-    // lone `\r` would be code for one and comment for the other.
-    if tokens.iter().any(|t| {
-        matches!(&t.token, Token::Whitespace(Whitespace::SingleLineComment { comment, .. })
-            if comment.trim_end_matches(['\r', '\n']).contains('\r'))
-    }) {
-        return Err(EngineError::invalid(
-            "SQL syntax error: a -- comment holds a carriage return (Spark ends the comment there, this parser at the line feed): end the comment with a new line",
-        ));
-    }
     // `1.5D`, `2S`, `3BD` …: one typed literal each, as Spark's lexer reads them.
-    crate::spark::literals::typed_literal_tokens(tokens).map_err(syntax)
+    let tokens = crate::spark::literals::typed_literal_tokens(tokens).map_err(syntax)?;
+    // Text Spark's lexer would cut elsewhere (a string or comment to one, code to the other).
+    match crate::spark::lexical::spark_cuts_differently(&tokens) {
+        Some(reason) => Err(syntax(reason)),
+        None => Ok(tokens),
+    }
 }
 
 /// The statements' first keyword that has a reader of its own.

@@ -260,6 +260,9 @@ impl FileWriter<'_> {
             None => batches,
         };
         for batch in batches {
+            super::check_decimal_range(batch)?;
+        }
+        for batch in batches {
             if batch.num_rows() == 0 {
                 continue;
             }

@@ -2,12 +2,14 @@
 
 pub mod change_data;
 pub mod checkpoint;
+mod decimal_range;
 pub mod encoding;
 pub mod files;
 pub mod log_compaction;
 mod parallel_encode;
 pub mod stats;
 
+pub use decimal_range::check_decimal_range;
 pub use files::{encode_log_path, FileWriter, DEFAULT_TARGET_FILE_SIZE};
 pub use stats::{compute_stats, StatsConfig};
 

@@ -1,0 +1,121 @@
+//! Where Spark's lexer and this engine's (sqlparser's generic dialect) would cut the same text
+//! into different tokens, so that text one of them reads as a string or a comment the other reads
+//! as code. Such text is refused with one line, in every statement, script and expression string
+//! (SQL, Rust and Python alike), before anything is planned:
+//!
+//! - a `--` comment holding a lone carriage return: Spark ends the comment there, this lexer at
+//!   the line feed;
+//! - a `--` comment ending in a backslash: Spark's comment goes on over the line break
+//!   (`'--' ('\\\n' | ~[\r\n])*`), this lexer's ends;
+//! - a string literal ending in an odd run of backslashes (`'a\'`): in Spark `\'` is an escaped
+//!   quote and the string goes on, so the text after it is string there and code here;
+//! - a number run into a word (`1or`, `1e1and`): one name to Spark's lexer (a name may begin with
+//!   a digit), a number and a keyword here. Spark's typed literals (`1.5D`) are read before.
+//!
+//! What both lexers cut alike but read to different values (a backslash escape inside a string,
+//! `'it''s'`, `"x"`) is a documented difference of the dialect (docs/sql.md) in statements, and
+//! refused in rules stored in the log (`portable::unportable_syntax`), which Spark wrote or reads.
+
+use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
+
+/// The first place where Spark would tokenize `tokens`' text differently, as a one-line reason.
+pub fn spark_cuts_differently(tokens: &[TokenWithSpan]) -> Option<String> {
+    let mut prev: Option<&Token> = None;
+    for t in tokens {
+        let reason = match &t.token {
+            Token::Whitespace(Whitespace::SingleLineComment { comment, .. }) => {
+                let body = comment.trim_end_matches(['\r', '\n']);
+                if body.contains('\r') {
+                    Some("a -- comment holds a carriage return (Spark ends the comment there, this parser at the line feed): end the comment with a new line".to_string())
+                } else if body.ends_with('\\') {
+                    Some("a -- comment ends in a backslash (Spark's comment goes on over the line break, this parser's ends): end the comment with another character".to_string())
+                } else {
+                    None
+                }
+            }
+            Token::SingleQuotedString(s) | Token::NationalStringLiteral(s)
+                if ends_in_escape(s) =>
+            {
+                Some(format!(
+                    "the string literal '{s}' ends in a backslash (Spark reads \\' as an escaped quote and the string going on): write the backslash twice, or use chr(92)"
+                ))
+            }
+            // A typed literal's suffix (`5S`) is Spark's own literal, read by `literals` (or
+            // refused by name in stored rules), not a name.
+            Token::Word(w) if w.quote_style.is_none() && !is_typed_suffix(&w.value) => match prev {
+                Some(Token::Number(n, _)) => Some(format!(
+                    "the number {n} runs into the word {} (Spark reads {n}{} as one name): put a space between them",
+                    w.value, w.value
+                )),
+                _ => None,
+            },
+            _ => None,
+        };
+        if reason.is_some() {
+            return reason;
+        }
+        prev = Some(&t.token);
+    }
+    None
+}
+
+fn is_typed_suffix(word: &str) -> bool {
+    ["L", "S", "Y", "D", "F", "BD"]
+        .iter()
+        .any(|k| word.eq_ignore_ascii_case(k))
+}
+
+/// An odd run of backslashes at the end: the last one would escape the closing quote in Spark.
+fn ends_in_escape(s: &str) -> bool {
+    s.chars().rev().take_while(|c| *c == '\\').count() % 2 == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::sql::sqlparser::dialect::GenericDialect;
+    use datafusion::sql::sqlparser::tokenizer::Tokenizer;
+
+    fn verdict(sql: &str) -> Option<String> {
+        let tokens = Tokenizer::new(&GenericDialect {}, sql)
+            .tokenize_with_location()
+            .unwrap();
+        spark_cuts_differently(&tokens)
+    }
+
+    #[test]
+    fn text_spark_would_cut_elsewhere_is_named() {
+        for (sql, needle) in [
+            (
+                "v = 'a\\' OR id = 2 -- '",
+                "ends in a backslash (Spark reads",
+            ),
+            ("v = 'a\\\\\\' OR 1 = 1", "ends in a backslash (Spark reads"),
+            (
+                "id = 2 -- note \\\nOR id = 3",
+                "comment ends in a backslash",
+            ),
+            ("id = 2 --\rOR id = 3", "carriage return"),
+            ("id=1or id=2", "runs into the word or"),
+            ("id=1e1and v='a'", "runs into the word and"),
+        ] {
+            let got = verdict(sql).unwrap_or_else(|| panic!("{sql:?} accepted"));
+            assert!(got.contains(needle), "{sql:?}: {got}");
+        }
+    }
+
+    #[test]
+    fn text_both_lexers_cut_alike_passes() {
+        for sql in [
+            "v = 'a\\\\' AND id = 1",
+            "v = 'it''s' -- a comment\nOR id = 3",
+            "v LIKE 'a\\%b'",
+            "id = 1 OR id = 2 /* note \\ */",
+            "x1 = 2 AND `1or` = 3",
+            "s <> 5S AND d = 1.5d",
+            "id = 1\r\nOR id = 2 -- windows line end\r\n",
+        ] {
+            assert_eq!(verdict(sql), None, "{sql:?}");
+        }
+    }
+}
