@@ -91,9 +91,18 @@ pub fn cast_checked(value: &ArrayRef, to: &DataType) -> Result<(ArrayRef, bool),
     };
     // A DECIMAL stored into a float column is the float nearest its exact value, as Spark
     // stores it (Arrow's cast rounds twice).
+    // And a float stored into a DECIMAL column is the decimal of its shortest text, rounded
+    // HALF_UP (Arrow's cast scales the binary value).
     let out = match crate::spark::decimal_float::decimal_array_to_float(value, to) {
         Some(out) => out,
-        None => cast_with_options(value, to, &strict).map_err(|e| e.to_string())?,
+        None => match crate::spark::float_decimal::float_array_to_decimal(value, to) {
+            Some(out) => out?,
+            // A float stored into a STRING column is written as Java writes it (Spark's text).
+            None => match crate::spark::float_text::float_array_to_text(value, to) {
+                Some(out) => out,
+                None => cast_with_options(value, to, &strict).map_err(|e| e.to_string())?,
+            },
+        },
     };
     // Only numeric and date columns can be widened later, so only there does exactness matter.
     if widens(value.data_type(), to) || !(to.is_numeric() || to == &DataType::Date32) {

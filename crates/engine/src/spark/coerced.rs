@@ -1,6 +1,7 @@
 //! The Spark steps that run **after** DataFusion's type coercion, when every operand has its final
 //! type: IN lists with computed items (`super::in_list`), `greatest` / `least` over floats
-//! (`super::extrema`), DECIMAL to float casts (`super::decimal_float`) and `isnan` (never NULL). `rewrite` runs before coercion; these need the types coercion chose.
+//! (`super::extrema`), DECIMAL to float casts (`super::decimal_float`) and back
+//! (`super::float_decimal`), float to string casts (`super::float_text`), and `isnan` (never NULL). `rewrite` runs before coercion; these need the types coercion chose.
 
 use std::sync::Arc;
 
@@ -36,6 +37,16 @@ pub fn after_coercion(expr: Expr, schema: &DFSchema) -> Result<Transformed<Expr>
                 let from = c.expr.get_type(schema).ok();
                 match from.and_then(|from| {
                     super::decimal_float::spark_decimal_to_float((*c.expr).clone(), &from, &to)
+                        .or_else(|| {
+                            super::float_decimal::spark_float_to_decimal(
+                                (*c.expr).clone(),
+                                &from,
+                                &to,
+                            )
+                        })
+                        .or_else(|| {
+                            super::float_text::spark_float_to_text((*c.expr).clone(), &from, &to)
+                        })
                 }) {
                     Some(e) => Ok(Transformed::yes(e)),
                     None => Ok(Transformed::no(Expr::Cast(c))),

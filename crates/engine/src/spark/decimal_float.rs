@@ -10,62 +10,21 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, Float32Array, Float64Array};
 use arrow::datatypes::{DataType, Decimal128Type};
-use datafusion::common::{exec_err, Result};
-use datafusion::logical_expr::expr::ScalarFunction;
-use datafusion::logical_expr::{
-    ColumnarValue, Expr, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
-};
+use datafusion::logical_expr::Expr;
 
 /// `CAST(e AS to)` with Spark's conversion, when `from` is a DECIMAL and `to` a float.
 pub fn spark_decimal_to_float(e: Expr, from: &DataType, to: &DataType) -> Option<Expr> {
     if !matches!(from, DataType::Decimal128(..)) {
         return None;
     }
-    let to = match to {
-        DataType::Float64 | DataType::Float32 => to.clone(),
+    let name = match to {
+        DataType::Float64 => "spark_decimal_to_double",
+        DataType::Float32 => "spark_decimal_to_float",
         _ => return None,
     };
-    Some(Expr::ScalarFunction(ScalarFunction::new_udf(
-        Arc::new(ScalarUDF::from(DecimalToFloat {
-            to,
-            signature: Signature::any(1, Volatility::Immutable),
-        })),
-        vec![e],
-    )))
-}
-
-#[derive(Debug, PartialEq, Eq, Hash)]
-struct DecimalToFloat {
-    to: DataType,
-    signature: Signature,
-}
-
-impl ScalarUDFImpl for DecimalToFloat {
-    fn name(&self) -> &str {
-        match self.to {
-            DataType::Float32 => "spark_decimal_to_float",
-            _ => "spark_decimal_to_double",
-        }
-    }
-
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn return_type(&self, _arg_types: &[DataType]) -> Result<DataType> {
-        Ok(self.to.clone())
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
-        let Some(a) = arrays.first() else {
-            return exec_err!("{} takes one argument", self.name());
-        };
-        match decimal_array_to_float(a, &self.to) {
-            Some(out) => Ok(ColumnarValue::Array(out)),
-            None => exec_err!("{}: a DECIMAL argument expected", self.name()),
-        }
-    }
+    Some(super::convert_udf::convert_call(name, e, to, |a, to| {
+        decimal_array_to_float(a, to).map(Ok)
+    }))
 }
 
 /// A DECIMAL array as `to` (DOUBLE or FLOAT), each value the float nearest its exact value; None

@@ -25,10 +25,14 @@
 //! or NULL value, the write is refused instead: fail closed).
 
 pub mod arith;
+mod checked_sum;
 pub mod coerced;
+mod convert_udf;
 pub mod datetime;
 pub mod decimal_float;
 pub mod extrema;
+pub mod float_decimal;
+pub mod float_text;
 pub mod ident_case;
 pub mod in_list;
 pub mod lexical;

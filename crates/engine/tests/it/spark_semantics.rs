@@ -923,3 +923,133 @@ fn decimals_past_their_precision_are_never_written() {
         );
     });
 }
+
+/// `sum` of integers is a BIGINT that raises ARITHMETIC_OVERFLOW in ANSI mode, as in Spark
+/// (DataFusion's wraps: `INSERT … SELECT sum(x)` stored -2^63), grouped or not, with FILTER; NULL
+/// for a group without values; wrapping in Spark's legacy mode.
+#[test]
+fn integer_sums_raise_on_overflow_as_in_spark() {
+    let loc = "memory://spark-checked-sum/t";
+    let mut s = session(loc);
+    s.register("out", "memory://spark-checked-sum/out");
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (g INT, x BIGINT, i INT)")
+            .await
+            .unwrap();
+        s.execute(
+            "INSERT INTO t VALUES (1, 9223372036854775807, 2147483647), (1, 1, 1), \
+             (2, 5, 1), (2, NULL, NULL), (3, NULL, NULL), (2, -7, 2147483647)",
+        )
+        .await
+        .unwrap();
+        s.execute("CREATE TABLE out (n BIGINT)").await.unwrap();
+        fails(&s, "SELECT sum(x) FROM t", "ARITHMETIC_OVERFLOW").await;
+        fails(
+            &s,
+            "SELECT g, sum(x) FROM t GROUP BY g",
+            "ARITHMETIC_OVERFLOW",
+        )
+        .await;
+        fails(
+            &s,
+            "INSERT INTO out SELECT sum(x) FROM t",
+            "ARITHMETIC_OVERFLOW",
+        )
+        .await;
+        assert_eq!(rows(&s, "SELECT count(*) FROM out").await, vec!["0"]);
+        // INT sums are BIGINT: no overflow at INT's range.
+        assert_eq!(rows(&s, "SELECT sum(i) FROM t").await, vec!["4294967296"]);
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT g, sum(x), sum(x) FILTER (WHERE x > 0) FROM t WHERE g > 1 GROUP BY g"
+            )
+            .await,
+            vec!["2|-2|5", "3|NULL|NULL"]
+        );
+        assert_eq!(
+            rows(&s, "SELECT sum(DISTINCT i) FROM t WHERE g = 2").await,
+            vec!["2147483648"]
+        );
+        s.execute("SET spark.sql.ansi.enabled = false")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT sum(x) FROM t WHERE g = 1").await,
+            vec!["-9223372036854775808"]
+        );
+    });
+}
+
+/// A DOUBLE or FLOAT becomes a DECIMAL as in Spark: the decimal of its shortest text, rounded
+/// HALF_UP (Arrow scaled the binary value: 1.005D was 1.00, 1e18D gained a binary tail), in a
+/// cast and in a value stored into a DECIMAL column; out of range raises.
+#[test]
+fn floats_become_decimals_as_in_spark() {
+    let loc = "memory://spark-float-decimal/t";
+    let s = session(loc);
+    rt().block_on(async {
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT CAST(1.005D AS DECIMAL(5,2)), CAST(-1.005D AS DECIMAL(5,2)), \
+                 CAST(1e18D AS DECIMAL(38,18)), CAST(0.1D AS DECIMAL(38,30)), CAST(1.1F AS DECIMAL(20,15))"
+            )
+            .await,
+            vec![
+                "1.01|-1.01|1000000000000000000.000000000000000000|0.100000000000000000000000000000|1.100000023841858"
+            ]
+        );
+        fails(&s, "SELECT CAST(999.995D AS DECIMAL(5,2))", "NUMERIC_VALUE_OUT_OF_RANGE").await;
+        s.execute("CREATE TABLE t (id BIGINT, a DECIMAL(5,2), b DECIMAL(38,18), x DOUBLE)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (1, 1.005D, 1e18D, 2.675)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t (id, a, b, x) SELECT 2, x, x, x FROM t WHERE id = 1")
+            .await
+            .unwrap();
+        s.execute("UPDATE t SET a = x + 0.0D WHERE id = 1").await.unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, a, b FROM t").await,
+            vec![
+                "1|2.68|1000000000000000000.000000000000000000",
+                "2|2.68|2.675000000000000000"
+            ]
+        );
+    });
+}
+
+/// A DOUBLE or FLOAT becomes a STRING as Spark writes it (Java's `toString`): in a cast, through
+/// `||`, and stored into a STRING column; Arrow wrote `1e20`, `12345678.9` and `inf`.
+#[test]
+fn floats_become_strings_as_in_spark() {
+    let loc = "memory://spark-float-text/t";
+    let s = session(loc);
+    rt().block_on(async {
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT CAST(1e20D AS STRING), CAST(12345678.9D AS STRING), CAST(1e10F AS STRING), \
+                 CAST(100D AS STRING), CAST(0.0001D AS STRING), CAST(-0.0D AS STRING), \
+                 CAST(CAST('Infinity' AS DOUBLE) AS STRING), 1.5D || 'x'"
+            )
+            .await,
+            vec!["1.0E20|1.23456789E7|1.0E10|100.0|1.0E-4|-0.0|Infinity|1.5x"]
+        );
+        s.execute("CREATE TABLE t (id BIGINT, s STRING, d DOUBLE)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (1, 2.5D, 1e20D)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t SELECT 2, d, d FROM t")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, s FROM t").await,
+            vec!["1|2.5", "2|1.0E20"]
+        );
+    });
+}
