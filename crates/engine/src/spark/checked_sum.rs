@@ -1,23 +1,41 @@
-//! `sum` of integers as Spark's ANSI mode computes it: a BIGINT whose overflow raises
-//! ARITHMETIC_OVERFLOW. DataFusion's `sum` wraps, so `INSERT … SELECT sum(x)` over 2^63 - 1 and 1
-//! would store -2^63. The rewrite (`rewrite::rewrite_node`) puts this function in place of `sum`
-//! over an integer column, without DISTINCT, in ANSI mode only (Spark's legacy mode wraps too).
+//! `sum` of integers and DECIMALs as Spark's ANSI mode computes it: a BIGINT (integers) or a
+//! DECIMAL(min(38, p + 10), s) whose overflow raises ARITHMETIC_OVERFLOW /
+//! NUMERIC_VALUE_OUT_OF_RANGE. DataFusion's `sum` wraps (BIGINT, and DECIMAL past 128 bits) or
+//! leaves a DECIMAL past its precision, so `INSERT … SELECT sum(x)` over 2^63 - 1 and 1 stored
+//! -2^63 (red team helper-34) and four DECIMAL(38,0) values of 9e37 stored an i128 wrap
+//! (helper-35). The rewrite (`rewrite::rewrite_node`) puts this function in place of `sum` over
+//! such a column, without DISTINCT, outside windows, in ANSI mode only (Spark's legacy mode
+//! wraps too). Sums are kept in 128 bits and checked at every addition.
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Int64Array};
+use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Decimal128Array, Int64Array};
 use arrow::buffer::NullBuffer;
-use arrow::datatypes::{DataType, Field, FieldRef, Int64Type};
+use arrow::datatypes::{DataType, Decimal128Type, Field, FieldRef, Int64Type};
 use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
 use datafusion::logical_expr::{
     Accumulator, AggregateUDF, AggregateUDFImpl, EmitTo, GroupsAccumulator, Signature, Volatility,
 };
 
-/// The function, shared by every plan.
+/// The function for integer arguments, shared by every plan.
 pub fn checked_sum() -> Arc<AggregateUDF> {
     static UDAF: std::sync::OnceLock<Arc<AggregateUDF>> = std::sync::OnceLock::new();
-    Arc::clone(UDAF.get_or_init(|| Arc::new(AggregateUDF::from(CheckedSum::new()))))
+    Arc::clone(UDAF.get_or_init(|| {
+        Arc::new(AggregateUDF::from(CheckedSum {
+            signature: Signature::uniform(1, vec![DataType::Int64], Volatility::Immutable),
+        }))
+    }))
+}
+
+/// The function for DECIMAL arguments, shared by every plan.
+pub fn checked_decimal_sum() -> Arc<AggregateUDF> {
+    static UDAF: std::sync::OnceLock<Arc<AggregateUDF>> = std::sync::OnceLock::new();
+    Arc::clone(UDAF.get_or_init(|| {
+        Arc::new(AggregateUDF::from(CheckedSum {
+            signature: Signature::any(1, Volatility::Immutable),
+        }))
+    }))
 }
 
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -25,23 +43,78 @@ struct CheckedSum {
     signature: Signature,
 }
 
-impl CheckedSum {
-    fn new() -> Self {
-        CheckedSum {
-            signature: Signature::uniform(1, vec![DataType::Int64], Volatility::Immutable),
+/// The result type and the range of values it holds.
+#[derive(Debug, Clone)]
+struct Bounds {
+    out: DataType,
+    min: i128,
+    max: i128,
+}
+
+impl Bounds {
+    fn of(out: &DataType) -> Result<Bounds> {
+        let (min, max) = match out {
+            DataType::Int64 => (i128::from(i64::MIN), i128::from(i64::MAX)),
+            DataType::Decimal128(p, _) => {
+                let max = 10i128.pow(u32::from((*p).min(38))) - 1;
+                (-max, max)
+            }
+            other => return Err(DataFusionError::Internal(format!("spark_sum over {other}"))),
+        };
+        Ok(Bounds {
+            out: out.clone(),
+            min,
+            max,
+        })
+    }
+
+    fn add(&self, acc: i128, v: i128) -> Result<i128> {
+        match acc.checked_add(v) {
+            Some(s) if (self.min..=self.max).contains(&s) => Ok(s),
+            _ => Err(match self.out {
+                DataType::Int64 => DataFusionError::Execution(
+                    "[ARITHMETIC_OVERFLOW] long overflow in sum. Set spark.sql.ansi.enabled to false to tolerate overflow".into(),
+                ),
+                ref d => DataFusionError::Execution(format!(
+                    "[NUMERIC_VALUE_OUT_OF_RANGE] the sum cannot be represented as {d}. Set spark.sql.ansi.enabled to false to tolerate overflow"
+                )),
+            }),
         }
     }
-}
 
-fn overflow() -> DataFusionError {
-    DataFusionError::Execution(
-        "[ARITHMETIC_OVERFLOW] long overflow in sum. Use 'try_sum' or set spark.sql.ansi.enabled to false to tolerate overflow"
-            .into(),
-    )
-}
+    /// The values of `a` (BIGINT or DECIMAL) as 128-bit integers.
+    fn values(a: &ArrayRef) -> Vec<Option<i128>> {
+        match a.data_type() {
+            DataType::Decimal128(..) => a.as_primitive::<Decimal128Type>().iter().collect(),
+            _ => a
+                .as_primitive::<Int64Type>()
+                .iter()
+                .map(|v| v.map(i128::from))
+                .collect(),
+        }
+    }
 
-fn add(acc: i64, v: i64) -> Result<i64> {
-    acc.checked_add(v).ok_or_else(overflow)
+    fn array(&self, sums: Vec<i128>, valid: Option<NullBuffer>) -> Result<ArrayRef> {
+        Ok(match &self.out {
+            DataType::Decimal128(p, s) => {
+                Arc::new(Decimal128Array::new(sums.into(), valid).with_precision_and_scale(*p, *s)?)
+            }
+            _ => {
+                let longs: Vec<i64> = sums
+                    .into_iter()
+                    .map(|v| i64::try_from(v).unwrap_or(0))
+                    .collect();
+                Arc::new(Int64Array::new(longs.into(), valid))
+            }
+        })
+    }
+
+    fn scalar(&self, v: Option<i128>) -> ScalarValue {
+        match &self.out {
+            DataType::Decimal128(p, s) => ScalarValue::Decimal128(v, *p, *s),
+            _ => ScalarValue::Int64(v.and_then(|v| i64::try_from(v).ok())),
+        }
+    }
 }
 
 impl AggregateUDFImpl for CheckedSum {
@@ -51,33 +124,44 @@ impl AggregateUDFImpl for CheckedSum {
     fn signature(&self) -> &Signature {
         &self.signature
     }
-    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
-        Ok(DataType::Int64)
+    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
+        Ok(match args.first() {
+            Some(DataType::Decimal128(p, s)) => DataType::Decimal128((*p + 10).min(38), *s),
+            _ => DataType::Int64,
+        })
     }
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
         Ok(vec![Arc::new(Field::new(
             format!("{}[sum]", args.name),
-            DataType::Int64,
+            args.return_field.data_type().clone(),
             true,
         ))])
     }
-    fn accumulator(&self, _args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
-        Ok(Box::new(SumAcc { sum: None }))
+    fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        Ok(Box::new(SumAcc {
+            bounds: Bounds::of(args.return_field.data_type())?,
+            sum: None,
+        }))
     }
     fn groups_accumulator_supported(&self, _args: AccumulatorArgs) -> bool {
         true
     }
     fn create_groups_accumulator(
         &self,
-        _args: AccumulatorArgs,
+        args: AccumulatorArgs,
     ) -> Result<Box<dyn GroupsAccumulator>> {
-        Ok(Box::new(GroupSums::default()))
+        Ok(Box::new(GroupSums {
+            bounds: Bounds::of(args.return_field.data_type())?,
+            sums: Vec::new(),
+            seen: Vec::new(),
+        }))
     }
 }
 
 #[derive(Debug)]
 struct SumAcc {
-    sum: Option<i64>,
+    bounds: Bounds,
+    sum: Option<i128>,
 }
 
 impl Accumulator for SumAcc {
@@ -85,8 +169,8 @@ impl Accumulator for SumAcc {
         let Some(a) = values.first() else {
             return Ok(());
         };
-        for v in a.as_primitive::<Int64Type>().iter().flatten() {
-            self.sum = Some(add(self.sum.unwrap_or(0), v)?);
+        for v in Bounds::values(a).into_iter().flatten() {
+            self.sum = Some(self.bounds.add(self.sum.unwrap_or(0), v)?);
         }
         Ok(())
     }
@@ -94,10 +178,10 @@ impl Accumulator for SumAcc {
         self.update_batch(states)
     }
     fn state(&mut self) -> Result<Vec<ScalarValue>> {
-        Ok(vec![ScalarValue::Int64(self.sum)])
+        Ok(vec![self.bounds.scalar(self.sum)])
     }
     fn evaluate(&mut self) -> Result<ScalarValue> {
-        Ok(ScalarValue::Int64(self.sum))
+        Ok(self.bounds.scalar(self.sum))
     }
     fn size(&self) -> usize {
         std::mem::size_of_val(self)
@@ -105,9 +189,10 @@ impl Accumulator for SumAcc {
 }
 
 /// One running sum per group; a group no non-NULL value reached is NULL.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct GroupSums {
-    sums: Vec<i64>,
+    bounds: Bounds,
+    sums: Vec<i128>,
     seen: Vec<bool>,
 }
 
@@ -124,24 +209,24 @@ impl GroupSums {
         let Some(a) = values.first() else {
             return Ok(());
         };
-        let a = a.as_primitive::<Int64Type>();
-        for (row, &g) in groups.iter().enumerate() {
+        let values = Bounds::values(a);
+        for (row, (&g, v)) in groups.iter().zip(values).enumerate() {
             let keep = filter.is_none_or(|f| f.is_valid(row) && f.value(row));
-            if !keep || a.is_null(row) {
+            let (true, Some(v)) = (keep, v) else {
                 continue;
-            }
+            };
             if let (Some(sum), Some(seen)) = (self.sums.get_mut(g), self.seen.get_mut(g)) {
-                *sum = add(*sum, a.value(row))?;
+                *sum = self.bounds.add(*sum, v)?;
                 *seen = true;
             }
         }
         Ok(())
     }
 
-    fn emit(&mut self, emit_to: EmitTo) -> ArrayRef {
+    fn emit(&mut self, emit_to: EmitTo) -> Result<ArrayRef> {
         let sums = emit_to.take_needed(&mut self.sums);
         let seen = emit_to.take_needed(&mut self.seen);
-        Arc::new(Int64Array::new(sums.into(), Some(NullBuffer::from(seen))))
+        self.bounds.array(sums, Some(NullBuffer::from(seen)))
     }
 }
 
@@ -172,24 +257,25 @@ impl GroupsAccumulator for GroupSums {
         let Some(a) = values.first() else {
             return Ok(vec![]);
         };
-        let a = a.as_primitive::<Int64Type>();
-        let out: Int64Array = a
-            .iter()
-            .enumerate()
-            .map(|(row, v)| match opt_filter {
-                Some(f) if !(f.is_valid(row) && f.value(row)) => None,
-                _ => v,
-            })
-            .collect();
-        Ok(vec![Arc::new(out)])
+        let mut sums = Vec::with_capacity(a.len());
+        let mut valid = Vec::with_capacity(a.len());
+        for (row, v) in Bounds::values(a).into_iter().enumerate() {
+            let keep = opt_filter.is_none_or(|f| f.is_valid(row) && f.value(row));
+            let v = v.filter(|_| keep);
+            valid.push(v.is_some());
+            sums.push(v.map_or(Ok(0), |v| self.bounds.add(0, v))?);
+        }
+        Ok(vec![self
+            .bounds
+            .array(sums, Some(NullBuffer::from(valid)))?])
     }
     fn evaluate(&mut self, emit_to: EmitTo) -> Result<ArrayRef> {
-        Ok(self.emit(emit_to))
+        self.emit(emit_to)
     }
     fn state(&mut self, emit_to: EmitTo) -> Result<Vec<ArrayRef>> {
-        Ok(vec![self.emit(emit_to)])
+        Ok(vec![self.emit(emit_to)?])
     }
     fn size(&self) -> usize {
-        self.sums.capacity() * std::mem::size_of::<i64>() + self.seen.capacity()
+        self.sums.capacity() * std::mem::size_of::<i128>() + self.seen.capacity()
     }
 }

@@ -252,11 +252,11 @@ pub fn parse_sql_expr(ctx: &SessionContext, sql: &str, schema: &DFSchema) -> DFR
     let tokens = Tokenizer::new(dialect.as_ref(), sql)
         .tokenize_with_location()
         .map_err(|e| DataFusionError::SQL(Box::new(e.into()), None))?;
-    let tokens = super::literals::typed_literal_tokens(tokens).map_err(DataFusionError::Plan)?;
     // The same refusal as a statement's (`sql::statement::tokenize`), in the same words.
     if let Some(reason) = super::lexical::spark_cuts_differently(&tokens) {
         return Err(DataFusionError::Plan(format!("SQL syntax error: {reason}")));
     }
+    let tokens = super::literals::typed_literal_tokens(tokens).map_err(DataFusionError::Plan)?;
     let parsed = DFParserBuilder::new(tokens)
         .with_dialect(dialect.as_ref())
         .with_recursion_limit(options.recursion_limit.get())

@@ -5,12 +5,16 @@
 //!
 //! - a `--` comment holding a lone carriage return: Spark ends the comment there, this lexer at
 //!   the line feed;
-//! - a `--` comment ending in a backslash: Spark's comment goes on over the line break
-//!   (`'--' ('\\\n' | ~[\r\n])*`), this lexer's ends;
+//! - a `--` comment whose backslash is followed by the line feed: Spark's comment goes on over
+//!   the line break (`'--' ('\\\n' | ~[\r\n])*`), this lexer's ends;
 //! - a string literal ending in an odd run of backslashes (`'a\'`): in Spark `\'` is an escaped
 //!   quote and the string goes on, so the text after it is string there and code here;
-//! - a number run into a word (`1or`, `1e1and`): one name to Spark's lexer (a name may begin with
-//!   a digit), a number and a keyword here. Spark's typed literals (`1.5D`) are read before.
+//! - a number run into a word (`1or`, `1e1and`, `10Lor`): one name to Spark's lexer (a name may
+//!   begin with a digit), a number and a keyword here; a typed literal's suffix (`1.5D`) is not a
+//!   word here;
+//! - an escaped string `E'…'`: a name and a string to Spark.
+//!
+//! It runs on the tokens as lexed, before `literals` turns typed literals into casts.
 //!
 //! What both lexers cut alike but read to different values (a backslash escape inside a string,
 //! `'it''s'`, `"x"`) is a documented difference of the dialect (docs/sql.md) in statements, and
@@ -27,12 +31,17 @@ pub fn spark_cuts_differently(tokens: &[TokenWithSpan]) -> Option<String> {
                 let body = comment.trim_end_matches(['\r', '\n']);
                 if body.contains('\r') {
                     Some("a -- comment holds a carriage return (Spark ends the comment there, this parser at the line feed): end the comment with a new line".to_string())
-                } else if body.ends_with('\\') {
+                } else if comment.ends_with("\\\n") {
                     Some("a -- comment ends in a backslash (Spark's comment goes on over the line break, this parser's ends): end the comment with another character".to_string())
                 } else {
                     None
                 }
             }
+            // `E'…'` is a name and a string to Spark (an unsupported typed literal), an
+            // escaped string here.
+            Token::EscapedStringLiteral(s) => Some(format!(
+                "the escaped string E'{s}' (Spark reads the name E and a string): write the characters themselves"
+            )),
             Token::SingleQuotedString(s) | Token::NationalStringLiteral(s)
                 if ends_in_escape(s) =>
             {
@@ -42,8 +51,9 @@ pub fn spark_cuts_differently(tokens: &[TokenWithSpan]) -> Option<String> {
             }
             // A typed literal's suffix (`5S`) is Spark's own literal, read by `literals` (or
             // refused by name in stored rules), not a name.
-            Token::Word(w) if w.quote_style.is_none() && !is_typed_suffix(&w.value) => match prev {
-                Some(Token::Number(n, _)) => Some(format!(
+            // `10Lor`: the L is inside the number token here, so any word after it is run in.
+            Token::Word(w) if w.quote_style.is_none() => match prev {
+                Some(Token::Number(n, long)) if *long || !is_typed_suffix(&w.value) => Some(format!(
                     "the number {n} runs into the word {} (Spark reads {n}{} as one name): put a space between them",
                     w.value, w.value
                 )),
@@ -98,6 +108,8 @@ mod tests {
             ("id = 2 --\rOR id = 3", "carriage return"),
             ("id=1or id=2", "runs into the word or"),
             ("id=1e1and v='a'", "runs into the word and"),
+            ("id = 10Lor 1 = 1", "runs into the word or"),
+            ("v = E'a'", "escaped string"),
         ] {
             let got = verdict(sql).unwrap_or_else(|| panic!("{sql:?} accepted"));
             assert!(got.contains(needle), "{sql:?}: {got}");
@@ -114,6 +126,9 @@ mod tests {
             "x1 = 2 AND `1or` = 3",
             "s <> 5S AND d = 1.5d",
             "id = 1\r\nOR id = 2 -- windows line end\r\n",
+            "id = 1 -- the end \\",
+            "id = 1 -- a backslash, then a windows line end \\\r\n",
+            "id = 10L AND s = 5S",
         ] {
             assert_eq!(verdict(sql), None, "{sql:?}");
         }

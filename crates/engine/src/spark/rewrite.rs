@@ -8,7 +8,7 @@
 //! - `/` with no DECIMAL operand, or with a float operand, is DOUBLE division;
 //! - `+`, `-`, `*`, `%` and unary `-` on integers are checked for overflow (ANSI);
 //! - `%` on integers and floats follows Java (zero divisor raises, `MIN % -1` is 0);
-//! - `sum` of integers raises on overflow (ANSI; `checked_sum`);
+//! - `sum` of integers and DECIMALs raises on overflow (ANSI; `checked_sum`);
 //! - `concat(a, b, …)` is NULL when any argument is NULL (DataFusion's skips NULLs): it becomes
 //!   `a || b || …`, whose NULL rule is Spark's.
 //!
@@ -116,7 +116,8 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                 None => Ok(Transformed::no(Expr::ScalarFunction(f))),
             }
         }
-        // `sum` of integers overflows with an error in ANSI mode (DataFusion's wraps).
+        // `sum` of integers and DECIMALs overflows with an error in ANSI mode (DataFusion's
+        // wraps).
         Expr::AggregateFunction(mut af)
             if ansi
                 && af.func.name().eq_ignore_ascii_case("sum")
@@ -127,9 +128,18 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                     .args
                     .first()
                     .and_then(|a| type_of(a, schema))
-                    .is_some_and(|t| is_integer(&t)) =>
+                    .is_some_and(|t| is_integer(&t) || matches!(t, DataType::Decimal128(..))) =>
         {
-            af.func = super::checked_sum::checked_sum();
+            let decimal = af
+                .params
+                .args
+                .first()
+                .and_then(|a| type_of(a, schema))
+                .is_some_and(|t| matches!(t, DataType::Decimal128(..)));
+            af.func = match decimal {
+                true => super::checked_sum::checked_decimal_sum(),
+                false => super::checked_sum::checked_sum(),
+            };
             Ok(Transformed::yes(Expr::AggregateFunction(af)))
         }
         // `nullif(a, b)` has `a`'s type in Spark (`CASE WHEN a = b THEN NULL ELSE a END`; a SMALLINT

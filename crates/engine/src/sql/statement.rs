@@ -231,13 +231,12 @@ pub(super) fn tokenize(sql: &str) -> Result<Vec<TokenWithSpan>> {
     let tokens = Tokenizer::new(&DeltaDialect, sql)
         .tokenize_with_location()
         .map_err(syntax)?;
-    // `1.5D`, `2S`, `3BD` …: one typed literal each, as Spark's lexer reads them.
-    let tokens = crate::spark::literals::typed_literal_tokens(tokens).map_err(syntax)?;
     // Text Spark's lexer would cut elsewhere (a string or comment to one, code to the other).
-    match crate::spark::lexical::spark_cuts_differently(&tokens) {
-        Some(reason) => Err(syntax(reason)),
-        None => Ok(tokens),
+    if let Some(reason) = crate::spark::lexical::spark_cuts_differently(&tokens) {
+        return Err(syntax(reason));
     }
+    // `1.5D`, `2S`, `3BD` …: one typed literal each, as Spark's lexer reads them.
+    crate::spark::literals::typed_literal_tokens(tokens).map_err(syntax)
 }
 
 /// The statements' first keyword that has a reader of its own.

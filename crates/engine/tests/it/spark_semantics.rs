@@ -1053,3 +1053,54 @@ fn floats_become_strings_as_in_spark() {
         );
     });
 }
+
+/// `sum` of DECIMALs is DECIMAL(min(38, p + 10), s) and raises past it in ANSI mode: four 9e37
+/// in DECIMAL(38,0) wrapped 128 bits and were stored (red team helper-35); exact below it.
+#[test]
+fn decimal_sums_raise_past_their_type_as_in_spark() {
+    let loc = "memory://spark-checked-decimal-sum/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (g INT, a DECIMAL(38,0), b DECIMAL(10,2))")
+            .await
+            .unwrap();
+        s.execute(
+            "INSERT INTO t VALUES (1, 90000000000000000000000000000000000000, 99999999.99), \
+             (1, 9000000000000000000000000000000000000, 99999999.99), (2, -5, NULL), (2, 7, 0.01), \
+             (3, 90000000000000000000000000000000000000, NULL)",
+        )
+        .await
+        .unwrap();
+        let before = latest_snapshot(loc).await.version;
+        fails(&s, "SELECT sum(a) FROM t", "NUMERIC_VALUE_OUT_OF_RANGE").await;
+        fails(
+            &s,
+            "SELECT g % 2, sum(a) FROM t GROUP BY g % 2",
+            "NUMERIC_VALUE_OUT_OF_RANGE",
+        )
+        .await;
+        fails(
+            &s,
+            "INSERT INTO t (g, a) SELECT 9, sum(a) FROM t",
+            "NUMERIC_VALUE_OUT_OF_RANGE",
+        )
+        .await;
+        assert_eq!(
+            latest_snapshot(loc).await.version,
+            before,
+            "nothing committed"
+        );
+        // (38,0) holds 9.9e37: g = 1 sums to 9.9e37 exactly; DECIMAL(10,2) sums as (20,2).
+        assert_eq!(
+            rows(&s, "SELECT g, sum(a), sum(b) FROM t WHERE g < 3 GROUP BY g").await,
+            vec![
+                "1|99000000000000000000000000000000000000|199999999.98",
+                "2|2|0.01"
+            ]
+        );
+        assert_eq!(
+            rows(&s, "SELECT sum(b) FROM t WHERE g = 3").await,
+            vec!["NULL"]
+        );
+    });
+}
