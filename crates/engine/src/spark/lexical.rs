@@ -46,7 +46,7 @@ pub fn spark_cuts_differently(tokens: &[TokenWithSpan]) -> Option<String> {
                 if ends_in_escape(s) =>
             {
                 Some(format!(
-                    "the string literal '{s}' ends in a backslash (Spark reads \\' as an escaped quote and the string going on): write the backslash twice, or use chr(92)"
+                    "the string literal '{s}' ends in a backslash (Spark reads \\' as an escaped quote and the string going on): end it with || chr(92) instead"
                 ))
             }
             // A typed literal's suffix (`5S`) is Spark's own literal, read by `literals` (or

@@ -394,3 +394,66 @@ fn a_log_compaction_replays_to_the_state_of_its_commits() {
         );
     });
 }
+
+/// Log cleanup deletes a compaction that starts at or before the checkpoint it keeps (a reader
+/// starting there never uses it) with the commits before that checkpoint, and the table reads as
+/// before; a compaction after the checkpoint stays.
+#[test]
+fn log_cleanup_deletes_compactions_a_kept_checkpoint_covers() {
+    use delta_rlc_engine::write::log_compaction::write_log_compaction;
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("t").display().to_string();
+    let mut s = SqlSession::new(Env::deterministic(34), ConflictConfig::default());
+    s.register("t", &loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT)").await.unwrap();
+        for i in 1..=6 {
+            s.execute(&format!("INSERT INTO t VALUES ({i})"))
+                .await
+                .unwrap();
+        }
+        let handle = DeltaTable::open(&loc).unwrap();
+        let at3 = handle.snapshot(Some(3)).await.unwrap();
+        delta_rlc_engine::write::checkpoint::write_checkpoint(&handle.store, &at3, 0)
+            .await
+            .unwrap();
+        let latest = handle.snapshot(None).await.unwrap();
+        for (a, b) in [(1, 2), (3, 4), (4, 6)] {
+            write_log_compaction(&handle.store, &latest, a, b)
+                .await
+                .unwrap();
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64;
+        let forty_days = 40 * 24 * 3600 * 1000;
+        let deleted = delta_rlc_engine::vacuum::cleanup_expired_logs(&handle, now + forty_days)
+            .await
+            .unwrap();
+        let mut names: Vec<&str> = deleted
+            .iter()
+            .map(|p| p.rsplit('/').next().unwrap_or(p))
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            vec![
+                "00000000000000000000.json",
+                "00000000000000000001.00000000000000000002.compacted.json",
+                "00000000000000000001.json",
+                "00000000000000000002.json",
+                "00000000000000000003.00000000000000000004.compacted.json",
+            ]
+        );
+        assert!(dir
+            .path()
+            .join("t/_delta_log/00000000000000000004.00000000000000000006.compacted.json")
+            .exists());
+        let out = s.execute("SELECT count(*), sum(id) FROM t").await.unwrap();
+        assert_eq!(
+            crate::common::sorted_rows(&out.batches),
+            vec!["6|21".to_string()]
+        );
+    });
+}
