@@ -312,7 +312,7 @@ pub async fn query(statement: &str, tables: &[(&str, &Table)]) -> Result<RecordB
             None => session.register(name, &uri),
         }
     }
-    let stream = session.query_only(statement, true).await?;
+    let stream = session.query_only(statement).await?;
     Ok(RecordBatchStream::new(stream))
 }
 

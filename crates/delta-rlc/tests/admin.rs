@@ -641,6 +641,27 @@ async fn query_results_carry_the_columns_field_metadata() {
         .collect();
     assert_eq!(gcs, vec![2, 4]);
 
+    // deltalake's QueryBuilder reads `"x"` as DataFusion does: an exact name. A statement
+    // refuses it (a string in Spark).
+    let quoted = delta_rlc::query(r#"SELECT "gc" FROM tbl WHERE "id" = 2"#, &[("tbl", &table)])
+        .await
+        .unwrap();
+    let quoted: Vec<RecordBatch> = futures::TryStreamExt::try_collect(quoted).await.unwrap();
+    let gc = quoted[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<delta_rlc::arrow::array::Int32Array>()
+        .unwrap()
+        .values()
+        .to_vec();
+    assert_eq!(gc, vec![4]);
+    let e = table
+        .sql(r#"SELECT "gc" FROM t"#)
+        .await
+        .expect_err("a double-quoted token in a statement")
+        .to_string();
+    assert!(e.contains("is a string in Spark and a name here"), "{e}");
+
     let plain = table.sql("SELECT * FROM t").await.unwrap();
     let plain_schema = plain.batches[0].schema();
     assert!(plain_schema

@@ -14,6 +14,7 @@
 
 use std::sync::Arc;
 
+use super::decimal_arith::{result_type, DecimalOp};
 use arrow::array::{Array, ArrayRef, ArrowPrimitiveType, AsArray, PrimitiveArray};
 use arrow::datatypes::{
     DataType, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
@@ -31,8 +32,8 @@ pub enum ArithOp {
     Multiply,
     Divide,
     Remainder,
-    /// DECIMAL / DECIMAL with Spark's result type and HALF_UP rounding.
-    DecimalDivide,
+    /// DECIMAL `+ - * /` with Spark's result type and HALF_UP rounding (`decimal_arith`).
+    Decimal(DecimalOp),
     /// A float as Spark compares it: -0.0 as 0.0, every NaN as one NaN (the second operand is
     /// ignored).
     CanonicalFloat,
@@ -67,8 +68,14 @@ impl ScalarUDFImpl for SparkArith {
             (ArithOp::Multiply, true) => "spark_multiply",
             (ArithOp::Divide, true) => "spark_divide",
             (ArithOp::Remainder, true) => "spark_remainder",
-            (ArithOp::DecimalDivide, true) => "spark_decimal_divide",
-            (ArithOp::DecimalDivide, false) => "legacy_decimal_divide",
+            (ArithOp::Decimal(DecimalOp::Add), true) => "spark_decimal_add",
+            (ArithOp::Decimal(DecimalOp::Subtract), true) => "spark_decimal_subtract",
+            (ArithOp::Decimal(DecimalOp::Multiply), true) => "spark_decimal_multiply",
+            (ArithOp::Decimal(DecimalOp::Divide), true) => "spark_decimal_divide",
+            (ArithOp::Decimal(DecimalOp::Add), false) => "legacy_decimal_add",
+            (ArithOp::Decimal(DecimalOp::Subtract), false) => "legacy_decimal_subtract",
+            (ArithOp::Decimal(DecimalOp::Multiply), false) => "legacy_decimal_multiply",
+            (ArithOp::Decimal(DecimalOp::Divide), false) => "legacy_decimal_divide",
             (ArithOp::CanonicalFloat, _) => "spark_canonical_float",
             (ArithOp::Add, false) => "legacy_add",
             (ArithOp::Subtract, false) => "legacy_subtract",
@@ -86,10 +93,10 @@ impl ScalarUDFImpl for SparkArith {
         match (self.op, arg_types) {
             (ArithOp::Divide, _) => Ok(DataType::Float64),
             (
-                ArithOp::DecimalDivide,
+                ArithOp::Decimal(op),
                 [DataType::Decimal128(p1, s1), DataType::Decimal128(p2, s2)],
             ) => {
-                let (p, s) = decimal_divide_type(*p1, *s1, *p2, *s2);
+                let (p, s) = result_type(op, *p1, *s1, *p2, *s2);
                 Ok(DataType::Decimal128(p, s))
             }
             (_, [t, ..]) => Ok(t.clone()),
@@ -103,7 +110,7 @@ impl ScalarUDFImpl for SparkArith {
             return exec_err!("{} takes two arguments", self.name());
         };
         if l.data_type() != r.data_type()
-            && !matches!(self.op, ArithOp::DecimalDivide | ArithOp::CanonicalFloat)
+            && !matches!(self.op, ArithOp::Decimal(_) | ArithOp::CanonicalFloat)
         {
             return exec_err!(
                 "{}: operands of different types ({} and {})",
@@ -122,7 +129,7 @@ pub fn evaluate(op: ArithOp, ansi: bool, l: &ArrayRef, r: &ArrayRef) -> Result<A
         ArithOp::Add | ArithOp::Subtract | ArithOp::Multiply => checked(op, ansi, l, r),
         ArithOp::Divide => divide(l, r, ansi),
         ArithOp::Remainder => remainder(l, r, ansi),
-        ArithOp::DecimalDivide => decimal_divide(l, r, ansi),
+        ArithOp::Decimal(op) => super::decimal_arith::evaluate(op, l, r, ansi),
         ArithOp::CanonicalFloat => canonical_float(l),
     }
 }
@@ -137,81 +144,6 @@ fn canonical_float(l: &ArrayRef) -> Result<ArrayRef> {
         }
         other => exec_err!("spark_canonical_float: expected DOUBLE, got {other}"),
     }
-}
-
-/// Spark's result type of DECIMAL(p1,s1) / DECIMAL(p2,s2) (`DecimalPrecision`, precision loss
-/// allowed, Spark's default): scale max(6, s1 + p2 + 1), precision p1 - s1 + s2 + scale, then
-/// past 38 digits the scale gives way down to 6.
-pub fn decimal_divide_type(p1: u8, s1: i8, p2: u8, s2: i8) -> (u8, i8) {
-    let (p1, s1, p2, s2) = (i32::from(p1), i32::from(s1), i32::from(p2), i32::from(s2));
-    let scale = (s1 + p2 + 1).max(6);
-    let precision = p1 - s1 + s2 + scale;
-    let (p, s) = if precision <= 38 {
-        (precision, scale)
-    } else {
-        let int_digits = precision - scale;
-        (38, (38 - int_digits).max(scale.min(6)))
-    };
-    (p.clamp(1, 38) as u8, s.clamp(0, 38) as i8)
-}
-
-fn out_of_range(p: u8, s: i8) -> DataFusionError {
-    DataFusionError::Execution(format!(
-        "[NUMERIC_VALUE_OUT_OF_RANGE] the quotient cannot be represented as DECIMAL({p}, {s})"
-    ))
-}
-
-/// `l / r` on decimals: the exact quotient rounded HALF_UP to Spark's result scale.
-fn decimal_divide(l: &ArrayRef, r: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
-    use arrow::array::Decimal128Array;
-    use arrow::datatypes::{i256, Decimal128Type};
-    let (DataType::Decimal128(p1, s1), DataType::Decimal128(p2, s2)) =
-        (l.data_type(), r.data_type())
-    else {
-        return exec_err!("spark_decimal_divide: expected DECIMAL operands");
-    };
-    let (p, s) = decimal_divide_type(*p1, *s1, *p2, *s2);
-    // quotient = l * 10^(s - s1 + s2) / r, in 256 bits (l < 10^38, the factor at most 10^38).
-    let shift = i32::from(s) - i32::from(*s1) + i32::from(*s2);
-    if !(0..=38).contains(&shift) {
-        return exec_err!(
-            "spark_decimal_divide: DECIMAL({p1},{s1}) / DECIMAL({p2},{s2}) is not supported"
-        );
-    }
-    let factor = i256::from_i128(10).wrapping_pow(shift as u32);
-    let limit = i256::from_i128(10).wrapping_pow(u32::from(p));
-    let two = i256::from_i128(2);
-    let la = l.as_primitive::<Decimal128Type>();
-    let ra = r.as_primitive::<Decimal128Type>();
-    let out = la
-        .iter()
-        .zip(ra.iter())
-        .map(|pair| match pair {
-            (Some(_), Some(0)) => match ansi {
-                true => Err(by_zero(ArithOp::Divide)),
-                false => Ok(None),
-            },
-            (Some(a), Some(b)) => {
-                let num = i256::from_i128(a).wrapping_mul(factor);
-                let den = i256::from_i128(b);
-                let q = num.wrapping_div(den);
-                let rem = num.wrapping_rem(den);
-                // HALF_UP: away from zero when the remainder is at least half the divisor.
-                let q = match rem.wrapping_abs().wrapping_mul(two) >= den.wrapping_abs() {
-                    true if (num < i256::ZERO) != (den < i256::ZERO) => q.wrapping_sub(i256::ONE),
-                    true => q.wrapping_add(i256::ONE),
-                    false => q,
-                };
-                match (q.wrapping_abs() < limit, q.to_i128()) {
-                    (true, Some(v)) => Ok(Some(v)),
-                    _ if ansi => Err(out_of_range(p, s)),
-                    _ => Ok(None),
-                }
-            }
-            _ => Ok(None),
-        })
-        .collect::<Result<Decimal128Array>>()?;
-    Ok(Arc::new(out.with_precision_and_scale(p, s)?))
 }
 
 fn checked(op: ArithOp, ansi: bool, l: &ArrayRef, r: &ArrayRef) -> Result<ArrayRef> {
@@ -331,28 +263,6 @@ fn remainder(l: &ArrayRef, r: &ArrayRef, ansi: bool) -> Result<ArrayRef> {
 mod tests {
     use super::*;
     use arrow::array::{Float64Array, Int32Array};
-
-    #[test]
-    fn decimal_division_takes_sparks_type_and_rounds_half_up() {
-        use arrow::array::Decimal128Array;
-        assert_eq!(decimal_divide_type(10, 2, 10, 2), (23, 13));
-        assert_eq!(decimal_divide_type(38, 10, 38, 10), (38, 6));
-        // 1.00 / 3 (DECIMAL(1,0)): scale max(6, 2 + 1 + 1) = 6 -> 0.333333; 2.00 / 3 -> 0.666667.
-        let l: ArrayRef = Arc::new(
-            Decimal128Array::from(vec![100, 200, -200])
-                .with_precision_and_scale(3, 2)
-                .unwrap(),
-        );
-        let r: ArrayRef = Arc::new(
-            Decimal128Array::from(vec![3, 3, 3])
-                .with_precision_and_scale(1, 0)
-                .unwrap(),
-        );
-        let out = decimal_divide(&l, &r, true).unwrap();
-        let out = out.as_primitive::<arrow::datatypes::Decimal128Type>();
-        assert_eq!(out.values().to_vec(), vec![333333, 666667, -666667]);
-        assert_eq!(out.scale(), 6);
-    }
 
     #[test]
     fn remainder_follows_java() {

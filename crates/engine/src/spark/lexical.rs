@@ -16,8 +16,9 @@
 //!
 //! It runs on the tokens as lexed, before `literals` turns typed literals into casts.
 //!
-//! What both lexers cut alike but read to different values (a backslash escape inside a string,
-//! `'it''s'`, `"x"`) is a documented difference of the dialect (docs/sql.md) in statements, and
+//! What both lexers cut alike but read to different values: `"x"` ([`double_quoted`]) is refused
+//! in SQL statements (a string to Spark, a name here); a backslash escape inside a string and
+//! `'it''s'` are documented differences of the dialect (docs/sql.md) in statements. All three are
 //! refused in rules stored in the log (`portable::unportable_syntax`), which Spark wrote or reads.
 
 use datafusion::sql::sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
@@ -53,7 +54,7 @@ pub fn spark_cuts_differently(tokens: &[TokenWithSpan]) -> Option<String> {
             // refused by name in stored rules), not a name.
             // `10Lor`: the L is inside the number token here, so any word after it is run in.
             Token::Word(w) if w.quote_style.is_none() => match prev {
-                Some(Token::Number(n, long)) if *long || !is_typed_suffix(&w.value) => Some(format!(
+                Some(Token::Number(n, long)) if *long || !super::literals::is_typed_suffix(&w.value) => Some(format!(
                     "the number {n} runs into the word {} (Spark reads {n}{} as one name): put a space between them",
                     w.value, w.value
                 )),
@@ -69,10 +70,21 @@ pub fn spark_cuts_differently(tokens: &[TokenWithSpan]) -> Option<String> {
     None
 }
 
-fn is_typed_suffix(word: &str) -> bool {
-    ["L", "S", "Y", "D", "F", "BD"]
-        .iter()
-        .any(|k| word.eq_ignore_ascii_case(k))
+/// The first double-quoted token (`"x"`) as a one-line reason. Spark reads it as a string
+/// literal (its ANSI identifier setting is off by default), DataFusion and sqlparser's generic
+/// dialect as a name, so `DELETE … WHERE s = "s"` deletes the matching rows in Spark and every
+/// row with a non-NULL `s` here. A SQL statement, whose meaning is Spark's, refuses it; deltalake's
+/// QueryBuilder and its predicate strings keep DataFusion's reading (a name), as deltalake does.
+pub fn double_quoted(tokens: &[TokenWithSpan]) -> Option<String> {
+    tokens.iter().find_map(|t| match &t.token {
+        Token::Word(w) if w.quote_style == Some('"') => {
+            let v: String = w.value.chars().take(40).collect();
+            Some(format!(
+                "\"{v}\" is a string in Spark and a name here: write `{v}` for the name or '{v}' for the string"
+            ))
+        }
+        _ => None,
+    })
 }
 
 /// An odd run of backslashes at the end: the last one would escape the closing quote in Spark.
@@ -131,6 +143,23 @@ mod tests {
             "id = 10L AND s = 5S",
         ] {
             assert_eq!(verdict(sql), None, "{sql:?}");
+        }
+    }
+
+    #[test]
+    fn a_double_quoted_token_is_named_with_both_readings() {
+        let tokens = |sql: &str| {
+            Tokenizer::new(&GenericDialect {}, sql)
+                .tokenize_with_location()
+                .unwrap()
+        };
+        let got = double_quoted(&tokens("DELETE FROM t WHERE s = \"s\"")).unwrap();
+        assert!(
+            got.contains("write `s` for the name or 's' for the string"),
+            "{got}"
+        );
+        for sql in ["SELECT `s`, 's' FROM t", "SELECT 'a\"b' AS x"] {
+            assert_eq!(double_quoted(&tokens(sql)), None, "{sql:?}");
         }
     }
 }

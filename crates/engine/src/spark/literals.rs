@@ -47,6 +47,15 @@ impl VisitorMut for ExponentLiterals {
     }
 }
 
+/// Whether `word`, written directly after a number, is the suffix of one of Spark's typed numeric
+/// literals (`L`, `S`, `Y`, `D`, `F`, `BD`, either case). The one list the lexical check, the
+/// literal reader and the stored-rule check share.
+pub fn is_typed_suffix(word: &str) -> bool {
+    ["L", "S", "Y", "D", "F", "BD"]
+        .iter()
+        .any(|k| word.eq_ignore_ascii_case(k))
+}
+
 /// Spark's typed numeric literals, read as Spark's lexer reads them: a number written directly
 /// before `L`, `S`, `Y` (BIGINT, SMALLINT, TINYINT), `D`, `F` (DOUBLE, FLOAT) or `BD` (DECIMAL),
 /// in either case, is one literal of that type. sqlparser reads only `10L` so; `1.5D` would be
@@ -66,10 +75,7 @@ pub fn typed_literal_tokens(tokens: Vec<TokenWithSpan>) -> Result<Vec<TokenWithS
         let suffix = match (long, it.peek().map(|n| &n.token)) {
             (true, _) => Some("L".to_string()),
             (false, Some(Token::Word(w))) if w.quote_style.is_none() => {
-                let s = w.value.to_ascii_uppercase();
-                ["L", "S", "Y", "D", "F", "BD"]
-                    .contains(&s.as_str())
-                    .then_some(s)
+                is_typed_suffix(&w.value).then(|| w.value.to_ascii_uppercase())
             }
             _ => None,
         };

@@ -29,6 +29,7 @@ mod checked_sum;
 pub mod coerced;
 mod convert_udf;
 pub mod datetime;
+pub mod decimal_arith;
 pub mod decimal_float;
 pub mod extrema;
 pub mod float_decimal;

@@ -12,8 +12,10 @@
 //! - `concat(a, b, …)` is NULL when any argument is NULL (DataFusion's skips NULLs): it becomes
 //!   `a || b || …`, whose NULL rule is Spark's.
 //!
-//! Decimal arithmetic is left to DataFusion, whose result precision and scale follow the same
-//! Hive/Spark rules, and which raises on a zero divisor. Float `+ - *` is IEEE in both.
+//! - DECIMAL `+ - * /` (with integers, not floats) take Spark's result type and round HALF_UP to
+//!   it (`decimal_arith`); DataFusion keeps the scale Spark gives away past 38 digits.
+//!
+//! DECIMAL `%` is left to DataFusion. Float `+ - *` is IEEE in both.
 //!
 //! The rewrite is idempotent: it leaves the functions it creates alone, so it may run on an
 //! expression that already went through it (a filter pushed into a scan).
@@ -25,6 +27,7 @@ use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::{BinaryExpr, Cast, Expr, ExprSchemable, Operator};
 
 use super::arith::{udf, ArithOp};
+use super::decimal_arith::{result_type, DecimalOp};
 use super::opaque::{is_opaque, is_opaque_call, opaque};
 
 /// `expr` with Spark's arithmetic; `schema` types its columns. An operand whose type cannot be
@@ -469,8 +472,25 @@ pub(super) fn type_of(e: &Expr, schema: &DFSchema) -> Option<DataType> {
         Expr::Literal(v, _) => Some(v.data_type()),
         Expr::Cast(c) => Some(c.field.data_type().clone()),
         Expr::ScalarFunction(f) if super::arith::is_spark_arith(f.name()) => {
-            if f.name().ends_with("_decimal_divide") {
-                return e.get_type(schema).ok();
+            if f.name().contains("_decimal_") {
+                // The result type from the operands' (casts or literals, typed at their top).
+                let op = super::decimal_arith::op_of_function(f.name());
+                let top = |a: Option<&Expr>| match a {
+                    Some(Expr::Cast(c)) => Some(c.field.data_type().clone()),
+                    Some(Expr::Literal(v, _)) => Some(v.data_type()),
+                    _ => None,
+                };
+                return match (op, top(f.args.first()), top(f.args.get(1))) {
+                    (
+                        Some(op),
+                        Some(DataType::Decimal128(p1, s1)),
+                        Some(DataType::Decimal128(p2, s2)),
+                    ) => {
+                        let (p, s) = result_type(op, p1, s1, p2, s2);
+                        Some(DataType::Decimal128(p, s))
+                    }
+                    _ => e.get_type(schema).ok(),
+                };
             }
             if f.name().ends_with("_divide") {
                 return Some(DataType::Float64);
@@ -532,7 +552,7 @@ fn binary(b: &BinaryExpr, lt: &DataType, rt: &DataType, ansi: bool) -> Option<Ex
                     return None;
                 };
                 return Some(call(
-                    ArithOp::DecimalDivide,
+                    ArithOp::Decimal(DecimalOp::Divide),
                     ansi,
                     cast(l, &ld),
                     cast(r, &rd),
@@ -540,6 +560,25 @@ fn binary(b: &BinaryExpr, lt: &DataType, rt: &DataType, ansi: bool) -> Option<Ex
             }
             let f = DataType::Float64;
             Some(call(op, ansi, cast(l, &f), cast(r, &f)))
+        }
+        ArithOp::Add | ArithOp::Subtract | ArithOp::Multiply if any_decimal && !any_float => {
+            // Spark's DECIMAL `+ - *`: integers as their DECIMAL (an integer literal as a DECIMAL
+            // of just its digits, Spark's `DecimalType.fromLiteral`), the result at Spark's
+            // precision and scale, rounded HALF_UP (`decimal_arith`).
+            let (Some(ld), Some(rd)) = (as_decimal(&l, &lt), as_decimal(&r, &rt)) else {
+                return None;
+            };
+            let dop = match op {
+                ArithOp::Add => DecimalOp::Add,
+                ArithOp::Subtract => DecimalOp::Subtract,
+                _ => DecimalOp::Multiply,
+            };
+            Some(call(
+                ArithOp::Decimal(dop),
+                ansi,
+                cast(l, &ld),
+                cast(r, &rd),
+            ))
         }
         _ if any_decimal && !any_float => {
             // An integer literal in decimal arithmetic is a DECIMAL of just its digits (Spark's

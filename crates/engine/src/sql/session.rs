@@ -19,6 +19,7 @@ use super::bind::TableRef;
 use super::provider::DeltaTableProvider;
 use super::session_objects::SessionObjects;
 use super::statement::ParsedStatement;
+use super::statement::QuotedNames;
 use crate::conflict_config::ConflictConfig;
 use crate::env::Env;
 use crate::error::{EngineError, Result};
@@ -67,9 +68,10 @@ pub struct SqlSession {
     pub optimize_skip_capture: bool,
     /// Locations served by an explicit store instead of opening them.
     pub stores: Vec<(String, delta_rlc_storage::TableStore)>,
-    /// Query results carry each Delta column's field metadata (deltalake's QueryBuilder); set
-    /// only where nothing but queries run (`query_only`), never for a statement that writes.
-    field_metadata: bool,
+    /// deltalake's QueryBuilder (`query_only`), where nothing but queries run: `"x"` is a name,
+    /// as in DataFusion (a SQL statement refuses it: a string in Spark), and results carry each
+    /// Delta column's field metadata. Never set for a statement that writes.
+    query_builder: bool,
     /// Object-store options for every table the session opens (`AWS_ENDPOINT_URL`, …).
     pub storage_options: std::collections::BTreeMap<String, String>,
     /// Views and external tables defined by earlier statements (shared by clones).
@@ -95,7 +97,7 @@ impl SqlSession {
             optimize_target_file_size: None,
             stores: Vec::new(),
             optimize_skip_capture: false,
-            field_metadata: false,
+            query_builder: false,
             storage_options: Default::default(),
             objects: Arc::default(),
             snapshots: Arc::default(),
@@ -313,7 +315,7 @@ impl SqlSession {
                 _ => None,
             };
             let mut provider = DeltaTableProvider::new(table, snapshot, reads);
-            if self.field_metadata {
+            if self.query_builder {
                 provider = provider.with_field_metadata();
             }
             ctx.register_table(r.ident.to_ascii_lowercase(), Arc::new(provider))?;
@@ -355,7 +357,11 @@ impl SqlSession {
     /// Runs `sql` with its rows streamed when it is a query (SELECT, WITH, VALUES, …; the change
     /// feed included), and as [`SqlSession::execute`] otherwise.
     pub async fn execute_streaming(&self, sql: &str) -> Result<StreamingOutput> {
-        let parsed = super::statement::parse(sql)?;
+        let quotes = match self.query_builder {
+            true => QuotedNames::Names,
+            false => QuotedNames::Refused,
+        };
+        let parsed = super::statement::parse_with(sql, quotes)?;
         let words = parsed.word_uses();
         let tokens = parsed.tokens.len();
         if let ParsedStatement::Sql(mut st) = parsed.statement {
@@ -378,14 +384,11 @@ impl SqlSession {
 
     /// Runs a query (SELECT, WITH, VALUES, the change feed, the file listings) and streams its
     /// rows; any other statement is refused before anything runs (deltalake's `QueryBuilder`
-    /// only reads). With `field_metadata`, a column read as it is stored carries its Delta field
-    /// metadata (DataFusion drops it from computed columns).
-    pub async fn query_only(
-        &self,
-        sql: &str,
-        field_metadata: bool,
-    ) -> Result<SendableRecordBatchStream> {
-        let parsed = super::statement::parse(sql)?;
+    /// only reads), read as deltalake reads it: `"x"` names a column (DataFusion's dialect), and
+    /// a column read as it is stored carries its Delta field metadata (DataFusion drops it from
+    /// computed columns).
+    pub async fn query_only(&self, sql: &str) -> Result<SendableRecordBatchStream> {
+        let parsed = super::statement::parse_with(sql, QuotedNames::Names)?;
         let is_query = matches!(
             &parsed.statement,
             ParsedStatement::Sql(st) if matches!(super::bind::inner(st), Some(Statement::Query(_)))
@@ -396,7 +399,7 @@ impl SqlSession {
             ));
         }
         let mut session = self.clone();
-        session.field_metadata = field_metadata;
+        session.query_builder = true;
         match session.execute_streaming(sql).await? {
             StreamingOutput::Rows(stream) => Ok(stream),
             StreamingOutput::Done(out) => {

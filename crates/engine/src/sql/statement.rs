@@ -227,13 +227,32 @@ fn syntax(e: impl std::fmt::Display) -> EngineError {
     EngineError::invalid(format!("SQL syntax error: {e}"))
 }
 
+/// What a double-quoted token (`"x"`) in a statement's text is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuotedNames {
+    /// Refused: a SQL statement means what Spark means, where `"x"` is a string, and here it
+    /// would be a name (`spark::lexical::double_quoted`).
+    Refused,
+    /// A name, as in DataFusion: deltalake's QueryBuilder, whose users write `"Col"`.
+    Names,
+}
+
 pub(super) fn tokenize(sql: &str) -> Result<Vec<TokenWithSpan>> {
+    tokenize_with(sql, QuotedNames::Refused)
+}
+
+fn tokenize_with(sql: &str, quotes: QuotedNames) -> Result<Vec<TokenWithSpan>> {
     let tokens = Tokenizer::new(&DeltaDialect, sql)
         .tokenize_with_location()
         .map_err(syntax)?;
     // Text Spark's lexer would cut elsewhere (a string or comment to one, code to the other).
     if let Some(reason) = crate::spark::lexical::spark_cuts_differently(&tokens) {
         return Err(syntax(reason));
+    }
+    if quotes == QuotedNames::Refused {
+        if let Some(reason) = crate::spark::lexical::double_quoted(&tokens) {
+            return Err(syntax(reason));
+        }
     }
     // `1.5D`, `2S`, `3BD` …: one typed literal each, as Spark's lexer reads them.
     crate::spark::literals::typed_literal_tokens(tokens).map_err(syntax)
@@ -261,7 +280,12 @@ pub(super) fn parser(tokens: Vec<TokenWithSpan>) -> Parser<'static> {
 
 /// Parses exactly one statement (a trailing `;` allowed).
 pub fn parse(sql: &str) -> Result<Parsed> {
-    let tokens = tokenize(sql)?;
+    parse_with(sql, QuotedNames::Refused)
+}
+
+/// [`parse`], with double-quoted tokens read as `quotes` says.
+pub fn parse_with(sql: &str, quotes: QuotedNames) -> Result<Parsed> {
+    let tokens = tokenize_with(sql, quotes)?;
     let count = statement_ranges(&tokens).len();
     if count > 1 {
         return Err(EngineError::invalid(format!(
@@ -620,11 +644,11 @@ mod tests {
     #[test]
     fn splits_on_the_original_text() {
         let s =
-            "SELECT 'a;b' -- c;\n, \"x;\" FROM t;\n\n/* ; */ DELETE FROM 'é;' WHERE s = 'it''s';;";
+            "SELECT 'a;b' -- c;\n, `x;` FROM t;\n\n/* ; */ DELETE FROM 'é;' WHERE s = 'it''s';;";
         assert_eq!(
             split_statements(s).unwrap(),
             vec![
-                "SELECT 'a;b' -- c;\n, \"x;\" FROM t",
+                "SELECT 'a;b' -- c;\n, `x;` FROM t",
                 "/* ; */ DELETE FROM 'é;' WHERE s = 'it''s'"
             ]
         );

@@ -603,7 +603,9 @@ fn column_names_resolve_without_regard_to_case() {
             vec!["2|m|4", "3|z|6"]
         );
         assert_eq!(latest_snapshot(loc).await.num_rows(), Some(2));
-        fails(&s, "SELECT \"DAYOFYEAR\" FROM t", "DAYOFYEAR").await;
+        // `"DAYOFYEAR"` is a string to Spark and a name here: refused in a statement (a
+        // QueryBuilder query reads it as the exact name, `query_builder_reads_double_quotes…`).
+        fails(&s, "SELECT \"DAYOFYEAR\" FROM t", "\"DAYOFYEAR\" is a string in Spark").await;
         // Errors raised without a span (a type check of `-c`, `NOT c`): the one identifier of
         // that name is respelled; two of them are left as they are (refused).
         assert_eq!(
@@ -911,13 +913,15 @@ fn decimals_past_their_precision_are_never_written() {
             fails(&s, sql, "NUMERIC_VALUE_OUT_OF_RANGE").await;
         }
         assert_eq!(latest_snapshot(loc).await.version, before, "nothing committed");
+        // `e - 1` is DECIMAL(38,9) in Spark (29 integer digits keep their place; the scale gives
+        // way), so ...998.9999999999 rounds HALF_UP to ...999.000000000 before it is stored.
         s.execute("UPDATE t SET d = d - 1, e = e - 1 WHERE id = 1")
             .await
             .unwrap();
         assert_eq!(
             rows(&s, "SELECT id, d, e FROM t").await,
             vec![
-                "1|99999999999999999999999999999999999998|9999999999999999999999999998.9999999999",
+                "1|99999999999999999999999999999999999998|9999999999999999999999999999.0000000000",
                 "2|5|1.5000000000"
             ]
         );
@@ -1102,5 +1106,104 @@ fn decimal_sums_raise_past_their_type_as_in_spark() {
             rows(&s, "SELECT sum(b) FROM t WHERE g = 3").await,
             vec!["NULL"]
         );
+    });
+}
+
+/// DECIMAL `+ - *` take Spark's result type (past 38 digits the scale gives way, down to 6) and
+/// round HALF_UP to it, in queries and in what writes store; past the result's precision they
+/// raise NUMERIC_VALUE_OUT_OF_RANGE (ANSI) or are NULL (legacy). DataFusion kept the full scale
+/// (`a + b` on DECIMAL(38,10) stored a 10th digit Spark rounds away) and raised on products
+/// Spark rounds (DECIMAL(38,18) * DECIMAL(38,18) is DECIMAL(38,6)).
+#[test]
+fn decimal_arithmetic_takes_sparks_type_and_rounds_half_up() {
+    let loc = "memory://spark-decimal-arith/t";
+    let s = session(loc);
+    rt().block_on(async {
+        let d = |x: &str, p: u8, sc: u8| format!("CAST({x} AS DECIMAL({p},{sc}))");
+        for (expr, value, ty) in [
+            (
+                format!("{} + {}", d("0.0000000005", 38, 10), d("0", 38, 10)),
+                "0.000000001",
+                "Decimal128(38, 9)",
+            ),
+            (
+                format!("{} - {}", d("-0.0000000005", 38, 10), d("0", 38, 10)),
+                "-0.000000001",
+                "Decimal128(38, 9)",
+            ),
+            (
+                format!("{} + {}", d("0.0000000004", 38, 10), d("0", 38, 10)),
+                "0.000000000",
+                "Decimal128(38, 9)",
+            ),
+            (
+                format!("{} * {}", d("1.5", 38, 18), d("1.5", 38, 18)),
+                "2.250000",
+                "Decimal128(38, 6)",
+            ),
+            (
+                format!("{} * {}", d("0.0000005", 38, 18), d("1", 38, 18)),
+                "0.000001",
+                "Decimal128(38, 6)",
+            ),
+            (
+                format!(
+                    "{} * {}",
+                    d("123456789.123456789", 30, 9),
+                    d("987654321.987654321", 30, 9)
+                ),
+                "121932631356500531.347203",
+                "Decimal128(38, 6)",
+            ),
+            // An integer literal is a DECIMAL of its digits, a BIGINT a DECIMAL(20,0).
+            (
+                format!("{} * 3", d("12.345", 10, 3)),
+                "37.035",
+                "Decimal128(12, 3)",
+            ),
+            (
+                format!("{} + CAST(5 AS BIGINT)", d("12.345", 10, 3)),
+                "17.345",
+                "Decimal128(24, 3)",
+            ),
+            (
+                format!("{} * 2", d("NULL", 10, 2)),
+                "NULL",
+                "Decimal128(12, 2)",
+            ),
+        ] {
+            let got = rows(&s, &format!("SELECT {expr}, arrow_typeof({expr})")).await;
+            assert_eq!(got, vec![format!("{value}|{ty}")], "{expr}");
+        }
+        let max = d("99999999999999999999999999999999999999", 38, 0);
+        fails(
+            &s,
+            &format!("SELECT {max} + 1"),
+            "NUMERIC_VALUE_OUT_OF_RANGE",
+        )
+        .await;
+        fails(
+            &s,
+            &format!("SELECT {max} * {max}"),
+            "NUMERIC_VALUE_OUT_OF_RANGE",
+        )
+        .await;
+        // What a write stores: Spark's rounded sum, not DataFusion's exact one.
+        s.execute("CREATE TABLE t (id BIGINT, a DECIMAL(38,10), b DECIMAL(38,10))")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (1, 0.0000000005, 0), (2, 1.25, 2.5)")
+            .await
+            .unwrap();
+        s.execute("UPDATE t SET a = a + b").await.unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, a FROM t ORDER BY id").await,
+            vec!["1|0.0000000010", "2|3.7500000000"]
+        );
+        // Legacy mode: past the precision is NULL.
+        s.execute("SET spark.sql.ansi.enabled = false")
+            .await
+            .unwrap();
+        assert_eq!(rows(&s, &format!("SELECT {max} + 1")).await, vec!["NULL"]);
     });
 }

@@ -1,0 +1,102 @@
+"""DECIMAL arithmetic means what it means in Spark (ANSI mode, precision loss allowed: Spark's
+defaults): the result type (past 38 digits the scale gives way, down to 6), the value rounded HALF_UP
+to it, NUMERIC_VALUE_OUT_OF_RANGE past the precision, and what an UPDATE stores. Each expression is
+evaluated by both engines and compared exactly (value and scale)."""
+import json
+import re
+import subprocess
+from decimal import Decimal
+
+import pytest
+
+from spark_support import BIN, rlc
+
+
+def d(x, p, s):
+    return f"CAST({x} AS DECIMAL({p},{s}))"
+
+
+MAX38 = d("99999999999999999999999999999999999999", 38, 0)
+
+EXPRESSIONS = [
+    f"{d('0.0000000005', 38, 10)} + {d('0', 38, 10)}",
+    f"{d('-0.0000000005', 38, 10)} - {d('0', 38, 10)}",
+    f"{d('0.0000000004', 38, 10)} + {d('0', 38, 10)}",
+    f"{d('9999999999999999999999999999.9999999999', 38, 10)} - 1",
+    f"{d('1.5', 38, 18)} * {d('1.5', 38, 18)}",
+    f"{d('0.0000005', 38, 18)} * {d('1', 38, 18)}",
+    f"{d('-0.0000005', 38, 18)} * {d('1', 38, 18)}",
+    f"{d('123456789.123456789', 30, 9)} * {d('987654321.987654321', 30, 9)}",
+    f"{d('12.345', 10, 3)} * 3",
+    f"{d('12.345', 10, 3)} + CAST(5 AS BIGINT)",
+    f"{d('12.345', 10, 3)} - CAST(5 AS INT)",
+    f"{d('1.23', 5, 2)} * {d('4.567', 7, 3)}",
+    f"{d('2.00', 10, 2)} / 3",
+    f"{d('1', 38, 10)} / {d('3', 38, 10)}",
+    f"{MAX38} - 1",
+    f"{d('NULL', 10, 2)} * 2",
+]
+OVERFLOWS = [f"{MAX38} + 1", f"{MAX38} * {MAX38}", f"{d('-99999999999999999999999999999999999999', 38, 0)} - 1"]
+
+
+def decimal_type(text):
+    """(precision, scale) from Spark's typeof ('decimal(38,9)') or Arrow's ('Decimal128(38, 9)')."""
+    m = re.search(r"(\d+),\s*(\d+)", text)
+    return (int(m.group(1)), int(m.group(2)))
+
+
+def exact(x):
+    """A DECIMAL as value and scale, so that 1.0 and 1.00 differ."""
+    return None if x is None else (Decimal(x), Decimal(x).as_tuple().exponent)
+
+
+def rlc_value(expr):
+    out = json.loads(rlc("sql", "--json", f"SELECT {expr} AS v, arrow_typeof({expr}) AS t"), parse_float=Decimal)
+    row = out["rows"][0]
+    return exact(None if row["v"] is None else str(row["v"])), decimal_type(row["t"])
+
+
+def spark_value(spark, expr):
+    row = spark.sql(f"SELECT {expr} AS v, typeof({expr}) AS t").collect()[0]
+    return exact(None if row["v"] is None else str(row["v"])), decimal_type(row["t"])
+
+
+@pytest.mark.parametrize("expr", EXPRESSIONS)
+def test_decimal_arithmetic_equals_sparks(spark, expr):
+    assert rlc_value(expr) == spark_value(spark, expr)
+
+
+@pytest.mark.parametrize("expr", OVERFLOWS)
+def test_decimal_overflow_raises_in_both(spark, expr):
+    with pytest.raises(Exception, match="NUMERIC_VALUE_OUT_OF_RANGE"):
+        spark.sql(f"SELECT {expr}").collect()
+    res = subprocess.run([BIN, "sql", f"SELECT {expr}"], capture_output=True, text=True)
+    assert res.returncode != 0 and "NUMERIC_VALUE_OUT_OF_RANGE" in res.stderr, res.stderr
+
+
+def test_an_update_stores_what_spark_stores(spark, tmp_path):
+    """`a = a + b` and `c = c * c` written by each engine on its own copy; both read the same."""
+    rows = "(1, 0.0000000005, 0, 1.5), (2, 1.25, 2.5, 0.0000005), (3, -0.0000000005, 0, -0.0000005)"
+    tables = {}
+    for engine in ("rlc", "spark"):
+        p = str(tmp_path / engine)
+        create = f"(id BIGINT, a DECIMAL(38,10), b DECIMAL(38,10), c DECIMAL(38,18))"
+        if engine == "rlc":
+            rlc("sql", f"CREATE TABLE '{p}' {create}")
+            rlc("sql", f"INSERT INTO '{p}' VALUES {rows}")
+            rlc("sql", f"UPDATE '{p}' SET a = a + b, c = c * c")
+        else:
+            spark.sql(f"CREATE TABLE delta.`{p}` {create} USING delta")
+            spark.sql(f"INSERT INTO delta.`{p}` VALUES {rows}")
+            spark.sql(f"UPDATE delta.`{p}` SET a = a + b, c = c * c")
+        tables[engine] = p
+    read = {
+        engine: sorted(
+            (r["id"], exact(str(r["a"])), exact(str(r["c"])))
+            for r in spark.read.format("delta").load(p).collect()
+        )
+        for engine, p in tables.items()
+    }
+    assert read["rlc"] == read["spark"]
+    # 0.0000000005 + 0 in DECIMAL(38,9) is 0.000000001 (HALF_UP), stored at scale 10.
+    assert read["rlc"][0][1] == exact("0.0000000010")
