@@ -176,16 +176,19 @@ pub async fn print_stream(
             w.finish()?;
         }
         Format::Json => {
-            out.write_all(b"{\"rows\":").map_err(io)?;
+            // One document: built whole before any of it is printed, so a query that fails
+            // part way prints only its error (csv and ndjson stream, a line at a time).
+            let mut doc: Vec<u8> = b"{\"rows\":".to_vec();
             {
                 // Writes `[]` when there is no row.
-                let mut w = json_array_writer(&mut out);
+                let mut w = json_array_writer(&mut doc);
                 while let Some(b) = stream.next().await {
                     w.write(&b?)?;
                 }
                 w.finish()?;
             }
-            out.write_all(b"}\n").map_err(io)?;
+            doc.extend_from_slice(b"}\n");
+            out.write_all(&doc).map_err(io)?;
         }
         Format::Table => {
             let mut kept = Vec::new();

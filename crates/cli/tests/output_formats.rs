@@ -199,3 +199,23 @@ fn history_and_describe_take_the_path_as_given() {
         "a read created a directory"
     );
 }
+
+/// A query that fails after its first rows were computed prints nothing of its JSON document:
+/// only the error, on stderr, and a non-zero exit.
+#[test]
+fn a_json_query_that_fails_part_way_prints_no_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = common::run(
+        dir.path(),
+        &[],
+        &[
+            "--json",
+            "sql",
+            "SELECT value, 10 / (value - 50000) AS q FROM range(0, 100000)",
+        ],
+        "",
+    );
+    assert_ne!(code, 0);
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(stderr.contains("DIVIDE_BY_ZERO"), "{stderr}");
+}

@@ -655,6 +655,27 @@ async fn query_results_carry_the_columns_field_metadata() {
         .values()
         .to_vec();
     assert_eq!(gc, vec![4]);
+    // and orders as DataFusion does (NULLs last ascending; a statement orders them first, as
+    // Spark does).
+    let ordered = delta_rlc::query(
+        "SELECT coalesce(x, -1) AS y FROM (VALUES (CAST(NULL AS BIGINT)), (1)) AS v(x) ORDER BY x",
+        &[("tbl", &table)],
+    )
+    .await
+    .unwrap();
+    let ordered: Vec<RecordBatch> = futures::TryStreamExt::try_collect(ordered).await.unwrap();
+    let xs: Vec<i64> = ordered
+        .iter()
+        .flat_map(|b| {
+            b.column(0)
+                .as_any()
+                .downcast_ref::<delta_rlc::arrow::array::Int64Array>()
+                .unwrap()
+                .values()
+                .to_vec()
+        })
+        .collect();
+    assert_eq!(xs, vec![1, -1]);
     let e = table
         .sql(r#"SELECT "gc" FROM t"#)
         .await

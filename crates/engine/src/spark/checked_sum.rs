@@ -4,8 +4,12 @@
 //! leaves a DECIMAL past its precision, so `INSERT … SELECT sum(x)` over 2^63 - 1 and 1 stored
 //! -2^63 (red team helper-34) and four DECIMAL(38,0) values of 9e37 stored an i128 wrap
 //! (helper-35). The rewrite (`rewrite::rewrite_node`) puts this function in place of `sum` over
-//! such a column, without DISTINCT, outside windows, in ANSI mode only (Spark's legacy mode
-//! wraps too). Sums are kept in 128 bits and checked at every addition.
+//! such a column, without DISTINCT, in ANSI mode only (Spark's legacy mode wraps too), in
+//! aggregates and in windows (`sum(x) OVER (…)` wrapped too). Sums are kept in 128 bits and
+//! checked at every addition; a sliding window frame takes values out again (`retract_batch`),
+//! each subtraction checked the same way, so any partial sum past the type raises. (Spark sums a
+//! sliding frame afresh from its first row, so a frame whose values overflow on the way in one
+//! order and not the other can raise in one engine only; both raise rather than wrap.)
 
 use std::sync::Arc;
 
@@ -140,7 +144,8 @@ impl AggregateUDFImpl for CheckedSum {
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         Ok(Box::new(SumAcc {
             bounds: Bounds::of(args.return_field.data_type())?,
-            sum: None,
+            sum: 0,
+            count: 0,
         }))
     }
     fn groups_accumulator_supported(&self, _args: AccumulatorArgs) -> bool {
@@ -158,10 +163,19 @@ impl AggregateUDFImpl for CheckedSum {
     }
 }
 
+/// The running sum of the values in (a window frame's, or a group's) and how many there are: none
+/// is NULL.
 #[derive(Debug)]
 struct SumAcc {
     bounds: Bounds,
-    sum: Option<i128>,
+    sum: i128,
+    count: u64,
+}
+
+impl SumAcc {
+    fn value(&self) -> Option<i128> {
+        (self.count > 0).then_some(self.sum)
+    }
 }
 
 impl Accumulator for SumAcc {
@@ -170,18 +184,34 @@ impl Accumulator for SumAcc {
             return Ok(());
         };
         for v in Bounds::values(a).into_iter().flatten() {
-            self.sum = Some(self.bounds.add(self.sum.unwrap_or(0), v)?);
+            self.sum = self.bounds.add(self.sum, v)?;
+            self.count += 1;
         }
         Ok(())
+    }
+    /// A sliding window frame's rows leaving it (values below 10^38 in magnitude: negating one
+    /// cannot overflow).
+    fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        let Some(a) = values.first() else {
+            return Ok(());
+        };
+        for v in Bounds::values(a).into_iter().flatten() {
+            self.sum = self.bounds.add(self.sum, -v)?;
+            self.count = self.count.saturating_sub(1);
+        }
+        Ok(())
+    }
+    fn supports_retract_batch(&self) -> bool {
+        true
     }
     fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
         self.update_batch(states)
     }
     fn state(&mut self) -> Result<Vec<ScalarValue>> {
-        Ok(vec![self.bounds.scalar(self.sum)])
+        Ok(vec![self.bounds.scalar(self.value())])
     }
     fn evaluate(&mut self) -> Result<ScalarValue> {
-        Ok(self.bounds.scalar(self.sum))
+        Ok(self.bounds.scalar(self.value()))
     }
     fn size(&self) -> usize {
         std::mem::size_of_val(self)

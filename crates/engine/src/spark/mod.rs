@@ -207,6 +207,10 @@ fn build(
     config.options_mut().sql_parser.parse_float_as_decimal = true;
     // Where each column reference was written: `ident_case` respells the one that failed.
     config.options_mut().sql_parser.collect_spans = true;
+    // NULL is the smallest value in an ORDER BY, as in Spark (ASC NULLS FIRST, DESC NULLS LAST);
+    // DataFusion's default is Postgres's, the largest. `ORDER BY x LIMIT n` and
+    // `row_number() OVER (ORDER BY x)` pick and number other rows otherwise.
+    config.options_mut().sql_parser.default_null_ordering = "nulls_min".to_string();
     if config.options().extensions.get::<SparkOptions>().is_none() {
         config = config.with_option_extension(SparkOptions::default());
     }

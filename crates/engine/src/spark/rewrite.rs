@@ -8,7 +8,7 @@
 //! - `/` with no DECIMAL operand, or with a float operand, is DOUBLE division;
 //! - `+`, `-`, `*`, `%` and unary `-` on integers are checked for overflow (ANSI);
 //! - `%` on integers and floats follows Java (zero divisor raises, `MIN % -1` is 0);
-//! - `sum` of integers and DECIMALs raises on overflow (ANSI; `checked_sum`);
+//! - `sum` of integers and DECIMALs raises on overflow (ANSI; `checked_sum`), in windows too;
 //! - `concat(a, b, …)` is NULL when any argument is NULL (DataFusion's skips NULLs): it becomes
 //!   `a || b || …`, whose NULL rule is Spark's.
 //!
@@ -24,7 +24,9 @@ use arrow::datatypes::DataType;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, Result, ScalarValue};
 use datafusion::logical_expr::expr::ScalarFunction;
-use datafusion::logical_expr::{BinaryExpr, Cast, Expr, ExprSchemable, Operator};
+use datafusion::logical_expr::{
+    BinaryExpr, Cast, Expr, ExprSchemable, Operator, WindowFunctionDefinition,
+};
 
 use super::arith::{udf, ArithOp};
 use super::decimal_arith::{result_type, DecimalOp};
@@ -144,6 +146,22 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                 false => super::checked_sum::checked_sum(),
             };
             Ok(Transformed::yes(Expr::AggregateFunction(af)))
+        }
+        // The same `sum` in a window (`sum(x) OVER (…)`): the function swapped, the frame kept.
+        Expr::WindowFunction(mut wf)
+            if ansi
+                && matches!(&wf.fun, WindowFunctionDefinition::AggregateUDF(f) if f.name().eq_ignore_ascii_case("sum"))
+                && !wf.params.distinct
+                && wf.params.args.len() == 1 =>
+        {
+            let t = wf.params.args.first().and_then(|a| type_of(a, schema));
+            let func = match t {
+                Some(DataType::Decimal128(..)) => super::checked_sum::checked_decimal_sum(),
+                Some(t) if is_integer(&t) => super::checked_sum::checked_sum(),
+                _ => return Ok(Transformed::no(Expr::WindowFunction(wf))),
+            };
+            wf.fun = WindowFunctionDefinition::AggregateUDF(func);
+            Ok(Transformed::yes(Expr::WindowFunction(wf)))
         }
         // `nullif(a, b)` has `a`'s type in Spark (`CASE WHEN a = b THEN NULL ELSE a END`; a SMALLINT
         // stays SMALLINT and overflows as one); DataFusion's has the operands' common type.

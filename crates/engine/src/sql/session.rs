@@ -269,6 +269,15 @@ impl SqlSession {
         record_for: Option<(&str, Arc<Mutex<ReadSet>>)>,
     ) -> Result<SessionContext> {
         let ctx = crate::spark::context_in(self.spark_options(), self.env.query_runtime()?);
+        if self.query_builder {
+            // deltalake's QueryBuilder orders as DataFusion does: NULLs last ascending.
+            ctx.state_ref()
+                .write()
+                .config_mut()
+                .options_mut()
+                .sql_parser
+                .default_null_ordering = "nulls_max".to_string();
+        }
         if let Some(limit) = self.env.memory_limit {
             // What each sort keeps back for merging its spilled runs: a share of the pool (as
             // in MERGE's join), or a sort under a small limit could not spill at all.

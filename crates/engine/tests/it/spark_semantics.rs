@@ -975,6 +975,33 @@ fn integer_sums_raise_on_overflow_as_in_spark() {
             rows(&s, "SELECT sum(DISTINCT i) FROM t WHERE g = 2").await,
             vec!["2147483648"]
         );
+        // In a window too: a running sum, a whole partition and a sliding frame raise; an
+        // INSERT of a window's sum writes nothing (DataFusion's wrapped).
+        for sql in [
+            "SELECT g, sum(x) OVER (PARTITION BY g ORDER BY x) FROM t",
+            "SELECT sum(x) OVER () FROM t",
+            "SELECT sum(x) OVER (ORDER BY x ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t",
+            "INSERT INTO out SELECT sum(x) OVER (PARTITION BY g) FROM t",
+        ] {
+            fails(&s, sql, "ARITHMETIC_OVERFLOW").await;
+        }
+        assert_eq!(rows(&s, "SELECT count(*) FROM out").await, vec!["0"]);
+        // Within range, a sliding frame's sum takes leaving rows out and is NULL on no value
+        // (NULL orders first ascending, as in Spark: the frame [NULL] is NULL, [NULL, 5] is 5).
+        // `rows` sorts the output.
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT i, sum(x) OVER (ORDER BY i ROWS BETWEEN 1 PRECEDING AND CURRENT ROW), \
+                 sum(i) OVER (PARTITION BY g) FROM t WHERE g = 2 ORDER BY i"
+            )
+            .await,
+            vec![
+                "1|5|2147483648",
+                "2147483647|-2|2147483648",
+                "NULL|NULL|2147483648"
+            ]
+        );
         s.execute("SET spark.sql.ansi.enabled = false")
             .await
             .unwrap();
@@ -1205,5 +1232,46 @@ fn decimal_arithmetic_takes_sparks_type_and_rounds_half_up() {
             .await
             .unwrap();
         assert_eq!(rows(&s, &format!("SELECT {max} + 1")).await, vec!["NULL"]);
+    });
+}
+
+/// NULL is the smallest value in an ORDER BY, as in Spark: first ascending, last descending
+/// (DataFusion's default is Postgres's, the largest). So `ORDER BY x LIMIT 1` writes the row
+/// Spark writes, and `row_number() OVER (ORDER BY x)` numbers rows as Spark does.
+#[test]
+fn nulls_order_first_ascending_as_in_spark() {
+    let loc = "memory://spark-null-order/t";
+    let mut s = session(loc);
+    s.register("out", "memory://spark-null-order/out");
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (x BIGINT)").await.unwrap();
+        s.execute("INSERT INTO t VALUES (2), (NULL), (1)")
+            .await
+            .unwrap();
+        let ordered = |sql: &'static str| {
+            let s = &s;
+            async move { crate::common::first_i64s(&s.execute(sql).await.unwrap().batches) }
+        };
+        assert_eq!(
+            ordered("SELECT coalesce(x, -1) FROM t ORDER BY x").await,
+            vec![-1, 1, 2]
+        );
+        assert_eq!(
+            ordered("SELECT coalesce(x, -1) FROM t ORDER BY x DESC").await,
+            vec![2, 1, -1]
+        );
+        assert_eq!(
+            ordered("SELECT coalesce(x, -1) FROM t ORDER BY x ASC NULLS LAST").await,
+            vec![1, 2, -1]
+        );
+        assert_eq!(
+            rows(&s, "SELECT x, row_number() OVER (ORDER BY x) FROM t").await,
+            vec!["1|2", "2|3", "NULL|1"]
+        );
+        s.execute("CREATE TABLE out (x BIGINT)").await.unwrap();
+        s.execute("INSERT INTO out SELECT x FROM t ORDER BY x LIMIT 1")
+            .await
+            .unwrap();
+        assert_eq!(rows(&s, "SELECT x FROM out").await, vec!["NULL"]);
     });
 }

@@ -200,6 +200,7 @@ fn join_context(env: &crate::env::Env, source_bytes: usize) -> Result<SessionCon
     }
     let mut config = config;
     config.options_mut().sql_parser.parse_float_as_decimal = true;
+    config.options_mut().sql_parser.default_null_ordering = "nulls_min".to_string();
     let state = datafusion::execution::session_state::SessionStateBuilder::new()
         .with_config(config)
         .with_runtime_env(env.query_runtime()?)
