@@ -169,7 +169,7 @@ async fn target_is_empty(session: &SqlSession, target: &str) -> Result<bool> {
 /// failed listing is an error, so the COPY is refused rather than risked).
 async fn holds_delta_log(session: &SqlSession, folder: &str) -> Result<bool> {
     // A file (the target itself, existing) holds nothing.
-    if super::session::is_local_file(folder) {
+    if super::table_locations::is_local_file(folder) {
         return Ok(false);
     }
     // A local `_delta_log` folder, even an empty one, is a table being made (or emptied): files

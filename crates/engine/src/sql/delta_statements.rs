@@ -341,8 +341,8 @@ impl SqlSession {
         version: Option<u64>,
         limit: Option<usize>,
     ) -> Result<super::StatementOutput> {
-        if super::session::is_local_file(location) {
-            return Err(super::session::not_a_table(location));
+        if super::table_locations::is_local_file(location) {
+            return Err(super::table_locations::not_a_table(location));
         }
         let table = self.table(location)?;
         Ok(super::StatementOutput {

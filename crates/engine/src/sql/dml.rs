@@ -83,8 +83,8 @@ pub(super) async fn open_target(
     if r.version.is_some() || r.timestamp.is_some() {
         return Err(EngineError::invalid("cannot modify a past version"));
     }
-    if super::session::is_local_file(&r.location) {
-        return Err(super::session::not_a_table(&r.location));
+    if super::table_locations::is_local_file(&r.location) {
+        return Err(super::table_locations::not_a_table(&r.location));
     }
     let table = session.table(&r.location)?;
     // Two listings, not `latest_if_exists`'s one: a source that reads the target (INSERT …

@@ -14,6 +14,7 @@ mod files_fn;
 mod flatten;
 mod insert;
 mod merge;
+mod output_names;
 mod parser;
 mod provider;
 mod rows_fn;
@@ -22,6 +23,7 @@ mod session;
 mod session_objects;
 mod settings;
 mod statement;
+mod table_locations;
 
 pub use crate::expr_plan::strip_qualifiers;
 pub use describe::Describe;

@@ -20,6 +20,7 @@ use super::provider::DeltaTableProvider;
 use super::session_objects::SessionObjects;
 use super::statement::ParsedStatement;
 use super::statement::QuotedNames;
+use super::table_locations::{is_local_file, not_a_table};
 use crate::conflict_config::ConflictConfig;
 use crate::env::Env;
 use crate::error::{EngineError, Result};
@@ -546,7 +547,7 @@ impl SqlSession {
             }
         };
         let df = ctx.execute_logical_plan(plan).await?;
-        without_generated_qualifiers(df, refs)
+        super::output_names::without_generated_qualifiers(df, refs)
     }
 
     /// Phase one of a statement: parsed once; planned from its AST.
@@ -640,44 +641,6 @@ impl SqlSession {
     }
 }
 
-/// Output columns named without the generated names of path references (`count(__delta_t0.id)`
-/// is `count(id)`): what headers show and what CREATE TABLE AS SELECT stores. Left as they are
-/// when two columns would get one name.
-fn without_generated_qualifiers(
-    df: datafusion::dataframe::DataFrame,
-    refs: &[TableRef],
-) -> Result<datafusion::dataframe::DataFrame> {
-    use datafusion::common::Column;
-    use datafusion::logical_expr::Expr;
-    let generated: Vec<String> = refs
-        .iter()
-        .filter(|r| r.ident.starts_with("__delta_t") || r.ident.starts_with("__file_t"))
-        .map(|r| format!("{}.", r.ident))
-        .collect();
-    let strip = |name: &str| {
-        generated
-            .iter()
-            .fold(name.to_string(), |n, g| n.replace(g.as_str(), ""))
-    };
-    let schema = df.schema().clone();
-    let names: Vec<String> = schema.fields().iter().map(|f| strip(f.name())).collect();
-    let changed = schema
-        .fields()
-        .iter()
-        .zip(&names)
-        .any(|(f, n)| f.name() != n);
-    let distinct = names.iter().collect::<std::collections::HashSet<_>>().len() == names.len();
-    if !changed || !distinct {
-        return Ok(df);
-    }
-    let exprs: Vec<Expr> = schema
-        .iter()
-        .zip(&names)
-        .map(|((q, f), n)| Expr::Column(Column::from((q, f))).alias(n))
-        .collect();
-    Ok(df.select(exprs)?)
-}
-
 /// Whether an EXPLAIN explains a query (the only plan DataFusion makes that this engine runs; an
 /// EXPLAIN ANALYZE of COPY would also run the COPY past its checks).
 fn explains_a_query(st: &DFStatement) -> bool {
@@ -699,30 +662,4 @@ pub(crate) fn merge_reads(into: &mut ReadSet, recorded: ReadSet) {
         into.read_file(&path, dv);
     }
     into.app_ids.extend(recorded.app_ids);
-}
-
-fn local_path(location: &str) -> Option<&std::path::Path> {
-    (!location.contains("://") || location.starts_with("file://"))
-        .then(|| std::path::Path::new(location.strip_prefix("file://").unwrap_or(location)))
-}
-
-pub(super) fn is_local_file(location: &str) -> bool {
-    local_path(location).is_some_and(|p| p.is_file())
-}
-
-/// Why a path named as a table is not one, as precisely as the local disk can say.
-pub(super) fn not_a_table(location: &str) -> EngineError {
-    if let Some(local) = local_path(location) {
-        if local.is_file() {
-            return EngineError::invalid(format!(
-                "{location} is a file, not a Delta table: read it with read_csv, read_parquet or read_json (or name it with its .csv/.parquet/.json extension)"
-            ));
-        }
-        if local.is_dir() {
-            return EngineError::NotFound(format!(
-                "{location} is not a Delta table (no _delta_log) or a known file format"
-            ));
-        }
-    }
-    EngineError::NotFound(format!("no Delta table at {location}"))
 }
