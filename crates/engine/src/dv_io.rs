@@ -111,7 +111,14 @@ pub async fn load_file_dv(
     })?;
     load_dv(store, root, dv, Some(num_records))
         .await
-        .map_err(|e| EngineError::corrupt(format!("deletion vector of {}: {e}", add.path)))
+        .map_err(|e| match e {
+            // A DV file that is not there is a storage error (the caller may know why: a file
+            // VACUUM deleted under a statement, `scan::vanished`); anything else is corrupt.
+            EngineError::Storage(s) if s.kind == delta_rlc_storage::StorageErrorKind::NotFound => {
+                EngineError::Storage(s)
+            }
+            e => EngineError::corrupt(format!("deletion vector of {}: {e}", add.path)),
+        })
 }
 
 /// Writes `bitmaps` into one new DV file (as Spark writes the DVs of one task) and returns their

@@ -4,6 +4,7 @@
 mod matcher;
 mod prune;
 mod read;
+pub(crate) mod vanished;
 
 pub use matcher::{
     match_files, read_file_rows, read_matched_rows, FileMatch, RowMatcher, RowVerdict,

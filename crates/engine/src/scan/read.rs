@@ -76,7 +76,14 @@ pub async fn read_file_projected(
     projection: Option<&[String]>,
 ) -> Result<Vec<RecordBatch>> {
     let dv = if opts.apply_dv {
-        Some(load_file_dv(store, &snapshot.root, add).await?)
+        match load_file_dv(store, &snapshot.root, add).await {
+            Ok(dv) => Some(dv),
+            Err(EngineError::Storage(e)) => {
+                let what = format!("the deletion vector of {}", add.path);
+                return Err(super::vanished::read_error(store, snapshot.version, &what, e).await);
+            }
+            Err(e) => return Err(e),
+        }
     } else {
         None
     };
@@ -189,7 +196,12 @@ pub(crate) async fn open_reader(
     let physical =
         projection.map(|cols| crate::column_mapping::physical_projection(snapshot, cols));
     let projection = physical.as_deref();
-    let bytes = store.get(&add.path).await?;
+    let bytes = match store.get(&add.path).await {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            return Err(super::vanished::read_error(store, snapshot.version, &add.path, e).await)
+        }
+    };
     let options = parquet::arrow::arrow_reader::ArrowReaderOptions::new().with_page_index_policy(
         match selective {
             true => parquet::file::metadata::PageIndexPolicy::Optional,

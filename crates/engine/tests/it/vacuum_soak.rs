@@ -221,3 +221,52 @@ fn vacuum_racing_restores_never_leaves_a_missing_file() {
         eprintln!("run {run}: {restored} RESTOREs committed");
     }
 }
+
+/// A file VACUUM deleted under a statement (a later version removed it; a retention shorter than
+/// the statement) is a retryable error when the statement reads it from its version: kind
+/// Conflict, "run it again". The twin: a file missing from the latest version itself stays
+/// NotFound (a retry cannot help). The soak above met the first as a bare NotFound once.
+#[test]
+fn a_file_vacuumed_under_a_statement_is_a_retryable_error() {
+    let (dir, t, session) = loose_table();
+    rt().block_on(async {
+        session
+            .execute(&format!(
+                "INSERT INTO '{t}' SELECT 1, value FROM range(0, 10)"
+            ))
+            .await
+            .unwrap();
+        let table = session.table(&t).unwrap();
+        let old = table.snapshot(None).await.unwrap();
+        let add = old.files.first().unwrap().clone();
+        session
+            .execute(&format!("DELETE FROM '{t}'"))
+            .await
+            .unwrap();
+        session
+            .execute(&format!("VACUUM '{t}' RETAIN 0 HOURS"))
+            .await
+            .unwrap();
+        assert!(!dir.path().join("t").join(&add.path).exists());
+        let opts = delta_rlc_engine::scan::FileReadOptions::default();
+        let e = delta_rlc_engine::scan::read_file(&table.store, &old, &add, &opts)
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
+        assert!(e.to_string().contains("VACUUM deleted it"), "{e}");
+
+        session
+            .execute(&format!(
+                "INSERT INTO '{t}' SELECT 2, value FROM range(0, 10)"
+            ))
+            .await
+            .unwrap();
+        let latest = table.snapshot(None).await.unwrap();
+        let live = latest.files.first().unwrap().clone();
+        std::fs::remove_file(dir.path().join("t").join(&live.path)).unwrap();
+        let e = delta_rlc_engine::scan::read_file(&table.store, &latest, &live, &opts)
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+    });
+}
