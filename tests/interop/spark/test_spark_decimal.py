@@ -100,3 +100,44 @@ def test_an_update_stores_what_spark_stores(spark, tmp_path):
     assert read["rlc"] == read["spark"]
     # 0.0000000005 + 0 in DECIMAL(38,9) is 0.000000001 (HALF_UP), stored at scale 10.
     assert read["rlc"][0][1] == exact("0.0000000010")
+
+
+CAST_STATEMENTS = [
+    "DELETE FROM {t} WHERE CAST(d AS INT) = 1",
+    "DELETE FROM {t} WHERE CAST(d AS INT) <> 1",
+    "DELETE FROM {t} WHERE TRY_CAST(d AS BIGINT) IN (1, 2)",
+    "DELETE FROM {t} WHERE CAST(d AS DECIMAL) = 3",
+    "UPDATE {t} SET d = CAST(d AS DECIMAL) WHERE id < 3",
+    "UPDATE {t} SET e = nvl(e, 0)",
+    "UPDATE {t} SET e = e + 9223372036854775808",
+    "DELETE FROM {t} WHERE CAST(e AS DECIMAL(20,2)) = 1.50",  # both raise (row 1 overflows)
+    "DELETE FROM {t} WHERE CAST(e AS DECIMAL(30,2)) = 1.50",
+]
+
+
+@pytest.mark.parametrize("statement", CAST_STATEMENTS)
+def test_casts_in_statements_touch_what_spark_touches(spark, tmp_path, statement):
+    """The same statement on twin tables, one written by each engine: the same rows remain (or
+    both refuse it)."""
+    rows = "(1, 1.25, 999999999999999999999999999.9999999999), (2, 2.50, 1.5), (3, 0.75, NULL)"
+    create = "(id BIGINT, d DECIMAL(10,2), e DECIMAL(38,10))"
+    ours, theirs = str(tmp_path / "rlc"), str(tmp_path / "spark")
+    rlc("sql", f"CREATE TABLE '{ours}' {create}")
+    rlc("sql", f"INSERT INTO '{ours}' VALUES {rows}")
+    ours_ran = subprocess.run([BIN, "sql", statement.format(t=f"'{ours}'")], capture_output=True, text=True)
+    spark.sql(f"CREATE TABLE delta.`{theirs}` {create} USING delta")
+    spark.sql(f"INSERT INTO delta.`{theirs}` VALUES {rows}")
+    try:
+        spark.sql(statement.format(t=f"delta.`{theirs}`"))
+        spark_raised = False
+    except Exception:  # noqa: BLE001 -- only whether both engines refuse is compared
+        spark_raised = True
+    # Both refuse (an overflow Spark raises: nothing written), or both commit.
+    assert (ours_ran.returncode != 0) == spark_raised, ours_ran.stderr
+    read = {
+        p: sorted((r["id"], exact(None if r["d"] is None else str(r["d"])),
+                   exact(None if r["e"] is None else str(r["e"])))
+                  for r in spark.read.format("delta").load(p).collect())
+        for p in (ours, theirs)
+    }
+    assert read[ours] == read[theirs]

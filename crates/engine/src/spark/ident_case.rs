@@ -468,7 +468,9 @@ pub fn plan_parsed(ctx: &SessionContext, e: &ast::Expr, schema: &DFSchema) -> DF
     let state = ctx.state();
     let mut e = e.clone();
     let _ = e.visit(&mut Qualified { schema });
-    super::literals::exponent_literals_as_double(&mut e);
+    super::literals::spark_literals(&mut e).map_err(|reason| {
+        datafusion::common::DataFusionError::Plan(format!("SQL syntax error: {reason}"))
+    })?;
     plan_resolving_case(&mut e, |e| {
         state.create_logical_expr_from_sql_expr(
             ast::ExprWithAlias {

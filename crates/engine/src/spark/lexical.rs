@@ -87,6 +87,38 @@ pub fn double_quoted(tokens: &[TokenWithSpan]) -> Option<String> {
     })
 }
 
+/// The first string literal holding a backslash that Spark reads as an escape, as a one-line
+/// reason. Spark unescapes `\n`, `\t`, `\\`, `\'`, `\u0041`, octal `\101` … and drops the
+/// backslash before any other character, except before `%` and `_` (kept as written, for LIKE);
+/// here a backslash is a character. So `WHERE s = 'a\\b'` matched `a\b` in Spark and `a\\b`
+/// here, and `SET s = 'a\nb'` stored a line break in Spark. A SQL statement refuses it; deltalake's
+/// QueryBuilder and predicate strings keep DataFusion's reading, as deltalake does.
+pub fn backslash_escape(tokens: &[TokenWithSpan]) -> Option<String> {
+    tokens.iter().find_map(|t| match &t.token {
+        Token::SingleQuotedString(s) | Token::NationalStringLiteral(s) if escapes(s) => {
+            let shown: String = s.chars().take(40).collect();
+            Some(format!(
+                "the string literal '{shown}' holds a backslash escape (Spark reads \\n as a line break, \\\\ as one backslash; here each is two characters): write chr(92) for a backslash, chr(10) for a line break"
+            ))
+        }
+        _ => None,
+    })
+}
+
+/// Whether a backslash in `s` is one Spark would read as (or drop for) an escape.
+fn escapes(s: &str) -> bool {
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('%' | '_') => {}
+                _ => return true,
+            }
+        }
+    }
+    false
+}
+
 /// An odd run of backslashes at the end: the last one would escape the closing quote in Spark.
 fn ends_in_escape(s: &str) -> bool {
     s.chars().rev().take_while(|c| *c == '\\').count() % 2 == 1
@@ -143,6 +175,30 @@ mod tests {
             "id = 10L AND s = 5S",
         ] {
             assert_eq!(verdict(sql), None, "{sql:?}");
+        }
+    }
+
+    #[test]
+    fn a_backslash_escape_in_a_string_is_named() {
+        let tokens = |sql: &str| {
+            Tokenizer::new(&GenericDialect {}, sql)
+                .tokenize_with_location()
+                .unwrap()
+        };
+        for sql in [
+            "s = 'a\\b'",
+            "s = 'a\\nb'",
+            "s = 'a\\\\%'",
+            "s = N'\\u0041x'",
+        ] {
+            assert!(backslash_escape(&tokens(sql)).is_some(), "{sql:?}");
+        }
+        for sql in [
+            "s LIKE 'a\\%b'",
+            "s LIKE 'a\\_b'",
+            "s = 'plain' AND `a\\b` = 1",
+        ] {
+            assert_eq!(backslash_escape(&tokens(sql)), None, "{sql:?}");
         }
     }
 

@@ -1,9 +1,18 @@
-//! Spark's reading of numeric literals written with an exponent: `1e3`, `1.5E-2` and `1e300` are
-//! DOUBLE in Spark. This engine has DataFusion read `1.5` as a DECIMAL (as Spark does), so without
-//! this step an exponent literal would be a DECIMAL with a negative scale — `1e3` a DECIMAL(1,-3),
-//! and `1e300` not a value at all (scale -300 is out of range). Before planning, each such
-//! literal becomes `CAST('<its text>' AS DOUBLE)`: the text read by a correctly rounded parser,
-//! the double Spark reads. Literals without an exponent are left as written.
+//! Spark's reading of numeric literals and DECIMAL's default, before planning:
+//! - an exponent literal (`1e3`, `1.5E-2`, `1e300`) is a DOUBLE in Spark. This engine has
+//!   DataFusion read `1.5` as a DECIMAL (as Spark does), so without this step an exponent literal
+//!   would be a DECIMAL with a negative scale — `1e3` a DECIMAL(1,-3), and `1e300` not a value at
+//!   all. Each becomes `CAST('<its text>' AS DOUBLE)`: the text read by a correctly rounded
+//!   parser, the double Spark reads;
+//! - an integer literal past BIGINT is a DECIMAL of its digits in Spark; DataFusion typed one up
+//!   to 2^64 - 1 as an unsigned BIGINT (and decimal arithmetic then took other types). It becomes
+//!   `CAST('<its text>' AS DECIMAL(<digits>, 0))`;
+//! - a literal of more than 38 digits (before and after the point) is refused, as Spark refuses
+//!   it (DataFusion rounded it into a wider DECIMAL, and a write stored the rounded value);
+//! - `DECIMAL` without a precision is DECIMAL(10,0) in Spark, DECIMAL(38,10) in DataFusion:
+//!   `CAST(d AS DECIMAL)` gets Spark's.
+//!
+//! Other literals are left as written.
 
 use std::ops::ControlFlow;
 
@@ -12,37 +21,77 @@ use datafusion::sql::sqlparser::ast::{
 };
 use datafusion::sql::sqlparser::tokenizer::{Span, Token, TokenWithSpan};
 
-/// Rewrites every exponent literal of `node` (a statement or an expression) in place.
-pub fn exponent_literals_as_double<N: VisitMut>(node: &mut N) {
-    let _ = node.visit(&mut ExponentLiterals);
+/// Rewrites the literals and DECIMAL types of `node` (a statement or an expression) in place, as
+/// Spark reads them; a literal Spark refuses is refused with a one-line reason.
+pub fn spark_literals<N: VisitMut>(node: &mut N) -> Result<(), String> {
+    match node.visit(&mut SparkLiterals) {
+        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Break(reason) => Err(reason),
+    }
 }
 
-struct ExponentLiterals;
+struct SparkLiterals;
 
-impl VisitorMut for ExponentLiterals {
-    type Break = ();
+/// The digits Spark's DECIMAL for a plain literal holds (its precision; a literal below 1 has as
+/// many as its scale).
+fn literal_digits(text: &str) -> usize {
+    let (int, frac) = text.split_once('.').unwrap_or((text, ""));
+    let int = int.trim_start_matches(['-', '+']).trim_start_matches('0');
+    int.len() + frac.len()
+}
 
-    fn post_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<()> {
+fn cast_text(text: &str, span: Span, data_type: ast::DataType) -> ast::Expr {
+    ast::Expr::Cast {
+        kind: CastKind::Cast,
+        expr: Box::new(ast::Expr::Value(ValueWithSpan {
+            value: ast::Value::SingleQuotedString(text.to_string()),
+            span,
+        })),
+        data_type,
+        array: false,
+        format: None,
+    }
+}
+
+impl VisitorMut for SparkLiterals {
+    type Break = String;
+
+    fn post_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<String> {
+        if let ast::Expr::Cast { data_type, .. } = e {
+            if let ast::DataType::Decimal(n) | ast::DataType::Numeric(n) | ast::DataType::Dec(n) =
+                data_type
+            {
+                if *n == ExactNumberInfo::None {
+                    *n = ExactNumberInfo::PrecisionAndScale(10, 0);
+                }
+            }
+            return ControlFlow::Continue(());
+        }
         let ast::Expr::Value(v) = e else {
             return ControlFlow::Continue(());
         };
         let ast::Value::Number(text, false) = &v.value else {
             return ControlFlow::Continue(());
         };
-        if !text.contains(['e', 'E']) {
+        let text = text.clone();
+        if text.contains(['e', 'E']) {
+            *e = cast_text(&text, v.span, ast::DataType::Double(ExactNumberInfo::None));
             return ControlFlow::Continue(());
         }
-        let literal = ValueWithSpan {
-            value: ast::Value::SingleQuotedString(text.clone()),
-            span: v.span,
-        };
-        *e = ast::Expr::Cast {
-            kind: CastKind::Cast,
-            expr: Box::new(ast::Expr::Value(literal)),
-            data_type: ast::DataType::Double(ExactNumberInfo::None),
-            array: false,
-            format: None,
-        };
+        let digits = literal_digits(&text);
+        if digits > 38 {
+            return ControlFlow::Break(format!(
+                "the numeric literal {text} has more than 38 digits (DECIMAL's maximum, as in Spark)"
+            ));
+        }
+        if !text.contains('.') && text.parse::<i64>().is_err() {
+            let p = u64::try_from(digits.max(1)).unwrap_or(38);
+            *e = cast_text(
+                &text,
+                v.span,
+                ast::DataType::Decimal(ExactNumberInfo::PrecisionAndScale(p, 0)),
+            );
+        }
         ControlFlow::Continue(())
     }
 }

@@ -31,6 +31,7 @@ mod convert_udf;
 pub mod datetime;
 pub mod decimal_arith;
 pub mod decimal_float;
+pub mod exact_cast;
 pub mod extrema;
 pub mod float_decimal;
 pub mod float_text;

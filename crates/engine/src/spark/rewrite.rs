@@ -102,16 +102,24 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
             };
             Ok(Transformed::yes(chained))
         }
-        // A narrowing integer cast raises CAST_OVERFLOW in Spark; DataFusion's simplifier unwraps
-        // it in a comparison (`CAST(l AS INT) = 5` becomes `l = 5`) and it never runs. Behind
-        // `opaque` it runs (once: a second pass finds it wrapped already).
+        // A cast that is not exact (it narrows, truncates, rounds or can fail) keeps its meaning
+        // only behind `opaque`: DataFusion's simplifier unwraps a cast in a comparison
+        // (`CAST(d AS INT) = 1` becomes `d = 1`, false on 1.25 where Spark's is true;
+        // `CAST(l AS INT) = 5` never raises CAST_OVERFLOW). See `exact_cast`. Once: a second
+        // pass finds it wrapped already.
         Expr::Cast(c)
-            if is_integer(c.field.data_type())
-                && type_of(&c.expr, schema).is_some_and(|from| {
-                    is_integer(&from) && integer_rank(&from) > integer_rank(c.field.data_type())
-                }) =>
+            if type_of(&c.expr, schema).is_some_and(|from| {
+                !super::exact_cast::converts_exactly(&from, c.field.data_type())
+            }) =>
         {
             Ok(Transformed::yes(opaque(Expr::Cast(c))))
+        }
+        Expr::TryCast(c)
+            if type_of(&c.expr, schema).is_some_and(|from| {
+                !super::exact_cast::converts_exactly(&from, c.field.data_type())
+            }) =>
+        {
+            Ok(Transformed::yes(opaque(Expr::TryCast(c))))
         }
         Expr::ScalarFunction(mut f)
             if is_opaque_call(&f) && f.args.len() == 1 && f.args.first().is_some_and(is_opaque) =>
@@ -162,6 +170,18 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
             };
             wf.fun = WindowFunctionDefinition::AggregateUDF(func);
             Ok(Transformed::yes(Expr::WindowFunction(wf)))
+        }
+        // `nvl(a, b)` and `ifnull(a, b)` are `coalesce(a, b)` in Spark (the common type: a
+        // DECIMAL stays one); DataFusion's took DOUBLE beside an integer, so
+        // `SET e = nvl(e, 0)` rounded a 38-digit DECIMAL.
+        Expr::ScalarFunction(f)
+            if (f.name().eq_ignore_ascii_case("nvl")
+                || f.name().eq_ignore_ascii_case("ifnull"))
+                && f.args.len() == 2 =>
+        {
+            Ok(Transformed::yes(
+                datafusion::functions::core::expr_fn::coalesce(f.args),
+            ))
         }
         // `nullif(a, b)` has `a`'s type in Spark (`CASE WHEN a = b THEN NULL ELSE a END`; a SMALLINT
         // stays SMALLINT and overflows as one); DataFusion's has the operands' common type.

@@ -518,8 +518,10 @@ impl SqlSession {
         // planning cannot find is respelled as the one visible column it matches, and the
         // statement planned again (`spark::ident_case`).
         if let DFStatement::Statement(s) = &mut st {
-            // `1e3` is a DOUBLE, as Spark reads it (`spark::literals`).
-            crate::spark::literals::exponent_literals_as_double(s.as_mut());
+            // `1e3` is a DOUBLE, `9223372036854775808` a DECIMAL and `DECIMAL` DECIMAL(10,0),
+            // as Spark reads them (`spark::literals`).
+            crate::spark::literals::spark_literals(s.as_mut())
+                .map_err(|e| EngineError::invalid(format!("SQL syntax error: {e}")))?;
             let mut tables = Vec::with_capacity(refs.len());
             for r in refs {
                 let name = r.ident.to_ascii_lowercase();

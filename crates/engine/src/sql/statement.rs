@@ -230,8 +230,9 @@ fn syntax(e: impl std::fmt::Display) -> EngineError {
 /// What a double-quoted token (`"x"`) in a statement's text is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QuotedNames {
-    /// Refused: a SQL statement means what Spark means, where `"x"` is a string, and here it
-    /// would be a name (`spark::lexical::double_quoted`).
+    /// Refused, with a backslash escape in a string: a SQL statement means what Spark means,
+    /// where `"x"` is a string (here it would be a name) and `'a\nb'` holds a line break
+    /// (`spark::lexical::double_quoted`, `backslash_escape`).
     Refused,
     /// A name, as in DataFusion: deltalake's QueryBuilder, whose users write `"Col"`.
     Names,
@@ -250,7 +251,10 @@ fn tokenize_with(sql: &str, quotes: QuotedNames) -> Result<Vec<TokenWithSpan>> {
         return Err(syntax(reason));
     }
     if quotes == QuotedNames::Refused {
-        if let Some(reason) = crate::spark::lexical::double_quoted(&tokens) {
+        // What Spark reads as another value: `"x"` (a string there), a backslash escape.
+        let reason = crate::spark::lexical::double_quoted(&tokens)
+            .or_else(|| crate::spark::lexical::backslash_escape(&tokens));
+        if let Some(reason) = reason {
             return Err(syntax(reason));
         }
     }

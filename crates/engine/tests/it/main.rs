@@ -23,6 +23,7 @@ mod reads_never_write;
 mod replace_table;
 mod scenarios;
 mod snapshot_update;
+mod spark_casts;
 mod spark_corpus;
 mod spark_semantics;
 mod statement_ast;

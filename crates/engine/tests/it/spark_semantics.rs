@@ -9,13 +9,13 @@ use delta_rlc_engine::ErrorKind;
 
 use crate::common::{latest_snapshot, rt, sorted_rows};
 
-fn session(loc: &str) -> SqlSession {
+pub(crate) fn session(loc: &str) -> SqlSession {
     let mut s = SqlSession::new(Env::deterministic(49), ConflictConfig::default());
     s.register("t", loc);
     s
 }
 
-async fn rows(s: &SqlSession, sql: &str) -> Vec<String> {
+pub(crate) async fn rows(s: &SqlSession, sql: &str) -> Vec<String> {
     sorted_rows(
         &s.execute(sql)
             .await
@@ -24,7 +24,7 @@ async fn rows(s: &SqlSession, sql: &str) -> Vec<String> {
     )
 }
 
-async fn fails(s: &SqlSession, sql: &str, needle: &str) -> String {
+pub(crate) async fn fails(s: &SqlSession, sql: &str, needle: &str) -> String {
     let err = s.execute(sql).await.expect_err(sql).to_string();
     assert!(err.contains(needle), "{sql}: {err:?} lacks {needle:?}");
     assert!(!err.contains('\n'), "{sql}: one line: {err}");

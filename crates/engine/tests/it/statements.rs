@@ -34,7 +34,7 @@ async fn names_table(s: &SqlSession, path: &str) {
         .await
         .unwrap();
     s.execute(&format!(
-        "INSERT INTO '{path}' VALUES (1, 'x'), (2, 'it''s'), (3, ' OR ''1''=''1'), (4, 'a;b'), (5, '-- c'), (6, 'é\\n')"
+        "INSERT INTO '{path}' VALUES (1, 'x'), (2, 'it''s'), (3, ' OR ''1''=''1'), (4, 'a;b'), (5, '-- c'), (6, 'é' || chr(92) || 'n')"
     ))
     .await
     .unwrap();
@@ -348,16 +348,14 @@ fn tricky_string() -> impl proptest::strategy::Strategy<Value = String> {
     .prop_map(|parts| parts.concat())
 }
 
-/// `s` as a SQL literal. One ending in an odd run of backslashes cannot be written (Spark would
-/// read the last `\'` as an escaped quote and the string going on: refused), so that last
-/// backslash is appended as `chr(92)`.
+/// `s` as a SQL literal. A backslash cannot be written inside one (Spark reads it as an escape:
+/// refused), so each is `chr(92)`, joined to the parts around it.
 fn sql_literal(s: &str) -> String {
-    match s.strip_suffix('\\') {
-        Some(head) if s.chars().rev().take_while(|c| *c == '\\').count() % 2 == 1 => {
-            format!("('{}' || chr(92))", head.replace('\'', "''"))
-        }
-        _ => format!("'{}'", s.replace('\'', "''")),
-    }
+    let parts: Vec<String> = s
+        .split('\\')
+        .map(|p| format!("'{}'", p.replace('\'', "''")))
+        .collect();
+    format!("({})", parts.join(" || chr(92) || "))
 }
 
 proptest::proptest! {

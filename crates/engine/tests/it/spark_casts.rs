@@ -1,0 +1,115 @@
+//! Casts, literals and NULL-handling functions mean what Spark means in the rows a statement
+//! touches (red team helper-36, each case checked against Spark 4): a cast that is not exact keeps
+//! its meaning in a comparison (DataFusion's simplifier unwrapped it), `DECIMAL` without a
+//! precision is DECIMAL(10,0), an integer literal past BIGINT is a DECIMAL, a literal of more than
+//! 38 digits is refused, and `nvl` keeps a DECIMAL.
+
+use delta_rlc_engine::sql::SqlSession;
+
+use crate::common::{latest_snapshot, rt};
+use crate::spark_semantics::{fails, rows, session};
+
+async fn table(s: &SqlSession) {
+    s.execute("CREATE TABLE t (id BIGINT, d DECIMAL(10,2), h DECIMAL(5,0), e DECIMAL(38,10))")
+        .await
+        .unwrap();
+    s.execute(
+        "INSERT INTO t VALUES (1, 1.25, 2, 999999999999999999999999999.9999999999), \
+         (2, 2.50, 300, 1.5), (3, 99999999.99, 5, NULL)",
+    )
+    .await
+    .unwrap();
+}
+
+/// `CAST(d AS INT) = 1` is true on 1.25 (the cast truncates); unwrapped to `d = 1.00` it was
+/// false, and `<> 1` deleted a row Spark keeps. A narrowing cast raises in a DML predicate as in a
+/// query (`CAST(h AS TINYINT)` of 300).
+#[test]
+fn a_cast_in_a_predicate_keeps_its_meaning() {
+    let loc = "memory://spark-casts-predicate/t";
+    let s = session(loc);
+    rt().block_on(async {
+        table(&s).await;
+        assert_eq!(
+            rows(&s, "SELECT id FROM t WHERE CAST(d AS INT) = 1").await,
+            vec!["1"]
+        );
+        assert_eq!(
+            rows(&s, "SELECT id FROM t WHERE TRY_CAST(d AS BIGINT) IN (1, 2)").await,
+            vec!["1", "2"]
+        );
+        s.execute("DELETE FROM t WHERE CAST(d AS INT) <> 1 AND id < 3")
+            .await
+            .unwrap();
+        assert_eq!(rows(&s, "SELECT id FROM t").await, vec!["1", "3"]);
+        let before = latest_snapshot(loc).await.version;
+        s.execute("INSERT INTO t VALUES (4, 0.30, 300, 0)")
+            .await
+            .unwrap();
+        // Spark raises [CAST_OVERFLOW]; here Arrow's cast error, naming the value.
+        fails(&s, "DELETE FROM t WHERE CAST(h AS TINYINT) = 2", "300").await;
+        fails(
+            &s,
+            "UPDATE t SET d = 0 WHERE CAST(d AS DECIMAL(5,1)) = 0.3",
+            "too large to store",
+        )
+        .await;
+        assert_eq!(latest_snapshot(loc).await.version, before + 1);
+        s.execute("DELETE FROM t WHERE CAST(d AS DECIMAL) = 1")
+            .await
+            .unwrap();
+        assert_eq!(rows(&s, "SELECT id FROM t").await, vec!["3", "4"]);
+    });
+}
+
+/// `DECIMAL` alone is DECIMAL(10,0) (HALF_UP), a literal past BIGINT a DECIMAL of its digits, a
+/// literal of more than 38 digits refused with nothing written, and `nvl(e, 0)` a DECIMAL.
+#[test]
+fn literals_and_decimal_defaults_are_sparks() {
+    let loc = "memory://spark-casts-literals/t";
+    let s = session(loc);
+    rt().block_on(async {
+        table(&s).await;
+        for (expr, want) in [
+            ("CAST(2.50 AS DECIMAL)", "3|Decimal128(10, 0)"),
+            ("TRY_CAST(1.25 AS NUMERIC)", "1|Decimal128(10, 0)"),
+            (
+                "9223372036854775808",
+                "9223372036854775808|Decimal128(19, 0)",
+            ),
+            (
+                "18446744073709551615 + 1",
+                "18446744073709551616|Decimal128(21, 0)",
+            ),
+        ] {
+            assert_eq!(
+                rows(&s, &format!("SELECT {expr}, arrow_typeof({expr})")).await,
+                vec![want],
+                "{expr}"
+            );
+        }
+        let before = latest_snapshot(loc).await.version;
+        fails(
+            &s,
+            "INSERT INTO t VALUES (5, 0.000000000000000000000000000000000000001, 1, 1)",
+            "more than 38 digits",
+        )
+        .await;
+        fails(
+            &s,
+            "DELETE FROM t WHERE e = 1234567890123456789012345678901234567890",
+            "more than 38 digits",
+        )
+        .await;
+        assert_eq!(latest_snapshot(loc).await.version, before);
+        s.execute("UPDATE t SET e = nvl(e, 0)").await.unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, e FROM t").await,
+            vec![
+                "1|999999999999999999999999999.9999999999",
+                "2|1.5000000000",
+                "3|0.0000000000"
+            ]
+        );
+    });
+}
