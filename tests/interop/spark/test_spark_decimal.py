@@ -115,12 +115,9 @@ CAST_STATEMENTS = [
 ]
 
 
-@pytest.mark.parametrize("statement", CAST_STATEMENTS)
-def test_casts_in_statements_touch_what_spark_touches(spark, tmp_path, statement):
-    """The same statement on twin tables, one written by each engine: the same rows remain (or
-    both refuse it)."""
-    rows = "(1, 1.25, 999999999999999999999999999.9999999999), (2, 2.50, 1.5), (3, 0.75, NULL)"
-    create = "(id BIGINT, d DECIMAL(10,2), e DECIMAL(38,10))"
+def twin_run(spark, tmp_path, create, rows, columns, statement):
+    """`statement` on twin tables, one written by each engine: both refuse it (an overflow Spark
+    raises: nothing written) or both commit, and then the same rows remain, values and scales."""
     ours, theirs = str(tmp_path / "rlc"), str(tmp_path / "spark")
     rlc("sql", f"CREATE TABLE '{ours}' {create}")
     rlc("sql", f"INSERT INTO '{ours}' VALUES {rows}")
@@ -132,12 +129,36 @@ def test_casts_in_statements_touch_what_spark_touches(spark, tmp_path, statement
         spark_raised = False
     except Exception:  # noqa: BLE001 -- only whether both engines refuse is compared
         spark_raised = True
-    # Both refuse (an overflow Spark raises: nothing written), or both commit.
     assert (ours_ran.returncode != 0) == spark_raised, ours_ran.stderr
     read = {
-        p: sorted((r["id"], exact(None if r["d"] is None else str(r["d"])),
-                   exact(None if r["e"] is None else str(r["e"])))
+        p: sorted(tuple([r["id"]] + [exact(None if r[c] is None else str(r[c])) for c in columns])
                   for r in spark.read.format("delta").load(p).collect())
         for p in (ours, theirs)
     }
     assert read[ours] == read[theirs]
+
+
+@pytest.mark.parametrize("statement", CAST_STATEMENTS)
+def test_casts_in_statements_touch_what_spark_touches(spark, tmp_path, statement):
+    rows = "(1, 1.25, 999999999999999999999999999.9999999999), (2, 2.50, 1.5), (3, 0.75, NULL)"
+    twin_run(spark, tmp_path, "(id BIGINT, d DECIMAL(10,2), e DECIMAL(38,10))", rows, ["d", "e"], statement)
+
+
+WIDER_STATEMENTS = [
+    "DELETE FROM {t} WHERE a = b",
+    "DELETE FROM {t} WHERE a > CAST(1 AS DECIMAL(38,0))",
+    "UPDATE {t} SET a = coalesce(a, b)",
+    "UPDATE {t} SET a = CASE WHEN id < 3 THEN a ELSE b END",
+    "UPDATE {t} SET b = nvl(b, a)",
+    "DELETE FROM {t} WHERE a IN (b, 7)",
+    "DELETE FROM {t} WHERE a BETWEEN b AND CAST(7 AS DECIMAL(38,0))",
+    "DELETE FROM {t} WHERE a NOT BETWEEN 1 AND b",
+]
+
+
+@pytest.mark.parametrize("statement", WIDER_STATEMENTS)
+def test_decimals_of_two_shapes_touch_what_spark_touches(spark, tmp_path, statement):
+    """DECIMAL(38,18) beside DECIMAL(38,2): Spark 4's common type (integer digits first) decides
+    which rows match and what is stored."""
+    rows = "(1, 1.005, 1.01), (2, 1.004, 1.01), (3, NULL, 7.25), (4, 1.5, NULL), (5, 6.995, 7)"
+    twin_run(spark, tmp_path, "(id BIGINT, a DECIMAL(38,18), b DECIMAL(38,2))", rows, ["a", "b"], statement)

@@ -45,6 +45,7 @@ pub mod portable;
 pub mod rewrite;
 mod session_template;
 pub mod trunc;
+pub mod wider_decimal;
 
 use std::any::Any;
 

@@ -219,6 +219,64 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                 ),
             )))
         }
+        // DECIMALs of two shapes past 38 digits meet in Spark's common type, integer digits first
+        // (`wider_decimal`): in `coalesce`, a CASE's results and a comparison.
+        Expr::ScalarFunction(mut f)
+            if f.name().eq_ignore_ascii_case("coalesce")
+                && super::wider_decimal::of_exprs(f.args.iter(), schema, type_of).is_some() =>
+        {
+            match super::wider_decimal::of_exprs(f.args.iter(), schema, type_of) {
+                Some(t) => {
+                    f.args = f.args.into_iter().map(|a| narrowed(a, &t)).collect();
+                    Ok(Transformed::yes(Expr::ScalarFunction(f)))
+                }
+                None => Ok(Transformed::no(Expr::ScalarFunction(f))),
+            }
+        }
+        Expr::Case(mut c)
+            if super::wider_decimal::of_exprs(
+                c.when_then_expr
+                    .iter()
+                    .map(|(_, t)| t.as_ref())
+                    .chain(c.else_expr.as_deref()),
+                schema,
+                type_of,
+            )
+            .is_some() =>
+        {
+            let results = c
+                .when_then_expr
+                .iter()
+                .map(|(_, t)| t.as_ref())
+                .chain(c.else_expr.as_deref());
+            let Some(t) = super::wider_decimal::of_exprs(results, schema, type_of) else {
+                return Ok(Transformed::no(Expr::Case(c)));
+            };
+            c.when_then_expr = c
+                .when_then_expr
+                .into_iter()
+                .map(|(w, r)| (w, Box::new(narrowed(*r, &t))))
+                .collect();
+            c.else_expr = c.else_expr.map(|e| Box::new(narrowed(*e, &t)));
+            Ok(Transformed::yes(Expr::Case(c)))
+        }
+        Expr::BinaryExpr(mut b)
+            if is_comparison(&b.op)
+                && super::wider_decimal::of_exprs(
+                    [b.left.as_ref(), b.right.as_ref()].into_iter(),
+                    schema,
+                    type_of,
+                )
+                .is_some() =>
+        {
+            let sides = [b.left.as_ref(), b.right.as_ref()].into_iter();
+            let Some(t) = super::wider_decimal::of_exprs(sides, schema, type_of) else {
+                return Ok(Transformed::no(Expr::BinaryExpr(b)));
+            };
+            b.left = Box::new(narrowed(*b.left, &t));
+            b.right = Box::new(narrowed(*b.right, &t));
+            Ok(Transformed::yes(Expr::BinaryExpr(b)))
+        }
         // DOUBLE beside DECIMAL widens to DOUBLE in Spark (`coalesce(d, 2.5)` on a DOUBLE d is a
         // DOUBLE); DataFusion picks a DECIMAL(30,15), which turns 1e-20 into 0.
         Expr::ScalarFunction(mut f)
@@ -326,6 +384,50 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
             Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
                 left, b.op, right,
             ))))
+        }
+        // DECIMALs of two shapes past 38 digits in an IN list: Spark's common type of them all.
+        Expr::InList(mut l)
+            if super::wider_decimal::of_exprs(
+                std::iter::once(l.expr.as_ref()).chain(l.list.iter()),
+                schema,
+                type_of,
+            )
+            .is_some() =>
+        {
+            let all = std::iter::once(l.expr.as_ref()).chain(l.list.iter());
+            let Some(t) = super::wider_decimal::of_exprs(all, schema, type_of) else {
+                return Ok(Transformed::no(Expr::InList(l)));
+            };
+            l.expr = Box::new(narrowed(*l.expr, &t));
+            l.list = l.list.into_iter().map(|x| narrowed(x, &t)).collect();
+            Ok(Transformed::yes(Expr::InList(l)))
+        }
+        // BETWEEN is two comparisons in Spark, each coerced on its own: past 38 digits it is
+        // written as them (each then gets Spark's common type above).
+        Expr::Between(b)
+            if [b.low.as_ref(), b.high.as_ref()].into_iter().any(|bound| {
+                super::wider_decimal::of_exprs(
+                    [b.expr.as_ref(), bound].into_iter(),
+                    schema,
+                    type_of,
+                )
+                .is_some()
+            }) =>
+        {
+            let compare = |op: Operator, bound: Expr| {
+                rewrite_node(
+                    Expr::BinaryExpr(BinaryExpr::new(b.expr.clone(), op, Box::new(bound))),
+                    schema,
+                    ansi,
+                )
+                .map(|t| t.data)
+            };
+            let both = compare(Operator::GtEq, (*b.low).clone())?
+                .and(compare(Operator::LtEq, (*b.high).clone())?);
+            Ok(Transformed::yes(match b.negated {
+                true => Expr::Not(Box::new(both)),
+                false => both,
+            }))
         }
         // DECIMAL beside a float compares as DOUBLE (as in comparisons above).
         Expr::InList(mut l)
@@ -703,6 +805,18 @@ fn call(op: ArithOp, ansi: bool, l: Expr, r: Expr) -> Expr {
         }
     }
     Expr::ScalarFunction(ScalarFunction::new_udf(udf(op, ansi), vec![l, r]))
+}
+
+/// `e` as the DECIMAL `t` Spark's common type gives it (`wider_decimal`): a NULL literal as it is,
+/// a cast that is not exact behind `opaque` (the simplifier would unwrap it in a comparison).
+fn narrowed(e: Expr, t: &DataType) -> Expr {
+    if matches!(&e, Expr::Literal(ScalarValue::Null, _)) {
+        return e;
+    }
+    match cast(e, t) {
+        c @ Expr::Cast(_) => opaque(c),
+        other => other,
+    }
 }
 
 /// `e` as type `t`: a literal converted in place, anything else cast (no cast when the type is

@@ -113,3 +113,51 @@ fn literals_and_decimal_defaults_are_sparks() {
         );
     });
 }
+
+/// DECIMALs of two shapes past 38 digits meet in Spark 4's common type, integer digits first: a
+/// DECIMAL(38,18) against a DECIMAL(38,2) compares rounded to 2 places, and `coalesce` and CASE
+/// give the DECIMAL(38,2) (DataFusion kept the 18 places: other rows deleted, other values stored).
+#[test]
+fn decimals_of_two_shapes_meet_in_sparks_type() {
+    let loc = "memory://spark-casts-wider/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT, a DECIMAL(38,18), b DECIMAL(38,2))")
+            .await
+            .unwrap();
+        s.execute(
+            "INSERT INTO t VALUES (1, 1.005, 1.01), (2, 1.004, 1.01), (3, NULL, 7.25), (4, 1.5, 0)",
+        )
+        .await
+        .unwrap();
+        assert_eq!(rows(&s, "SELECT id FROM t WHERE a = b").await, vec!["1"]);
+        assert_eq!(
+            rows(&s, "SELECT id FROM t WHERE a > CAST(1 AS DECIMAL(38,0))").await,
+            vec!["4"]
+        );
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT id, coalesce(a, b), arrow_typeof(coalesce(a, b)), \
+                 CASE WHEN id < 3 THEN a ELSE b END FROM t"
+            )
+            .await,
+            vec![
+                "1|1.01|Decimal128(38, 2)|1.01",
+                "2|1.00|Decimal128(38, 2)|1.00",
+                "3|7.25|Decimal128(38, 2)|7.25",
+                "4|1.50|Decimal128(38, 2)|0.00"
+            ]
+        );
+        s.execute("UPDATE t SET a = coalesce(a, b)").await.unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, a FROM t").await,
+            vec![
+                "1|1.010000000000000000",
+                "2|1.000000000000000000",
+                "3|7.250000000000000000",
+                "4|1.500000000000000000"
+            ]
+        );
+    });
+}
