@@ -10,6 +10,7 @@ use delta_rlc_storage::RequestMeter;
 
 use arrow::array::RecordBatch;
 use datafusion::execution::SendableRecordBatchStream;
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::SessionContext;
 
 use datafusion::sql::parser::Statement as DFStatement;
@@ -546,6 +547,22 @@ impl SqlSession {
             };
             if !fixed {
                 return Err(e.into());
+            }
+        };
+        // A query's plan analyzed now (Spark's rewrite, type coercion), so that its schema is the
+        // one its batches come in: `d * 3` on a DECIMAL(10,2) is DECIMAL(12,2) in Spark, and the
+        // unanalyzed plan still said DataFusion's DECIMAL(31,2) (a MERGE source failed on it, a
+        // CREATE TABLE AS SELECT took it). Analysis again at execution changes nothing.
+        let plan = match plan {
+            LogicalPlan::Ddl(_)
+            | LogicalPlan::Dml(_)
+            | LogicalPlan::Statement(_)
+            | LogicalPlan::Copy(_) => plan,
+            query => {
+                let state = ctx.state();
+                state
+                    .analyzer()
+                    .execute_and_check(query, state.config_options(), |_, _| {})?
             }
         };
         let df = ctx.execute_logical_plan(plan).await?;

@@ -161,3 +161,45 @@ fn decimals_of_two_shapes_meet_in_sparks_type() {
         );
     });
 }
+
+/// A query's schema is the one its rows come in, after Spark's typing: a MERGE source computing
+/// `d * 3` on a DECIMAL(10,2) (DECIMAL(12,2) in Spark) failed with a schema mismatch reported as
+/// a corrupt table, and CREATE TABLE AS SELECT took DataFusion's DECIMAL(31,2).
+#[test]
+fn a_query_schema_has_its_rows_types() {
+    let loc = "memory://spark-casts-schema/t";
+    let mut s = session(loc);
+    s.register("c", "memory://spark-casts-schema/c");
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT, d DECIMAL(10,2))")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (1, 1.25), (2, 2.50)")
+            .await
+            .unwrap();
+        s.execute(
+            "MERGE INTO t USING (SELECT id, d * 3 AS v FROM t) AS s ON t.id = s.id \
+             WHEN MATCHED THEN UPDATE SET d = s.v / 7",
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, d FROM t").await,
+            vec!["1|0.54", "2|1.07"]
+        );
+        s.execute("CREATE TABLE c AS SELECT id, d * 3 AS v FROM t")
+            .await
+            .unwrap();
+        let snap = latest_snapshot("memory://spark-casts-schema/c").await;
+        let v = snap.schema.fields.iter().find(|f| f.name == "v").unwrap();
+        assert_eq!(
+            v.data_type,
+            delta_rlc_protocol::schema::DataType::Primitive(
+                delta_rlc_protocol::schema::PrimitiveType::Decimal {
+                    precision: 12,
+                    scale: 2
+                }
+            )
+        );
+    });
+}
