@@ -35,6 +35,15 @@ EXPRESSIONS = [
     f"{d('1', 38, 10)} / {d('3', 38, 10)}",
     f"{MAX38} - 1",
     f"{d('NULL', 10, 2)} * 2",
+    # Rounded once to the type's scale (a review expected Spark's Decimal to round to 38 digits
+    # or places first, which would give ...500001 and 1E-10: Spark gives ...500000 and 0E-10).
+    f"{d(chr(39) + '10000000000000000000.500000499999999999' + chr(39), 38, 18)} * {d('1.000000000000000001', 38, 18)}",
+    f"{d(chr(39) + '9999999999999999999.9999999999' + chr(39), 38, 10)} / {d('200000000000000000000000000000', 30, 0)}",
+    # Common types past 38 digits: an INT literal is DECIMAL(10,0) in coalesce, a simple CASE
+    # compares as `x = v`.
+    f"coalesce({d('1.123456789012345678901234567890', 38, 30)}, 0)",
+    f"nvl({d('1.123456789012345678901234567890', 38, 30)}, 0)",
+    f"CASE {d('1.005', 38, 18)} WHEN {d('1.01', 38, 2)} THEN {d('1', 10, 0)} ELSE {d('0', 10, 0)} END",
 ]
 OVERFLOWS = [f"{MAX38} + 1", f"{MAX38} * {MAX38}", f"{d('-99999999999999999999999999999999999999', 38, 0)} - 1"]
 

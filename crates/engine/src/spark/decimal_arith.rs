@@ -280,6 +280,21 @@ mod tests {
     }
 
     #[test]
+    fn products_and_quotients_round_once() {
+        // Spark 4 rounds the exact result once (checked against Spark: a review expected
+        // Decimal's 38-digit MathContext to round first, which would give ...500001 and 1E-10).
+        let l = dec(vec![Some(10000000000000000000500000499999999999)], 38, 18);
+        let r = dec(vec![Some(1000000000000000001)], 38, 18);
+        let out = evaluate(DecimalOp::Multiply, &l, &r, true).unwrap();
+        assert_eq!(out.data_type(), &DataType::Decimal128(38, 6));
+        assert_eq!(values(&out), vec![Some(10000000000000000010500000)]);
+        let l = dec(vec![Some(99999999999999999999999999999)], 38, 10);
+        let r = dec(vec![Some(200000000000000000000000000000)], 30, 0);
+        let out = evaluate(DecimalOp::Divide, &l, &r, true).unwrap();
+        assert_eq!(values(&out), vec![Some(0)]);
+    }
+
+    #[test]
     fn quotients_round_half_up_and_a_zero_divisor_raises() {
         // 1.00 / 3 (DECIMAL(1,0)): scale max(6, 2 + 1 + 1) = 6 -> 0.333333; 2.00 / 3 -> 0.666667.
         let l = dec(vec![Some(100), Some(200), Some(-200), Some(1)], 3, 2);

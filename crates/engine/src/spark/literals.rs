@@ -57,6 +57,28 @@ impl VisitorMut for SparkLiterals {
     type Break = String;
 
     fn post_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<String> {
+        // `-9223372036854775808` is one BIGINT literal in Spark (and to DataFusion's planner):
+        // the DECIMAL its digits became below goes back to the number.
+        if let ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } = e
+        {
+            if let ast::Expr::Cast { expr: inner, .. } = expr.as_mut() {
+                if let ast::Expr::Value(v) = inner.as_ref() {
+                    if let ast::Value::SingleQuotedString(text) = &v.value {
+                        if text == "9223372036854775808" {
+                            let number = ast::Value::Number(text.clone(), false);
+                            **expr = ast::Expr::Value(ValueWithSpan {
+                                value: number,
+                                span: v.span,
+                            });
+                        }
+                    }
+                }
+            }
+            return ControlFlow::Continue(());
+        }
         if let ast::Expr::Cast { data_type, .. } = e {
             if let ast::DataType::Decimal(n) | ast::DataType::Numeric(n) | ast::DataType::Dec(n) =
                 data_type

@@ -31,6 +31,7 @@ use datafusion::logical_expr::{
 use super::arith::{udf, ArithOp};
 use super::decimal_arith::{result_type, DecimalOp};
 use super::opaque::{is_opaque, is_opaque_call, opaque};
+use super::wider_decimal::Coercion::{Common, Comparison};
 
 /// `expr` with Spark's arithmetic; `schema` types its columns. An operand whose type cannot be
 /// worked out is left to DataFusion's planner, which reports it.
@@ -179,9 +180,9 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                 || f.name().eq_ignore_ascii_case("ifnull"))
                 && f.args.len() == 2 =>
         {
-            Ok(Transformed::yes(
-                datafusion::functions::core::expr_fn::coalesce(f.args),
-            ))
+            // The `coalesce` rules below apply to it too: this node is not visited again.
+            let coalesce = datafusion::functions::core::expr_fn::coalesce(f.args);
+            Ok(Transformed::yes(rewrite_node(coalesce, schema, ansi)?.data))
         }
         // `nullif(a, b)` has `a`'s type in Spark (`CASE WHEN a = b THEN NULL ELSE a END`; a SMALLINT
         // stays SMALLINT and overflows as one); DataFusion's has the operands' common type.
@@ -223,15 +224,44 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
         // (`wider_decimal`): in `coalesce`, a CASE's results and a comparison.
         Expr::ScalarFunction(mut f)
             if f.name().eq_ignore_ascii_case("coalesce")
-                && super::wider_decimal::of_exprs(f.args.iter(), schema, type_of).is_some() =>
+                && super::wider_decimal::of_exprs(f.args.iter(), schema, type_of, Common)
+                    .is_some() =>
         {
-            match super::wider_decimal::of_exprs(f.args.iter(), schema, type_of) {
+            match super::wider_decimal::of_exprs(f.args.iter(), schema, type_of, Common) {
                 Some(t) => {
                     f.args = f.args.into_iter().map(|a| narrowed(a, &t)).collect();
                     Ok(Transformed::yes(Expr::ScalarFunction(f)))
                 }
                 None => Ok(Transformed::no(Expr::ScalarFunction(f))),
             }
+        }
+        // A simple CASE (`CASE x WHEN v THEN …`) is `x = v` comparisons in Spark, each coerced on
+        // its own: past 38 digits it is written as a searched CASE of them.
+        Expr::Case(c)
+            if c.expr.as_deref().is_some_and(|x| {
+                c.when_then_expr.iter().any(|(w, _)| {
+                    super::wider_decimal::of_exprs(
+                        [x, w.as_ref()].into_iter(),
+                        schema,
+                        type_of,
+                        Comparison,
+                    )
+                    .is_some()
+                })
+            }) =>
+        {
+            let Some(x) = c.expr else {
+                return Ok(Transformed::no(Expr::Case(c)));
+            };
+            let mut when_then = Vec::with_capacity(c.when_then_expr.len());
+            for (w, t) in c.when_then_expr {
+                let equal = Expr::BinaryExpr(BinaryExpr::new(x.clone(), Operator::Eq, w));
+                when_then.push((Box::new(rewrite_node(equal, schema, ansi)?.data), t));
+            }
+            let searched = datafusion::logical_expr::expr::Case::new(None, when_then, c.else_expr);
+            Ok(Transformed::yes(
+                rewrite_node(Expr::Case(searched), schema, ansi)?.data,
+            ))
         }
         Expr::Case(mut c)
             if super::wider_decimal::of_exprs(
@@ -241,6 +271,7 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                     .chain(c.else_expr.as_deref()),
                 schema,
                 type_of,
+                Common,
             )
             .is_some() =>
         {
@@ -249,7 +280,7 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                 .iter()
                 .map(|(_, t)| t.as_ref())
                 .chain(c.else_expr.as_deref());
-            let Some(t) = super::wider_decimal::of_exprs(results, schema, type_of) else {
+            let Some(t) = super::wider_decimal::of_exprs(results, schema, type_of, Common) else {
                 return Ok(Transformed::no(Expr::Case(c)));
             };
             c.when_then_expr = c
@@ -266,11 +297,12 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                     [b.left.as_ref(), b.right.as_ref()].into_iter(),
                     schema,
                     type_of,
+                    Comparison,
                 )
                 .is_some() =>
         {
             let sides = [b.left.as_ref(), b.right.as_ref()].into_iter();
-            let Some(t) = super::wider_decimal::of_exprs(sides, schema, type_of) else {
+            let Some(t) = super::wider_decimal::of_exprs(sides, schema, type_of, Comparison) else {
                 return Ok(Transformed::no(Expr::BinaryExpr(b)));
             };
             b.left = Box::new(narrowed(*b.left, &t));
@@ -391,11 +423,12 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                 std::iter::once(l.expr.as_ref()).chain(l.list.iter()),
                 schema,
                 type_of,
+                Common,
             )
             .is_some() =>
         {
             let all = std::iter::once(l.expr.as_ref()).chain(l.list.iter());
-            let Some(t) = super::wider_decimal::of_exprs(all, schema, type_of) else {
+            let Some(t) = super::wider_decimal::of_exprs(all, schema, type_of, Common) else {
                 return Ok(Transformed::no(Expr::InList(l)));
             };
             l.expr = Box::new(narrowed(*l.expr, &t));
@@ -410,6 +443,7 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                     [b.expr.as_ref(), bound].into_iter(),
                     schema,
                     type_of,
+                    Comparison,
                 )
                 .is_some()
             }) =>

@@ -43,18 +43,29 @@ pub fn spark_wider(types: &[DataType]) -> Option<DataType> {
     Some(DataType::Decimal128(38, scale as i8))
 }
 
-/// The type Spark reads `e` (of type `t`) as in DECIMAL coercion: an integer literal as the
-/// DECIMAL of its digits (`DecimalType.fromLiteral`), anything else as its type.
-pub fn operand_type(e: &Expr, t: DataType) -> DataType {
+/// Where the operands meet, which decides how Spark types an integer literal among them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coercion {
+    /// A comparison (`DecimalPrecision`): an integer literal is the DECIMAL of just its digits
+    /// (`DecimalType.fromLiteral`).
+    Comparison,
+    /// `coalesce`, CASE results, IN (`findWiderCommonType`): an integer literal is an INT when it
+    /// fits (DECIMAL(10,0)), else a BIGINT (DECIMAL(20,0)).
+    Common,
+}
+
+/// The type Spark reads `e` (of type `t`) as in DECIMAL coercion at `at`.
+pub fn operand_type(e: &Expr, t: DataType, at: Coercion) -> DataType {
     let digits = |v: i128| v.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1) as u8;
-    match e {
-        Expr::Literal(ScalarValue::Int64(Some(v)), _) => {
-            DataType::Decimal128(digits(i128::from(*v)), 0)
-        }
-        Expr::Literal(ScalarValue::Int32(Some(v)), _) => {
-            DataType::Decimal128(digits(i128::from(*v)), 0)
-        }
-        _ => t,
+    let literal = match e {
+        Expr::Literal(ScalarValue::Int64(Some(v)), _) => i128::from(*v),
+        Expr::Literal(ScalarValue::Int32(Some(v)), _) => i128::from(*v),
+        _ => return t,
+    };
+    match at {
+        Coercion::Comparison => DataType::Decimal128(digits(literal), 0),
+        Coercion::Common if i32::try_from(literal).is_ok() => DataType::Int32,
+        Coercion::Common => DataType::Int64,
     }
 }
 
@@ -63,9 +74,10 @@ pub fn of_exprs<'a>(
     exprs: impl Iterator<Item = &'a Expr>,
     schema: &DFSchema,
     type_of: impl Fn(&Expr, &DFSchema) -> Option<DataType>,
+    at: Coercion,
 ) -> Option<DataType> {
     let types: Option<Vec<DataType>> = exprs
-        .map(|e| type_of(e, schema).map(|t| operand_type(e, t)))
+        .map(|e| type_of(e, schema).map(|t| operand_type(e, t, at)))
         .collect();
     spark_wider(&types?)
 }

@@ -108,6 +108,15 @@ impl SqlSession {
         }
     }
 
+    /// How this session reads `"x"`: a name in deltalake's QueryBuilder (only queries run
+    /// there), refused in a SQL statement.
+    fn quoted_names(&self) -> QuotedNames {
+        match self.query_builder {
+            true => QuotedNames::Names,
+            false => QuotedNames::Refused,
+        }
+    }
+
     /// The session's Spark settings (ANSI mode unless a `SET` turned it off).
     pub fn spark_options(&self) -> crate::spark::SparkOptions {
         self.settings.lock().map(|o| o.spark).unwrap_or_default()
@@ -368,11 +377,7 @@ impl SqlSession {
     /// Runs `sql` with its rows streamed when it is a query (SELECT, WITH, VALUES, …; the change
     /// feed included), and as [`SqlSession::execute`] otherwise.
     pub async fn execute_streaming(&self, sql: &str) -> Result<StreamingOutput> {
-        let quotes = match self.query_builder {
-            true => QuotedNames::Names,
-            false => QuotedNames::Refused,
-        };
-        let parsed = super::statement::parse_with(sql, quotes)?;
+        let parsed = super::statement::parse_with(sql, self.quoted_names())?;
         let words = parsed.word_uses();
         let tokens = parsed.tokens.len();
         if let ParsedStatement::Sql(mut st) = parsed.statement {
@@ -571,7 +576,7 @@ impl SqlSession {
 
     /// Phase one of a statement: parsed once; planned from its AST.
     pub async fn prepare(&self, sql: &str) -> Result<Prepared> {
-        let parsed = super::statement::parse(sql)?;
+        let parsed = super::statement::parse_with(sql, self.quoted_names())?;
         let words = parsed.word_uses();
         let tokens = parsed.tokens.len();
         match parsed.statement {

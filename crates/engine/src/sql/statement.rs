@@ -282,7 +282,8 @@ pub(super) fn parser(tokens: Vec<TokenWithSpan>) -> Parser<'static> {
         .with_tokens_with_locations(tokens)
 }
 
-/// Parses exactly one statement (a trailing `;` allowed).
+/// Parses exactly one statement (a trailing `;` allowed), as a SQL statement reads it.
+#[cfg(test)]
 pub fn parse(sql: &str) -> Result<Parsed> {
     parse_with(sql, QuotedNames::Refused)
 }

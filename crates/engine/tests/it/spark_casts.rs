@@ -203,3 +203,29 @@ fn a_query_schema_has_its_rows_types() {
         );
     });
 }
+
+/// `nvl` takes every `coalesce` rule (an INT literal stays INT arithmetic's operand), and
+/// `-9223372036854775808` stays one BIGINT literal (review helper-37).
+#[test]
+fn nvl_is_coalesce_and_the_smallest_bigint_is_a_bigint() {
+    let loc = "memory://spark-casts-nvl/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (i INT)").await.unwrap();
+        s.execute("INSERT INTO t VALUES (NULL)").await.unwrap();
+        fails(
+            &s,
+            "SELECT nvl(i, 1) + 2147483647 FROM t",
+            "ARITHMETIC_OVERFLOW",
+        )
+        .await;
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT -9223372036854775808, arrow_typeof(-9223372036854775808)"
+            )
+            .await,
+            vec!["-9223372036854775808|Int64"]
+        );
+    });
+}
