@@ -50,18 +50,7 @@ const MINIMUM_ADJUSTED_SCALE: i32 = 6;
 /// then, past 38 digits, the integer digits are kept and the scale gives way, down to 6 (or the
 /// scale itself when smaller): `DecimalType.adjustPrecisionScale`.
 pub fn result_type(op: DecimalOp, p1: u8, s1: i8, p2: u8, s2: i8) -> (u8, i8) {
-    let (p1, s1, p2, s2) = (i32::from(p1), i32::from(s1), i32::from(p2), i32::from(s2));
-    let (precision, scale) = match op {
-        DecimalOp::Add | DecimalOp::Subtract => {
-            let scale = s1.max(s2);
-            ((p1 - s1).max(p2 - s2) + scale + 1, scale)
-        }
-        DecimalOp::Multiply => (p1 + p2 + 1, s1 + s2),
-        DecimalOp::Divide => {
-            let scale = (s1 + p2 + 1).max(MINIMUM_ADJUSTED_SCALE);
-            (p1 - s1 + s2 + scale, scale)
-        }
-    };
+    let (precision, scale) = unadjusted(op, p1, s1, p2, s2);
     let (p, s) = if precision <= MAX_PRECISION {
         (precision, scale)
     } else {
@@ -78,16 +67,24 @@ pub fn result_type(op: DecimalOp, p1: u8, s1: i8, p2: u8, s2: i8) -> (u8, i8) {
 /// Whether Spark's unadjusted result precision of `op` passes 38 digits, so that the result's
 /// scale gives way ([`result_type`]'s second step). Rules stored in the log still refuse it.
 pub fn passes_38_digits(op: DecimalOp, p1: u8, s1: i8, p2: u8, s2: i8) -> bool {
+    unadjusted(op, p1, s1, p2, s2).0 > MAX_PRECISION
+}
+
+/// Spark's precision and scale of `op` before the 38-digit adjustment ([`result_type`]'s first
+/// step).
+fn unadjusted(op: DecimalOp, p1: u8, s1: i8, p2: u8, s2: i8) -> (i32, i32) {
     let (p1, s1, p2, s2) = (i32::from(p1), i32::from(s1), i32::from(p2), i32::from(s2));
-    let precision = match op {
-        DecimalOp::Add | DecimalOp::Subtract => (p1 - s1).max(p2 - s2) + s1.max(s2) + 1,
-        DecimalOp::Multiply => p1 + p2 + 1,
+    match op {
+        DecimalOp::Add | DecimalOp::Subtract => {
+            let scale = s1.max(s2);
+            ((p1 - s1).max(p2 - s2) + scale + 1, scale)
+        }
+        DecimalOp::Multiply => (p1 + p2 + 1, s1 + s2),
         DecimalOp::Divide => {
             let scale = (s1 + p2 + 1).max(MINIMUM_ADJUSTED_SCALE);
-            p1 - s1 + s2 + scale
+            (p1 - s1 + s2 + scale, scale)
         }
-    };
-    precision > MAX_PRECISION
+    }
 }
 
 /// The operator of one of the `spark_decimal_*` / `legacy_decimal_*` functions, by its name.

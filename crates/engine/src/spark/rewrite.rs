@@ -804,14 +804,10 @@ fn binary(b: &BinaryExpr, lt: &DataType, rt: &DataType, ansi: bool) -> Option<Ex
 /// The DECIMAL Spark reads an integer or decimal operand as: an integer literal as just its
 /// digits (`3` is DECIMAL(1,0)), an integer column by its type's width.
 fn as_decimal(e: &Expr, t: &DataType) -> Option<DataType> {
-    let digits = |v: i128| v.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1) as u8;
+    use super::wider_decimal::literal_decimal;
     match (e, t) {
-        (Expr::Literal(ScalarValue::Int64(Some(v)), _), _) => {
-            Some(DataType::Decimal128(digits(i128::from(*v)), 0))
-        }
-        (Expr::Literal(ScalarValue::Int32(Some(v)), _), _) => {
-            Some(DataType::Decimal128(digits(i128::from(*v)), 0))
-        }
+        (Expr::Literal(ScalarValue::Int64(Some(v)), _), _) => Some(literal_decimal(i128::from(*v))),
+        (Expr::Literal(ScalarValue::Int32(Some(v)), _), _) => Some(literal_decimal(i128::from(*v))),
         _ => as_decimal_type(t),
     }
 }

@@ -56,17 +56,22 @@ pub enum Coercion {
 
 /// The type Spark reads `e` (of type `t`) as in DECIMAL coercion at `at`.
 pub fn operand_type(e: &Expr, t: DataType, at: Coercion) -> DataType {
-    let digits = |v: i128| v.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1) as u8;
     let literal = match e {
         Expr::Literal(ScalarValue::Int64(Some(v)), _) => i128::from(*v),
         Expr::Literal(ScalarValue::Int32(Some(v)), _) => i128::from(*v),
         _ => return t,
     };
     match at {
-        Coercion::Comparison => DataType::Decimal128(digits(literal), 0),
+        Coercion::Comparison => literal_decimal(literal),
         Coercion::Common if i32::try_from(literal).is_ok() => DataType::Int32,
         Coercion::Common => DataType::Int64,
     }
+}
+
+/// The DECIMAL of just an integer literal's digits (Spark's `DecimalType.fromLiteral`).
+pub fn literal_decimal(v: i128) -> DataType {
+    let digits = v.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1);
+    DataType::Decimal128(u8::try_from(digits).unwrap_or(38), 0)
 }
 
 /// Spark's common type of `exprs` past 38 digits (see [`spark_wider`]), typed by `type_of`.
