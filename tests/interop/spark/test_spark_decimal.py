@@ -171,3 +171,52 @@ def test_decimals_of_two_shapes_touch_what_spark_touches(spark, tmp_path, statem
     which rows match and what is stored."""
     rows = "(1, 1.005, 1.01), (2, 1.004, 1.01), (3, NULL, 7.25), (4, 1.5, NULL), (5, 6.995, 7)"
     twin_run(spark, tmp_path, "(id BIGINT, a DECIMAL(38,18), b DECIMAL(38,2))", rows, ["a", "b"], statement)
+
+
+ROUNDING_QUERIES = [
+    # avg of a DECIMAL: HALF_UP once to DECIMAL(p+4, s+4) (DataFusion truncated: 0.666666).
+    # (Every row cast: a VALUES column of a DECIMAL and an integer literal is typed otherwise.)
+    "SELECT avg(d) AS v, typeof(avg(d)) AS t FROM VALUES (CAST(2 AS DECIMAL(10,2))), (CAST(0 AS DECIMAL(10,2))), (CAST(0 AS DECIMAL(10,2))) AS x(d)",
+    "SELECT avg(d) AS v, typeof(avg(d)) AS t FROM VALUES (CAST(-2 AS DECIMAL(10,0))), (CAST(0 AS DECIMAL(10,0))), (CAST(0 AS DECIMAL(10,0))) AS x(d)",
+    "SELECT avg(d) AS v, typeof(avg(d)) AS t FROM VALUES (CAST(1 AS DECIMAL(38,10))), (CAST(2 AS DECIMAL(38,10))), (CAST(2 AS DECIMAL(38,10))) AS x(d)",
+    # round of a DOUBLE: its shortest text HALF_UP (DataFusion: 1.25, 1.0).
+    "SELECT round(x, 2) AS v, typeof(round(x, 2)) AS t FROM VALUES (1.255D) AS x(x)",
+    "SELECT round(x, 2) AS v, typeof(round(x, 2)) AS t FROM VALUES (1.005D) AS x(x)",
+    "SELECT round(x, -2) AS v, typeof(round(x, -2)) AS t FROM VALUES (-1250.0D) AS x(x)",
+    # ceil / floor: BIGINT of a DOUBLE, DECIMAL(p-s+1, 0) of a DECIMAL.
+    "SELECT ceil(x) AS v, typeof(ceil(x)) AS t FROM VALUES (1.5D) AS x(x)",
+    "SELECT floor(d) AS v, typeof(floor(d)) AS t FROM VALUES (CAST(-1.5 AS DECIMAL(10,2))) AS x(d)",
+]
+
+
+def rows_and_types(spark, query):
+    if spark is None:
+        # Our SQL: the same query with Arrow's type names, read back in Spark's.
+        q = query.replace("typeof(", "arrow_typeof(").replace("1.255D", "1.255e0").replace(
+            "1.005D", "1.005e0").replace("-1250.0D", "-1250.0e0").replace("1.5D", "1.5e0")
+        q = re.sub(r"FROM VALUES (.*) AS x\((\w)\)", r"FROM (VALUES \1) AS x(\2)", q)
+        row = json.loads(rlc("sql", "--json", q), parse_float=Decimal)["rows"][0]
+    else:
+        row = spark.sql(query).collect()[0].asDict()
+    t = str(row["t"]).lower()
+    kind = "decimal" if "decimal" in t else ("bigint" if "int64" in t or t == "bigint" else "double")
+    return exact(str(row["v"])) if kind == "decimal" else Decimal(str(row["v"])), kind, (
+        decimal_type(t) if kind == "decimal" else None)
+
+
+@pytest.mark.parametrize("query", ROUNDING_QUERIES)
+def test_avg_round_ceil_floor_equal_sparks(spark, query):
+    assert rows_and_types(None, query) == rows_and_types(spark, query)
+
+
+def test_statements_round_and_average_as_spark(spark, tmp_path):
+    """What a statement stores and deletes with avg and round, on twin tables."""
+    create = "(id BIGINT, d DECIMAL(10,2), f DECIMAL(14,6), x DOUBLE)"
+    rows = "(1, 2.00, 0.666667, 1.255), (2, 0, 0, 1.005), (3, 0, 1, -2.5)"
+    for i, statement in enumerate([
+        "INSERT INTO {t} SELECT max(id) + 1, 0, avg(d), round(avg(x), 2) FROM {t}",
+        "UPDATE {t} SET x = round(x, 2)",
+        "DELETE FROM {t} WHERE round(x, 2) = 1.26",
+        "DELETE FROM {t} WHERE round(x, 2) = 1.01 OR ceil(x) = 2",
+    ]):
+        twin_run(spark, tmp_path / str(i), create, rows, ["d", "f", "x"], statement)

@@ -55,34 +55,54 @@ pub fn udf(op: ArithOp, ansi: bool) -> Arc<ScalarUDF> {
     }))
 }
 
-/// Whether `name` is one of these functions (a rewrite already applied).
+/// The function's name: `spark_*` in ANSI mode, `legacy_*` otherwise.
+fn name_of(op: ArithOp, ansi: bool) -> &'static str {
+    match (op, ansi) {
+        (ArithOp::Add, true) => "spark_add",
+        (ArithOp::Subtract, true) => "spark_subtract",
+        (ArithOp::Multiply, true) => "spark_multiply",
+        (ArithOp::Divide, true) => "spark_divide",
+        (ArithOp::Remainder, true) => "spark_remainder",
+        (ArithOp::Decimal(DecimalOp::Add), true) => "spark_decimal_add",
+        (ArithOp::Decimal(DecimalOp::Subtract), true) => "spark_decimal_subtract",
+        (ArithOp::Decimal(DecimalOp::Multiply), true) => "spark_decimal_multiply",
+        (ArithOp::Decimal(DecimalOp::Divide), true) => "spark_decimal_divide",
+        (ArithOp::Decimal(DecimalOp::Add), false) => "legacy_decimal_add",
+        (ArithOp::Decimal(DecimalOp::Subtract), false) => "legacy_decimal_subtract",
+        (ArithOp::Decimal(DecimalOp::Multiply), false) => "legacy_decimal_multiply",
+        (ArithOp::Decimal(DecimalOp::Divide), false) => "legacy_decimal_divide",
+        (ArithOp::CanonicalFloat, _) => "spark_canonical_float",
+        (ArithOp::Add, false) => "legacy_add",
+        (ArithOp::Subtract, false) => "legacy_subtract",
+        (ArithOp::Multiply, false) => "legacy_multiply",
+        (ArithOp::Divide, false) => "legacy_divide",
+        (ArithOp::Remainder, false) => "legacy_remainder",
+    }
+}
+
+/// Whether `name` is one of these functions (a rewrite already applied). Exactly these: other
+/// `spark_*` functions (`spark_round`, `spark_ceil`, …) are neither typed by their first operand
+/// nor portable into a table's stored rules as these are.
 pub fn is_spark_arith(name: &str) -> bool {
-    name.starts_with("spark_") || name.starts_with("legacy_")
+    let ops = [
+        ArithOp::Add,
+        ArithOp::Subtract,
+        ArithOp::Multiply,
+        ArithOp::Divide,
+        ArithOp::Remainder,
+        ArithOp::CanonicalFloat,
+        ArithOp::Decimal(DecimalOp::Add),
+        ArithOp::Decimal(DecimalOp::Subtract),
+        ArithOp::Decimal(DecimalOp::Multiply),
+        ArithOp::Decimal(DecimalOp::Divide),
+    ];
+    ops.into_iter()
+        .any(|op| name_of(op, true) == name || name_of(op, false) == name)
 }
 
 impl ScalarUDFImpl for SparkArith {
     fn name(&self) -> &str {
-        match (self.op, self.ansi) {
-            (ArithOp::Add, true) => "spark_add",
-            (ArithOp::Subtract, true) => "spark_subtract",
-            (ArithOp::Multiply, true) => "spark_multiply",
-            (ArithOp::Divide, true) => "spark_divide",
-            (ArithOp::Remainder, true) => "spark_remainder",
-            (ArithOp::Decimal(DecimalOp::Add), true) => "spark_decimal_add",
-            (ArithOp::Decimal(DecimalOp::Subtract), true) => "spark_decimal_subtract",
-            (ArithOp::Decimal(DecimalOp::Multiply), true) => "spark_decimal_multiply",
-            (ArithOp::Decimal(DecimalOp::Divide), true) => "spark_decimal_divide",
-            (ArithOp::Decimal(DecimalOp::Add), false) => "legacy_decimal_add",
-            (ArithOp::Decimal(DecimalOp::Subtract), false) => "legacy_decimal_subtract",
-            (ArithOp::Decimal(DecimalOp::Multiply), false) => "legacy_decimal_multiply",
-            (ArithOp::Decimal(DecimalOp::Divide), false) => "legacy_decimal_divide",
-            (ArithOp::CanonicalFloat, _) => "spark_canonical_float",
-            (ArithOp::Add, false) => "legacy_add",
-            (ArithOp::Subtract, false) => "legacy_subtract",
-            (ArithOp::Multiply, false) => "legacy_multiply",
-            (ArithOp::Divide, false) => "legacy_divide",
-            (ArithOp::Remainder, false) => "legacy_remainder",
-        }
+        name_of(self.op, self.ansi)
     }
 
     fn signature(&self) -> &Signature {

@@ -24,12 +24,14 @@
 //! does. Log-stored rules are always evaluated in ANSI mode (where legacy would store a wrapped
 //! or NULL value, the write is refused instead: fail closed).
 
+mod aggregates;
 pub mod arith;
 mod checked_sum;
 pub mod coerced;
 mod convert_udf;
 pub mod datetime;
 pub mod decimal_arith;
+mod decimal_avg;
 pub mod decimal_float;
 pub mod exact_cast;
 pub mod extrema;
@@ -43,6 +45,7 @@ pub mod opaque;
 pub mod plan_rule;
 pub mod portable;
 pub mod rewrite;
+mod rounding;
 mod session_template;
 pub mod trunc;
 pub mod wider_decimal;

@@ -8,7 +8,9 @@
 //! - `/` with no DECIMAL operand, or with a float operand, is DOUBLE division;
 //! - `+`, `-`, `*`, `%` and unary `-` on integers are checked for overflow (ANSI);
 //! - `%` on integers and floats follows Java (zero divisor raises, `MIN % -1` is 0);
-//! - `sum` of integers and DECIMALs raises on overflow (ANSI; `checked_sum`), in windows too;
+//! - `sum` raises on overflow (ANSI) and `avg` of a DECIMAL rounds HALF_UP (`aggregates`);
+//! - `round` of a float rounds its decimal text HALF_UP; `ceil`/`floor` are BIGINT or integral
+//!   DECIMALs (`rounding`);
 //! - `concat(a, b, …)` is NULL when any argument is NULL (DataFusion's skips NULLs): it becomes
 //!   `a || b || …`, whose NULL rule is Spark's.
 //!
@@ -24,9 +26,7 @@ use arrow::datatypes::DataType;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, Result, ScalarValue};
 use datafusion::logical_expr::expr::ScalarFunction;
-use datafusion::logical_expr::{
-    BinaryExpr, Cast, Expr, ExprSchemable, Operator, WindowFunctionDefinition,
-};
+use datafusion::logical_expr::{BinaryExpr, Cast, Expr, ExprSchemable, Operator};
 
 use super::arith::{udf, ArithOp};
 use super::decimal_arith::{result_type, DecimalOp};
@@ -130,47 +130,24 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                 None => Ok(Transformed::no(Expr::ScalarFunction(f))),
             }
         }
-        // `sum` of integers and DECIMALs overflows with an error in ANSI mode (DataFusion's
-        // wraps).
-        Expr::AggregateFunction(mut af)
-            if ansi
-                && af.func.name().eq_ignore_ascii_case("sum")
-                && !af.params.distinct
-                && af.params.args.len() == 1
-                && af
-                    .params
-                    .args
-                    .first()
-                    .and_then(|a| type_of(a, schema))
-                    .is_some_and(|t| is_integer(&t) || matches!(t, DataType::Decimal128(..))) =>
-        {
-            let decimal = af
-                .params
-                .args
-                .first()
-                .and_then(|a| type_of(a, schema))
-                .is_some_and(|t| matches!(t, DataType::Decimal128(..)));
-            af.func = match decimal {
-                true => super::checked_sum::checked_decimal_sum(),
-                false => super::checked_sum::checked_sum(),
-            };
-            Ok(Transformed::yes(Expr::AggregateFunction(af)))
+        // Aggregates Spark computes otherwise (`sum` checked in ANSI mode, `avg` of a DECIMAL
+        // rounded), in a GROUP BY and in a window: see `aggregates`.
+        e @ (Expr::AggregateFunction(_) | Expr::WindowFunction(_)) => {
+            match super::aggregates::spark_aggregates(e, schema, ansi) {
+                Ok(e) => Ok(Transformed::yes(e)),
+                Err(e) => Ok(Transformed::no(e)),
+            }
         }
-        // The same `sum` in a window (`sum(x) OVER (…)`): the function swapped, the frame kept.
-        Expr::WindowFunction(mut wf)
-            if ansi
-                && matches!(&wf.fun, WindowFunctionDefinition::AggregateUDF(f) if f.name().eq_ignore_ascii_case("sum"))
-                && !wf.params.distinct
-                && wf.params.args.len() == 1 =>
+        // `round` of a float, `ceil` and `floor`: Spark's rounding and types (`rounding`).
+        Expr::ScalarFunction(f)
+            if ["round", "ceil", "floor"]
+                .iter()
+                .any(|n| f.name().eq_ignore_ascii_case(n)) =>
         {
-            let t = wf.params.args.first().and_then(|a| type_of(a, schema));
-            let func = match t {
-                Some(DataType::Decimal128(..)) => super::checked_sum::checked_decimal_sum(),
-                Some(t) if is_integer(&t) => super::checked_sum::checked_sum(),
-                _ => return Ok(Transformed::no(Expr::WindowFunction(wf))),
-            };
-            wf.fun = WindowFunctionDefinition::AggregateUDF(func);
-            Ok(Transformed::yes(Expr::WindowFunction(wf)))
+            match super::rounding::spark_rounding(f, schema) {
+                Ok(e) => Ok(Transformed::yes(e)),
+                Err(f) => Ok(Transformed::no(Expr::ScalarFunction(f))),
+            }
         }
         // `nvl(a, b)` and `ifnull(a, b)` are `coalesce(a, b)` in Spark (the common type: a
         // DECIMAL stays one); DataFusion's took DOUBLE beside an integer, so
@@ -875,7 +852,7 @@ fn spark_literal_type(e: &Expr, t: &DataType) -> DataType {
     }
 }
 
-fn is_integer(t: &DataType) -> bool {
+pub(super) fn is_integer(t: &DataType) -> bool {
     matches!(
         t,
         DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64

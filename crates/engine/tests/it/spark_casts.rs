@@ -229,3 +229,65 @@ fn nvl_is_coalesce_and_the_smallest_bigint_is_a_bigint() {
         );
     });
 }
+
+/// `avg` of a DECIMAL rounds HALF_UP once (DataFusion's truncated: 0.666666 was stored), `round`
+/// of a DOUBLE rounds its shortest text HALF_UP (1.255 was 1.25, so the DELETE missed the row
+/// Spark deletes), `ceil`/`floor` are BIGINT and integral DECIMALs (a CTAS stored DOUBLE and
+/// DECIMAL(10,2)), and a DECIMAL sum past its type stops an `avg` too. Values from Spark 4.
+#[test]
+fn averages_and_rounding_store_what_spark_stores() {
+    let loc = "memory://spark-casts-rounding/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT, d DECIMAL(10,2), f DECIMAL(14,6), x DOUBLE)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (1, 2.00, 0, 1.255), (2, 0, 0, 1.005), (3, 0, 0, -2.5)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t SELECT max(id) + 1, 0, avg(d), round(avg(x) * 100, -1) FROM t")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT f, x FROM t WHERE id = 4").await,
+            vec!["0.666667|-10.0"]
+        );
+        // Per group and in a sliding window too: -2 and 0 in DECIMAL(10,0) average -0.6667.
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT avg(CAST(-d AS DECIMAL(10,0))) FROM t WHERE id < 4 GROUP BY id < 9"
+            )
+            .await,
+            vec!["-0.6667"]
+        );
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT id, avg(d) OVER (ORDER BY id ROWS BETWEEN 2 PRECEDING AND CURRENT ROW) \
+                 FROM t WHERE id < 4"
+            )
+            .await,
+            vec!["1|2.000000", "2|1.000000", "3|0.666667"]
+        );
+        s.execute("DELETE FROM t WHERE round(x, 2) = 1.26 OR round(x, 2) = 1.01")
+            .await
+            .unwrap();
+        assert_eq!(rows(&s, "SELECT id FROM t").await, vec!["3", "4"]);
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT arrow_typeof(ceil(x)), ceil(x) || '', floor(CAST(-1.5 AS DECIMAL(10,2))) || '', \
+                 arrow_typeof(floor(CAST(-1.5 AS DECIMAL(10,2)))) FROM t WHERE id = 3"
+            )
+            .await,
+            vec!["Int64|-2|-2|Decimal128(9, 0)"]
+        );
+        fails(
+            &s,
+            "SELECT avg(CAST(99999999999999999999999999999999999999 AS DECIMAL(38,0))) FROM t",
+            "ARITHMETIC_OVERFLOW",
+        )
+        .await;
+    });
+}
