@@ -12,7 +12,8 @@
 //! - a number run into a word (`1or`, `1e1and`, `10Lor`): one name to Spark's lexer (a name may
 //!   begin with a digit), a number and a keyword here; a typed literal's suffix (`1.5D`) is not a
 //!   word here;
-//! - an escaped string `E'…'`: a name and a string to Spark.
+//! - an escaped string `E'…'`: a name and a string to Spark;
+//! - `0x41`: one name to Spark, a binary literal here (`X'41'` is one to both).
 //!
 //! It runs on the tokens as lexed, before `literals` turns typed literals into casts.
 //!
@@ -50,6 +51,12 @@ pub fn spark_cuts_differently(tokens: &[TokenWithSpan]) -> Option<String> {
                     "the string literal '{s}' ends in a backslash (Spark reads \\' as an escaped quote and the string going on): end it with || chr(92) instead"
                 ))
             }
+            // `0x41` is one name to Spark's lexer (a name may begin with a digit), a binary
+            // literal here; `X'41'` is a binary literal to both. The two are the same token
+            // here and differ in length: `0x` adds two characters to the digits, `X''` three.
+            Token::HexStringLiteral(s) if span_len(t) == Some(s.chars().count() + 2) => Some(format!(
+                "0x{s} (Spark reads it as a name, this parser as a binary literal): write X'{s}' for the bytes"
+            )),
             // A typed literal's suffix (`5S`) is Spark's own literal, read by `literals` (or
             // refused by name in stored rules), not a name.
             // `10Lor`: the L is inside the number token here, so any word after it is run in.
@@ -68,6 +75,14 @@ pub fn spark_cuts_differently(tokens: &[TokenWithSpan]) -> Option<String> {
         prev = Some(&t.token);
     }
     None
+}
+
+/// The number of characters a token spans, when it lies on one line.
+fn span_len(t: &TokenWithSpan) -> Option<usize> {
+    let (a, b) = (t.span.start, t.span.end);
+    (a.line == b.line && b.column >= a.column)
+        .then(|| usize::try_from(b.column - a.column).ok())
+        .flatten()
 }
 
 /// The first double-quoted token (`"x"`) as a one-line reason. Spark reads it as a string
@@ -154,6 +169,8 @@ mod tests {
             ("id=1e1and v='a'", "runs into the word and"),
             ("id = 10Lor 1 = 1", "runs into the word or"),
             ("v = E'a'", "escaped string"),
+            ("b = 0x41", "write X'41'"),
+            ("b = 0xA or 1 = 1", "write X'A'"),
         ] {
             let got = verdict(sql).unwrap_or_else(|| panic!("{sql:?} accepted"));
             assert!(got.contains(needle), "{sql:?}: {got}");
@@ -173,6 +190,7 @@ mod tests {
             "id = 1 -- the end \\",
             "id = 1 -- a backslash, then a windows line end \\\r\n",
             "id = 10L AND s = 5S",
+            "b = X'41' AND c = x'0a'",
         ] {
             assert_eq!(verdict(sql), None, "{sql:?}");
         }

@@ -10,7 +10,12 @@
 //! - a literal of more than 38 digits (before and after the point) is refused, as Spark refuses
 //!   it (DataFusion rounded it into a wider DECIMAL, and a write stored the rounded value);
 //! - `DECIMAL` without a precision is DECIMAL(10,0) in Spark, DECIMAL(38,10) in DataFusion:
-//!   `CAST(d AS DECIMAL)` gets Spark's.
+//!   `CAST(d AS DECIMAL)` gets Spark's;
+//! - an integer literal in a VALUES row is an INT when it fits one, as in Spark: DataFusion typed
+//!   the column BIGINT, so `x + 2147483647` over `VALUES (1)` gave 2147483648 where Spark raises,
+//!   and beside a DECIMAL(10,2) the column was DECIMAL(22,2) where Spark's is DECIMAL(12,2). It
+//!   becomes `CAST(<n> AS INT)` (elsewhere the rewrite types an integer literal where it is used;
+//!   a VALUES column takes its type from its rows before that).
 //!
 //! Other literals are left as written.
 
@@ -55,6 +60,11 @@ fn cast_text(text: &str, span: Span, data_type: ast::DataType) -> ast::Expr {
 
 impl VisitorMut for SparkLiterals {
     type Break = String;
+
+    fn pre_visit_query(&mut self, q: &mut ast::Query) -> ControlFlow<String> {
+        int_literals_in_values(q.body.as_mut());
+        ControlFlow::Continue(())
+    }
 
     fn post_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<String> {
         // `-9223372036854775808` is one BIGINT literal in Spark (and to DataFusion's planner):
@@ -115,6 +125,46 @@ impl VisitorMut for SparkLiterals {
             );
         }
         ControlFlow::Continue(())
+    }
+}
+
+/// Each integer literal of a VALUES row in `body` (or its set operations' sides) that fits an INT
+/// as `CAST(<n> AS INT)`, a negated one too (`-5`).
+fn int_literals_in_values(body: &mut ast::SetExpr) {
+    match body {
+        ast::SetExpr::Values(values) => {
+            for e in values.rows.iter_mut().flat_map(|r| r.content.iter_mut()) {
+                let target: &mut ast::Expr = match e {
+                    ast::Expr::UnaryOp {
+                        op: ast::UnaryOperator::Minus,
+                        expr,
+                    } => expr,
+                    other => other,
+                };
+                let ast::Expr::Value(v) = &*target else {
+                    continue;
+                };
+                let ast::Value::Number(text, false) = &v.value else {
+                    continue;
+                };
+                if text.parse::<i32>().is_err() {
+                    continue;
+                }
+                let literal = target.clone();
+                *target = ast::Expr::Cast {
+                    kind: CastKind::Cast,
+                    expr: Box::new(literal),
+                    data_type: ast::DataType::Int(None),
+                    array: false,
+                    format: None,
+                };
+            }
+        }
+        ast::SetExpr::SetOperation { left, right, .. } => {
+            int_literals_in_values(left);
+            int_literals_in_values(right);
+        }
+        _ => {}
     }
 }
 

@@ -291,3 +291,52 @@ fn averages_and_rounding_store_what_spark_stores() {
         .await;
     });
 }
+
+/// An integer literal in a VALUES row is an INT when it fits, as in Spark: the column was BIGINT,
+/// so `x + 2147483647` over `VALUES (1)` gave 2147483648 where Spark raises, a CTAS from VALUES
+/// made a `long` column where Spark makes an `integer` one, and beside a DECIMAL(10,2) the column
+/// was DECIMAL(22,2) (Spark: DECIMAL(12,2)). `0x41` is a name to Spark: refused, `X'41'` works.
+#[test]
+fn values_rows_type_integer_literals_as_spark() {
+    let loc = "memory://spark-casts-values/t";
+    let s = session(loc);
+    rt().block_on(async {
+        fails(
+            &s,
+            "SELECT x + 2147483647 FROM (VALUES (1), (2)) v(x)",
+            "ARITHMETIC_OVERFLOW",
+        )
+        .await;
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT arrow_typeof(x), arrow_typeof(y) FROM (VALUES (1, CAST(1 AS DECIMAL(10,2))), \
+                 (-2, 0)) v(x, y) LIMIT 1"
+            )
+            .await,
+            vec!["Int32|Decimal128(12, 2)"]
+        );
+        // Past INT the column is BIGINT, as Spark's.
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT arrow_typeof(x) FROM (VALUES (1), (3000000000)) v(x) LIMIT 1"
+            )
+            .await,
+            vec!["Int64"]
+        );
+        s.execute("CREATE TABLE t AS SELECT * FROM (VALUES (1, 'a'), (2, 'b')) v(id, s)")
+            .await
+            .unwrap();
+        let snap = latest_snapshot(loc).await;
+        let id = snap.schema.fields.iter().find(|f| f.name == "id").unwrap();
+        assert_eq!(
+            id.data_type,
+            delta_rlc_protocol::schema::DataType::Primitive(
+                delta_rlc_protocol::schema::PrimitiveType::Integer
+            )
+        );
+        fails(&s, "SELECT 0x41", "write X'41'").await;
+        assert_eq!(rows(&s, "SELECT X'41' = X'41'").await, vec!["true"]);
+    });
+}
