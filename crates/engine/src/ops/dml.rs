@@ -20,7 +20,7 @@ use roaring::RoaringTreemap;
 use serde_json::{json, Map, Value};
 
 use crate::arrow_conv::table_arrow_schema;
-use crate::dv_io::{encode_dvs, load_file_dv, write_dv};
+use crate::dv_io::{encode_dvs, write_dv};
 use crate::error::{EngineError, Result};
 use crate::read_set::{split_predicate, ReadPredicate};
 use crate::row_tracking::{row_tracking_columns, stabilize_row_tracking};
@@ -596,7 +596,7 @@ pub async fn scan_file(
     opts: &FileReadOptions,
     projection: Option<&[String]>,
 ) -> Result<Option<FileScan>> {
-    let old_dv = load_file_dv(store, &snapshot.root, add).await?;
+    let old_dv = crate::scan::vanished::snapshot_dv(store, snapshot, add).await?;
     let batches = crate::scan::read_file_projected(store, snapshot, add, opts, projection).await?;
     let Some(schema) = batches.first().map(|b| b.schema()) else {
         return Ok(None);

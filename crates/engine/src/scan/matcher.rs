@@ -25,7 +25,6 @@ use roaring::RoaringTreemap;
 
 use super::read::{open_reader, table_column, FileReadOptions, ROW_INDEX_COLUMN};
 use crate::arrow_conv::table_arrow_schema;
-use crate::dv_io::load_file_dv;
 use crate::error::{EngineError, Result};
 use crate::snapshot::Snapshot;
 
@@ -151,7 +150,7 @@ impl RowMatcher {
 
     /// Matches one file.
     pub async fn match_file(&self, store: &TableStore, add: Add) -> Result<FileMatch> {
-        let old_dv = load_file_dv(store, &self.snapshot.root, &add).await?;
+        let old_dv = super::vanished::snapshot_dv(store, &self.snapshot, &add).await?;
         let reader = open_reader(store, &self.snapshot, &add, Some(&self.columns), &[], false)
             .await?
             .with_batch_size(MATCH_BATCH_ROWS)
@@ -248,7 +247,7 @@ pub async fn read_file_rows(
 ) -> Result<Vec<RecordBatch>> {
     let mut wanted = rows.clone();
     if opts.apply_dv {
-        wanted -= load_file_dv(store, &snapshot.root, add).await?;
+        wanted -= super::vanished::snapshot_dv(store, snapshot, add).await?;
     }
     if known.is_some_and(|k| k.num_rows() as u64 != wanted.len()) {
         return Err(EngineError::Internal(format!(

@@ -29,3 +29,20 @@ pub(crate) async fn read_error(
         _ => EngineError::Storage(error),
     }
 }
+
+/// The deletion vector of `add`, a file of `snapshot`, as `crate::dv_io::load_file_dv` reads it;
+/// a DV file VACUUM deleted under the statement is [`read_error`]'s retryable error, as a data
+/// file is. Every statement path that reads its own snapshot's DVs loads them through here.
+pub(crate) async fn snapshot_dv(
+    store: &TableStore,
+    snapshot: &crate::snapshot::Snapshot,
+    add: &delta_rlc_protocol::actions::Add,
+) -> crate::error::Result<roaring::RoaringTreemap> {
+    match crate::dv_io::load_file_dv(store, &snapshot.root, add).await {
+        Err(EngineError::Storage(e)) => {
+            let what = format!("the deletion vector of {}", add.path);
+            Err(read_error(store, snapshot.version, &what, e).await)
+        }
+        other => other,
+    }
+}

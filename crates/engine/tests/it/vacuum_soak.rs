@@ -270,3 +270,76 @@ fn a_file_vacuumed_under_a_statement_is_a_retryable_error() {
         assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
     });
 }
+
+/// The same for a deletion vector a statement loads to match or rewrite rows (DELETE, UPDATE,
+/// MERGE, OPTIMIZE load them through `scan::vanished::snapshot_dv`): a DV file that a later
+/// version replaced and VACUUM deleted under the statement is a retryable conflict; a DV missing
+/// from the latest version stays NotFound.
+#[test]
+fn a_deletion_vector_vacuumed_under_a_statement_is_a_retryable_error() {
+    let (dir, t, session) = loose_table();
+    rt().block_on(async {
+        session
+            .execute(&format!(
+                "ALTER TABLE '{t}' SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
+            ))
+            .await
+            .unwrap();
+        session
+            .execute(&format!(
+                "INSERT INTO '{t}' SELECT 1, value FROM range(0, 10)"
+            ))
+            .await
+            .unwrap();
+        session
+            .execute(&format!("DELETE FROM '{t}' WHERE i = 1"))
+            .await
+            .unwrap();
+        let table = session.table(&t).unwrap();
+        let old = table.snapshot(None).await.unwrap();
+        let add = old.files.first().unwrap().clone();
+        let dv = add.deletion_vector.clone().expect("the DELETE wrote a DV");
+        session
+            .execute(&format!("DELETE FROM '{t}' WHERE i = 2"))
+            .await
+            .unwrap();
+        session
+            .execute(&format!("VACUUM '{t}' RETAIN 0 HOURS"))
+            .await
+            .unwrap();
+        let dv_file = dir.path().join("t").join(dv_path(&dv));
+        assert!(!dv_file.exists(), "VACUUM deleted the replaced DV");
+        let opts = delta_rlc_engine::scan::FileReadOptions::default();
+        let rows: roaring::RoaringTreemap = (0..10u64).collect();
+        let e =
+            delta_rlc_engine::scan::read_file_rows(&table.store, &old, &add, &opts, &rows, None)
+                .await
+                .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
+        assert!(e.to_string().contains("the deletion vector of"), "{e}");
+
+        let latest = table.snapshot(None).await.unwrap();
+        let live = latest.files.first().unwrap().clone();
+        let live_dv = live.deletion_vector.clone().unwrap();
+        std::fs::remove_file(dir.path().join("t").join(dv_path(&live_dv))).unwrap();
+        let e = delta_rlc_engine::scan::read_file_rows(
+            &table.store,
+            &latest,
+            &live,
+            &opts,
+            &rows,
+            None,
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+    });
+}
+
+/// The table-relative file of a DV stored in a file of its own.
+fn dv_path(dv: &delta_rlc_protocol::dv::DvDescriptor) -> String {
+    match dv.location().unwrap() {
+        delta_rlc_protocol::dv::DvLocation::Relative { path, .. } => path,
+        other => panic!("a DV file expected, found {other:?}"),
+    }
+}

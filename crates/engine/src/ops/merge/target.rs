@@ -20,7 +20,6 @@ use delta_rlc_storage::TableStore;
 use futures::StreamExt;
 use roaring::RoaringTreemap;
 
-use crate::dv_io::load_file_dv;
 use crate::error::{EngineError, Result};
 use crate::ops::dml::dml_read_options;
 use crate::row_tracking::{row_tracking_columns, stabilize_row_tracking};
@@ -161,7 +160,7 @@ async fn read_target_file(
         }
         None => {
             // Batch by batch as decoded (no concatenated copy of the file).
-            let old_dv = load_file_dv(store, &snapshot.root, &file.add).await?;
+            let old_dv = crate::scan::vanished::snapshot_dv(store, snapshot, &file.add).await?;
             let batches = read_file_projected(store, snapshot, &file.add, &opts, None).await?;
             let live_rows = batches.iter().map(|b| b.num_rows() as u64).sum();
             (batches, Some(FileState { old_dv, live_rows }))

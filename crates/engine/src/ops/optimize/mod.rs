@@ -34,7 +34,6 @@ use self::layout::{
     CLUSTERED_BY_TAG, CLUSTERING_PROVIDER, ZORDER_BY_TAG,
 };
 use super::dml::without_row_index;
-use crate::dv_io::load_file_dv;
 use crate::error::{EngineError, Result};
 use crate::read_set::split_predicate;
 use crate::row_tracking::{row_tracking_columns, stabilize_row_tracking};
@@ -478,7 +477,7 @@ impl OptimizePlan {
                 let f: Add = f.clone();
                 async move {
                     let batches = read_file(&store, &snap, &f, &opts).await?;
-                    let dv = load_file_dv(&store, &snap.root, &f).await?;
+                    let dv = crate::scan::vanished::snapshot_dv(&store, &snap, &f).await?;
                     Ok::<_, EngineError>((batches, dv.len()))
                 }
             })
