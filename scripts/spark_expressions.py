@@ -13,7 +13,8 @@ and the Spark version; each further line an expression and, per row ordered by i
 The generator covers the value classes the engine accepts in rules: INT/BIGINT/SMALLINT at their
 bounds, DOUBLE with NaN, +-0.0 and +-inf, DECIMAL of two scales, strings with unicode and quotes,
 booleans, dates, NULLs; operators + - * / %, comparisons, <=>, AND/OR/NOT, CASE, COALESCE, NULLIF,
-BETWEEN, IN, LIKE, casts Spark and the engine define alike, abs/lower/upper/length/trim/concat/||.
+BETWEEN, IN, LIKE, casts Spark and the engine define alike, abs/lower/upper/length/trim/concat/||,
+substring/substr/left/right, round/ceil/floor and the logarithms.
 """
 import argparse
 import datetime
@@ -100,6 +101,8 @@ class Gen:
             ]
             if t == "int":
                 choices.append(lambda: f"length({g('string', d)})")
+            if t == "bigint":
+                choices.append(lambda: f"{self.pick(['ceil', 'floor'])}({g(self.pick(['double', 'int', 'bigint']), d)})")
             return self.pick(choices)()
         if t == "double":
             return self.pick([
@@ -109,6 +112,9 @@ class Gen:
                 lambda: f"CAST({g(self.pick(['int', 'bigint', 'decimal']), d)} AS DOUBLE)",
                 lambda: f"abs({g('double', d)})",
                 lambda: f"(-{g('double', d)})",
+                lambda: f"round({g('double', d)}, {self.pick(['0', '1', '2', '-1', '-2', '5'])})",
+                lambda: f"{self.pick(['log', 'ln', 'log10', 'log2', 'log1p'])}({g(self.pick(['double', 'int', 'decimal']), d)})",
+                lambda: f"log({g(self.pick(['double', 'int']), d)}, {g('double', d)})",
             ])()
         if t == "decimal":
             return self.pick([
@@ -116,6 +122,7 @@ class Gen:
                 lambda: f"({g('decimal', d)} / {g('decimal', d)})",
                 lambda: f"CAST({g('int', d)} AS DECIMAL(12,2))",
                 lambda: f"abs({g('decimal', d)})",
+                lambda: f"{self.pick(['ceil', 'floor'])}({g('decimal', d)})",
             ])()
         if t == "string":
             return self.pick([
@@ -126,6 +133,9 @@ class Gen:
                 lambda: f"({g('string', d)} || {g('string', d)})",
                 lambda: f"CAST({g(self.pick(['int', 'bigint', 'bool', 'date', 'decimal']), d)} AS STRING)",
                 lambda: f"coalesce({g('string', d)}, {g('string', d)})",
+                lambda: f"substring({g('string', d)}, {g('int', d)}, {g('int', d)})",
+                lambda: f"substr({g('string', d)}, {self.pick(['-3', '-1', '0', '1', '2', '4'])})",
+                lambda: f"{self.pick(['left', 'right'])}({g('string', d)}, {self.pick(['-1', '0', '1', '2', '9', 'i', 'sm'])})",
             ])()
         if t == "bool":
             cmp_t = self.pick(["int", "bigint", "double", "decimal", "string", "date", "bool"])

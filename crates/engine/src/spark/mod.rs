@@ -41,12 +41,14 @@ pub mod ident_case;
 pub mod in_list;
 pub mod lexical;
 pub mod literals;
+mod logarithm;
 pub mod opaque;
 pub mod plan_rule;
 pub mod portable;
 pub mod rewrite;
 mod rounding;
 mod session_template;
+mod substring;
 pub mod trunc;
 pub mod wider_decimal;
 
@@ -246,12 +248,20 @@ fn build_state(
     }
     let mut state = state.build();
     use datafusion::execution::FunctionRegistry;
-    // Spark's names DataFusion lacks (`year(d)` in a generated column), and Spark's
-    // `trunc(date, fmt)` (Spark has no numeric `trunc`: DataFusion's is replaced). Registering
+    // Spark's names DataFusion lacks (`year(d)` in a generated column), Spark's
+    // `trunc(date, fmt)` (Spark has no numeric `trunc`: DataFusion's is replaced), and Spark's
+    // `substring`/`left`/`right` (Postgres's positions there) and logarithms (`log(x)` natural,
+    // NULL at the asymptotes) in place of DataFusion's. Registering
     // into a fresh state cannot fail; an error would only leave DataFusion's function in place,
     // which the tests of these functions would catch.
-    for f in datetime::functions().into_iter().chain([trunc::function()]) {
-        let _ = state.register_udf(std::sync::Arc::new(f));
+    let ours = datetime::functions()
+        .into_iter()
+        .chain([trunc::function()])
+        .map(std::sync::Arc::new)
+        .chain(substring::functions())
+        .chain(logarithm::functions());
+    for f in ours {
+        let _ = state.register_udf(f);
     }
     state
 }

@@ -138,6 +138,17 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                 Err(e) => Ok(Transformed::no(e)),
             }
         }
+        // `SUBSTRING(s FROM p FOR n)` and `substring(s, p, n)` are planned with DataFusion's
+        // `substr` (Postgres's positions), not the registry's: Spark's takes its place.
+        Expr::ScalarFunction(mut f) if super::substring::spark_substr(&f).is_some() => {
+            match super::substring::spark_substr(&f) {
+                Some(ours) => {
+                    f.func = ours;
+                    Ok(Transformed::yes(Expr::ScalarFunction(f)))
+                }
+                None => Ok(Transformed::no(Expr::ScalarFunction(f))),
+            }
+        }
         // `round` of a float, `ceil` and `floor`: Spark's rounding and types (`rounding`).
         Expr::ScalarFunction(f)
             if ["round", "ceil", "floor"]

@@ -340,3 +340,42 @@ fn values_rows_type_integer_literals_as_spark() {
         assert_eq!(rows(&s, "SELECT X'41' = X'41'").await, vec!["true"]);
     });
 }
+
+/// `substring`, `left`, `right` cut at Spark's positions (0 is the first character, negative
+/// counts from the end) and the logarithms are Spark's (natural `log`, NULL at the asymptote), in
+/// what an UPDATE stores and a DELETE removes. Values from Spark 4.
+#[test]
+fn substrings_and_logarithms_store_what_spark_stores() {
+    let loc = "memory://spark-casts-substring/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id INT, s STRING, x DOUBLE)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (1, 'hello', 100), (2, 'héllo', 0), (3, NULL, -1)")
+            .await
+            .unwrap();
+        s.execute(
+            "UPDATE t SET s = substring(s, 0, 3) || SUBSTRING(s FROM -2 FOR 1) || right(s, 1) \
+             || left(s, -1), x = log(x)",
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, s, x FROM t").await,
+            vec!["1|hello|4.605170185988092", "2|héllo|NULL", "3|NULL|NULL"]
+        );
+        s.execute("DELETE FROM t WHERE substr(s, -2) = 'lo' AND left(s, 2) = 'hé'")
+            .await
+            .unwrap();
+        assert_eq!(rows(&s, "SELECT id FROM t").await, vec!["1", "3"]);
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT log(2, 8), log10(1000), log(2, 0) IS NULL, log1p(-1) IS NULL"
+            )
+            .await,
+            vec!["3.0|3.0|true|true"]
+        );
+    });
+}

@@ -1,0 +1,203 @@
+//! Spark's `substring` / `substr` (also `SUBSTRING(s FROM p FOR n)`), `left` and `right`, in place
+//! of DataFusion's, which follow Postgres: `substring('hello', 0, 3)` is 'hel' in Spark ('he'
+//! there: position 0 is before the first character), `substring('hello', -3, 2)` 'll' (''
+//! there: a negative position counts from the end in Spark), `left('abc', -1)` '' ('ab' there:
+//! all but the last). An `UPDATE … SET code = substring(code, 0, 3)` stored other values.
+//!
+//! Spark's rule (`UTF8String.substringSQL`), in characters (code points): a position p > 0 is
+//! the p-th character, 0 the first, p < 0 the |p|-th from the end; the substring runs from there
+//! for `len` characters (all when omitted), clipped to the string; a start past the end, or a
+//! length ≤ 0, gives ''. `left(s, n)` is `substring(s, 1, n)`; `right(s, n)` is '' for n ≤ 0,
+//! else `substring(s, -n)`. NULL in, NULL out. Strings only (Spark also cuts BINARY: refused
+//! here by the signature, never cut otherwise).
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, StringArray};
+use arrow::datatypes::{DataType, Int64Type};
+use datafusion::common::{exec_err, Result};
+use datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
+    Volatility,
+};
+
+/// Which of the three functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Cut {
+    Substring,
+    Left,
+    Right,
+}
+
+/// The functions, to register in a planning context (each replaces DataFusion's of that name).
+pub fn functions() -> Vec<Arc<ScalarUDF>> {
+    [Cut::Substring, Cut::Left, Cut::Right]
+        .into_iter()
+        .map(function)
+        .collect()
+}
+
+/// One of them, shared by every plan.
+fn function(cut: Cut) -> Arc<ScalarUDF> {
+    static ONES: [std::sync::OnceLock<Arc<ScalarUDF>>; 3] = [
+        std::sync::OnceLock::new(),
+        std::sync::OnceLock::new(),
+        std::sync::OnceLock::new(),
+    ];
+    let i = match cut {
+        Cut::Substring => 0,
+        Cut::Left => 1,
+        Cut::Right => 2,
+    };
+    let make = || {
+        Arc::new(ScalarUDF::from(SparkCut {
+            cut,
+            signature: signature(cut),
+        }))
+    };
+    match ONES.get(i) {
+        Some(cell) => Arc::clone(cell.get_or_init(make)),
+        None => make(),
+    }
+}
+
+/// DataFusion's `substr` (the SQL planner builds `SUBSTRING(s FROM p FOR n)` and
+/// `substring(s, p, n)` with it directly, not through the registry) replaced by Spark's; None
+/// when `f` is not DataFusion's.
+pub fn spark_substr(f: &datafusion::logical_expr::expr::ScalarFunction) -> Option<Arc<ScalarUDF>> {
+    let ours = function(Cut::Substring);
+    (f.name() == "substr" && !Arc::ptr_eq(&f.func, &ours)).then_some(ours)
+}
+
+fn signature(cut: Cut) -> Signature {
+    // Other string types and integers are cast to these by the planner.
+    let forms = match cut {
+        Cut::Substring => vec![
+            TypeSignature::Exact(vec![DataType::Utf8, DataType::Int64]),
+            TypeSignature::Exact(vec![DataType::Utf8, DataType::Int64, DataType::Int64]),
+        ],
+        Cut::Left | Cut::Right => {
+            vec![TypeSignature::Exact(vec![DataType::Utf8, DataType::Int64])]
+        }
+    };
+    Signature::one_of(forms, Volatility::Immutable)
+}
+
+/// `s` cut as Spark's `substringSQL(pos, len)` cuts it (`len` None: to the end).
+pub fn substring_sql(s: &str, pos: i64, len: Option<i64>) -> &str {
+    let chars = s.chars().count() as i64;
+    let start = match pos {
+        p if p > 0 => p - 1,
+        p if p < 0 => chars + p,
+        _ => 0,
+    };
+    let end = match len {
+        Some(n) => start.saturating_add(n),
+        None => i64::MAX,
+    };
+    let (start, end) = (start.max(0), end.min(chars));
+    if start >= end {
+        return "";
+    }
+    let byte = |i: i64| {
+        s.char_indices()
+            .nth(usize::try_from(i).unwrap_or(usize::MAX))
+            .map_or(s.len(), |(b, _)| b)
+    };
+    let (from, to) = (byte(start), byte(end));
+    s.get(from..to).unwrap_or("")
+}
+
+fn cut_one(cut: Cut, s: &str, a: i64, b: Option<i64>) -> &str {
+    match cut {
+        Cut::Substring => substring_sql(s, a, b),
+        Cut::Left => substring_sql(s, 1, Some(a)),
+        Cut::Right if a <= 0 => "",
+        Cut::Right => substring_sql(s, a.saturating_neg(), None),
+    }
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct SparkCut {
+    cut: Cut,
+    signature: Signature,
+}
+
+impl ScalarUDFImpl for SparkCut {
+    fn name(&self) -> &str {
+        match self.cut {
+            Cut::Substring => "substr",
+            Cut::Left => "left",
+            Cut::Right => "right",
+        }
+    }
+    fn aliases(&self) -> &[String] {
+        static SUBSTRING: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        match self.cut {
+            Cut::Substring => SUBSTRING.get_or_init(|| vec!["substring".to_string()]),
+            _ => &[],
+        }
+    }
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+    fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
+        Ok(DataType::Utf8)
+    }
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        // All-scalar arguments give one-row arrays, and the one-row result stands for a scalar.
+        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
+        let (Some(s), Some(a)) = (arrays.first(), arrays.get(1)) else {
+            return exec_err!("{}: too few arguments", self.name());
+        };
+        let s = arrow::compute::cast(s, &DataType::Utf8)?;
+        let s = s.as_string::<i32>();
+        let ints = |x: &ArrayRef| -> Result<Vec<Option<i64>>> {
+            let x = arrow::compute::cast(x, &DataType::Int64)?;
+            Ok(x.as_primitive::<Int64Type>().iter().collect())
+        };
+        let a = ints(a)?;
+        let b = arrays.get(2).map(ints).transpose()?;
+        let out: StringArray = (0..s.len())
+            .map(|i| {
+                let text = s.is_valid(i).then(|| s.value(i))?;
+                let first = a.get(i).copied().flatten()?;
+                let second = match &b {
+                    Some(b) => Some(b.get(i).copied().flatten()?),
+                    None => None,
+                };
+                Some(cut_one(self.cut, text, first, second).to_string())
+            })
+            .collect();
+        Ok(ColumnarValue::Array(Arc::new(out)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_as_spark() {
+        // Spark 4's results.
+        assert_eq!(substring_sql("hello", 0, Some(3)), "hel");
+        assert_eq!(substring_sql("hello", -3, Some(2)), "ll");
+        assert_eq!(substring_sql("hello", -3, None), "llo");
+        assert_eq!(substring_sql("hello", 2, None), "ello");
+        assert_eq!(substring_sql("hello", 0, None), "hello");
+        assert_eq!(substring_sql("hello", -10, Some(3)), "");
+        assert_eq!(substring_sql("hello", 2, Some(-1)), "");
+        assert_eq!(substring_sql("hello", -7, Some(4)), "he");
+        assert_eq!(substring_sql("héllo", 2, Some(2)), "él");
+        assert_eq!(substring_sql("hello", 9, Some(2)), "");
+        assert_eq!(substring_sql("hello", i64::MAX, Some(i64::MAX)), "");
+        assert_eq!(substring_sql("hello", i64::MIN, Some(i64::MIN)), "");
+        assert_eq!(cut_one(Cut::Left, "abc", -1, None), "");
+        assert_eq!(cut_one(Cut::Right, "abc", -1, None), "");
+        assert_eq!(cut_one(Cut::Left, "abc", 0, None), "");
+        assert_eq!(cut_one(Cut::Right, "abc", 5, None), "abc");
+        assert_eq!(cut_one(Cut::Left, "abc", 5, None), "abc");
+        assert_eq!(cut_one(Cut::Right, "abc", 2, None), "bc");
+        assert_eq!(cut_one(Cut::Right, "abc", i64::MIN, None), "");
+    }
+}
