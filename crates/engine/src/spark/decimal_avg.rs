@@ -9,9 +9,8 @@
 //! the average NULL in legacy mode; a quotient past the result type (DECIMAL(38,10)'s average has
 //! 24 integer digits) raises `[NUMERIC_VALUE_OUT_OF_RANGE]` or is NULL. No value: NULL.
 //!
-//! The rewrite (`rewrite::rewrite_node`) puts this function in place of `avg` over a DECIMAL
-//! without DISTINCT, in aggregates and in windows (a sliding frame retracts values, each
-//! subtraction checked the same way).
+//! The rewrite (`aggregates`) puts this function in place of `avg` over a DECIMAL without
+//! DISTINCT, in aggregates and in windows (a sliding frame is summed afresh, as in Spark).
 
 use std::sync::Arc;
 
@@ -180,6 +179,13 @@ impl AggregateUDFImpl for DecimalAvg {
             count: 0,
         }))
     }
+    /// A sliding window frame's: its values kept and summed afresh, in order, per frame.
+    fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        Ok(Box::new(FrameAvg {
+            shape: shape_of(&args, self.ansi)?,
+            values: std::collections::VecDeque::new(),
+        }))
+    }
     fn groups_accumulator_supported(&self, _args: AccumulatorArgs) -> bool {
         true
     }
@@ -246,20 +252,11 @@ impl Accumulator for AvgAcc {
         }
         Ok(())
     }
-    /// A sliding window frame's rows leaving it (values below 10^38 in magnitude: negating one
-    /// cannot overflow).
-    fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        let Some(a) = values.first() else {
-            return Ok(());
-        };
-        for v in decimals(a)?.into_iter().flatten() {
-            self.sum = self.shape.add(self.sum, -v)?;
-            self.count = self.count.saturating_sub(1);
-        }
-        Ok(())
-    }
+    /// No retraction: a sliding frame is summed afresh from its first row, as Spark sums it, so
+    /// an overflow is the one Spark meets on the way through that frame (a running sum with
+    /// values taken out kept a legacy-mode NULL for every later frame, red team helper-38).
     fn supports_retract_batch(&self) -> bool {
-        true
+        false
     }
     fn merge_batch(&mut self, batch: &[ArrayRef]) -> Result<()> {
         for (sum, count) in states(batch)? {
@@ -289,6 +286,70 @@ impl Accumulator for AvgAcc {
     }
     fn size(&self) -> usize {
         std::mem::size_of_val(self)
+    }
+}
+
+/// A sliding window frame's average: the frame's non-NULL values in order (rows enter at the
+/// back and leave at the front), summed afresh from the first at each evaluation, as Spark
+/// sums each sliding frame. A running sum with values taken out would meet other overflows: in
+/// legacy mode it kept NULL for every frame after one overflowed (red team helper-38).
+#[derive(Debug)]
+struct FrameAvg {
+    shape: Shape,
+    values: std::collections::VecDeque<i128>,
+}
+
+impl FrameAvg {
+    fn sum(&self) -> Result<Option<i128>> {
+        let mut sum = Some(0);
+        for v in &self.values {
+            sum = self.shape.add(sum, *v)?;
+            if sum.is_none() {
+                break;
+            }
+        }
+        Ok(sum)
+    }
+}
+
+impl Accumulator for FrameAvg {
+    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        if let Some(a) = values.first() {
+            self.values.extend(decimals(a)?.into_iter().flatten());
+        }
+        Ok(())
+    }
+    /// The frame's first rows leaving it (the oldest values, in order).
+    fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        if let Some(a) = values.first() {
+            for _ in decimals(a)?.into_iter().flatten() {
+                self.values.pop_front();
+            }
+        }
+        Ok(())
+    }
+    fn supports_retract_batch(&self) -> bool {
+        true
+    }
+    fn merge_batch(&mut self, _states: &[ArrayRef]) -> Result<()> {
+        exec_err!("spark_avg: a window frame's average is not merged")
+    }
+    fn state(&mut self) -> Result<Vec<ScalarValue>> {
+        Ok(vec![
+            ScalarValue::Decimal128(self.sum()?, self.shape.sum_precision, self.shape.scale),
+            ScalarValue::Int64(Some(self.values.len() as i64)),
+        ])
+    }
+    fn evaluate(&mut self) -> Result<ScalarValue> {
+        let count = i64::try_from(self.values.len()).unwrap_or(i64::MAX);
+        Ok(ScalarValue::Decimal128(
+            self.shape.average(self.sum()?, count)?,
+            self.shape.out_precision,
+            self.shape.out_scale,
+        ))
+    }
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self) + self.values.capacity() * std::mem::size_of::<i128>()
     }
 }
 

@@ -129,41 +129,72 @@ impl VisitorMut for SparkLiterals {
 }
 
 /// Each integer literal of a VALUES row in `body` (or its set operations' sides) that fits an INT
-/// as `CAST(<n> AS INT)`, a negated one too (`-5`).
+/// as `CAST(<n> AS INT)`: a row's literal, a signed one (`-2147483648`, `+5`) and those of
+/// arithmetic on literals (`1 + 1`), as Spark types them.
 fn int_literals_in_values(body: &mut ast::SetExpr) {
     match body {
         ast::SetExpr::Values(values) => {
             for e in values.rows.iter_mut().flat_map(|r| r.content.iter_mut()) {
-                let target: &mut ast::Expr = match e {
-                    ast::Expr::UnaryOp {
-                        op: ast::UnaryOperator::Minus,
-                        expr,
-                    } => expr,
-                    other => other,
-                };
-                let ast::Expr::Value(v) = &*target else {
-                    continue;
-                };
-                let ast::Value::Number(text, false) = &v.value else {
-                    continue;
-                };
-                if text.parse::<i32>().is_err() {
-                    continue;
-                }
-                let literal = target.clone();
-                *target = ast::Expr::Cast {
-                    kind: CastKind::Cast,
-                    expr: Box::new(literal),
-                    data_type: ast::DataType::Int(None),
-                    array: false,
-                    format: None,
-                };
+                int_literals(e);
             }
         }
         ast::SetExpr::SetOperation { left, right, .. } => {
             int_literals_in_values(left);
             int_literals_in_values(right);
         }
+        _ => {}
+    }
+}
+
+/// `e`'s integer literals that fit an INT as INTs, through signs, parentheses and arithmetic
+/// (not into function arguments, whose literals keep the form their functions read).
+fn int_literals(e: &mut ast::Expr) {
+    let as_int = |e: &ast::Expr| ast::Expr::Cast {
+        kind: CastKind::Cast,
+        expr: Box::new(e.clone()),
+        data_type: ast::DataType::Int(None),
+        array: false,
+        format: None,
+    };
+    let number = |e: &ast::Expr| match e {
+        ast::Expr::Value(ValueWithSpan {
+            value: ast::Value::Number(text, false),
+            ..
+        }) => Some(text.clone()),
+        _ => None,
+    };
+    match e {
+        ast::Expr::Value(_) => {
+            if number(e).is_some_and(|t| t.parse::<i32>().is_ok()) {
+                *e = as_int(e);
+            }
+        }
+        ast::Expr::UnaryOp { op, expr } => {
+            let signed = match (&op, number(expr)) {
+                (ast::UnaryOperator::Minus, Some(t)) => format!("-{t}").parse::<i32>().is_ok(),
+                (ast::UnaryOperator::Plus, Some(t)) => t.parse::<i32>().is_ok(),
+                _ => false,
+            };
+            if signed {
+                *e = as_int(e);
+            } else if matches!(op, ast::UnaryOperator::Minus | ast::UnaryOperator::Plus) {
+                int_literals(expr);
+            }
+        }
+        ast::Expr::BinaryOp { left, op, right }
+            if matches!(
+                op,
+                ast::BinaryOperator::Plus
+                    | ast::BinaryOperator::Minus
+                    | ast::BinaryOperator::Multiply
+                    | ast::BinaryOperator::Divide
+                    | ast::BinaryOperator::Modulo
+            ) =>
+        {
+            int_literals(left);
+            int_literals(right);
+        }
+        ast::Expr::Nested(inner) => int_literals(inner),
         _ => {}
     }
 }

@@ -29,6 +29,7 @@ pub mod arith;
 mod checked_sum;
 pub mod coerced;
 mod convert_udf;
+mod date_format;
 pub mod datetime;
 pub mod decimal_arith;
 mod decimal_avg;

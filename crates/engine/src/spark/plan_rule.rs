@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, Result, ScalarValue};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::utils::merge_schema;
@@ -78,7 +79,19 @@ impl AnalyzerRule for SparkSemantics {
                     other => other.recompute_schema(),
                 }),
                 (true, None) => t.map_data(|p| p.recompute_schema()),
-                (false, _) => Ok(t),
+                // A node whose own expressions stayed may still sit on an input whose types
+                // changed below it (a VALUES column made DOUBLE): an alias and a projection
+                // take their types from it again, or `a + a` over that column kept the DECIMAL
+                // type it was planned with (red team helper-38: a wrong value was stored).
+                (false, _) => match t.data {
+                    p @ (LogicalPlan::SubqueryAlias(_) | LogicalPlan::Projection(_)) => {
+                        let before = Arc::clone(p.schema());
+                        let p = p.recompute_schema()?;
+                        let changed = p.schema() != &before;
+                        Ok(Transformed::new_transformed(p, changed))
+                    }
+                    other => Ok(Transformed::no(other)),
+                },
             }
         })
         .map(|t| t.data)

@@ -149,6 +149,13 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                 None => Ok(Transformed::no(Expr::ScalarFunction(f))),
             }
         }
+        // `date_format(ts, 'yyyy-MM-dd')` reads Spark's pattern (`date_format`).
+        Expr::ScalarFunction(f) if f.name() == "to_char" => {
+            match super::date_format::spark_date_format(f, schema)? {
+                Ok(e) => Ok(Transformed::yes(e)),
+                Err(f) => Ok(Transformed::no(Expr::ScalarFunction(f))),
+            }
+        }
         // `round` of a float, `ceil` and `floor`: Spark's rounding and types (`rounding`).
         Expr::ScalarFunction(f)
             if ["round", "ceil", "floor"]

@@ -15,10 +15,9 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, StringArray};
 use arrow::datatypes::{DataType, Int64Type};
-use datafusion::common::{exec_err, Result};
+use datafusion::common::{exec_err, plan_err, Result};
 use datafusion::logical_expr::{
-    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
-    Volatility,
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 
 /// Which of the three functions.
@@ -69,18 +68,9 @@ pub fn spark_substr(f: &datafusion::logical_expr::expr::ScalarFunction) -> Optio
     (f.name() == "substr" && !Arc::ptr_eq(&f.func, &ours)).then_some(ours)
 }
 
-fn signature(cut: Cut) -> Signature {
-    // Other string types and integers are cast to these by the planner.
-    let forms = match cut {
-        Cut::Substring => vec![
-            TypeSignature::Exact(vec![DataType::Utf8, DataType::Int64]),
-            TypeSignature::Exact(vec![DataType::Utf8, DataType::Int64, DataType::Int64]),
-        ],
-        Cut::Left | Cut::Right => {
-            vec![TypeSignature::Exact(vec![DataType::Utf8, DataType::Int64])]
-        }
-    };
-    Signature::one_of(forms, Volatility::Immutable)
+fn signature(_cut: Cut) -> Signature {
+    // Arguments are typed by `coerce_types`: any string, any integer (or NULL).
+    Signature::user_defined(Volatility::Immutable)
 }
 
 /// `s` cut as Spark's `substringSQL(pos, len)` cuts it (`len` None: to the end).
@@ -143,6 +133,39 @@ impl ScalarUDFImpl for SparkCut {
     }
     fn return_type(&self, _args: &[DataType]) -> Result<DataType> {
         Ok(DataType::Utf8)
+    }
+    /// A string, then one integer (two for `substring`'s length), cast to STRING and BIGINT.
+    fn coerce_types(&self, args: &[DataType]) -> Result<Vec<DataType>> {
+        let arity = match self.cut {
+            Cut::Substring => 2..=3,
+            Cut::Left | Cut::Right => 2..=2,
+        };
+        if !arity.contains(&args.len()) {
+            return plan_err!(
+                "{} takes a string and {} integers",
+                self.name(),
+                arity.end() - 1
+            );
+        }
+        args.iter()
+            .enumerate()
+            .map(|(i, t)| match (i, t) {
+                (_, DataType::Null) => Ok(if i == 0 {
+                    DataType::Utf8
+                } else {
+                    DataType::Int64
+                }),
+                (0, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) => {
+                    Ok(DataType::Utf8)
+                }
+                (1.., t) if t.is_integer() => Ok(DataType::Int64),
+                (_, t) => plan_err!(
+                    "{}: argument {} of type {t} (a string, then integers)",
+                    self.name(),
+                    i + 1
+                ),
+            })
+            .collect()
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         // All-scalar arguments give one-row arrays, and the one-row result stands for a scalar.

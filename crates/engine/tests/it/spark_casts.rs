@@ -289,6 +289,22 @@ fn averages_and_rounding_store_what_spark_stores() {
             "ARITHMETIC_OVERFLOW",
         )
         .await;
+        // A sliding frame is summed afresh, as Spark sums it: in legacy mode a frame whose sum
+        // overflows is NULL and the next frames are not (they stayed NULL, red team helper-38).
+        s.execute("SET spark.sql.ansi.enabled = false").await.unwrap();
+        let big = "CAST(90000000000000000000000000000000000000 AS DECIMAL(38,0))";
+        assert_eq!(
+            rows(
+                &s,
+                &format!(
+                    "SELECT i, avg(d) OVER (ORDER BY i ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) \
+                     FROM (VALUES (1, {big}), (2, {big}), (3, -{big}), (4, CAST(1 AS DECIMAL(38,0))), \
+                     (5, CAST(3 AS DECIMAL(38,0)))) v(i, d)"
+                )
+            )
+            .await,
+            vec!["1|NULL", "2|NULL", "3|0.0000", "4|NULL", "5|2.0000"]
+        );
     });
 }
 
@@ -335,6 +351,23 @@ fn values_rows_type_integer_literals_as_spark() {
             delta_rlc_protocol::schema::DataType::Primitive(
                 delta_rlc_protocol::schema::PrimitiveType::Integer
             )
+        );
+        // Signed and computed literals too (red team helper-38), and a VALUES column made
+        // DOUBLE is DOUBLE in the arithmetic over it (it stayed DECIMAL(31,15): 2.46914e-10
+        // was stored where Spark stores 2.4691357802469136e-10).
+        fails(
+            &s,
+            "SELECT a + a FROM (VALUES (1), (-2147483648), (+5), (1 + 1)) v(a)",
+            "ARITHMETIC_OVERFLOW",
+        )
+        .await;
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT arrow_typeof(a + a), a + a FROM (VALUES (1.5), (1.2345678901234567e-10D)) v(a)"
+            )
+            .await,
+            vec!["Float64|2.4691357802469136e-10", "Float64|3.0"]
         );
         fails(&s, "SELECT 0x41", "write X'41'").await;
         assert_eq!(rows(&s, "SELECT X'41' = X'41'").await, vec!["true"]);
