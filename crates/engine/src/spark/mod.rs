@@ -236,6 +236,10 @@ fn build_state(
         .with_config(config)
         .with_default_features()
         .with_analyzer_rules(rules);
+    // Spark's SUBSTRING syntax ahead of DataFusion's planner for it.
+    if let Some(planners) = state.expr_planners() {
+        planners.insert(0, std::sync::Arc::new(substring::SubstringPlanner));
+    }
     match runtime
         .map(Ok)
         .unwrap_or_else(crate::env::unlimited_runtime)

@@ -60,6 +60,29 @@ fn function(cut: Cut) -> Arc<ScalarUDF> {
     }
 }
 
+/// The SQL planner's `SUBSTRING(s FROM p FOR n)` / `substring(s, p, n)` as Spark's: first in a
+/// state's expression planners (DataFusion's own builds its `substr` directly, whose signature
+/// refused a SMALLINT position while the statement was planned).
+#[derive(Debug)]
+pub struct SubstringPlanner;
+
+impl datafusion::logical_expr::planner::ExprPlanner for SubstringPlanner {
+    fn plan_substring(
+        &self,
+        args: Vec<datafusion::logical_expr::Expr>,
+    ) -> Result<datafusion::logical_expr::planner::PlannerResult<Vec<datafusion::logical_expr::Expr>>>
+    {
+        Ok(datafusion::logical_expr::planner::PlannerResult::Planned(
+            datafusion::logical_expr::Expr::ScalarFunction(
+                datafusion::logical_expr::expr::ScalarFunction::new_udf(
+                    function(Cut::Substring),
+                    args,
+                ),
+            ),
+        ))
+    }
+}
+
 /// DataFusion's `substr` (the SQL planner builds `SUBSTRING(s FROM p FOR n)` and
 /// `substring(s, p, n)` with it directly, not through the registry) replaced by Spark's; None
 /// when `f` is not DataFusion's.
