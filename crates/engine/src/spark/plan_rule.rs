@@ -44,6 +44,7 @@ impl AnalyzerRule for SparkSemantics {
             let plan = match plan {
                 LogicalPlan::Values(v) => values_as_double(v)?,
                 LogicalPlan::Union(u) => union_as_double(u)?,
+                LogicalPlan::Projection(p) => int_literals_selected(p)?,
                 other => other,
             };
             // A VALUES node keeps its column types (DataFusion's common type per column): a row
@@ -90,6 +91,13 @@ impl AnalyzerRule for SparkSemantics {
                         let changed = p.schema() != &before;
                         Ok(Transformed::new_transformed(p, changed))
                     }
+                    // A UNION's inputs meet in their common type again (type coercion widens
+                    // them after this step): `SELECT 1 UNION ALL VALUES (2)` is INT.
+                    LogicalPlan::Union(u) if union_inputs_retyped(&u) => {
+                        let u =
+                            datafusion::logical_expr::Union::try_new_with_loose_types(u.inputs)?;
+                        Ok(Transformed::yes(LogicalPlan::Union(u)))
+                    }
                     other => Ok(Transformed::no(other)),
                 },
             }
@@ -100,6 +108,58 @@ impl AnalyzerRule for SparkSemantics {
     fn name(&self) -> &str {
         "spark_semantics"
     }
+}
+
+/// Whether an input of `u` has other column types than `u` was planned with.
+fn union_inputs_retyped(u: &datafusion::logical_expr::Union) -> bool {
+    u.inputs.iter().any(|i| {
+        i.schema()
+            .fields()
+            .iter()
+            .zip(u.schema.fields())
+            .any(|(a, b)| a.data_type() != b.data_type())
+    })
+}
+
+/// An integer literal selected as a column (`SELECT 1 AS v`) is an INT when it fits, as in
+/// Spark: DataFusion's BIGINT made `CREATE TABLE … AS SELECT 1 AS v` a `long` column where
+/// Spark makes an `integer` one, and a UNION of it with an INT column BIGINT (red team
+/// helper-38). The column keeps its name.
+fn int_literals_selected(p: datafusion::logical_expr::Projection) -> Result<LogicalPlan> {
+    let narrow = |v: &ScalarValue| match v {
+        ScalarValue::Int64(Some(n)) => i32::try_from(*n).ok().map(|n| ScalarValue::Int32(Some(n))),
+        _ => None,
+    };
+    let selects_wide = p.expr.iter().any(|e| match e {
+        Expr::Literal(v, _) => narrow(v).is_some(),
+        Expr::Alias(a) => matches!(a.expr.as_ref(), Expr::Literal(v, _) if narrow(v).is_some()),
+        _ => false,
+    });
+    if !selects_wide {
+        return Ok(LogicalPlan::Projection(p));
+    }
+    let exprs = p
+        .expr
+        .into_iter()
+        .map(|e| match &e {
+            Expr::Literal(v, meta) => match narrow(v) {
+                Some(n) => Expr::Literal(n, meta.clone()).alias(e.schema_name().to_string()),
+                None => e,
+            },
+            Expr::Alias(a) => match a.expr.as_ref() {
+                Expr::Literal(v, meta) => match narrow(v) {
+                    Some(n) => Expr::Literal(n, meta.clone())
+                        .alias_qualified(a.relation.clone(), a.name.clone()),
+                    None => e,
+                },
+                _ => e,
+            },
+            _ => e,
+        })
+        .collect();
+    Ok(LogicalPlan::Projection(
+        datafusion::logical_expr::Projection::try_new(exprs, p.input)?,
+    ))
 }
 
 /// A VALUES column whose rows mix DOUBLE and DECIMAL is DOUBLE, as in Spark. DataFusion's planner

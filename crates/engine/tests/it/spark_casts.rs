@@ -369,6 +369,16 @@ fn values_rows_type_integer_literals_as_spark() {
             .await,
             vec!["Float64|2.4691357802469136e-10", "Float64|3.0"]
         );
+        // A literal selected as a column is an INT too, alone and in a UNION (helper-38).
+        fails(&s, "SELECT a + 2147483647 FROM (SELECT 1 a) x", "ARITHMETIC_OVERFLOW").await;
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT DISTINCT arrow_typeof(a) FROM (SELECT 1 a UNION ALL VALUES (2), (3)) x"
+            )
+            .await,
+            vec!["Int32"]
+        );
         fails(&s, "SELECT 0x41", "write X'41'").await;
         assert_eq!(rows(&s, "SELECT X'41' = X'41'").await, vec!["true"]);
     });
