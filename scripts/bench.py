@@ -8,6 +8,7 @@ and writes BENCHMARKS.md (ratios, not absolute times) plus SVG charts under docs
 Every process is a subprocess; wall time and peak RSS come from os.wait4.
 """
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -132,7 +133,9 @@ METADATA_WORKLOAD = {
 
 
 def workload(bin_, base, name, spec, mode, seconds):
-    d = os.path.join(base, f"w-{abs(hash(name)) % 10000}-{mode}")
+    # One folder per workload: a digest of its name (Python's `hash` of a string changes per
+    # process, and four digits of it let two workloads share a table: a flaky "already exists").
+    d = os.path.join(base, f"w-{hashlib.sha1(name.encode()).hexdigest()[:16]}-{mode}")
     if mode == "deltalake":
         setup = [PEER[0], "-c", f"import sys; sys.path.insert(0, {HERE!r}); import bench_peer as b; from deltalake import write_deltalake; write_deltalake({d!r}, b.data(0, 100000))"]
         run_measured(setup)

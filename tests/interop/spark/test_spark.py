@@ -571,3 +571,21 @@ def test_spark_replays_a_log_compaction_we_write(spark, tmp_path):
     finally:
         spark.conf.unset("spark.databricks.delta.deltaLog.minorCompaction.useForReads")
         jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+
+
+def test_timestamps_spark_wrote_outside_1677_2262_keep_their_value(spark, tmp_path):
+    """Spark writes TIMESTAMP as INT96: read as nanoseconds, `0999-03-04` came out as 2168-04-12
+    and an UPDATE of another column wrote that back (red team helper-39). Both engines read the
+    same instants, before and after our writes (copy-on-write: the whole file is rewritten)."""
+    p = str(tmp_path / "ts")
+    spark.conf.set("spark.sql.session.timeZone", "UTC")
+    spark.sql(f"CREATE TABLE delta.`{p}` (id INT, t TIMESTAMP) USING delta")
+    spark.sql(f"INSERT INTO delta.`{p}` VALUES (1, TIMESTAMP'0999-03-04 05:06:07.089'), "
+              f"(2, TIMESTAMP'0001-01-03 00:00:00'), (3, TIMESTAMP'9999-12-30 23:59:59.999999'), "
+              f"(4, TIMESTAMP'2024-02-29 12:00:00')")
+    before = theirs(spark, p, ["id", "t"])
+    seen = json.loads(rlc("sql", "--json", f"SELECT id, CAST(t AS STRING) AS t FROM '{p}' ORDER BY id"))["rows"]
+    assert [r["t"][:10] for r in seen] == ["0999-03-04", "0001-01-03", "9999-12-30", "2024-02-29"], seen
+    rlc("sql", f"UPDATE '{p}' SET id = id + 10 WHERE id IN (1, 4)")
+    after = theirs(spark, p, ["id", "t"])
+    assert sorted((i % 10, t) for i, t in after) == sorted(before)

@@ -208,8 +208,19 @@ pub(crate) async fn open_reader(
             false => parquet::file::metadata::PageIndexPolicy::Skip,
         },
     );
-    let reader = ParquetRecordBatchReaderBuilder::try_new_with_options(bytes, options)
-        .map_err(|e| EngineError::corrupt(format!("data file {}: {e}", add.path)))?;
+    let corrupt = |e: parquet::errors::ParquetError| {
+        EngineError::corrupt(format!("data file {}: {e}", add.path))
+    };
+    use parquet::arrow::arrow_reader::ArrowReaderMetadata;
+    let meta = ArrowReaderMetadata::load(&bytes, options.clone()).map_err(corrupt)?;
+    let meta = match int96_as_micros(&meta) {
+        Some(schema) => {
+            ArrowReaderMetadata::try_new(Arc::clone(meta.metadata()), options.with_schema(schema))
+                .map_err(corrupt)?
+        }
+        None => meta,
+    };
+    let reader = ParquetRecordBatchReaderBuilder::new_with_metadata(bytes, meta);
     let physical_rows = reader.metadata().file_metadata().num_rows();
     if let (Some(stats), Some(_)) = (&add.stats, &add.deletion_vector) {
         if let Ok(Some(n)) = FileStats::parse_num_records(stats) {
@@ -240,6 +251,48 @@ pub(crate) async fn open_reader(
             let mask = parquet::arrow::ProjectionMask::roots(reader.parquet_schema(), roots);
             reader.with_projection(mask)
         }
+    })
+}
+
+/// The file's schema with its INT96 timestamps (Spark's default TIMESTAMP encoding) decoded to
+/// microseconds, when it has any. The reader's default is nanoseconds, whose 64 bits hold only
+/// 1677-2262: Spark's `0999-03-04 05:06:07.089` was read as 2168-04-12 and an UPDATE wrote that
+/// back (red team helper-39). Delta's TIMESTAMP is microseconds: every INT96 value fits.
+/// (Top-level columns; an INT96 inside a struct keeps the reader's default.)
+fn int96_as_micros(
+    meta: &parquet::arrow::arrow_reader::ArrowReaderMetadata,
+) -> Option<arrow::datatypes::SchemaRef> {
+    use arrow::datatypes::{DataType, TimeUnit};
+    let roots = meta.parquet_schema().root_schema().get_fields();
+    let is_int96 = |name: &str| {
+        roots.iter().any(|r| {
+            r.name() == name
+                && r.is_primitive()
+                && r.get_physical_type() == parquet::basic::Type::INT96
+        })
+    };
+    let mut changed = false;
+    let fields: Vec<arrow::datatypes::FieldRef> = meta
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Timestamp(TimeUnit::Nanosecond, None) if is_int96(f.name()) => {
+                changed = true;
+                Arc::new(
+                    f.as_ref()
+                        .clone()
+                        .with_data_type(DataType::Timestamp(TimeUnit::Microsecond, None)),
+                )
+            }
+            _ => Arc::clone(f),
+        })
+        .collect();
+    changed.then(|| {
+        Arc::new(arrow::datatypes::Schema::new_with_metadata(
+            fields,
+            meta.schema().metadata().clone(),
+        ))
     })
 }
 

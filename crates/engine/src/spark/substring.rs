@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, StringArray};
-use arrow::datatypes::{DataType, Int64Type};
+use arrow::datatypes::{DataType, Int32Type};
 use datafusion::common::{exec_err, plan_err, Result};
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
@@ -96,18 +96,19 @@ fn signature(_cut: Cut) -> Signature {
     Signature::user_defined(Volatility::Immutable)
 }
 
-/// `s` cut as Spark's `substringSQL(pos, len)` cuts it (`len` None: to the end).
-pub fn substring_sql(s: &str, pos: i64, len: Option<i64>) -> &str {
+/// `s` cut as Spark's `substringSQL(pos, len)` cuts it, in INT arithmetic as Spark's (`len`
+/// None: `Integer.MAX_VALUE`, so at the least position the end falls inside the string).
+pub fn substring_sql(s: &str, pos: i32, len: Option<i32>) -> &str {
     let chars = s.chars().count() as i64;
+    let pos = i64::from(pos);
     let start = match pos {
         p if p > 0 => p - 1,
         p if p < 0 => chars + p,
         _ => 0,
     };
-    let end = match len {
-        Some(n) => start.saturating_add(n),
-        None => i64::MAX,
-    };
+    // Spark computes the end in a long and clamps it to an int.
+    let end = (start + i64::from(len.unwrap_or(i32::MAX)))
+        .clamp(i64::from(i32::MIN), i64::from(i32::MAX));
     let (start, end) = (start.max(0), end.min(chars));
     if start >= end {
         return "";
@@ -121,12 +122,13 @@ pub fn substring_sql(s: &str, pos: i64, len: Option<i64>) -> &str {
     s.get(from..to).unwrap_or("")
 }
 
-fn cut_one(cut: Cut, s: &str, a: i64, b: Option<i64>) -> &str {
+fn cut_one(cut: Cut, s: &str, a: i32, b: Option<i32>) -> &str {
     match cut {
         Cut::Substring => substring_sql(s, a, b),
         Cut::Left => substring_sql(s, 1, Some(a)),
         Cut::Right if a <= 0 => "",
-        Cut::Right => substring_sql(s, a.saturating_neg(), None),
+        // Spark's `UnaryMinus` of an INT: -(-2147483648) is out of range, but a <= 0 is taken above.
+        Cut::Right => substring_sql(s, a.wrapping_neg(), None),
     }
 }
 
@@ -181,7 +183,8 @@ impl ScalarUDFImpl for SparkCut {
                 (0, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View) => {
                     Ok(DataType::Utf8)
                 }
-                (1.., t) if t.is_integer() => Ok(DataType::Int64),
+                // Spark's positions are INTs: a BIGINT is cast (past INT: CAST_OVERFLOW).
+                (1.., t) if t.is_integer() => Ok(DataType::Int32),
                 (_, t) => plan_err!(
                     "{}: argument {} of type {t} (a string, then integers)",
                     self.name(),
@@ -198,9 +201,11 @@ impl ScalarUDFImpl for SparkCut {
         };
         let s = arrow::compute::cast(s, &DataType::Utf8)?;
         let s = s.as_string::<i32>();
-        let ints = |x: &ArrayRef| -> Result<Vec<Option<i64>>> {
-            let x = arrow::compute::cast(x, &DataType::Int64)?;
-            Ok(x.as_primitive::<Int64Type>().iter().collect())
+        let ints = |x: &ArrayRef| -> Result<Vec<Option<i32>>> {
+            match x.data_type() {
+                DataType::Int32 => Ok(x.as_primitive::<Int32Type>().iter().collect()),
+                other => exec_err!("{}: an INT position expected, found {other}", self.name()),
+            }
         };
         let a = ints(a)?;
         let b = arrays.get(2).map(ints).transpose()?;
@@ -236,14 +241,17 @@ mod tests {
         assert_eq!(substring_sql("hello", -7, Some(4)), "he");
         assert_eq!(substring_sql("héllo", 2, Some(2)), "él");
         assert_eq!(substring_sql("hello", 9, Some(2)), "");
-        assert_eq!(substring_sql("hello", i64::MAX, Some(i64::MAX)), "");
-        assert_eq!(substring_sql("hello", i64::MIN, Some(i64::MIN)), "");
+        assert_eq!(substring_sql("hello", i32::MAX, Some(i32::MAX)), "");
+        assert_eq!(substring_sql("hello", i32::MIN, Some(i32::MIN)), "");
+        // Spark 4: the default length is Integer.MAX_VALUE, so from the least position the end
+        // is 2147483647 characters on: substr('héllo', -2147483648) is 'héll' (helper-39).
+        assert_eq!(substring_sql("héllo", i32::MIN, None), "héll");
         assert_eq!(cut_one(Cut::Left, "abc", -1, None), "");
         assert_eq!(cut_one(Cut::Right, "abc", -1, None), "");
         assert_eq!(cut_one(Cut::Left, "abc", 0, None), "");
         assert_eq!(cut_one(Cut::Right, "abc", 5, None), "abc");
         assert_eq!(cut_one(Cut::Left, "abc", 5, None), "abc");
         assert_eq!(cut_one(Cut::Right, "abc", 2, None), "bc");
-        assert_eq!(cut_one(Cut::Right, "abc", i64::MIN, None), "");
+        assert_eq!(cut_one(Cut::Right, "abc", i32::MIN, None), "");
     }
 }

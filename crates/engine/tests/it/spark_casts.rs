@@ -422,3 +422,45 @@ fn substrings_and_logarithms_store_what_spark_stores() {
         );
     });
 }
+
+/// A MERGE's clause conditions and values take Spark's meaning as every other expression does:
+/// they were evaluated without the rewrite, so `date_format(d, 'yyyy-MM-dd')` stored the pattern
+/// itself and a clause condition on it matched nothing (red team helper-39). Also `round` of a
+/// DOUBLE, `ceil`, and a refused pattern letter. Values from Spark 4.
+#[test]
+fn merge_clauses_mean_what_spark_means() {
+    let loc = "memory://spark-casts-merge/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id INT, d DATE, s STRING, x DOUBLE)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (1, DATE'2024-02-29', 'a', 1.005), (2, DATE'2023-01-01', 'b', 2.5)")
+            .await
+            .unwrap();
+        s.execute(
+            "MERGE INTO t USING (SELECT 1 AS id UNION ALL SELECT 3) u ON t.id = u.id \
+             WHEN MATCHED AND date_format(t.d, 'MM-dd') = '02-29' THEN \
+               UPDATE SET s = date_format(t.d, 'yyyy-MM-dd'), x = round(t.x, 2) \
+             WHEN NOT MATCHED THEN INSERT (id, d, s, x) \
+               VALUES (u.id, DATE'2020-01-02', date_format(DATE'2020-01-02', 'EEEE d MMMM'), ceil(2.5e0))",
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT id, s, x FROM t").await,
+            vec!["1|2024-02-29|1.01", "2|b|2.5", "3|Thursday 2 January|3.0"]
+        );
+        fails(
+            &s,
+            "MERGE INTO t USING (SELECT 1 AS id) u ON t.id = u.id WHEN MATCHED THEN UPDATE SET s = date_format(t.d, 'Q')",
+            "pattern letters Q",
+        )
+        .await;
+        fails(&s, "SELECT date_format(d, '[yyyy]') FROM t", "optional section").await;
+        assert_eq!(
+            rows(&s, "SELECT substr('héllo', -2147483648)").await,
+            vec!["héll"]
+        );
+    });
+}

@@ -93,11 +93,12 @@ impl Joined {
         column_index(&self.schema, qualifier, name)
     }
 
-    /// Evaluates `e` over `rows` (the joined rows, or a selection of them).
+    /// Evaluates `e` over `rows` (the joined rows, or a selection of them), with Spark's
+    /// meaning (`expr_plan::plan_physical`: the rewrite every other expression path takes; a bare
+    /// `create_physical_expr` skipped it, so `date_format(d, 'yyyy-MM-dd')` in a clause stored
+    /// the pattern itself, red team helper-39).
     pub fn eval(&self, e: &Expr, rows: &RecordBatch) -> Result<ArrayRef> {
-        let p = self
-            .ctx
-            .create_physical_expr(e.clone(), &self.schema)
+        let p = crate::expr_plan::plan_physical(&self.ctx, e, &self.schema)
             .map_err(|e| EngineError::invalid(format!("MERGE: {e}")))?;
         Ok(p.evaluate(rows)?.into_array(rows.num_rows())?)
     }
