@@ -121,6 +121,10 @@ CAST_STATEMENTS = [
     "UPDATE {t} SET e = e + 9223372036854775808",
     "DELETE FROM {t} WHERE CAST(e AS DECIMAL(20,2)) = 1.50",  # both raise (row 1 overflows)
     "DELETE FROM {t} WHERE CAST(e AS DECIMAL(30,2)) = 1.50",
+    # A MERGE clause's arithmetic is Spark's (its values were planned without the rewrite:
+    # DECIMAL(38,10) + DECIMAL(38,10) stored 0.0000000005 where Spark stores 0.0000000010).
+    "MERGE INTO {t} t USING (SELECT 2 AS id, CAST(0.0000000005 AS DECIMAL(38,10)) AS v) u "
+    "ON t.id = u.id WHEN MATCHED THEN UPDATE SET e = u.v + CAST(0 AS DECIMAL(38,10)), d = t.d * 1.1",
 ]
 
 

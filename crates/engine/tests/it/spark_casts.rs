@@ -458,6 +458,21 @@ fn merge_clauses_mean_what_spark_means() {
         )
         .await;
         fails(&s, "SELECT date_format(d, '[yyyy]') FROM t", "optional section").await;
+        // DECIMAL arithmetic in a clause is Spark's too: DECIMAL(38,10) + DECIMAL(38,10) is
+        // DECIMAL(38,9), rounded HALF_UP (the bare plan stored 0.0000000005).
+        s.execute("ALTER TABLE t ADD COLUMNS (a DECIMAL(38,10))")
+            .await
+            .unwrap();
+        s.execute(
+            "MERGE INTO t USING (SELECT 2 AS id, CAST(0.0000000005 AS DECIMAL(38,10)) AS v, \
+             CAST(0 AS DECIMAL(38,10)) AS w) u ON t.id = u.id WHEN MATCHED THEN UPDATE SET a = u.v + u.w",
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT CAST(a AS STRING) FROM t WHERE id = 2").await,
+            vec!["0.0000000010"]
+        );
         assert_eq!(
             rows(&s, "SELECT substr('héllo', -2147483648)").await,
             vec!["héll"]
