@@ -249,3 +249,17 @@ def test_substring_log_and_date_format_as_spark(spark, tmp_path):
         "DELETE FROM {t} WHERE substring(s, -3, 2) = 'll' OR ln(x) IS NULL",
     ]):
         twin_run(spark, tmp_path / str(i), create, rows, ["s", "x", "dt"], statement)
+
+
+def test_bit_operations_touch_what_spark_touches(spark, tmp_path):
+    """A shift wraps in its left operand's type (an INT `p << 1` of 2^30 is -2^31), so a DELETE by
+    it removes the rows Spark removes; `& | ^` on an INT and an INT literal store an INT."""
+    create = "(id BIGINT, p INT, b TINYINT)"
+    rows = "(1, 1073741824, 1), (2, 5, -1), (3, -1, 127), (4, NULL, NULL)"
+    for i, statement in enumerate([
+        "DELETE FROM {t} WHERE p << 1 < 0",
+        "DELETE FROM {t} WHERE (p << id) >> 1 = 5 OR b << 1 > 200",
+        "UPDATE {t} SET p = (p & 3) | (p ^ 8) | (b << 30)",
+        "UPDATE {t} SET p = p << 3000000000",
+    ]):
+        twin_run(spark, tmp_path / str(i), create, rows, ["p", "b"], statement)

@@ -6,10 +6,11 @@
 //! (helper-35). The rewrite (`rewrite::rewrite_node`) puts this function in place of `sum` over
 //! such a column, without DISTINCT, in ANSI mode only (Spark's legacy mode wraps too), in
 //! aggregates and in windows (`sum(x) OVER (…)` wrapped too). Sums are kept in 128 bits and
-//! checked at every addition; a sliding window frame takes values out again (`retract_batch`),
-//! each subtraction checked the same way, so any partial sum past the type raises. (Spark sums a
-//! sliding frame afresh from its first row, so a frame whose values overflow on the way in one
-//! order and not the other can raise in one engine only; both raise rather than wrap.)
+//! checked at every addition. A sliding window frame keeps its values and is summed afresh from
+//! its first row for each row (`FrameSum`), as Spark sums one: a running sum that adds the rows
+//! entering and subtracts the rows leaving raised on partial sums no frame holds (with a frame of
+//! one row, `MAX` then `1` raised on `MAX + 1`), where Spark gives each frame's sum. Like
+//! Spark's, the cost is the frame's length per row.
 
 use std::sync::Arc;
 
@@ -148,6 +149,13 @@ impl AggregateUDFImpl for CheckedSum {
             count: 0,
         }))
     }
+    /// A sliding window frame's: its values kept and summed afresh, in order, per frame.
+    fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        Ok(Box::new(FrameSum {
+            bounds: Bounds::of(args.return_field.data_type())?,
+            values: std::collections::VecDeque::new(),
+        }))
+    }
     fn groups_accumulator_supported(&self, _args: AccumulatorArgs) -> bool {
         true
     }
@@ -160,6 +168,62 @@ impl AggregateUDFImpl for CheckedSum {
             sums: Vec::new(),
             seen: Vec::new(),
         }))
+    }
+}
+
+/// A sliding window frame's values, oldest first; each evaluation sums them afresh from the
+/// first, checking every partial sum, as Spark's sliding frame does.
+#[derive(Debug)]
+struct FrameSum {
+    bounds: Bounds,
+    values: std::collections::VecDeque<i128>,
+}
+
+impl FrameSum {
+    fn value(&self) -> Result<Option<i128>> {
+        if self.values.is_empty() {
+            return Ok(None);
+        }
+        let mut sum = 0;
+        for v in &self.values {
+            sum = self.bounds.add(sum, *v)?;
+        }
+        Ok(Some(sum))
+    }
+}
+
+impl Accumulator for FrameSum {
+    fn update_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        if let Some(a) = values.first() {
+            self.values.extend(Bounds::values(a).into_iter().flatten());
+        }
+        Ok(())
+    }
+    /// The frame's first rows leaving it (the oldest values, in order; NULLs were never kept).
+    fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
+        if let Some(a) = values.first() {
+            for _ in Bounds::values(a).into_iter().flatten() {
+                self.values.pop_front();
+            }
+        }
+        Ok(())
+    }
+    fn supports_retract_batch(&self) -> bool {
+        true
+    }
+    fn merge_batch(&mut self, _states: &[ArrayRef]) -> Result<()> {
+        Err(DataFusionError::Execution(
+            "spark_sum: a window frame's sum is not merged".into(),
+        ))
+    }
+    fn state(&mut self) -> Result<Vec<ScalarValue>> {
+        Ok(vec![self.bounds.scalar(self.value()?)])
+    }
+    fn evaluate(&mut self) -> Result<ScalarValue> {
+        Ok(self.bounds.scalar(self.value()?))
+    }
+    fn size(&self) -> usize {
+        std::mem::size_of_val(self) + self.values.capacity() * std::mem::size_of::<i128>()
     }
 }
 
@@ -188,21 +252,6 @@ impl Accumulator for SumAcc {
             self.count += 1;
         }
         Ok(())
-    }
-    /// A sliding window frame's rows leaving it (values below 10^38 in magnitude: negating one
-    /// cannot overflow).
-    fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
-        let Some(a) = values.first() else {
-            return Ok(());
-        };
-        for v in Bounds::values(a).into_iter().flatten() {
-            self.sum = self.bounds.add(self.sum, -v)?;
-            self.count = self.count.saturating_sub(1);
-        }
-        Ok(())
-    }
-    fn supports_retract_batch(&self) -> bool {
-        true
     }
     fn merge_batch(&mut self, states: &[ArrayRef]) -> Result<()> {
         self.update_batch(states)

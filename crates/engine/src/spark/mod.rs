@@ -26,6 +26,7 @@
 
 mod aggregates;
 pub mod arith;
+mod bitwise;
 mod checked_sum;
 pub mod coerced;
 mod convert_udf;

@@ -50,6 +50,13 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                 None => Ok(Transformed::no(Expr::BinaryExpr(b))),
             }
         }
+        // `& | ^ << >>` in Spark's types: a shift wraps in its left operand's (`bitwise`).
+        Expr::BinaryExpr(b) if super::bitwise::is_bitwise(&b.op) => {
+            match super::bitwise::spark_bitwise(&b, schema)? {
+                Some(e) => Ok(Transformed::yes(e)),
+                None => Ok(Transformed::no(Expr::BinaryExpr(b))),
+            }
+        }
         Expr::Negative(inner) => {
             let Some(t) = type_of(&inner, schema) else {
                 return Ok(Transformed::no(Expr::Negative(inner)));

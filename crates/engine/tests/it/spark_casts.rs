@@ -479,3 +479,45 @@ fn merge_clauses_mean_what_spark_means() {
         );
     });
 }
+
+/// Bit operations take Spark's types: `&`, `|`, `^` the wider operand's (an INT literal is an
+/// INT), a shift its left operand's, wrapping there. On an INT `p`, `p << 1` of 2^30 is -2^31 in
+/// Spark; computed as a BIGINT it was 2^31, and `DELETE … WHERE p << 1 < 0` kept the row Spark
+/// deletes. A BIGINT shift amount is cast to INT, as Spark casts it. Values from Spark 4.
+#[test]
+fn bit_operations_wrap_in_sparks_types() {
+    let loc = "memory://spark-casts-bitwise/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT, p INT, b TINYINT)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (1, 1073741824, 1), (2, 5, -1), (3, -1, 127)")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT id, p << 1, p >> 1, p & 3, p | 8, p ^ 1, b << 1, b & 3, id << 62, \
+                 p << 33, p << -1, arrow_typeof(p << 1), arrow_typeof(b & b), \
+                 arrow_typeof(b & 3), arrow_typeof(b << 1), arrow_typeof(id & 1) \
+                 FROM t ORDER BY id"
+            )
+            .await,
+            vec![
+                "1|-2147483648|536870912|0|1073741832|1073741825|2|1|4611686018427387904|\
+                 -2147483648|0|Int32|Int8|Int32|Int32|Int64",
+                "2|10|2|1|13|4|-2|3|-9223372036854775808|10|-2147483648|Int32|Int8|Int32|Int32|Int64",
+                "3|-2|-1|3|-1|-2|254|3|-4611686018427387904|-2|-2147483648|Int32|Int8|Int32|Int32|Int64",
+            ]
+        );
+        // A BIGINT amount is cast to INT, raising past it (Spark: CAST_OVERFLOW).
+        assert_eq!(
+            rows(&s, "SELECT p << id, arrow_typeof(p << id) FROM t WHERE id = 2").await,
+            vec!["20|Int32"]
+        );
+        fails(&s, "SELECT p << 3000000000 FROM t", "3000000000").await;
+        s.execute("DELETE FROM t WHERE p << 1 < 0").await.unwrap();
+        assert_eq!(rows(&s, "SELECT id FROM t ORDER BY id").await, vec!["2"]);
+    });
+}

@@ -1002,6 +1002,19 @@ fn integer_sums_raise_on_overflow_as_in_spark() {
                 "NULL|NULL|2147483648"
             ]
         );
+        // A sliding frame is summed afresh from its first row, as Spark sums it: a running sum
+        // that adds the entering row before taking the leaving one out raised on 1 + MAX here,
+        // a sum no frame holds (Spark: 1, then MAX).
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT x, sum(x) OVER (ORDER BY x ROWS BETWEEN CURRENT ROW AND CURRENT ROW), \
+                 sum(x) OVER (ORDER BY x ROWS BETWEEN 1 PRECEDING AND 1 PRECEDING) \
+                 FROM t WHERE g = 1"
+            )
+            .await,
+            vec!["1|1|NULL", "9223372036854775807|9223372036854775807|1"]
+        );
         s.execute("SET spark.sql.ansi.enabled = false")
             .await
             .unwrap();
