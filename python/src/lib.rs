@@ -468,7 +468,7 @@ pub(crate) fn outcome_dict<'py>(
     d.set_item("version", c.version)?;
     d.set_item("num_commit_attempts", c.attempts)?;
     d.set_item("rows_affected", c.metrics.rows_affected)?;
-    let events: Vec<String> = c.events.iter().map(|e| e.name.clone()).collect();
+    let events: Vec<String> = c.events.iter().map(|e| e.name.to_string()).collect();
     d.set_item("reconcile_events", events)?;
     // Re-execution on conflict: how many times the statement ran, and why earlier runs aborted.
     d.set_item("statement_runs", c.statement_runs())?;

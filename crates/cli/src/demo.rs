@@ -42,7 +42,14 @@ async fn race(base: &Path, n: usize, legacy: bool, r: &Race) -> Result<String, E
             let ev: Vec<String> = c
                 .events
                 .iter()
-                .map(|e| e.name.rsplit('.').next().unwrap_or(&e.name).to_string())
+                .map(|e| {
+                    e.name
+                        .as_str()
+                        .rsplit('.')
+                        .next()
+                        .unwrap_or(e.name.as_str())
+                        .to_string()
+                })
                 .collect();
             format!(
                 "committed v{}{}",

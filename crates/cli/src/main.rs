@@ -521,7 +521,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                         commits += 1;
                         if let Some(c) = &out.commit {
                             for e in &c.events {
-                                *events.entry(e.name.clone()).or_default() += 1;
+                                *events.entry(e.name.to_string()).or_default() += 1;
                             }
                         }
                         println!("{}", serde_json::json!({"op": kind, "k": k, "d": d}));
@@ -588,7 +588,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                             for e in &c.events {
                                 let key = match e.fields.get("tier").and_then(|t| t.as_str()) {
                                     Some(tier) => format!("{}/{tier}", e.name),
-                                    None => e.name.clone(),
+                                    None => e.name.to_string(),
                                 };
                                 *events.entry(key).or_default() += 1;
                             }

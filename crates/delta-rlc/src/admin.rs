@@ -180,7 +180,11 @@ impl AlterBuilder {
                 other => other,
             })
             .collect::<Vec<_>>();
-        let mut txn = Transaction::new(inner, Some(std::sync::Arc::clone(&snapshot)), "ALTER");
+        let mut txn = Transaction::new(
+            inner,
+            Some(std::sync::Arc::clone(&snapshot)),
+            delta_rlc_engine::txn::Operation::Alter,
+        );
         for op in ops {
             txn = alter_txn(txn, op).await?;
             fold_metadata(&mut txn)?;
@@ -309,7 +313,11 @@ impl RestoreBuilder {
         };
         let target = inner.snapshot(Some(version)).await?;
         let current = inner.snapshot(self.table.read_version).await?;
-        let txn = Transaction::new(inner, Some(current), "RESTORE");
+        let txn = Transaction::new(
+            inner,
+            Some(current),
+            delta_rlc_engine::txn::Operation::Restore,
+        );
         let spec = RestoreSpec {
             target,
             ignore_missing_files: self.ignore_missing_files,
@@ -400,7 +408,11 @@ impl Table {
     ) -> Result<(Vec<String>, Option<CommitOutcome>)> {
         let inner = &self.inner;
         let snapshot = inner.snapshot(self.read_version).await?;
-        let txn = Transaction::new(inner, Some(snapshot), "FSCK");
+        let txn = Transaction::new(
+            inner,
+            Some(snapshot),
+            delta_rlc_engine::txn::Operation::Fsck,
+        );
         let (txn, missing) = delta_rlc_engine::ops::repair::repair_txn(txn).await?;
         if dry_run || missing.is_empty() {
             return Ok((missing, None));

@@ -283,10 +283,10 @@ impl CreateBuilder {
         }
         if replace {
             // The overwrite names itself WRITE; the commit is the replace.
-            txn.operation = "CREATE OR REPLACE TABLE".into();
+            txn.operation = delta_rlc_engine::txn::Operation::ReplaceTable;
         }
         if let (Some(mode), false) = (self.as_write, replace) {
-            txn.operation = "WRITE".into();
+            txn.operation = delta_rlc_engine::txn::Operation::Write;
             txn.operation_parameters = serde_json::Map::from_iter([
                 ("mode".to_string(), serde_json::json!(mode.label())),
                 (

@@ -62,7 +62,11 @@ impl DeleteBuilder {
         let snapshot = inner.snapshot(self.table.read_version).await?;
         let ectx = ExprContext::new(&snapshot, None)?;
         let predicate = self.filter.map(|f| f.over_table(&ectx)).transpose()?;
-        let txn = Transaction::new(inner, Some(snapshot), "DELETE");
+        let txn = Transaction::new(
+            inner,
+            Some(snapshot),
+            delta_rlc_engine::txn::Operation::Delete,
+        );
         crate::commit(delete_txn(txn, predicate).await?, &self.commit).await
     }
 }
@@ -145,7 +149,11 @@ impl UpdateBuilder {
             .map(|(c, v)| Ok((c.clone(), v.over_table(&ectx)?)))
             .collect::<Result<Vec<_>>>()?;
         let predicate = self.filter.map(|f| f.over_table(&ectx)).transpose()?;
-        let txn = Transaction::new(inner, Some(snapshot), "UPDATE");
+        let txn = Transaction::new(
+            inner,
+            Some(snapshot),
+            delta_rlc_engine::txn::Operation::Update,
+        );
         crate::commit(
             update_txn(txn, assignments, predicate, self.cast_failure).await?,
             &self.commit,

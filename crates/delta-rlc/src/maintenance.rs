@@ -109,7 +109,11 @@ impl OptimizeBuilder {
         };
         let mut outcome: Option<CommitOutcome> = None;
         loop {
-            let txn = Transaction::new(inner, Some(std::sync::Arc::clone(&snapshot)), "OPTIMIZE");
+            let txn = Transaction::new(
+                inner,
+                Some(std::sync::Arc::clone(&snapshot)),
+                delta_rlc_engine::txn::Operation::Optimize,
+            );
             let Some(txn) = plan.next_transaction(txn).await? else {
                 break;
             };

@@ -309,7 +309,11 @@ impl MergeBuilder {
         let source = self.source.materialize(budget).await?;
         let source_schema = Arc::clone(source.schema());
         let snapshot = inner.snapshot(self.table.read_version).await?;
-        let txn = Transaction::new(inner, Some(snapshot), "MERGE");
+        let txn = Transaction::new(
+            inner,
+            Some(snapshot),
+            delta_rlc_engine::txn::Operation::Merge,
+        );
         let (txn, snapshot) = match self.schema_evolution {
             true => evolve_for_source(txn, &source_schema).await?,
             false => {

@@ -135,7 +135,7 @@ pub struct ReconcileEvent {
 impl ReconcileEvent {
     fn from_engine(e: &Event) -> Self {
         ReconcileEvent {
-            name: e.name.clone(),
+            name: e.name.to_string(),
             fields: e
                 .fields
                 .iter()

@@ -194,7 +194,11 @@ impl WriteBuilder {
     async fn run_once(self) -> Result<CommitOutcome> {
         let inner = &self.table.statement_table();
         let snapshot = inner.snapshot(self.table.read_version).await?;
-        let mut txn = Transaction::new(inner, Some(std::sync::Arc::clone(&snapshot)), "WRITE");
+        let mut txn = Transaction::new(
+            inner,
+            Some(std::sync::Arc::clone(&snapshot)),
+            delta_rlc_engine::txn::Operation::Write,
+        );
         let data_schema = self.source.schema();
         let mut delta_schema = snapshot.schema.clone();
         let mut table_schema = table_arrow_schema(&delta_schema);

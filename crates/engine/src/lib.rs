@@ -21,6 +21,7 @@ pub mod identity_schema;
 pub mod key_equality;
 pub mod key_set;
 pub mod metadata_intent;
+pub mod operation;
 pub mod ops;
 pub mod parquet_settings;
 pub mod read_set;

@@ -8,10 +8,6 @@ pub const MAX_TRANSACTION_MS: i64 = 6 * 3600 * 1000;
 /// VACUUM never deletes a file younger than this, whatever the retention.
 pub const MIN_RETENTION_FLOOR_MS: i64 = MAX_TRANSACTION_MS + 3600 * 1000;
 
-/// The operations of the two commits that frame a VACUUM's deletions (as Delta Spark names them).
-pub const VACUUM_START: &str = "VACUUM START";
-pub const VACUUM_END: &str = "VACUUM END";
-
 /// Tombstones younger than this are kept (Delta's default `delta.deletedFileRetentionDuration`).
 pub const DEFAULT_RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
 

@@ -16,7 +16,6 @@ use crate::snapshot::Snapshot;
 
 pub use crate::retention::{
     parse_interval_ms, DEFAULT_RETENTION_MS, MAX_TRANSACTION_MS, MIN_RETENTION_FLOOR_MS,
-    VACUUM_END, VACUUM_START,
 };
 
 pub fn deleted_file_retention_ms(snapshot: &Snapshot) -> i64 {
@@ -35,7 +34,7 @@ use serde_json::json;
 
 use crate::error::{EngineError, Result};
 use crate::table::DeltaTable;
-use crate::txn::Transaction;
+use crate::txn::{Operation, Transaction};
 
 #[derive(Debug, Clone, Default)]
 pub struct VacuumResult {
@@ -257,7 +256,7 @@ pub async fn vacuum_with(table: &DeltaTable, spec: &VacuumSpec) -> Result<Vacuum
             commits: Vec::new(),
         });
     }
-    let mut start = Transaction::new(table, Some(snap.clone()), VACUUM_START);
+    let mut start = Transaction::new(table, Some(snap.clone()), Operation::VacuumStart);
     start.record_when_empty = true;
     for (k, v) in [
         ("retentionCheckEnabled", check.to_string()),
@@ -324,7 +323,7 @@ pub async fn vacuum_with(table: &DeltaTable, spec: &VacuumSpec) -> Result<Vacuum
             }
         }
     }
-    let mut end = Transaction::new(table, Some(snap), VACUUM_END);
+    let mut end = Transaction::new(table, Some(snap), Operation::VacuumEnd);
     end.record_when_empty = true;
     end.operation_parameters
         .insert("status".into(), json!(status));
@@ -454,15 +453,15 @@ pub async fn vacuum_in_flight(table: &DeltaTable, version: u64) -> Result<Option
     // (version, written by this engine) of each START not closed yet.
     let mut open: Vec<(u64, bool)> = Vec::new();
     for (v, info) in infos {
-        match info.operation.as_deref() {
-            Some(VACUUM_START) => {
+        match info.operation.as_deref().and_then(Operation::parse) {
+            Some(Operation::VacuumStart) => {
                 let ours = info
                     .engine_info
                     .as_deref()
                     .is_some_and(|e| e.starts_with("delta-rlc/"));
                 open.push((v, ours));
             }
-            Some(VACUUM_END) => {
+            Some(Operation::VacuumEnd) => {
                 let link = info
                     .operation_parameters
                     .as_ref()

@@ -142,7 +142,7 @@ pub async fn run_pair(
                     reconciled += r
                         .events
                         .iter()
-                        .filter(|e| !e.name.starts_with("delta.dml"))
+                        .filter(|e| !e.name.as_str().starts_with("delta.dml"))
                         .count() as u64;
                     match r.version {
                         Some(v) if r.attempts > 0 => Outcome::Committed(v),

@@ -590,7 +590,7 @@ pub(crate) fn count_reason(
 /// A commit's outcome: committed at a version, or empty (nothing to commit).
 fn committed_outcome(report: &mut SimReport, r: &delta_rlc_engine::txn::CommitResult) -> Outcome {
     for e in &r.events {
-        *report.events.entry(e.name.clone()).or_default() += 1;
+        *report.events.entry(e.name.to_string()).or_default() += 1;
     }
     match r.version {
         Some(v) if r.attempts > 0 => {

@@ -473,7 +473,7 @@ pub async fn run_values(cfg: &ValueSimConfig) -> Result<ValueSimReport, EngineEr
                 match outcome {
                     Ok(r) => {
                         for e in &r.events {
-                            *report.events.entry(e.name.clone()).or_default() += 1;
+                            *report.events.entry(e.name.to_string()).or_default() += 1;
                         }
                         match r.version {
                             Some(v) if r.attempts > 0 => {

@@ -218,7 +218,7 @@ async fn check_whole_commit(
             let rebased = metadata_pair::rebase_metadata(base, m, ours, &intent)
                 .map_err(|reason| abort(format!(": {reason}")))?;
             out.events.push(Event::new(
-                "delta.rowLevelConcurrency.metadataRebased",
+                crate::events::EventName::MetadataRebased,
                 serde_json::json!({
                     "winningVersion": w.version,
                     "winningOperation": w.operation(),
@@ -510,7 +510,7 @@ async fn check_appends(
             open = keep_uncleared(open, &cleared);
             if open.len() < before && tier.switch().is_some() {
                 out.events.push(Event::new(
-                    "delta.conflictDetection.dataSkipping.filesSkipped",
+                    crate::events::EventName::DataSkippingFilesSkipped,
                     serde_json::json!({"candidateFiles": before, "skippedFiles": before - open.len(), "tier": tier.name(), "winningCommitVersion": w.version}),
                 ));
             }
@@ -601,7 +601,7 @@ async fn check_delete_read(
                     relocated = true;
                 }
                 out.events.push(Event::new(
-                    "delta.conflictDetection.deleteRead.filesSkipped",
+                    crate::events::EventName::DeleteReadFilesSkipped,
                     serde_json::json!({"candidateFiles": before, "skippedFiles": before - hits.len(), "tier": tier.name(), "winningCommitVersion": w.version}),
                 ));
             }

@@ -134,7 +134,7 @@ pub(super) fn check(
         .map(|(c, s)| (c.clone(), json!(s.by)))
         .collect();
     out.events.push(Event::new(
-        "delta.rowLevelConcurrency.identityRebased",
+        crate::events::EventName::IdentityRebased,
         json!({
             "winningVersion": w.version,
             "winningOperation": w.operation(),

@@ -432,7 +432,7 @@ pub(super) async fn check_metadata_change(
         .map(|(w, proof)| serde_json::json!({"column": w.column, "from": w.from.name(), "to": w.to.name(), "proof": proof}))
         .collect();
     out.events.push(Event::new(
-        "delta.rowLevelConcurrency.metadataChangeReconciled",
+        crate::events::EventName::MetadataChangeReconciled,
         serde_json::json!({
             "winningVersion": w.version,
             "winningOperation": w.operation(),

@@ -16,7 +16,9 @@ use crate::conflict_error::ConflictKind;
 use crate::error::Result;
 
 pub(super) fn check(state: &LoserState, w: &WinningCommit) -> Result<()> {
-    if !state.read_set.restores_files || w.operation() != crate::retention::VACUUM_START {
+    if !state.read_set.restores_files
+        || w.operation() != crate::operation::Operation::VacuumStart.as_str()
+    {
         return Ok(());
     }
     Err(conflict(

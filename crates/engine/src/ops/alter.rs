@@ -29,7 +29,7 @@ use crate::ops::alter_columns::{
 };
 use crate::ops::dml::{register_candidates, scan_files};
 use crate::ops::schema_path;
-use crate::txn::Transaction;
+use crate::txn::{Operation, Transaction};
 
 /// One ALTER TABLE operation.
 #[derive(Debug, Clone)]
@@ -214,7 +214,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                 &txn,
                 &cols,
             )?;
-            ("ADD COLUMNS", params)
+            (Operation::AddColumns, params)
         }
         AlterOp::RenameColumn { from, to } if from.len() > 1 => {
             needs_mapping("RENAME COLUMN", mode)?;
@@ -239,7 +239,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                 }
             }
             (
-                "RENAME COLUMN",
+                Operation::RenameColumn,
                 json!({"oldColumnPath": schema_path::display(from), "newColumnPath": to}),
             )
         }
@@ -269,14 +269,14 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                 }
             }
             (
-                "RENAME COLUMN",
+                Operation::RenameColumn,
                 json!({"oldColumnPath": old, "newColumnPath": to}),
             )
         }
         AlterOp::DropColumns { paths, if_exists } => {
             let params =
                 drop_columns(&mut schema, &metadata, mode, &clustering, paths, *if_exists)?;
-            ("DROP COLUMNS", params)
+            (Operation::DropColumns, params)
         }
         AlterOp::SetProperties(props) => {
             let mut props = props.clone();
@@ -344,7 +344,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                 }
             }
             metadata.configuration = config;
-            ("SET TBLPROPERTIES", json!({"properties": props}))
+            (Operation::SetTableProperties, json!({"properties": props}))
         }
         AlterOp::UnsetProperties { keys, if_exists } => {
             for k in keys {
@@ -361,7 +361,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                     )));
                 }
             }
-            ("UNSET TBLPROPERTIES", json!({"properties": keys}))
+            (Operation::UnsetTableProperties, json!({"properties": keys}))
         }
         AlterOp::ReplaceSchema {
             schema: new,
@@ -395,16 +395,22 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                 }
             }
             schema = replaced;
-            ("WRITE", json!({}))
+            (Operation::Write, json!({}))
         }
         AlterOp::DropNotNull(c) => {
             let name = set_nullable(&mut schema, c, true)?;
-            ("CHANGE COLUMN", json!({"column": name, "nullable": true}))
+            (
+                Operation::ChangeColumn,
+                json!({"column": name, "nullable": true}),
+            )
         }
         AlterOp::SetNotNull(c) => {
             let name = set_nullable(&mut schema, std::slice::from_ref(c), false)?;
             protocol = protocol.with_feature("invariants");
-            ("CHANGE COLUMN", json!({"column": name, "nullable": false}))
+            (
+                Operation::ChangeColumn,
+                json!({"column": name, "nullable": false}),
+            )
         }
         AlterOp::AddConstraint { name, expr } => {
             let key = format!("{CONSTRAINT_PREFIX}{}", name.to_lowercase());
@@ -415,11 +421,14 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
             }
             metadata.configuration.insert(key, expr.clone());
             protocol = protocol.with_feature("checkConstraints");
-            ("ADD CONSTRAINT", json!({"name": name, "expr": expr}))
+            (
+                Operation::AddConstraint,
+                json!({"name": name, "expr": expr}),
+            )
         }
         AlterOp::ChangeType { column, to } => change_type(&mut schema, &metadata, column, to)?,
         AlterOp::SetColumnMetadata { column, metadata } => (
-            "CHANGE COLUMN",
+            Operation::ChangeColumn,
             set_column_metadata(&mut schema, column, metadata)?,
         ),
         AlterOp::AddFeatures {
@@ -451,24 +460,27 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                     protocol.min_writer_version
                 )));
             }
-            ("ADD FEATURE", json!({"features": features}))
+            (Operation::AddFeature, json!({"features": features}))
         }
         AlterOp::SetName(name) => {
             super::create::check_name_and_description(name.as_deref(), None)?;
             metadata.name = name.clone();
-            ("UPDATE TABLE METADATA", json!({"name": name}))
+            (Operation::UpdateTableMetadata, json!({"name": name}))
         }
         AlterOp::SetDescription(description) => {
             super::create::check_name_and_description(None, description.as_deref())?;
             metadata.description = description.clone();
-            ("UPDATE TABLE METADATA", json!({"description": description}))
+            (
+                Operation::UpdateTableMetadata,
+                json!({"description": description}),
+            )
         }
         AlterOp::DropConstraint { name, if_exists } => {
             let key = format!("{CONSTRAINT_PREFIX}{}", name.to_lowercase());
             if metadata.configuration.remove(&key).is_none() && !if_exists {
                 return Err(EngineError::invalid(format!("no constraint {name}")));
             }
-            ("DROP CONSTRAINT", json!({"name": name}))
+            (Operation::DropConstraint, json!({"name": name}))
         }
         AlterOp::ClusterBy(_) => {
             return Err(EngineError::Internal(
@@ -487,7 +499,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
     }
     super::create::check_reserved_columns(&schema, &metadata.configuration)?;
     metadata.schema_string = schema.to_schema_string();
-    txn.operation = operation.into();
+    txn.operation = operation;
     if let serde_json::Value::Object(m) = parameters {
         for (k, v) in m {
             txn.operation_parameters.insert(k, json!(v.to_string()));
@@ -543,7 +555,7 @@ fn change_type(
     metadata: &delta_rlc_protocol::actions::Metadata,
     column: &[String],
     to: &DataType,
-) -> Result<(&'static str, serde_json::Value)> {
+) -> Result<(Operation, serde_json::Value)> {
     use delta_rlc_protocol::type_widening::{is_widening, TYPE_CHANGES_KEY};
     if !metadata
         .configuration
@@ -614,7 +626,7 @@ fn change_type(
     }
     f.data_type = to.clone();
     Ok((
-        "CHANGE COLUMN",
+        Operation::ChangeColumn,
         json!({"column": schema_path::display(column), "type": to_p.name()}),
     ))
 }

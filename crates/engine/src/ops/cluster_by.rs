@@ -70,7 +70,7 @@ pub fn cluster_by_txn(mut txn: Transaction, columns: &[String]) -> Result<Transa
         configuration: json!({ "clusteringColumns": physical }).to_string(),
         removed: false,
     }));
-    txn.operation = "CLUSTER BY".into();
+    txn.operation = crate::txn::Operation::ClusterBy;
     txn.operation_parameters
         .insert("oldClusteringColumns".into(), json!(old.join(",")));
     txn.operation_parameters

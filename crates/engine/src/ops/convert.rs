@@ -127,7 +127,7 @@ pub async fn convert_txn(table: &DeltaTable, spec: &ConvertSpec) -> Result<Trans
         defaults: spec.defaults,
     };
     let mut txn = create_table_txn(table, &create).await?;
-    txn.operation = "CONVERT".into();
+    txn.operation = crate::txn::Operation::Convert;
     for ((f, values), (rows, _)) in files.iter().zip(partitions).zip(&schemas) {
         txn.add_file(Add {
             path: f.path.clone(),

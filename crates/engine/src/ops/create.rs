@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::error::{EngineError, Result};
 use crate::table::DeltaTable;
-use crate::txn::Transaction;
+use crate::txn::{Operation, Transaction};
 
 #[derive(Debug, Clone, Default)]
 pub struct CreateTableSpec {
@@ -495,7 +495,7 @@ pub async fn create_table_txn(table: &DeltaTable, spec: &CreateTableSpec) -> Res
             table.store.root_uri()
         )));
     }
-    let mut txn = Transaction::new(table, None, "CREATE TABLE");
+    let mut txn = Transaction::new(table, None, Operation::CreateTable);
     txn.actions = create_table_actions(table, spec)?;
     record_parameters(&mut txn, spec);
     Ok(txn)
@@ -529,7 +529,7 @@ pub async fn replace_table_txn(table: &DeltaTable, spec: &CreateTableSpec) -> Re
             }));
         }
     }
-    let mut txn = Transaction::new(table, Some(snapshot), "CREATE OR REPLACE TABLE");
+    let mut txn = Transaction::new(table, Some(snapshot), Operation::ReplaceTable);
     txn.actions = actions;
     record_parameters(&mut txn, spec);
     Ok(txn)

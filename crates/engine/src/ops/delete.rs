@@ -67,7 +67,7 @@ pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result
     txn.read_set.used_columns([]);
     let snapshot: Arc<Snapshot> = Arc::clone(txn.snapshot()?);
     let start = txn.table.env.clock.now_ms();
-    txn.operation = "DELETE".into();
+    txn.operation = crate::txn::Operation::Delete;
     txn.operation_parameters.insert(
         "predicate".into(),
         json!(serde_json::to_string(&vec![predicate

@@ -263,8 +263,8 @@ async fn stage_insert_mode(mut txn: Transaction, mode: &InsertMode) -> Result<Tr
     // A write is recorded even when it holds no row, from every front end (as Delta Spark and
     // deltalake record it): a commit of its commitInfo alone, which no writer conflicts with.
     txn.record_when_empty = true;
-    if txn.read_snapshot.is_some() && txn.operation != "CREATE TABLE AS SELECT" {
-        txn.operation = "WRITE".into();
+    if txn.read_snapshot.is_some() && txn.operation != crate::txn::Operation::CreateTableAsSelect {
+        txn.operation = crate::txn::Operation::Write;
     }
     let now = txn.table.env.clock.now_ms();
     match mode {
@@ -296,7 +296,7 @@ async fn stage_insert_mode(mut txn: Transaction, mode: &InsertMode) -> Result<Tr
                 .iter()
                 .all(|c| snap.metadata.partition_columns.contains(&c.name));
             if !only_partition {
-                let operation = std::mem::take(&mut txn.operation);
+                let operation = txn.operation;
                 let parameters = std::mem::take(&mut txn.operation_parameters);
                 txn = super::delete::delete_txn(txn, Some(pred.clone())).await?;
                 txn.operation = operation;

@@ -122,7 +122,7 @@ pub fn target_read(
         predicate: extra.clone(),
         keys: None,
         event: Some(Event::new(
-            "delta.dml.merge.sourceKeyReadDeclined",
+            crate::events::EventName::MergeSourceKeyReadDeclined,
             json!({"reason": reason}),
         )),
     };
@@ -266,7 +266,7 @@ pub fn target_read(
     // it; a missing predicate would register a whole-table read, which no tier refines.
     let predicate = predicate.or_else(|| Some(lit(true)));
     let event = Event::new(
-        "delta.dml.merge.sourceKeyReadPredicate",
+        crate::events::EventName::MergeSourceKeyReadPredicate,
         json!({"preFilter": if in_set { "inSet" } else { "range" }, "numDistinctKeys": n, "numKeyColumns": keys.len()}),
     );
     let columns = keys.iter().map(|(t, _)| t.clone()).collect();

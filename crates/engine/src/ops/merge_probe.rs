@@ -240,7 +240,7 @@ pub(crate) async fn match_key_rows(
         .filter_map(|t| t.only_rows.as_ref().map(|r| r.len()))
         .sum();
     txn.events.push(Event::new(
-        "delta.dml.merge.keyProbeRead",
+        crate::events::EventName::MergeKeyProbeRead,
         json!({"numCandidateFiles": candidates, "numFilesWithKeys": targets.len(), "numTargetRowsRead": rows_read}),
     ));
     Ok(targets)

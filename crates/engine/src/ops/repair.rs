@@ -19,7 +19,7 @@ const CONCURRENT_CHECKS: usize = 32;
 pub async fn repair_txn(mut txn: Transaction) -> Result<(Transaction, Vec<String>)> {
     let snapshot = Arc::clone(txn.snapshot()?);
     snapshot.protocol.check_writable()?;
-    txn.operation = "FSCK".into();
+    txn.operation = crate::txn::Operation::Fsck;
     // Owned (index, path) pairs: the checks hold no borrow of the snapshot across awaits.
     let mut targets = Vec::with_capacity(snapshot.files.len());
     for (i, f) in snapshot.files.iter().enumerate() {

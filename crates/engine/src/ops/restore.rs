@@ -64,7 +64,7 @@ pub async fn restore_txn(mut txn: Transaction, spec: RestoreSpec) -> Result<Tran
             missing.join(", ")
         )));
     }
-    txn.operation = "RESTORE".into();
+    txn.operation = crate::txn::Operation::Restore;
     txn.operation_parameters
         .insert("version".into(), json!(target.version.to_string()));
     // A whole-table read: only proofs that a winner's file holds no new rows apply to it.
@@ -97,7 +97,7 @@ pub async fn restore_txn(mut txn: Transaction, spec: RestoreSpec) -> Result<Tran
                 kind: ConflictKind::ConcurrentDeleteRead,
                 reason: AbortReason::of_kind(ConflictKind::ConcurrentDeleteRead),
                 winning_version: announced,
-                winning_operation: crate::vacuum::VACUUM_START.into(),
+                winning_operation: crate::txn::Operation::VacuumStart.to_string(),
                 files: Vec::new(),
                 predicate: Some(
                     "a VACUUM is still deleting: RESTORE once it has ended (VACUUM END)".into(),

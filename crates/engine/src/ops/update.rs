@@ -106,7 +106,7 @@ pub async fn update_txn(
         assignments.iter().map(|(c, _)| c.as_str()),
     )?;
     let start = txn.table.env.clock.now_ms();
-    txn.operation = "UPDATE".into();
+    txn.operation = crate::txn::Operation::Update;
     txn.operation_parameters.insert(
         "predicate".into(),
         json!(serde_json::to_string(&vec![predicate

@@ -435,7 +435,7 @@ pub async fn run_scenario(
         for (name, wanted) in &e.events {
             let fired: Vec<String> = match outcomes.get(name) {
                 Some(TxnOutcome::Committed { events, .. }) => {
-                    events.iter().map(|e| e.name.clone()).collect()
+                    events.iter().map(|e| e.name.to_string()).collect()
                 }
                 _ => vec![],
             };

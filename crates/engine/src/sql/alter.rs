@@ -9,7 +9,7 @@ use super::bind::TableRef;
 use super::parser::Cursor;
 use crate::error::{EngineError, Result};
 use crate::ops::alter::{alter_txn, AlterOp};
-use crate::txn::Transaction;
+use crate::txn::{Operation, Transaction};
 
 fn unsupported(what: &str) -> EngineError {
     EngineError::Unsupported(format!("ALTER TABLE … {what} is not supported yet"))
@@ -163,5 +163,9 @@ pub async fn prepare_alter(
 ) -> Result<Transaction> {
     let (table, _, snapshot) =
         super::dml::open_target(std::slice::from_ref(target), &target.ident, session).await?;
-    alter_txn(Transaction::new(&table, Some(snapshot), "ALTER"), op).await
+    alter_txn(
+        Transaction::new(&table, Some(snapshot), Operation::Alter),
+        op,
+    )
+    .await
 }

@@ -368,7 +368,7 @@ impl SqlSession {
             ignore_missing_files: false,
         };
         crate::ops::restore::restore_txn(
-            crate::txn::Transaction::new(&table, Some(snapshot), "RESTORE"),
+            crate::txn::Transaction::new(&table, Some(snapshot), crate::txn::Operation::Restore),
             spec,
         )
         .await
@@ -470,14 +470,14 @@ impl SqlSession {
                 insert_txn(txn, rows.as_deref().unwrap_or(&[]), InsertMode::Overwrite).await?;
             // The overwrite names itself WRITE; the commit is the replace.
             txn.operation = match rows.is_some() {
-                true => "CREATE OR REPLACE TABLE AS SELECT".into(),
-                false => "CREATE OR REPLACE TABLE".into(),
+                true => crate::txn::Operation::ReplaceTableAsSelect,
+                false => crate::txn::Operation::ReplaceTable,
             };
             return Ok(Prepared::Write(Box::new(txn)));
         }
         let mut txn = create_table_txn(&table, &spec).await?;
         if let Some(batches) = rows {
-            txn.operation = "CREATE TABLE AS SELECT".into();
+            txn.operation = crate::txn::Operation::CreateTableAsSelect;
             txn = insert_txn(txn, &batches, InsertMode::Append).await?;
         }
         Ok(Prepared::Write(Box::new(txn)))

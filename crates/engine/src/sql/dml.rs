@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crate::snapshot::Snapshot;
 use crate::table::DeltaTable;
-use crate::txn::Transaction;
+use crate::txn::{Operation, Transaction};
 
 use super::bind::TableRef;
 use crate::expr_plan::strip_qualifiers;
@@ -128,7 +128,7 @@ pub async fn prepare_delete(
         .with_spark_options(session.spark_options());
     let predicate = d.selection.as_ref().map(|e| ectx.plan(e)).transpose()?;
     let predicate = predicate.map(strip_qualifiers);
-    let txn = Transaction::new(&table, Some(snapshot), "DELETE");
+    let txn = Transaction::new(&table, Some(snapshot), Operation::Delete);
     delete_txn(txn, predicate).await
 }
 
@@ -165,7 +165,7 @@ pub async fn prepare_update(
         .map(|e| ectx.plan(e))
         .transpose()?
         .map(strip_qualifiers);
-    let txn = Transaction::new(&table, Some(snapshot), "UPDATE");
+    let txn = Transaction::new(&table, Some(snapshot), Operation::Update);
     update_txn(txn, assignments, predicate, Default::default()).await
 }
 
@@ -225,6 +225,9 @@ pub async fn prepare_optimize(
         skip_capture: session.optimize_skip_capture,
         min_commit_interval_ms: None,
     };
-    crate::ops::optimize::optimize_txn(Transaction::new(&table, Some(snapshot), "OPTIMIZE"), spec)
-        .await
+    crate::ops::optimize::optimize_txn(
+        Transaction::new(&table, Some(snapshot), Operation::Optimize),
+        spec,
+    )
+    .await
 }

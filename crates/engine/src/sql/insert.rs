@@ -15,7 +15,7 @@ use crate::error::{EngineError, Result};
 use crate::ops::dml::ExprContext;
 use crate::ops::{insert_txn_stream, InsertMode};
 use crate::read_set::ReadSet;
-use crate::txn::Transaction;
+use crate::txn::{Operation, Transaction};
 
 pub(super) async fn prepare_insert(
     session: &SqlSession,
@@ -64,7 +64,7 @@ pub(super) async fn prepare_insert(
         .query_stream(&refs, query, Some((&target.location, reads.clone())))
         .await?;
     let stream = futures::StreamExt::map(stream, |b| b.map_err(EngineError::from));
-    let txn = Transaction::new(&table, Some(snapshot), "WRITE");
+    let txn = Transaction::new(&table, Some(snapshot), Operation::Write);
     let shape = |b: RecordBatch| match &columns {
         Some(cols) => describe::reorder_columns(std::slice::from_ref(&b), cols, &schema)?
             .pop()

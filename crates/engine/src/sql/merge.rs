@@ -17,7 +17,7 @@ use std::sync::Arc;
 use crate::ops::merge::{
     merge_txn_on, ClauseAction, ClauseKind, MergeClause, MergeExprParser, MergeSpec, SourceRows,
 };
-use crate::txn::Transaction;
+use crate::txn::{Operation, Transaction};
 
 /// `SELECT * FROM <source>`: the source relation (a table or a derived table, with its alias and
 /// column aliases) as a query, built on the AST.
@@ -124,7 +124,7 @@ pub async fn prepare_merge(
         .map(|b| b.map_err(crate::error::EngineError::from));
     let budget = crate::ops::merge::source::memory_budget(&table.env);
     let source = SourceRows::from_stream(Arc::clone(&source_schema), stream, budget).await?;
-    let mut txn = Transaction::new(&table, Some(snapshot), "MERGE");
+    let mut txn = Transaction::new(&table, Some(snapshot), Operation::Merge);
     let recorded = source_reads
         .lock()
         .map_err(|_| EngineError::Internal("the read set's lock is poisoned".into()))?

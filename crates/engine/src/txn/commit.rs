@@ -512,7 +512,7 @@ impl Transaction {
         let now = self.table.env.clock.now_ms();
         let mut info = CommitInfo {
             timestamp: Some(now),
-            operation: Some(self.operation.clone()),
+            operation: Some(self.operation.as_str().to_string()),
             operation_parameters: Some(self.operation_parameters.clone()),
             read_version: self.read_snapshot.as_ref().map(|s| s.version as i64),
             isolation_level: Some(isolation.name().to_string()),

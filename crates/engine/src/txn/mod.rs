@@ -15,6 +15,7 @@ use delta_rlc_protocol::actions::{Action, Add, Remove};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
+pub use crate::operation::Operation;
 use crate::read_set::ReadSet;
 pub use commit::CommitResult;
 
@@ -31,7 +32,8 @@ pub struct Transaction {
     pub read_set: ReadSet,
     /// Staged actions. File paths are decoded relative paths; they are encoded when serialized.
     pub actions: Vec<Action>,
-    pub operation: String,
+    /// What the commitInfo says this transaction did.
+    pub operation: Operation,
     pub operation_parameters: Map<String, Value>,
     pub operation_metrics: Map<String, Value>,
     pub txn_id: Uuid,
@@ -74,13 +76,17 @@ pub struct Transaction {
 }
 
 impl Transaction {
-    pub fn new(table: &DeltaTable, read_snapshot: Option<Arc<Snapshot>>, operation: &str) -> Self {
+    pub fn new(
+        table: &DeltaTable,
+        read_snapshot: Option<Arc<Snapshot>>,
+        operation: Operation,
+    ) -> Self {
         Transaction {
             table: table.clone(),
             read_snapshot,
             read_set: ReadSet::default(),
             actions: Vec::new(),
-            operation: operation.to_string(),
+            operation,
             operation_parameters: Map::new(),
             operation_metrics: Map::new(),
             txn_id: table.env.ids.uuid(),

@@ -231,7 +231,7 @@ fn a_constraint_this_engine_cannot_plan_refuses_the_write() {
         let mut txn = delta_rlc_engine::Transaction::new(
             &delta_rlc_engine::DeltaTable::open(loc).unwrap(),
             Some(latest_snapshot(loc).await),
-            "SET TBLPROPERTIES",
+            delta_rlc_engine::txn::Operation::SetTableProperties,
         );
         let mut m = txn.snapshot().unwrap().metadata.clone();
         m.configuration.insert(

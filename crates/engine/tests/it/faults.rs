@@ -62,7 +62,7 @@ async fn create_with(table: &DeltaTable, properties: std::collections::BTreeMap<
 async fn append(table: &DeltaTable, v: &[i64]) -> Transaction {
     let snap = table.snapshot(None).await.unwrap();
     insert_txn(
-        Transaction::new(table, Some(snap), "WRITE"),
+        Transaction::new(table, Some(snap), delta_rlc_engine::txn::Operation::Write),
         &rows(v),
         InsertMode::Append,
     )
@@ -236,7 +236,11 @@ fn a_retry_on_a_local_disk_reads_the_winners_in_turn() {
         };
         let snap = late_table.snapshot(None).await.unwrap();
         let late = insert_txn(
-            Transaction::new(&late_table, Some(snap), "WRITE"),
+            Transaction::new(
+                &late_table,
+                Some(snap),
+                delta_rlc_engine::txn::Operation::Write,
+            ),
             &rows(&[2]),
             InsertMode::Append,
         )
@@ -390,7 +394,7 @@ fn a_lagging_listing_gives_an_older_snapshot_and_the_commit_still_lands_once() {
         let snap = reader.snapshot(None).await.unwrap();
         assert_eq!(snap.version, 1);
         let txn = insert_txn(
-            Transaction::new(&reader, Some(snap), "WRITE"),
+            Transaction::new(&reader, Some(snap), delta_rlc_engine::txn::Operation::Write),
             &rows(&[99]),
             InsertMode::Append,
         )
@@ -473,7 +477,7 @@ async fn append_once(
         return Ok(());
     }
     let mut txn = insert_txn(
-        Transaction::new(handle, Some(snap), "WRITE"),
+        Transaction::new(handle, Some(snap), delta_rlc_engine::txn::Operation::Write),
         &rows(&[id]),
         InsertMode::Append,
     )
@@ -570,7 +574,7 @@ fn a_failed_background_dv_upload_fails_the_statement_and_commits_nothing() {
             faulty.arm(".bin", Fault::FailBeforeLanding);
         }
         let snap = table.snapshot(None).await.unwrap();
-        let txn = Transaction::new(&table, Some(snap), "DELETE");
+        let txn = Transaction::new(&table, Some(snap), delta_rlc_engine::txn::Operation::Delete);
         let txn = delta_rlc_engine::ops::delete::delete_txn(txn, Some(col("id").eq(lit(2i64))))
             .await
             .unwrap();
@@ -611,14 +615,18 @@ fn a_failed_upload_of_a_merged_dv_fails_the_commit_and_commits_nothing() {
         loser_table.latest = Default::default();
         loser_table.store = table.store.metered().0;
         let snap = loser_table.snapshot(None).await.unwrap();
-        let loser = Transaction::new(&loser_table, Some(snap), "DELETE");
+        let loser = Transaction::new(
+            &loser_table,
+            Some(snap),
+            delta_rlc_engine::txn::Operation::Delete,
+        );
         let loser = delta_rlc_engine::ops::delete::delete_txn(loser, Some(col("id").eq(lit(2i64))))
             .await
             .unwrap();
         // Its own DV file lands before any fault is armed.
         loser.uploads.finish().await.unwrap();
         let snap = table.snapshot(None).await.unwrap();
-        let winner = Transaction::new(&table, Some(snap), "DELETE");
+        let winner = Transaction::new(&table, Some(snap), delta_rlc_engine::txn::Operation::Delete);
         delta_rlc_engine::ops::delete::delete_txn(winner, Some(col("id").eq(lit(3i64))))
             .await
             .unwrap()

@@ -59,7 +59,12 @@ async fn run(
     let events = commit
         .events
         .iter()
-        .map(|e| (e.name.clone(), serde_json::Value::Object(e.fields.clone())))
+        .map(|e| {
+            (
+                e.name.to_string(),
+                serde_json::Value::Object(e.fields.clone()),
+            )
+        })
         .collect();
     let rows = sorted_rows(&s.execute("SELECT id, v, s FROM t").await.unwrap().batches);
     (rows, commit.affected_rows.unwrap_or(0), events)

@@ -679,7 +679,11 @@ fn a_writer_pinned_to_a_cleaned_up_version_never_rewrites_history() {
     ]));
     let batch = RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![100]))]).unwrap();
     let result = rt().block_on(async {
-        let txn = delta_rlc_engine::Transaction::new(&table, Some(pinned), "WRITE");
+        let txn = delta_rlc_engine::Transaction::new(
+            &table,
+            Some(pinned),
+            delta_rlc_engine::txn::Operation::Write,
+        );
         let txn = delta_rlc_engine::ops::insert_txn(
             txn,
             &[batch],

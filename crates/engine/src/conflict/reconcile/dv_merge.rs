@@ -285,7 +285,7 @@ impl Reconciler for DvMerge {
             return Ok(None);
         };
         let event = Event::new(
-            "delta.rowLevelConcurrency.deletionVectorsMerged",
+            crate::events::EventName::DeletionVectorsMerged,
             json!({"winningCommitVersion": ctx.winner.version, "resolvedPaths": paths, "winningOperation": ctx.winner.operation()}),
         );
         Ok(Some(Rewrite {

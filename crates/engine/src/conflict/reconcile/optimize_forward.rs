@@ -173,7 +173,7 @@ impl Reconciler for OptimizeForward {
             return Ok(None);
         };
         let event = Event::new(
-            "delta.optimize.conflictReconciliation.remapped",
+            crate::events::EventName::OptimizeRemapped,
             json!({"winningCommitVersion": ctx.winner.version, "resolvedSources": sources, "outputsRemapped": outputs, "winningOperation": ctx.winner.operation()}),
         );
         Ok(Some(Rewrite {

@@ -194,7 +194,7 @@ impl Reconciler for OptimizeReverse {
             return Ok(None);
         };
         let event = Event::new(
-            "delta.optimize.conflictReconciliation.reverseRemapped",
+            crate::events::EventName::OptimizeReverseRemapped,
             json!({"winningCommitVersion": ctx.winner.version, "resolvedSources": sources, "outputs": outputs, "winningOperation": ctx.winner.operation()}),
         );
         let mut resolved = sources;

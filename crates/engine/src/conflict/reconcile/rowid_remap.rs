@@ -346,7 +346,7 @@ impl Reconciler for RowIdForward {
             return Ok(None);
         };
         let event = Event::new(
-            "delta.rowTracking.conflictReconciliation.remapped",
+            crate::events::EventName::RowIdRemapped,
             json!({"winningCommitVersion": ctx.winner.version, "resolvedSources": sources, "winningOperation": ctx.winner.operation()}),
         );
         Ok(Some(Rewrite {
@@ -455,7 +455,7 @@ impl Reconciler for RowIdReverse {
             return Ok(None);
         };
         let event = Event::new(
-            "delta.rowTracking.conflictReconciliation.reverseRemapped",
+            crate::events::EventName::RowIdReverseRemapped,
             json!({"winningCommitVersion": ctx.winner.version, "settledPaths": settled.len(), "winningOperation": ctx.winner.operation()}),
         );
         Ok(Some(Rewrite {

@@ -38,7 +38,7 @@ pub async fn evolve_for_source(
     if new.is_empty() {
         return Ok((txn, snapshot));
     }
-    let operation = txn.operation.clone();
+    let operation = txn.operation;
     txn = alter_txn(txn, AlterOp::AddColumns(new)).await?;
     // A MERGE's schema follows from the whole target it read (its source's other columns, its ON
     // clause): never re-applied on a concurrent metadata change, even when it writes no row.

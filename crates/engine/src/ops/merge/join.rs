@@ -280,7 +280,7 @@ pub(super) async fn join(
     let s_present = idx_of(&spec.source_alias, S_PRESENT)
         .ok_or_else(|| EngineError::Internal("source flag missing".into()))?;
     let event = crate::events::Event::new(
-        "delta.dml.merge.join",
+        crate::events::EventName::MergeJoin,
         serde_json::json!({
             "algorithm": algorithm,
             "sourceRows": spec.source.num_rows(),

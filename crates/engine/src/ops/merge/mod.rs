@@ -347,7 +347,7 @@ pub async fn merge_txn_on(
         ));
     }
     let start = txn.table.env.clock.now_ms();
-    txn.operation = "MERGE".into();
+    txn.operation = crate::txn::Operation::Merge;
     txn.operation_parameters
         .insert("predicate".into(), json!(spec.on.to_string()));
     let plan = reads::plan_target(&mut txn, &spec, &snapshot).await?;

@@ -181,7 +181,7 @@ pub(super) async fn plan_target(
                 txn.events.push(e.clone());
             }
             txn.events.push(crate::events::Event::new(
-                "delta.dml.merge.notMatchedBySourceReadPredicate",
+                crate::events::EventName::MergeNotMatchedBySourceReadPredicate,
                 json!({"numClauses": conds.len(), "predicate": nmbs.to_string()}),
             ));
             s

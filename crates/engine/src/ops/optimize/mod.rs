@@ -321,7 +321,7 @@ impl OptimizePlan {
         }
         self.transactions += 1;
         let start = txn.table.env.clock.now_ms();
-        txn.operation = "OPTIMIZE".into();
+        txn.operation = crate::txn::Operation::Optimize;
         txn.operation_parameters.insert(
             "predicate".into(),
             json!(serde_json::to_string(&vec![self
