@@ -14,15 +14,18 @@ use crate::snapshot::Snapshot;
 
 /// Names of the materialized row-tracking columns, when row tracking is enabled.
 pub fn row_tracking_columns(snapshot: &Snapshot) -> Option<(String, String)> {
-    if !snapshot.row_tracking_supported() || !snapshot.config_bool("delta.enableRowTracking") {
+    if !snapshot.row_tracking_supported()
+        || !snapshot
+            .property_true(delta_rlc_protocol::table_properties::TableProperty::EnableRowTracking)
+    {
         return None;
     }
     Some((
         snapshot
-            .config("delta.rowTracking.materializedRowIdColumnName")?
+            .property(delta_rlc_protocol::table_properties::TableProperty::MaterializedRowIdColumnName)?
             .to_string(),
         snapshot
-            .config("delta.rowTracking.materializedRowCommitVersionColumnName")?
+            .property(delta_rlc_protocol::table_properties::TableProperty::MaterializedRowCommitVersionColumnName)?
             .to_string(),
     ))
 }

@@ -19,9 +19,9 @@ pub use crate::retention::{
 };
 
 pub fn deleted_file_retention_ms(snapshot: &Snapshot) -> i64 {
-    crate::retention::deleted_file_retention_ms(
-        snapshot.config("delta.deletedFileRetentionDuration"),
-    )
+    crate::retention::deleted_file_retention_ms(snapshot.property(
+        delta_rlc_protocol::table_properties::TableProperty::DeletedFileRetentionDuration,
+    ))
 }
 
 use std::collections::HashSet;
@@ -513,7 +513,7 @@ pub async fn cleanup_expired_logs(table: &DeltaTable, now_ms: i64) -> Result<Vec
     use delta_rlc_protocol::log_path::{parse_log_file_name, LogFileKind};
     let snap = table.snapshot(None).await?;
     let retention = snap
-        .config("delta.logRetentionDuration")
+        .property(delta_rlc_protocol::table_properties::TableProperty::LogRetentionDuration)
         .and_then(parse_interval_ms)
         .unwrap_or(DEFAULT_LOG_RETENTION_MS);
     // Never a commit file younger than the floor, whatever the retention: a writer in flight

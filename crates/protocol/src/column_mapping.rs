@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 use crate::error::{ProtocolError, Result};
 use crate::schema::{DataType, StructField, StructType};
 
-pub const MODE_KEY: &str = "delta.columnMapping.mode";
+pub const MODE_KEY: &str = crate::table_properties::TableProperty::ColumnMappingMode.key();
 pub const PHYSICAL_NAME_KEY: &str = "delta.columnMapping.physicalName";
 pub const ID_KEY: &str = "delta.columnMapping.id";
-pub const MAX_ID_KEY: &str = "delta.columnMapping.maxColumnId";
+pub const MAX_ID_KEY: &str = crate::table_properties::TableProperty::ColumnMappingMaxColumnId.key();
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ColumnMappingMode {

@@ -21,6 +21,7 @@ pub mod partition;
 pub mod schema;
 pub mod stats;
 pub mod table_path;
+pub mod table_properties;
 pub mod type_widening;
 
 pub use actions::{

@@ -229,11 +229,9 @@ pub async fn judge(
     // M: the metadata at every version is the serial replay of the committed ALTERs.
     out.extend(crate::metadata_check::check(&table, base_version, latest, &by_version).await);
     // H: with the change data feed on, each version's feed is exactly its change.
-    if table
-        .snapshot(None)
-        .await
-        .is_ok_and(|s| s.config_bool("delta.enableChangeDataFeed"))
-    {
+    if table.snapshot(None).await.is_ok_and(|s| {
+        s.property_true(delta_rlc_protocol::table_properties::TableProperty::EnableChangeDataFeed)
+    }) {
         out.extend(crate::change_feed::check(session, &models, base_version + 1, latest).await);
     }
     // G: a refusal by a rule is justified at the statement's snapshot.

@@ -38,6 +38,7 @@
 //! row-tracking (beyond the checker's own allow-list) or unknown `delta.*` keys changed; any rule
 //! the loser's rows break. Anything not listed as compatible is a conflict.
 
+use delta_rlc_protocol::table_properties::TableProperty;
 use std::collections::{BTreeMap, BTreeSet};
 
 use delta_rlc_protocol::actions::{Action, Metadata};
@@ -72,24 +73,29 @@ pub enum Verdict {
 const NEUTRAL_FIELD_KEYS: &[&str] = &["comment", ID_KEY, PHYSICAL_NAME_KEY];
 
 /// Configuration keys whose change does not affect the loser's files or its validity.
-pub(super) const NEUTRAL_KEYS: &[&str] = &[
-    "delta.logRetentionDuration",
-    "delta.deletedFileRetentionDuration",
-    "delta.checkpointInterval",
-    "delta.checkpointRetentionDuration",
-    "delta.targetFileSize",
-    "delta.tuneFileSizesForRewrites",
-    "delta.dataSkippingNumIndexedCols",
-    "delta.dataSkippingStatsColumns",
-    "delta.checkpoint.writeStatsAsJson",
-    "delta.checkpoint.writeStatsAsStruct",
-    "delta.setTransactionRetentionDuration",
-    "delta.autoOptimize.optimizeWrite",
-    "delta.autoOptimize.autoCompact",
+pub(super) const NEUTRAL_KEYS: &[TableProperty] = &[
+    TableProperty::LogRetentionDuration,
+    TableProperty::DeletedFileRetentionDuration,
+    TableProperty::CheckpointInterval,
+    TableProperty::CheckpointRetentionDuration,
+    TableProperty::TargetFileSize,
+    TableProperty::TuneFileSizesForRewrites,
+    TableProperty::DataSkippingNumIndexedCols,
+    TableProperty::DataSkippingStatsColumns,
+    TableProperty::CheckpointWriteStatsAsJson,
+    TableProperty::CheckpointWriteStatsAsStruct,
+    TableProperty::SetTransactionRetentionDuration,
+    TableProperty::AutoOptimizeOptimizeWrite,
+    TableProperty::AutoOptimizeAutoCompact,
     // Allows later ALTER COLUMN … TYPE; changes no file and no statement's meaning by itself (a
     // widening is its own metadata change, classified as such).
-    "delta.enableTypeWidening",
+    TableProperty::EnableTypeWidening,
 ];
+
+/// Whether `key` (as stored: matched exactly) is one of [`NEUTRAL_KEYS`].
+pub(super) fn is_neutral_key(key: &str) -> bool {
+    TableProperty::parse(key).is_some_and(|p| NEUTRAL_KEYS.contains(&p))
+}
 
 /// Classifies the change from `old` to `new` for a loser staging `staged` (it stages no metadata).
 /// `allowed_key` is the checker's own allow-list for engine-managed keys (row tracking, in-commit
@@ -187,16 +193,18 @@ fn config_change(
     let adds_dv = staged
         .iter()
         .any(|a| matches!(a, Action::Add(a) if a.deletion_vector.is_some()));
-    let ok = if !key.starts_with("delta.") || NEUTRAL_KEYS.contains(&key) {
+    let ok = if !key.starts_with("delta.") || is_neutral_key(key) {
         true
     } else {
-        match key {
-            "delta.appendOnly" => !is_true(after) || !removes_rows,
-            "delta.enableDeletionVectors" => is_true(after) || !adds_dv,
+        match TableProperty::parse(key) {
+            Some(TableProperty::AppendOnly) => !is_true(after) || !removes_rows,
+            Some(TableProperty::EnableDeletionVectors) => is_true(after) || !adds_dv,
             // Pure appends write no change data (as in Delta); anything else would need CDC files.
-            "delta.enableChangeDataFeed" => !is_true(after) || is_true(before) || !removes_rows,
+            Some(TableProperty::EnableChangeDataFeed) => {
+                !is_true(after) || is_true(before) || !removes_rows
+            }
             // The column-id high-water mark rises when columns are added (checked above).
-            "delta.columnMapping.maxColumnId" => {
+            Some(TableProperty::ColumnMappingMaxColumnId) => {
                 let n = |v: Option<&String>| v.and_then(|v| v.parse::<i64>().ok());
                 matches!((n(before), n(after)), (Some(b), Some(a)) if a >= b)
             }
@@ -358,15 +366,18 @@ pub async fn check_new_rows(
 
 /// Configuration keys a concurrent winner may change without conflicting with a data transaction.
 pub(super) fn allowed_config_change(key: &str, old: Option<&String>, new: &str) -> bool {
-    match key {
-        "delta.enableDeletionVectors"
-        | "delta.enableRowTracking"
-        | "delta.enableInCommitTimestamps" => new.eq_ignore_ascii_case("true"),
-        "delta.rowTracking.materializedRowIdColumnName"
-        | "delta.rowTracking.materializedRowCommitVersionColumnName"
-        | "delta.inCommitTimestampEnablementVersion"
-        | "delta.inCommitTimestampEnablementTimestamp" => old.is_none(),
-        "delta.checkpointPolicy" => new == "v2",
+    use TableProperty::*;
+    match TableProperty::parse(key) {
+        Some(EnableDeletionVectors | EnableRowTracking | EnableInCommitTimestamps) => {
+            new.eq_ignore_ascii_case("true")
+        }
+        Some(
+            MaterializedRowIdColumnName
+            | MaterializedRowCommitVersionColumnName
+            | InCommitTimestampEnablementVersion
+            | InCommitTimestampEnablementTimestamp,
+        ) => old.is_none(),
+        Some(CheckpointPolicy) => new == "v2",
         _ => false,
     }
 }

@@ -43,16 +43,17 @@ use delta_rlc_protocol::actions::{Metadata, Protocol};
 use delta_rlc_protocol::column_mapping::{ID_KEY, MAX_ID_KEY, MODE_KEY, PHYSICAL_NAME_KEY};
 use delta_rlc_protocol::schema::{DataType, StructField, StructType};
 
-use super::metadata_change::{neutral_metadata, NEUTRAL_KEYS};
+use super::metadata_change::{is_neutral_key, neutral_metadata};
 use crate::constraints::{is_constraint_key, TableConstraints};
 use crate::metadata_intent::MetadataIntent;
+use delta_rlc_protocol::table_properties::TableProperty;
 
 /// `delta.*` keys (beside `NEUTRAL_KEYS` and constraints) a loser may change and be rebased: each
 /// is a switch whose meaning does not depend on anything else in the metadata.
-const REBASABLE_KEYS: &[&str] = &[
-    "delta.appendOnly",
-    "delta.enableChangeDataFeed",
-    "delta.enableDeletionVectors",
+const REBASABLE_KEYS: &[TableProperty] = &[
+    TableProperty::AppendOnly,
+    TableProperty::EnableChangeDataFeed,
+    TableProperty::EnableDeletionVectors,
 ];
 
 /// Table features a loser may have added: listing them obliges writers to nothing the winner's
@@ -133,8 +134,8 @@ pub fn rebase_metadata(
         // `delta.` keys are matched in any case (protocol requests such as
         // 'Delta.MinWriterVersion' are taken out of the configuration case-insensitively).
         let rebasable = !k.to_ascii_lowercase().starts_with("delta.")
-            || NEUTRAL_KEYS.contains(&k.as_str())
-            || REBASABLE_KEYS.contains(&k.as_str())
+            || is_neutral_key(k)
+            || TableProperty::parse(k).is_some_and(|p| REBASABLE_KEYS.contains(&p))
             || is_constraint_key(k)
             || derived(k);
         if !rebasable {
@@ -145,10 +146,11 @@ pub fn rebase_metadata(
         if win_keys.contains(k) && k != MAX_ID_KEY {
             return Err(format!("both transactions change {k}"));
         }
-        if k == "delta.dataSkippingStatsColumns" && schema_by_winner {
-            return Err(
-                "delta.dataSkippingStatsColumns names columns, and the schema changed".into(),
-            );
+        if k == TableProperty::DataSkippingStatsColumns.key() && schema_by_winner {
+            return Err(format!(
+                "{} names columns, and the schema changed",
+                TableProperty::DataSkippingStatsColumns
+            ));
         }
         if k == MAX_ID_KEY {
             // Re-assigned below, above the winner's.
@@ -165,7 +167,7 @@ pub fn rebase_metadata(
     }
     // The change data feed reserves column names: its enablement and a schema change by the
     // other transaction are not combined.
-    const FEED: &str = "delta.enableChangeDataFeed";
+    const FEED: &str = TableProperty::EnableChangeDataFeed.key();
     if (schema_by_us && win_keys.contains(FEED)) || (schema_by_winner && named.contains(FEED)) {
         return Err("the change data feed's enablement meets a schema change".into());
     }

@@ -21,11 +21,12 @@ use super::checks::{conflict, CheckInput, LoserState};
 use super::summary::WinningCommit;
 use crate::conflict_error::ConflictKind;
 use crate::error::Result;
+use delta_rlc_protocol::table_properties::TableProperty;
 
-const KEYS: &[&str] = &[
-    "delta.enableRowTracking",
-    "delta.rowTracking.materializedRowIdColumnName",
-    "delta.rowTracking.materializedRowCommitVersionColumnName",
+const KEYS: &[TableProperty] = &[
+    TableProperty::EnableRowTracking,
+    TableProperty::MaterializedRowIdColumnName,
+    TableProperty::MaterializedRowCommitVersionColumnName,
 ];
 
 pub(super) fn check(input: &CheckInput<'_>, state: &LoserState, w: &WinningCommit) -> Result<()> {
@@ -42,7 +43,7 @@ pub(super) fn check(input: &CheckInput<'_>, state: &LoserState, w: &WinningCommi
     });
     let config_changed = w.metadata.as_ref().is_some_and(|m| {
         KEYS.iter()
-            .any(|k| m.configuration.get(*k) != read.metadata.configuration.get(*k))
+            .any(|k| k.get(&m.configuration) != k.get(&read.metadata.configuration))
     });
     // A loser's remove carries the row ids its read-snapshot file had (none, before a backfill).
     let backfilled = || {

@@ -30,6 +30,7 @@ use crate::ops::alter_columns::{
 use crate::ops::dml::{register_candidates, scan_files};
 use crate::ops::schema_path;
 use crate::txn::{Operation, Transaction};
+use delta_rlc_protocol::table_properties::TableProperty;
 
 /// One ALTER TABLE operation.
 #[derive(Debug, Clone)]
@@ -286,7 +287,7 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
             protocol = super::create::with_requested_features(protocol, &features);
             let props = &props;
             for k in props.keys() {
-                if FIXED_PROPERTIES.contains(&k.as_str()) {
+                if TableProperty::parse(k).is_some_and(|p| FIXED_PROPERTIES.contains(&p)) {
                     return Err(EngineError::invalid(format!("{k} is set by the engine")));
                 }
                 refuse_constraint_property(k)?;
@@ -313,30 +314,26 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
                     )))
                 }
             }
-            let turned_on = |k: &str| {
-                config
-                    .get(k)
-                    .is_some_and(|v| v.eq_ignore_ascii_case("true"))
-                    && !metadata
-                        .configuration
-                        .get(k)
-                        .is_some_and(|v| v.eq_ignore_ascii_case("true"))
-            };
-            if turned_on("delta.enableDeletionVectors") {
+            let turned_on =
+                |p: TableProperty| p.is_true(&config) && !p.is_true(&metadata.configuration);
+            if turned_on(TableProperty::EnableDeletionVectors) {
                 protocol = protocol.with_feature("deletionVectors");
             }
-            if turned_on("delta.enableChangeDataFeed") {
+            if turned_on(TableProperty::EnableChangeDataFeed) {
                 protocol = protocol.with_feature("changeDataFeed");
             }
-            if turned_on("delta.enableTypeWidening") {
+            if turned_on(TableProperty::EnableTypeWidening) {
                 protocol = protocol.with_feature("typeWidening");
             }
-            if turned_on("delta.appendOnly") {
+            if turned_on(TableProperty::AppendOnly) {
                 protocol = protocol
                     .with_feature("appendOnly")
                     .with_feature("invariants");
             }
-            for k in ["delta.enableRowTracking", "delta.enableInCommitTimestamps"] {
+            for k in [
+                TableProperty::EnableRowTracking,
+                TableProperty::EnableInCommitTimestamps,
+            ] {
                 if turned_on(k) {
                     return Err(EngineError::Unsupported(format!(
                         "turning on {k} on an existing table is not supported yet"
@@ -349,10 +346,12 @@ pub async fn alter_txn(mut txn: Transaction, op: AlterOp) -> Result<Transaction>
         AlterOp::UnsetProperties { keys, if_exists } => {
             for k in keys {
                 refuse_constraint_property(k)?;
-                if FIXED_PROPERTIES.contains(&k.as_str())
-                    || k == column_mapping::MODE_KEY
-                    || k == "delta.enableRowTracking"
-                {
+                let fixed = TableProperty::parse(k).is_some_and(|p| {
+                    FIXED_PROPERTIES.contains(&p)
+                        || p == TableProperty::ColumnMappingMode
+                        || p == TableProperty::EnableRowTracking
+                });
+                if fixed {
                     return Err(EngineError::invalid(format!("{k} cannot be unset")));
                 }
                 if metadata.configuration.remove(k).is_none() && !if_exists {
@@ -557,11 +556,7 @@ fn change_type(
     to: &DataType,
 ) -> Result<(Operation, serde_json::Value)> {
     use delta_rlc_protocol::type_widening::{is_widening, TYPE_CHANGES_KEY};
-    if !metadata
-        .configuration
-        .get("delta.enableTypeWidening")
-        .is_some_and(|v| v.eq_ignore_ascii_case("true"))
-    {
+    if !TableProperty::EnableTypeWidening.is_true(&metadata.configuration) {
         return Err(EngineError::invalid(
             "changing a column's type needs type widening: ALTER TABLE t SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true') first",
         ));

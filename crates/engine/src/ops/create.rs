@@ -10,6 +10,7 @@ use serde_json::json;
 use crate::error::{EngineError, Result};
 use crate::table::DeltaTable;
 use crate::txn::{Operation, Transaction};
+use delta_rlc_protocol::table_properties::{TableProperty, ValueKind};
 
 #[derive(Debug, Clone, Default)]
 pub struct CreateTableSpec {
@@ -35,91 +36,52 @@ pub enum CreateDefaults {
     Deltalake,
 }
 
-const KNOWN_PROPERTIES: &[&str] = &[
-    "delta.enableDeletionVectors",
-    "delta.enableRowTracking",
-    "delta.checkpointInterval",
-    "delta.dataSkippingNumIndexedCols",
-    "delta.dataSkippingStatsColumns",
-    "delta.appendOnly",
-    "delta.isolationLevel",
-    "delta.logRetentionDuration",
-    "delta.deletedFileRetentionDuration",
-    "delta.enableInCommitTimestamps",
-    "delta.targetFileSize",
-    "delta.checkpoint.writeStatsAsJson",
-    "delta.checkpoint.writeStatsAsStruct",
-    "delta.columnMapping.mode",
-    "delta.enableTypeWidening",
-    "delta.enableChangeDataFeed",
-];
-
 /// Checks table properties as CREATE TABLE and ALTER TABLE … SET TBLPROPERTIES take them: known
-/// `delta.*` keys only, each value in its range (Delta Spark's), so a typo never silently does
-/// nothing.
+/// `delta.*` keys only ([`TableProperty::settable`]), each value of its kind and in its range
+/// (Delta Spark's), so a typo never silently does nothing.
 pub fn validate_properties(config: &BTreeMap<String, String>) -> Result<()> {
-    for k in config.keys() {
+    for (k, v) in config {
         // `delta.` in any case is Delta's (Spark matches these keys case-insensitively): only the
         // spellings this engine knows are accepted, so none is stored that a reader enforces and
         // this engine ignores.
+        let property = TableProperty::parse(k);
         if k.to_ascii_lowercase().starts_with("delta.")
             && !crate::constraints::is_constraint_key(k)
-            && !KNOWN_PROPERTIES.contains(&k.as_str())
-            && !ENGINE_PROPERTIES.contains(&k.as_str())
+            && !property.is_some_and(|p| p.settable() || ENGINE_PROPERTIES.contains(&p))
         {
             return Err(EngineError::invalid(format!("unknown table property {k}")));
         }
+        let Some(property) = property else { continue };
+        match property.kind() {
+            ValueKind::Bool => {
+                if !v.eq_ignore_ascii_case("true") && !v.eq_ignore_ascii_case("false") {
+                    return Err(EngineError::invalid(format!(
+                        "{k} must be true or false, got {v:?}"
+                    )));
+                }
+            }
+            ValueKind::Integer { min } => {
+                let n = v.trim().parse::<i64>().map_err(|_| {
+                    EngineError::invalid(format!("{k} must be an integer, got {v:?}"))
+                })?;
+                if n < min {
+                    return Err(EngineError::invalid(format!(
+                        "{k} must be at least {min}, got {n}"
+                    )));
+                }
+            }
+            ValueKind::Interval => {
+                if crate::retention::parse_interval_ms(v).is_none_or(|ms| ms < 0) {
+                    return Err(EngineError::invalid(format!(
+                        "{k} must be an interval such as 'interval 7 days', got {v:?}"
+                    )));
+                }
+            }
+            ValueKind::Text => {}
+        }
     }
-    if let Some(level) = config.get("delta.isolationLevel") {
+    if let Some(level) = TableProperty::IsolationLevel.get(config) {
         crate::conflict_config::IsolationLevel::parse(level)?;
-    }
-    // (property, smallest valid value): Delta Spark's ranges (-1 = index every column).
-    for (k, min) in [
-        ("delta.checkpointInterval", 1),
-        ("delta.dataSkippingNumIndexedCols", -1),
-        ("delta.targetFileSize", 1),
-    ] {
-        if let Some(v) = config.get(k) {
-            let n = v
-                .trim()
-                .parse::<i64>()
-                .map_err(|_| EngineError::invalid(format!("{k} must be an integer, got {v:?}")))?;
-            if n < min {
-                return Err(EngineError::invalid(format!(
-                    "{k} must be at least {min}, got {n}"
-                )));
-            }
-        }
-    }
-    for k in [
-        "delta.enableDeletionVectors",
-        "delta.enableRowTracking",
-        "delta.appendOnly",
-        "delta.enableInCommitTimestamps",
-        "delta.checkpoint.writeStatsAsJson",
-        "delta.checkpoint.writeStatsAsStruct",
-        "delta.enableTypeWidening",
-        "delta.enableChangeDataFeed",
-    ] {
-        if let Some(v) = config.get(k) {
-            if !v.eq_ignore_ascii_case("true") && !v.eq_ignore_ascii_case("false") {
-                return Err(EngineError::invalid(format!(
-                    "{k} must be true or false, got {v:?}"
-                )));
-            }
-        }
-    }
-    for k in [
-        "delta.logRetentionDuration",
-        "delta.deletedFileRetentionDuration",
-    ] {
-        if let Some(v) = config.get(k) {
-            if crate::retention::parse_interval_ms(v).is_none_or(|ms| ms < 0) {
-                return Err(EngineError::invalid(format!(
-                    "{k} must be an interval such as 'interval 7 days', got {v:?}"
-                )));
-            }
-        }
     }
     ColumnMappingMode::from_configuration(config)
         .map_err(|e| EngineError::invalid(e.to_string()))?;
@@ -251,10 +213,10 @@ pub fn raise_protocol(
 }
 
 /// Properties the engine sets (a table's configuration holds them; users may not set them).
-pub const ENGINE_PROPERTIES: &[&str] = &[
-    "delta.columnMapping.maxColumnId",
-    "delta.rowTracking.materializedRowIdColumnName",
-    "delta.rowTracking.materializedRowCommitVersionColumnName",
+pub const ENGINE_PROPERTIES: &[TableProperty] = &[
+    TableProperty::ColumnMappingMaxColumnId,
+    TableProperty::MaterializedRowIdColumnName,
+    TableProperty::MaterializedRowCommitVersionColumnName,
 ];
 
 /// Column names a table may not have: this engine's internal columns (`__delta_rlc_*`, which its
@@ -263,9 +225,7 @@ pub fn check_reserved_columns(
     schema: &delta_rlc_protocol::schema::StructType,
     config: &BTreeMap<String, String>,
 ) -> Result<()> {
-    let cdf = config
-        .get("delta.enableChangeDataFeed")
-        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let cdf = TableProperty::EnableChangeDataFeed.is_true(config);
     for f in &schema.fields {
         let lower = f.name.to_ascii_lowercase();
         if lower.starts_with("__delta_rlc_") {
@@ -359,7 +319,7 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
     let requested_features = take_feature_requests(&mut config)?;
     if let Some(k) = config
         .keys()
-        .find(|k| ENGINE_PROPERTIES.contains(&k.as_str()))
+        .find(|k| TableProperty::parse(k).is_some_and(|p| ENGINE_PROPERTIES.contains(&p)))
     {
         return Err(EngineError::invalid(format!("{k} is set by the engine")));
     }
@@ -370,7 +330,7 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
     check_reserved_columns(&spec.schema, &config)?;
     if spec.defaults == CreateDefaults::Engine {
         config
-            .entry("delta.enableDeletionVectors".into())
+            .entry(TableProperty::EnableDeletionVectors.key().into())
             .or_insert_with(|| "true".into());
     }
     // Column mapping: every column gets an id and a physical name now; data files, stats and
@@ -384,29 +344,25 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
             column_mapping::assign_physical_names(&mut schema, 0, &mut || ids.uuid().to_string());
         config.insert(column_mapping::MAX_ID_KEY.into(), max.to_string());
     }
-    let is_true = |k: &str| {
-        config
-            .get(k)
-            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
-    };
+    let is_true = |p: TableProperty| p.is_true(&config);
     let mut features: Vec<&str> = Vec::new();
     if mapping != ColumnMappingMode::None {
         features.push("columnMapping");
     }
-    if is_true("delta.enableDeletionVectors") {
+    if is_true(TableProperty::EnableDeletionVectors) {
         features.push("deletionVectors");
     }
-    if is_true("delta.appendOnly") {
+    if is_true(TableProperty::AppendOnly) {
         features.extend(["appendOnly", "invariants"]);
     }
     // NOT NULL columns are column invariants: readers like Spark require the `invariants` feature.
     if spec.schema.fields.iter().any(|f| !f.nullable) {
         features.push("invariants");
     }
-    if is_true("delta.enableInCommitTimestamps") {
+    if is_true(TableProperty::EnableInCommitTimestamps) {
         features.push("inCommitTimestamp");
     }
-    if is_true("delta.enableChangeDataFeed") {
+    if is_true(TableProperty::EnableChangeDataFeed) {
         features.push("changeDataFeed");
     }
     if spec
@@ -428,18 +384,20 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
         crate::txn::identity::identity_columns(&spec.schema)?;
         features.push("identityColumns");
     }
-    if is_true("delta.enableTypeWidening") {
+    if is_true(TableProperty::EnableTypeWidening) {
         features.push("typeWidening");
     }
-    let row_tracking = is_true("delta.enableRowTracking");
+    let row_tracking = is_true(TableProperty::EnableRowTracking);
     if row_tracking {
         features.extend(["rowTracking", "domainMetadata"]);
         config.insert(
-            "delta.rowTracking.materializedRowIdColumnName".into(),
+            TableProperty::MaterializedRowIdColumnName.key().into(),
             format!("_row-id-col-{}", table.env.ids.uuid()),
         );
         config.insert(
-            "delta.rowTracking.materializedRowCommitVersionColumnName".into(),
+            TableProperty::MaterializedRowCommitVersionColumnName
+                .key()
+                .into(),
             format!("_row-commit-version-col-{}", table.env.ids.uuid()),
         );
     }

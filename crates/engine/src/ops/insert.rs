@@ -119,7 +119,9 @@ async fn write_rows(
     let metadata = effective_metadata(txn)?;
     let schema = StructType::parse(&metadata.schema_string)?;
     if let Some(s) = &txn.read_snapshot {
-        if s.config_bool("delta.appendOnly") && txn.removes().any(|r| r.data_change) {
+        if s.property_true(delta_rlc_protocol::table_properties::TableProperty::AppendOnly)
+            && txn.removes().any(|r| r.data_change)
+        {
             return Err(EngineError::invalid(
                 "table is append-only (delta.appendOnly=true)",
             ));

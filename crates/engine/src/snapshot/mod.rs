@@ -19,6 +19,7 @@ mod replay;
 mod segment;
 
 use delta_rlc_protocol::column_mapping::{self, ColumnMappingMode};
+use delta_rlc_protocol::table_properties::TableProperty;
 use futures::StreamExt;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -394,9 +395,14 @@ impl Snapshot {
         self.schema.field(logical).is_none_or(|f| !widened(f))
     }
 
-    pub fn config_bool(&self, key: &str) -> bool {
-        self.config(key)
-            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    /// A table property's value.
+    pub fn property(&self, p: TableProperty) -> Option<&str> {
+        p.get(&self.metadata.configuration)
+    }
+
+    /// Whether a boolean table property is `true` (as Delta reads it: unset or other text is false).
+    pub fn property_true(&self, p: TableProperty) -> bool {
+        p.is_true(&self.metadata.configuration)
     }
 
     /// Files are resolved paths; this returns the add for a path (any DV).
@@ -408,13 +414,13 @@ impl Snapshot {
     }
 
     pub fn deletion_vectors_enabled(&self) -> bool {
-        self.config_bool("delta.enableDeletionVectors")
+        self.property_true(TableProperty::EnableDeletionVectors)
             && self.protocol.has_writer_feature("deletionVectors")
     }
 
     pub fn row_tracking_supported(&self) -> bool {
         self.protocol.has_writer_feature("rowTracking")
-            && !self.config_bool("delta.rowTrackingSuspended")
+            && !self.property_true(TableProperty::RowTrackingSuspended)
     }
 
     pub fn row_id_high_water_mark(&self) -> Option<i64> {

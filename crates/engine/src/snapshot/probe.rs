@@ -39,7 +39,9 @@ pub const PROBE_LIMIT: u64 = 100;
 /// version it knew as latest (within `MAX_TRANSACTION_MS`) as not written yet: at least
 /// `MIN_RETENTION_FLOOR_MS`, or unset (the default, 30 days). Unparsable declines.
 pub fn retention_allows_probe(snapshot: &Snapshot) -> bool {
-    match snapshot.config("delta.logRetentionDuration") {
+    match snapshot
+        .property(delta_rlc_protocol::table_properties::TableProperty::LogRetentionDuration)
+    {
         None => true,
         Some(r) => crate::retention::parse_interval_ms(r)
             .is_some_and(|ms| ms >= crate::retention::MIN_RETENTION_FLOOR_MS),

@@ -456,9 +456,8 @@ impl Transaction {
     /// after that must carry one), else as the read snapshot says.
     fn in_commit_timestamps_enabled(&self, loser: &LoserState) -> bool {
         let on = |m: &Metadata| {
-            m.configuration
-                .get("delta.enableInCommitTimestamps")
-                .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+            delta_rlc_protocol::table_properties::TableProperty::EnableInCommitTimestamps
+                .is_true(&m.configuration)
         };
         let from_actions = loser.staged.iter().find_map(Action::as_metadata).map(on);
         from_actions
@@ -466,7 +465,7 @@ impl Transaction {
             .unwrap_or_else(|| {
                 self.read_snapshot
                     .as_ref()
-                    .is_some_and(|s| s.config_bool("delta.enableInCommitTimestamps"))
+                    .is_some_and(|s| s.property_true(delta_rlc_protocol::table_properties::TableProperty::EnableInCommitTimestamps))
             })
     }
 
@@ -643,13 +642,20 @@ impl Transaction {
             .actions
             .iter()
             .find_map(|a| match a {
-                Action::Metadata(m) => m.configuration.get("delta.checkpointInterval").cloned(),
+                Action::Metadata(m) => {
+                    delta_rlc_protocol::table_properties::TableProperty::CheckpointInterval
+                        .get(&m.configuration)
+                        .map(str::to_string)
+                }
                 _ => None,
             })
             .or_else(|| {
-                self.read_snapshot
-                    .as_ref()
-                    .and_then(|s| s.config("delta.checkpointInterval").map(str::to_string))
+                self.read_snapshot.as_ref().and_then(|s| {
+                    s.property(
+                        delta_rlc_protocol::table_properties::TableProperty::CheckpointInterval,
+                    )
+                    .map(str::to_string)
+                })
             })
             .and_then(|v| v.parse::<u64>().ok())
             .filter(|v| *v > 0)

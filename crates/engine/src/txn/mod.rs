@@ -253,11 +253,9 @@ impl Transaction {
         if let Some(level) = self.table.conflict.isolation {
             return level;
         }
-        match self
-            .read_snapshot
-            .as_ref()
-            .and_then(|s| s.config("delta.isolationLevel"))
-        {
+        match self.read_snapshot.as_ref().and_then(|s| {
+            s.property(delta_rlc_protocol::table_properties::TableProperty::IsolationLevel)
+        }) {
             Some("Serializable") => IsolationLevel::Serializable,
             _ => IsolationLevel::WriteSerializable,
         }

@@ -22,9 +22,9 @@ impl Transaction {
             _ => None,
         });
         let append_only = own.unwrap_or_else(|| {
-            self.read_snapshot
-                .as_ref()
-                .is_some_and(|s| s.config_bool("delta.appendOnly"))
+            self.read_snapshot.as_ref().is_some_and(|s| {
+                s.property_true(delta_rlc_protocol::table_properties::TableProperty::AppendOnly)
+            })
         });
         let removes = self
             .actions

@@ -18,7 +18,8 @@ use crate::error::{EngineError, Result};
 
 pub const CHANGE_TYPE_COLUMN: &str = "_change_type";
 pub use delta_rlc_protocol::actions::CHANGE_DATA_DIR;
-pub const CDF_PROPERTY: &str = "delta.enableChangeDataFeed";
+pub const CDF_PROPERTY: &str =
+    delta_rlc_protocol::table_properties::TableProperty::EnableChangeDataFeed.key();
 
 /// Change rows a transaction buffers before writing them as change files.
 pub const CHANGE_CHUNK_BYTES: usize = 64 << 20;

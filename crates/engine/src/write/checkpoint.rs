@@ -197,9 +197,9 @@ async fn write_checkpoint_with(
     now_ms: i64,
     keep_newer_hint: bool,
 ) -> Result<()> {
-    let retention_ms = crate::retention::deleted_file_retention_ms(
-        snapshot.config("delta.deletedFileRetentionDuration"),
-    );
+    let retention_ms = crate::retention::deleted_file_retention_ms(snapshot.property(
+        delta_rlc_protocol::table_properties::TableProperty::DeletedFileRetentionDuration,
+    ));
     let actions = checkpoint_actions(snapshot, now_ms.saturating_sub(retention_ms));
     let schema = checkpoint_schema();
     let mut decoder = arrow::json::ReaderBuilder::new(schema.clone())

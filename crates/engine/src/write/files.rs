@@ -176,7 +176,7 @@ impl<'a> FileWriter<'a> {
             env,
             target_file_size: metadata
                 .configuration
-                .get("delta.targetFileSize")
+                .get(delta_rlc_protocol::table_properties::TableProperty::TargetFileSize.key())
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(DEFAULT_TARGET_FILE_SIZE),
             column_mapping: super::column_mapping_of(&metadata.configuration)?,

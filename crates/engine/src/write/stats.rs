@@ -27,15 +27,22 @@ pub struct StatsConfig {
 impl StatsConfig {
     pub fn from_configuration(conf: &std::collections::BTreeMap<String, String>) -> Self {
         let num_indexed_cols = conf
-            .get("delta.dataSkippingNumIndexedCols")
+            .get(
+                delta_rlc_protocol::table_properties::TableProperty::DataSkippingNumIndexedCols
+                    .key(),
+            )
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(32);
-        let stats_columns = conf.get("delta.dataSkippingStatsColumns").map(|v| {
-            v.split(',')
-                .map(|s| s.trim().trim_matches('`').to_string())
-                .filter(|s| !s.is_empty())
-                .collect()
-        });
+        let stats_columns = conf
+            .get(
+                delta_rlc_protocol::table_properties::TableProperty::DataSkippingStatsColumns.key(),
+            )
+            .map(|v| {
+                v.split(',')
+                    .map(|s| s.trim().trim_matches('`').to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            });
         StatsConfig {
             num_indexed_cols,
             stats_columns,

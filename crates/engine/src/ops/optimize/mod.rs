@@ -195,7 +195,7 @@ pub fn plan_optimize(snapshot: Arc<Snapshot>, spec: OptimizeSpec) -> Result<Opti
         .target_file_size
         .or_else(|| {
             snapshot
-                .config("delta.targetFileSize")
+                .property(delta_rlc_protocol::table_properties::TableProperty::TargetFileSize)
                 .and_then(|v| v.parse().ok())
         })
         .unwrap_or(DEFAULT_TARGET_FILE_SIZE);
