@@ -8,13 +8,17 @@
 //! The values of `&`, `|`, `^` do not depend on the width (sign extension commutes with them);
 //! only their type does, which a CTAS stores. Shifts wrap in the left type and mask the amount by
 //! its width (Java's `<<` and Rust's `wrapping_shl` agree: `1 << 33` is 2 for an INT, and a
-//! negative amount is taken modulo the width).
+//! negative amount is taken modulo the width). A DOUBLE or DECIMAL operand of a shift is cast to
+//! INT first, as Spark casts it; `& | ^` with one are refused (Spark: DATATYPE_MISMATCH).
+//! The right operand of `^` is hidden from DataFusion's simplifier, which rewrote `A ^ A` to 0
+//! (NULL in Spark on a NULL A, and A's overflow raised).
 
 use arrow::datatypes::DataType;
-use datafusion::common::{DFSchema, Result};
+use datafusion::common::{plan_err, DFSchema, Result};
 use datafusion::logical_expr::{BinaryExpr, Expr, Operator};
 
-use super::rewrite::{cast, is_integer, type_of};
+use super::opaque::opaque;
+use super::rewrite::{cast, is_decimal, is_float, is_integer, type_of};
 
 /// Whether `op` is a bit operation this module types.
 pub(super) fn is_bitwise(op: &Operator) -> bool {
@@ -34,12 +38,30 @@ pub(super) fn spark_bitwise(b: &BinaryExpr, schema: &DFSchema) -> Result<Option<
     let (Some(lt), Some(rt)) = (type_of(&b.left, schema), type_of(&b.right, schema)) else {
         return Ok(None);
     };
-    if !(is_integer(&lt) && is_integer(&rt)) {
+    let shift = matches!(
+        b.op,
+        Operator::BitwiseShiftLeft | Operator::BitwiseShiftRight
+    );
+    let fractional = |t: &DataType| is_float(t) || is_decimal(t);
+    if !shift && (fractional(&lt) || fractional(&rt)) {
+        // Spark's `& | ^` take integers only (DATATYPE_MISMATCH); DataFusion truncated the
+        // other operand and computed.
+        return plan_err!(
+            "{} needs integer operands (Spark refuses {lt} and {rt}): cast the operand to an \
+             integer type first",
+            b.op
+        );
+    }
+    let integral = |t: &DataType| is_integer(t) || (shift && fractional(t));
+    if !(integral(&lt) && integral(&rt)) {
         return Ok(None);
     }
     let (l, r) = (narrow_literal(&b.left), narrow_literal(&b.right));
     let (lt, rt) = (literal_type(&l, lt), literal_type(&r, rt));
     let (l, r) = match b.op {
+        // A DOUBLE or DECIMAL operand of a shift is cast to INT first, as Spark casts it
+        // implicitly (its shift takes an INT or BIGINT on the left, an INT on the right):
+        // `1.0D << 40` is 256 there.
         Operator::BitwiseShiftLeft | Operator::BitwiseShiftRight => {
             let t = match lt {
                 DataType::Int64 => DataType::Int64,
@@ -55,6 +77,14 @@ pub(super) fn spark_bitwise(b: &BinaryExpr, schema: &DFSchema) -> Result<Option<
             let t = wider(&lt, &rt);
             (to(l, &lt, &t), to(r, &rt, &t))
         }
+    };
+    // DataFusion's simplifier rewrites `A ^ A` to 0 without regard to NULL (Spark: NULL) and
+    // without evaluating A (Spark raises when A overflows): the right operand goes behind the
+    // identity it cannot see through.
+    let r = match (b.op, &r) {
+        (Operator::BitwiseXor, Expr::Literal(..)) => r,
+        (Operator::BitwiseXor, _) => opaque(r),
+        _ => r,
     };
     // Unchanged operands: report no change, so the rewrite stays idempotent.
     if l == *b.left && r == *b.right {

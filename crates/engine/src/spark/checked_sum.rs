@@ -1,44 +1,60 @@
-//! `sum` of integers and DECIMALs as Spark's ANSI mode computes it: a BIGINT (integers) or a
-//! DECIMAL(min(38, p + 10), s) whose overflow raises ARITHMETIC_OVERFLOW /
-//! NUMERIC_VALUE_OUT_OF_RANGE. DataFusion's `sum` wraps (BIGINT, and DECIMAL past 128 bits) or
-//! leaves a DECIMAL past its precision, so `INSERT … SELECT sum(x)` over 2^63 - 1 and 1 stored
-//! -2^63 (red team helper-34) and four DECIMAL(38,0) values of 9e37 stored an i128 wrap
-//! (helper-35). The rewrite (`rewrite::rewrite_node`) puts this function in place of `sum` over
-//! such a column, without DISTINCT, in ANSI mode only (Spark's legacy mode wraps too), in
-//! aggregates and in windows (`sum(x) OVER (…)` wrapped too). Sums are kept in 128 bits and
-//! checked at every addition. A sliding window frame keeps its values and is summed afresh from
-//! its first row for each row (`FrameSum`), as Spark sums one: a running sum that adds the rows
-//! entering and subtracts the rows leaving raised on partial sums no frame holds (with a frame of
-//! one row, `MAX` then `1` raised on `MAX + 1`), where Spark gives each frame's sum. Like
-//! Spark's, the cost is the frame's length per row.
+//! `sum` of integers and DECIMALs as Spark computes it:
+//! - integers: a BIGINT, each addition checked in ANSI mode (`[ARITHMETIC_OVERFLOW]`, as Java's
+//!   `addExact`); legacy mode wraps, as DataFusion's does, so it is left there;
+//! - DECIMALs: DECIMAL(min(38, p + 10), s), in both modes. Like Spark's (`DecimalAddNoOverflow
+//!   Check`, then `CheckOverflowInSum`), the running sum is exact whatever its size and only the
+//!   result is checked: past the type, `[NUMERIC_VALUE_OUT_OF_RANGE]` in ANSI mode and NULL in
+//!   legacy mode. So {9e37, 9e37, -9e37} sums to 9e37 in DECIMAL(38,0).
+//!
+//! DataFusion's `sum` wraps (BIGINT, and DECIMAL past 128 bits) or leaves a DECIMAL past its
+//! precision, so `INSERT … SELECT sum(x)` over 2^63 - 1 and 1 stored -2^63 (red team helper-34),
+//! four DECIMAL(38,0) values of 9e37 stored an i128 wrap (helper-35), and in legacy mode a
+//! window's DECIMAL sum stored a wrapped value where Spark stores NULL (helper-40). The rewrite
+//! (`aggregates`) puts this function in place of `sum` over such a column, without DISTINCT, in
+//! aggregates and in windows. Sums are kept in 256 bits: a value is below 10^38 (2^127), so no
+//! realistic count of them reaches 2^255. A sliding window frame keeps its values and is summed
+//! afresh from its first row for each row (`FrameSum`), as Spark sums one: a running sum that
+//! adds the rows entering and subtracts the rows leaving raised on partial sums no frame holds
+//! (with a frame of one row, `MAX` then `1` raised on `MAX + 1`). Like Spark's, the cost is the
+//! frame's length per row. Partial states of DECIMAL sums are DECIMAL(76, s), so a partial sum
+//! past 38 digits reaches the final check intact.
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Decimal128Array, Int64Array};
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, Decimal128Array, Decimal256Array, Int64Array,
+};
 use arrow::buffer::NullBuffer;
-use arrow::datatypes::{DataType, Decimal128Type, Field, FieldRef, Int64Type};
+use arrow::datatypes::{
+    i256, DataType, Decimal128Type, Decimal256Type, Field, FieldRef, Int64Type,
+};
 use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
 use datafusion::logical_expr::{
     Accumulator, AggregateUDF, AggregateUDFImpl, EmitTo, GroupsAccumulator, Signature, Volatility,
 };
 
-/// The function for integer arguments, shared by every plan.
+/// The function for integer arguments (ANSI mode only), shared by every plan.
 pub fn checked_sum() -> Arc<AggregateUDF> {
     static UDAF: std::sync::OnceLock<Arc<AggregateUDF>> = std::sync::OnceLock::new();
     Arc::clone(UDAF.get_or_init(|| {
         Arc::new(AggregateUDF::from(CheckedSum {
             signature: Signature::uniform(1, vec![DataType::Int64], Volatility::Immutable),
+            ansi: true,
         }))
     }))
 }
 
-/// The function for DECIMAL arguments, shared by every plan.
-pub fn checked_decimal_sum() -> Arc<AggregateUDF> {
-    static UDAF: std::sync::OnceLock<Arc<AggregateUDF>> = std::sync::OnceLock::new();
-    Arc::clone(UDAF.get_or_init(|| {
+/// The function for DECIMAL arguments, in ANSI mode (an overflowing result raises) or legacy mode
+/// (it is NULL), shared by every plan.
+pub fn checked_decimal_sum(ansi: bool) -> Arc<AggregateUDF> {
+    static ANSI: std::sync::OnceLock<Arc<AggregateUDF>> = std::sync::OnceLock::new();
+    static LEGACY: std::sync::OnceLock<Arc<AggregateUDF>> = std::sync::OnceLock::new();
+    let cell = if ansi { &ANSI } else { &LEGACY };
+    Arc::clone(cell.get_or_init(|| {
         Arc::new(AggregateUDF::from(CheckedSum {
             signature: Signature::any(1, Volatility::Immutable),
+            ansi,
         }))
     }))
 }
@@ -46,23 +62,27 @@ pub fn checked_decimal_sum() -> Arc<AggregateUDF> {
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct CheckedSum {
     signature: Signature,
+    ansi: bool,
 }
 
-/// The result type and the range of values it holds.
+/// The result type, the range of values it holds, and when the range is checked.
 #[derive(Debug, Clone)]
 struct Bounds {
     out: DataType,
     min: i128,
     max: i128,
+    /// Every partial sum is checked (BIGINT in ANSI mode); else only results are.
+    per_step: bool,
+    ansi: bool,
 }
 
 impl Bounds {
-    fn of(out: &DataType) -> Result<Bounds> {
-        let (min, max) = match out {
-            DataType::Int64 => (i128::from(i64::MIN), i128::from(i64::MAX)),
+    fn of(out: &DataType, ansi: bool) -> Result<Bounds> {
+        let (min, max, per_step) = match out {
+            DataType::Int64 => (i128::from(i64::MIN), i128::from(i64::MAX), true),
             DataType::Decimal128(p, _) => {
                 let max = 10i128.pow(u32::from((*p).min(38))) - 1;
-                (-max, max)
+                (-max, max, false)
             }
             other => return Err(DataFusionError::Internal(format!("spark_sum over {other}"))),
         };
@@ -70,44 +90,101 @@ impl Bounds {
             out: out.clone(),
             min,
             max,
+            per_step,
+            ansi,
         })
     }
 
-    fn add(&self, acc: i128, v: i128) -> Result<i128> {
-        match acc.checked_add(v) {
-            Some(s) if (self.min..=self.max).contains(&s) => Ok(s),
-            _ => Err(match self.out {
-                DataType::Int64 => DataFusionError::Execution(
-                    "[ARITHMETIC_OVERFLOW] long overflow in sum. Set spark.sql.ansi.enabled to false to tolerate overflow".into(),
-                ),
-                ref d => DataFusionError::Execution(format!(
-                    "[NUMERIC_VALUE_OUT_OF_RANGE] the sum cannot be represented as {d}. Set spark.sql.ansi.enabled to false to tolerate overflow"
-                )),
-            }),
+    fn overflow(&self) -> DataFusionError {
+        match self.out {
+            DataType::Int64 => DataFusionError::Execution(
+                "[ARITHMETIC_OVERFLOW] long overflow in sum. Set spark.sql.ansi.enabled to false to tolerate overflow".into(),
+            ),
+            ref d => DataFusionError::Execution(format!(
+                "[NUMERIC_VALUE_OUT_OF_RANGE] the sum cannot be represented as {d}. Set spark.sql.ansi.enabled to false to tolerate overflow"
+            )),
         }
     }
 
-    /// The values of `a` (BIGINT or DECIMAL) as 128-bit integers.
-    fn values(a: &ArrayRef) -> Vec<Option<i128>> {
+    fn fits(&self, s: i256) -> bool {
+        s.to_i128()
+            .is_some_and(|v| (self.min..=self.max).contains(&v))
+    }
+
+    fn add(&self, acc: i256, v: i256) -> Result<i256> {
+        let s = acc.checked_add(v).ok_or_else(|| self.overflow())?;
+        if self.per_step && !self.fits(s) {
+            return Err(self.overflow());
+        }
+        Ok(s)
+    }
+
+    /// A sum as the result type: past it, an error in ANSI mode and NULL in legacy mode.
+    fn finish(&self, s: i256) -> Result<Option<i128>> {
+        match (self.fits(s), self.ansi) {
+            (true, _) => Ok(s.to_i128()),
+            (false, true) => Err(self.overflow()),
+            (false, false) => Ok(None),
+        }
+    }
+
+    /// The partial-state type: DECIMAL(76, s) for DECIMAL sums (a partial sum may pass 38
+    /// digits), BIGINT for integer sums (checked at every step).
+    fn state_type(&self) -> DataType {
+        match self.out {
+            DataType::Decimal128(_, s) => DataType::Decimal256(76, s),
+            _ => DataType::Int64,
+        }
+    }
+
+    /// The values of `a` (BIGINT, DECIMAL, or a DECIMAL(76) partial state) as 256-bit integers.
+    fn values(a: &ArrayRef) -> Vec<Option<i256>> {
         match a.data_type() {
-            DataType::Decimal128(..) => a.as_primitive::<Decimal128Type>().iter().collect(),
+            DataType::Decimal128(..) => a
+                .as_primitive::<Decimal128Type>()
+                .iter()
+                .map(|v| v.map(i256::from_i128))
+                .collect(),
+            DataType::Decimal256(..) => a.as_primitive::<Decimal256Type>().iter().collect(),
             _ => a
                 .as_primitive::<Int64Type>()
                 .iter()
-                .map(|v| v.map(i128::from))
+                .map(|v| v.map(i256::from))
                 .collect(),
         }
     }
 
-    fn array(&self, sums: Vec<i128>, valid: Option<NullBuffer>) -> Result<ArrayRef> {
+    /// Results: each sum finished (`finish`), NULL where `valid` says no value reached it.
+    fn result_array(&self, sums: Vec<i256>, valid: Vec<bool>) -> Result<ArrayRef> {
+        let mut out = Vec::with_capacity(sums.len());
+        for (s, v) in sums.into_iter().zip(valid) {
+            out.push(match v {
+                true => self.finish(s)?,
+                false => None,
+            });
+        }
         Ok(match &self.out {
             DataType::Decimal128(p, s) => {
-                Arc::new(Decimal128Array::new(sums.into(), valid).with_precision_and_scale(*p, *s)?)
+                Arc::new(Decimal128Array::from(out).with_precision_and_scale(*p, *s)?)
+            }
+            _ => Arc::new(Int64Array::from(
+                out.into_iter()
+                    .map(|v| v.and_then(|v| i64::try_from(v).ok()))
+                    .collect::<Vec<_>>(),
+            )),
+        })
+    }
+
+    /// Partial states, unchecked (a DECIMAL sum is checked once, as a result).
+    fn state_array(&self, sums: Vec<i256>, valid: Option<NullBuffer>) -> Result<ArrayRef> {
+        Ok(match self.state_type() {
+            DataType::Decimal256(p, s) => {
+                Arc::new(Decimal256Array::new(sums.into(), valid).with_precision_and_scale(p, s)?)
             }
             _ => {
                 let longs: Vec<i64> = sums
                     .into_iter()
-                    .map(|v| i64::try_from(v).unwrap_or(0))
+                    .map(|v| v.to_i128().and_then(|v| i64::try_from(v).ok()).unwrap_or(0))
                     .collect();
                 Arc::new(Int64Array::new(longs.into(), valid))
             }
@@ -118,6 +195,16 @@ impl Bounds {
         match &self.out {
             DataType::Decimal128(p, s) => ScalarValue::Decimal128(v, *p, *s),
             _ => ScalarValue::Int64(v.and_then(|v| i64::try_from(v).ok())),
+        }
+    }
+
+    fn state_scalar(&self, v: Option<i256>) -> ScalarValue {
+        match self.state_type() {
+            DataType::Decimal256(p, s) => ScalarValue::Decimal256(v, p, s),
+            _ => ScalarValue::Int64(
+                v.and_then(|v| v.to_i128())
+                    .and_then(|v| i64::try_from(v).ok()),
+            ),
         }
     }
 }
@@ -136,23 +223,24 @@ impl AggregateUDFImpl for CheckedSum {
         })
     }
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
+        let bounds = Bounds::of(args.return_field.data_type(), self.ansi)?;
         Ok(vec![Arc::new(Field::new(
             format!("{}[sum]", args.name),
-            args.return_field.data_type().clone(),
+            bounds.state_type(),
             true,
         ))])
     }
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         Ok(Box::new(SumAcc {
-            bounds: Bounds::of(args.return_field.data_type())?,
-            sum: 0,
+            bounds: Bounds::of(args.return_field.data_type(), self.ansi)?,
+            sum: i256::ZERO,
             count: 0,
         }))
     }
     /// A sliding window frame's: its values kept and summed afresh, in order, per frame.
     fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         Ok(Box::new(FrameSum {
-            bounds: Bounds::of(args.return_field.data_type())?,
+            bounds: Bounds::of(args.return_field.data_type(), self.ansi)?,
             values: std::collections::VecDeque::new(),
         }))
     }
@@ -164,7 +252,7 @@ impl AggregateUDFImpl for CheckedSum {
         args: AccumulatorArgs,
     ) -> Result<Box<dyn GroupsAccumulator>> {
         Ok(Box::new(GroupSums {
-            bounds: Bounds::of(args.return_field.data_type())?,
+            bounds: Bounds::of(args.return_field.data_type(), self.ansi)?,
             sums: Vec::new(),
             seen: Vec::new(),
         }))
@@ -176,15 +264,15 @@ impl AggregateUDFImpl for CheckedSum {
 #[derive(Debug)]
 struct FrameSum {
     bounds: Bounds,
-    values: std::collections::VecDeque<i128>,
+    values: std::collections::VecDeque<i256>,
 }
 
 impl FrameSum {
-    fn value(&self) -> Result<Option<i128>> {
+    fn sum(&self) -> Result<Option<i256>> {
         if self.values.is_empty() {
             return Ok(None);
         }
-        let mut sum = 0;
+        let mut sum = i256::ZERO;
         for v in &self.values {
             sum = self.bounds.add(sum, *v)?;
         }
@@ -217,13 +305,17 @@ impl Accumulator for FrameSum {
         ))
     }
     fn state(&mut self) -> Result<Vec<ScalarValue>> {
-        Ok(vec![self.bounds.scalar(self.value()?)])
+        Ok(vec![self.bounds.state_scalar(self.sum()?)])
     }
     fn evaluate(&mut self) -> Result<ScalarValue> {
-        Ok(self.bounds.scalar(self.value()?))
+        let v = match self.sum()? {
+            Some(s) => self.bounds.finish(s)?,
+            None => None,
+        };
+        Ok(self.bounds.scalar(v))
     }
     fn size(&self) -> usize {
-        std::mem::size_of_val(self) + self.values.capacity() * std::mem::size_of::<i128>()
+        std::mem::size_of_val(self) + self.values.capacity() * std::mem::size_of::<i256>()
     }
 }
 
@@ -232,12 +324,12 @@ impl Accumulator for FrameSum {
 #[derive(Debug)]
 struct SumAcc {
     bounds: Bounds,
-    sum: i128,
+    sum: i256,
     count: u64,
 }
 
 impl SumAcc {
-    fn value(&self) -> Option<i128> {
+    fn value(&self) -> Option<i256> {
         (self.count > 0).then_some(self.sum)
     }
 }
@@ -257,10 +349,14 @@ impl Accumulator for SumAcc {
         self.update_batch(states)
     }
     fn state(&mut self) -> Result<Vec<ScalarValue>> {
-        Ok(vec![self.bounds.scalar(self.value())])
+        Ok(vec![self.bounds.state_scalar(self.value())])
     }
     fn evaluate(&mut self) -> Result<ScalarValue> {
-        Ok(self.bounds.scalar(self.value()))
+        let v = match self.value() {
+            Some(s) => self.bounds.finish(s)?,
+            None => None,
+        };
+        Ok(self.bounds.scalar(v))
     }
     fn size(&self) -> usize {
         std::mem::size_of_val(self)
@@ -271,7 +367,7 @@ impl Accumulator for SumAcc {
 #[derive(Debug)]
 struct GroupSums {
     bounds: Bounds,
-    sums: Vec<i128>,
+    sums: Vec<i256>,
     seen: Vec<bool>,
 }
 
@@ -283,7 +379,7 @@ impl GroupSums {
         filter: Option<&BooleanArray>,
         total: usize,
     ) -> Result<()> {
-        self.sums.resize(total, 0);
+        self.sums.resize(total, i256::ZERO);
         self.seen.resize(total, false);
         let Some(a) = values.first() else {
             return Ok(());
@@ -302,10 +398,11 @@ impl GroupSums {
         Ok(())
     }
 
-    fn emit(&mut self, emit_to: EmitTo) -> Result<ArrayRef> {
-        let sums = emit_to.take_needed(&mut self.sums);
-        let seen = emit_to.take_needed(&mut self.seen);
-        self.bounds.array(sums, Some(NullBuffer::from(seen)))
+    fn take(&mut self, emit_to: EmitTo) -> (Vec<i256>, Vec<bool>) {
+        (
+            emit_to.take_needed(&mut self.sums),
+            emit_to.take_needed(&mut self.seen),
+        )
     }
 }
 
@@ -342,19 +439,23 @@ impl GroupsAccumulator for GroupSums {
             let keep = opt_filter.is_none_or(|f| f.is_valid(row) && f.value(row));
             let v = v.filter(|_| keep);
             valid.push(v.is_some());
-            sums.push(v.map_or(Ok(0), |v| self.bounds.add(0, v))?);
+            sums.push(v.map_or(Ok(i256::ZERO), |v| self.bounds.add(i256::ZERO, v))?);
         }
         Ok(vec![self
             .bounds
-            .array(sums, Some(NullBuffer::from(valid)))?])
+            .state_array(sums, Some(NullBuffer::from(valid)))?])
     }
     fn evaluate(&mut self, emit_to: EmitTo) -> Result<ArrayRef> {
-        self.emit(emit_to)
+        let (sums, seen) = self.take(emit_to);
+        self.bounds.result_array(sums, seen)
     }
     fn state(&mut self, emit_to: EmitTo) -> Result<Vec<ArrayRef>> {
-        Ok(vec![self.emit(emit_to)?])
+        let (sums, seen) = self.take(emit_to);
+        Ok(vec![self
+            .bounds
+            .state_array(sums, Some(NullBuffer::from(seen)))?])
     }
     fn size(&self) -> usize {
-        self.sums.capacity() * std::mem::size_of::<i128>() + self.seen.capacity()
+        self.sums.capacity() * std::mem::size_of::<i256>() + self.seen.capacity()
     }
 }

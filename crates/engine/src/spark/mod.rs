@@ -38,6 +38,7 @@ pub mod decimal_float;
 pub mod exact_cast;
 pub mod extrema;
 pub mod float_decimal;
+mod float_frame;
 pub mod float_text;
 pub mod ident_case;
 pub mod in_list;

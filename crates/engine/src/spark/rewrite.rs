@@ -140,6 +140,7 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
         // Aggregates Spark computes otherwise (`sum` checked in ANSI mode, `avg` of a DECIMAL
         // rounded), in a GROUP BY and in a window: see `aggregates`.
         e @ (Expr::AggregateFunction(_) | Expr::WindowFunction(_)) => {
+            super::aggregates::refuse_drifting_window(&e)?;
             match super::aggregates::spark_aggregates(e, schema, ansi) {
                 Ok(e) => Ok(Transformed::yes(e)),
                 Err(e) => Ok(Transformed::no(e)),
