@@ -48,6 +48,7 @@ mod logarithm;
 pub mod opaque;
 pub mod plan_rule;
 pub mod portable;
+mod range_frame;
 pub mod rewrite;
 mod rounding;
 mod session_template;

@@ -665,3 +665,44 @@ fn decimal_sums_check_only_their_results() {
         );
     });
 }
+
+/// A RANGE frame's offset bounds are `key - n` / `key + n` in the key's type, as in Spark: a key
+/// within `n` of its type's limit raises `[ARITHMETIC_OVERFLOW]` (DataFusion's exact bounds
+/// computed a value Spark never writes; red team helper-40). Keys away from the limits, ROWS
+/// frames and bounds that do not move toward the limit compute.
+#[test]
+fn range_frame_bounds_overflow_as_in_spark() {
+    let loc = "memory://spark-casts-range-frames/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT, i INT, x BIGINT)")
+            .await
+            .unwrap();
+        s.execute("INSERT INTO t VALUES (1, 2147483647, 1), (2, 0, 2), (3, -2147483648, 3)")
+            .await
+            .unwrap();
+        for sql in [
+            "SELECT sum(x) OVER (ORDER BY i RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM t",
+            "SELECT count(*) OVER (ORDER BY i RANGE BETWEEN UNBOUNDED PRECEDING AND 1 FOLLOWING) \
+             FROM t WHERE i >= 0",
+            "SELECT sum(x) OVER (ORDER BY i DESC RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) \
+             FROM t WHERE i >= 0",
+            "INSERT INTO t SELECT 9, 9, sum(x) OVER (ORDER BY i RANGE BETWEEN 1 PRECEDING AND \
+             CURRENT ROW) FROM t",
+        ] {
+            fails(&s, sql, "ARITHMETIC_OVERFLOW").await;
+        }
+        assert_eq!(rows(&s, "SELECT count(*) FROM t").await, vec!["3"]);
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT i, sum(x) OVER (ORDER BY i RANGE BETWEEN CURRENT ROW AND 1 FOLLOWING), \
+                 sum(x) OVER (ORDER BY i DESC RANGE BETWEEN 1 PRECEDING AND CURRENT ROW), \
+                 sum(x) OVER (ORDER BY i ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) \
+                 FROM t WHERE i <= 0"
+            )
+            .await,
+            vec!["-2147483648|3|3|5", "0|2|2|5"]
+        );
+    });
+}
