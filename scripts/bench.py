@@ -23,6 +23,11 @@ ROOT = os.path.dirname(HERE)
 PEER = [os.path.join(ROOT, ".venv", "bin", "python"), os.path.join(HERE, "bench_peer.py")]
 
 
+
+def dev_bin(bin_):
+    """The developer tooling binary (load generators, benchmark drivers), built beside `bin_`."""
+    return os.path.join(os.path.dirname(os.path.abspath(bin_)), "delta-rlc-dev")
+
 def run_measured(cmd):
     """Wall seconds, peak RSS (MB) and stdout of one child process."""
     t = time.time()
@@ -94,8 +99,8 @@ def data_mb(table):
 
 def snapshot(bin_, base, files):
     d = os.path.join(base, "snap")
-    run_measured([bin_, "bench", "make-log", "--dir", d, "--files", str(files)])
-    ours = [last_json(run_measured([bin_, "bench", "load-snapshot", "--dir", d])[2]) for _ in range(3)]
+    run_measured([dev_bin(bin_), "bench", "make-log", "--dir", d, "--files", str(files)])
+    ours = [last_json(run_measured([dev_bin(bin_), "bench", "load-snapshot", "--dir", d])[2]) for _ in range(3)]
     peer = [last_json(run_measured(PEER + ["snapshot", d])[2]) for _ in range(3)]
     best = lambda xs: min(x["ms"] for x in xs)
     return {"files": ours[0]["files"], "ours_ms": best(ours), "peer_ms": best(peer), "ours_mb": ours[0]["peakRssMb"]}
@@ -151,7 +156,7 @@ def workload(bin_, base, name, spec, mode, seconds):
             if mode == "deltalake":
                 cmd = PEER + ["loop", d, str(w), str(seconds), kind, str(pause_ms)]
             else:
-                cmd = [bin_, "stress", "loop", d, "--writer", str(w), "--seconds", str(seconds), "--sql", sql, "--pause-ms", str(pause_ms)]
+                cmd = [dev_bin(bin_), "stress", "loop", d, "--writer", str(w), "--seconds", str(seconds), "--sql", sql, "--pause-ms", str(pause_ms)]
                 if mode == "legacy":
                     cmd += ["--conf", "legacy=true"]
             procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
@@ -220,9 +225,9 @@ def main():
         sw, sizes = single_writer(a.bin, base, rows, files, merge_keys)
         sn = snapshot(a.bin, base, snap_files)
         micro = {
-            "tier1": last_json(run_measured([a.bin, "bench", "tier1", "--dir", base, "--files", "10000", "--preds", "4"])[2]),
-            "merge": last_json(run_measured([a.bin, "bench", "merge-exact", "--dir", base, "--keys", str(200_000 if q else 4_000_000), "--changed", str(50_000 if q else 1_000_000)])[2]),
-            "capture": last_json(run_measured([a.bin, "bench", "capture", "--dir", base, "--rows", str(200_000 if q else 4_000_000)])[2]),
+            "tier1": last_json(run_measured([dev_bin(a.bin), "bench", "tier1", "--dir", base, "--files", "10000", "--preds", "4"])[2]),
+            "merge": last_json(run_measured([dev_bin(a.bin), "bench", "merge-exact", "--dir", base, "--keys", str(200_000 if q else 4_000_000), "--changed", str(50_000 if q else 1_000_000)])[2]),
+            "capture": last_json(run_measured([dev_bin(a.bin), "bench", "capture", "--dir", base, "--rows", str(200_000 if q else 4_000_000)])[2]),
         }
         conc = {}
         for name, spec in WORKLOADS.items():

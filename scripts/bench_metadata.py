@@ -17,6 +17,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench  # noqa: E402
 
 
+
+def dev_bin(bin_):
+    """The developer tooling binary (load generators, benchmark drivers), built beside `bin_`."""
+    return os.path.join(os.path.dirname(os.path.abspath(bin_)), "delta-rlc-dev")
+
 def run(bin_, base, mode, seconds):
     (name, spec), = bench.METADATA_WORKLOAD.items()
     d = os.path.join(base, f"meta-{mode}")
@@ -34,7 +39,7 @@ def run(bin_, base, mode, seconds):
             if mode == "deltalake":
                 cmd = bench.PEER + ["loop", d, str(w), str(seconds), kind, str(pause_ms)]
             else:
-                cmd = [bin_, "stress", "loop", d, "--writer", str(w), "--seconds", str(seconds), "--sql", sql, "--pause-ms", str(pause_ms)]
+                cmd = [dev_bin(bin_), "stress", "loop", d, "--writer", str(w), "--seconds", str(seconds), "--sql", sql, "--pause-ms", str(pause_ms)]
                 if mode == "legacy":
                     cmd += ["--conf", "legacy=true"]
             procs.append((kind, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))

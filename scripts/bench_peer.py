@@ -49,7 +49,7 @@ def main():
         writer, seconds, kind = int(args[0]), float(args[1]), args[2]
         pause = float(args[3]) / 1000 if len(args) > 3 else 0.0
         # The *_scale kinds (scripts/bench_scale.py): keys [lo, lo + step) inside the writer's own
-        # region, as `delta-rlc stress loop --region --step` computes {lo} and {new}.
+        # region, as `delta-rlc-dev stress loop --region --step` computes {lo} and {new}.
         region = int(args[4]) if len(args) > 4 else 1
         step = int(args[5]) if len(args) > 5 else 0
         commits, aborts, n, lat, rows_changed = 0, 0, 0, [], 0

@@ -50,6 +50,11 @@ WORKLOADS = {
 }
 
 
+
+def dev_bin(bin_):
+    """The developer tooling binary (load generators, benchmark drivers), built beside `bin_`."""
+    return os.path.join(os.path.dirname(os.path.abspath(bin_)), "delta-rlc-dev")
+
 def make_base(bin_, base, rows, files, row_tracking=False, pre_cluster=False, peer=True):
     """One table per engine, copied for every run: `rows` rows `(id, v, s)` in `files` appends.
     With `row_tracking`, our table has row tracking on (a clustering OPTIMIZE is then remappable
@@ -81,7 +86,7 @@ def run(bin_, base, src, name, spec, mode, seconds, region):
                 pk = kind if kind in ("optimize", "update_scan", "delete_scan") else f"{kind}_scale"
                 cmd = bench.PEER + ["loop", d, str(w), str(seconds), pk, str(pause_ms), str(region), str(step)]
             else:
-                cmd = [bin_, "stress", "loop", d, "--writer", str(w), "--seconds", str(seconds), "--sql", sql,
+                cmd = [dev_bin(bin_), "stress", "loop", d, "--writer", str(w), "--seconds", str(seconds), "--sql", sql,
                        "--pause-ms", str(pause_ms), "--region", str(region), "--step", str(step)]
                 if mode == "legacy":
                     cmd += ["--conf", "legacy=true"]

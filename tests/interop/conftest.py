@@ -10,6 +10,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 from local_servers import free_port, wait_for_port  # noqa: E402
 
 BIN = os.environ.get("DELTA_RLC_BIN", os.path.join(os.path.dirname(__file__), "../../target/debug/delta-rlc"))
+# The developer tooling (load generators, benchmark drivers), built beside the CLI.
+DEV_BIN = os.environ.get("DELTA_RLC_DEV_BIN", os.path.join(os.path.dirname(BIN), "delta-rlc-dev"))
 
 
 def rlc(*args, check=True):

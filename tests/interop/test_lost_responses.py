@@ -10,13 +10,13 @@ import uuid
 
 import pytest
 
-from conftest import BIN
+from conftest import BIN, DEV_BIN
 
 LOSSES = 120
 
 
 def campaign(location, env=None, losses=LOSSES, writers=3):
-    res = subprocess.run([BIN, "bench", "lost-responses", "--location", location, "--losses", str(losses),
+    res = subprocess.run([DEV_BIN, "bench", "lost-responses", "--location", location, "--losses", str(losses),
                           "--writers", str(writers), "--seed", "7"], env=env, capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stdout + res.stderr
     line = res.stdout.strip().splitlines()[-1]

@@ -7,14 +7,14 @@ import subprocess
 
 import pytest
 
-from conftest import BIN, free_port, rlc, rlc_rows
+from conftest import BIN, DEV_BIN, free_port, rlc, rlc_rows
 
 APPENDS = int(os.environ.get("DELTA_RLC_MP_APPENDS", "200"))
 
 
 def run_writers(table, n_writers, count, env=None):
     procs = [
-        subprocess.Popen([BIN, "stress", "append", table, "--count", str(count), "--writer", str(w)],
+        subprocess.Popen([DEV_BIN, "stress", "append", table, "--count", str(count), "--writer", str(w)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         for w in range(n_writers)
     ]

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import BIN
+from conftest import BIN, DEV_BIN
 
 WRITERS = 3
 OPS = int(os.environ.get("DELTA_RLC_SOAK_OPS", "40"))
@@ -57,11 +57,11 @@ def test_soak(tmp_path, request, store, mode, rewriter):
     for w in range(WRITERS):
         run("sql", f"INSERT INTO {ref} SELECT value, 0 FROM range({w * 1000}, {w * 1000 + 1000})")
     conf = ["--conf", "legacy=true"] if mode == "legacy" else []
-    procs = [subprocess.Popen([BIN, "stress", "soak", t, "--writer", str(w), "--ops", str(OPS), "--seed", "7", *conf],
+    procs = [subprocess.Popen([DEV_BIN, "stress", "soak", t, "--writer", str(w), "--ops", str(OPS), "--seed", "7", *conf],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for w in range(WRITERS)]
     if rewriter != "none":
         extra = ["--zorder"] if rewriter == "zorder" else []
-        procs.append(subprocess.Popen([BIN, "stress", "soak", t, "--writer", "99", "--ops", str(OPS // 2), "--optimize", *extra, *conf],
+        procs.append(subprocess.Popen([DEV_BIN, "stress", "soak", t, "--writer", "99", "--ops", str(OPS // 2), "--optimize", *extra, *conf],
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
     outs = []
     summaries = []

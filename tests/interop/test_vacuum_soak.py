@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import BIN
+from conftest import BIN, DEV_BIN
 
 RUNS = int(os.environ.get("DELTA_RLC_VACUUM_SOAK_RUNS", "1"))
 WRITERS, APPENDS = 3, 25
@@ -19,7 +19,7 @@ def soak(table, env, old_orphan=None):
                    env=env, check=True, capture_output=True)
     if old_orphan:
         old_orphan()
-    writers = [subprocess.Popen([BIN, "stress", "append", table, "--count", str(APPENDS), "--writer", str(w)],
+    writers = [subprocess.Popen([DEV_BIN, "stress", "append", table, "--count", str(APPENDS), "--writer", str(w)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
                for w in range(WRITERS)]
     vacuums, deleted = 0, []

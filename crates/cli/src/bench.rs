@@ -1,4 +1,4 @@
-//! `delta-rlc bench …`: in-process measurements the benchmark orchestrator (scripts/bench.py)
+//! `delta-rlc-dev bench …`: in-process measurements the benchmark orchestrator (scripts/bench.py)
 //! cannot take from outside, and the per-writer loop of the concurrency workloads. Each prints one
 //! JSON line.
 

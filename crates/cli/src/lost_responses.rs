@@ -1,4 +1,4 @@
-//! `delta-rlc bench lost-responses`: issue #48's zero-ambiguity campaign. Writers commit to one
+//! `delta-rlc-dev bench lost-responses`: issue #48's zero-ambiguity campaign. Writers commit to one
 //! table while their commit puts lose a share of their responses (the store applied the put, the
 //! writer hears nothing) and of their requests (nothing applied, the writer hears nothing), in the
 //! store's own commit primitive (`TableStore::with_commit_faults`): the local disk's, S3's or
@@ -27,7 +27,7 @@ use delta_rlc_engine::sql::SqlSession;
 use delta_rlc_engine::EngineError;
 use delta_rlc_storage::{CommitFaults, TableStore};
 
-/// `delta-rlc bench lost-responses` (module header).
+/// `delta-rlc-dev bench lost-responses` (module header).
 #[derive(clap::Args)]
 pub struct LostResponsesArgs {
     /// Table location: a local path, s3://…, az://… or memory://… (credentials from the

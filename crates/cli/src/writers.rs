@@ -1,4 +1,4 @@
-//! `delta-rlc bench writers`: many writers on one table in an object store with S3's latency,
+//! `delta-rlc-dev bench writers`: many writers on one table in an object store with S3's latency,
 //! each acting as a separate machine (its own session: its own snapshot, its own kept files, its
 //! own latency draws), for issue #51's multi-writer goals and #48's curve.
 //!
@@ -66,7 +66,7 @@ pub enum Workload {
 /// The ids every `hot-update` writer works in.
 const HOT_KEYS: u64 = 1_000;
 
-/// `delta-rlc bench writers` (module header).
+/// `delta-rlc-dev bench writers` (module header).
 #[derive(clap::Args)]
 pub struct WritersArgs {
     /// Writer counts to measure, one point each (e.g. 1,2,4,8,16).

@@ -1,4 +1,4 @@
-//! `delta-rlc bench writers --virtual-time`: issue #48's model of many writers. The real engine
+//! `delta-rlc-dev bench writers --virtual-time`: issue #48's model of many writers. The real engine
 //! runs on a paused clock, so a statement's latency is exactly the requests it waited on (and the
 //! statement cost given), whatever this machine's CPU does; the model's races are real races,
 //! judged by the real checker, and the table is read back exact.
@@ -9,7 +9,7 @@ fn point(args: &[&str]) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     let mut all = vec!["bench", "writers", "--rows", "2000", "--files", "2"];
     all.extend_from_slice(args);
-    let (out, _) = common::ok(dir.path(), &all);
+    let (out, _) = common::ok_dev(dir.path(), &all);
     let line = out.lines().last().unwrap_or_default();
     serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
@@ -89,7 +89,7 @@ fn many_virtual_writers_race_and_only_legacy_aborts() {
         "2",
     ];
     all.extend_from_slice(&args);
-    let (out, _) = common::ok(dir.path(), &all);
+    let (out, _) = common::ok_dev(dir.path(), &all);
     let legacy: serde_json::Value =
         serde_json::from_str(out.lines().last().unwrap_or_default()).unwrap();
     assert_eq!(legacy["readBack"], "exact");
@@ -99,7 +99,7 @@ fn many_virtual_writers_race_and_only_legacy_aborts() {
 #[test]
 fn a_statement_cost_needs_virtual_time() {
     let dir = tempfile::tempdir().unwrap();
-    let (code, out, err) = common::run(
+    let (code, out, err) = common::run_dev(
         dir.path(),
         &[],
         &["bench", "writers", "--statement-cpu-ms", "5"],

@@ -9,6 +9,8 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "interop"))
 BIN = os.environ.get("DELTA_RLC_BIN", os.path.join(ROOT, "target", "debug", "delta-rlc"))
+# The developer tooling (load generators, benchmark drivers), built beside the CLI.
+DEV_BIN = os.environ.get("DELTA_RLC_DEV_BIN", os.path.join(os.path.dirname(BIN), "delta-rlc-dev"))
 
 
 def rlc(*args):

@@ -7,7 +7,7 @@ import subprocess
 import time
 
 import spark_support as c
-from spark_support import BIN, rlc, rlc_rows
+from spark_support import BIN, DEV_BIN, rlc, rlc_rows
 
 # The interop suite's table builders (tests/interop/conftest.py; same module name, so load by path).
 _spec = importlib.util.spec_from_file_location("interop_conftest", os.path.join(c.ROOT, "tests", "interop", "conftest.py"))
@@ -104,7 +104,7 @@ def test_live_race_spark_and_two_delta_rlc_processes(spark, tmp_path):
     rlc("sql", f"INSERT INTO '{p}' SELECT value, 0 FROM range(0, 3000)")
     seconds = float(os.environ.get("DELTA_RLC_RACE_SECONDS", "40"))
     procs = [
-        subprocess.Popen([BIN, "stress", "loop", p, "--writer", str(w), "--seconds", str(seconds),
+        subprocess.Popen([DEV_BIN, "stress", "loop", p, "--writer", str(w), "--seconds", str(seconds),
                           "--sql", "UPDATE t SET v = v + 1 WHERE id BETWEEN {w}000 + {n10} AND {w}000 + {n10} + 3"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for w in (0, 1)
@@ -472,7 +472,7 @@ def test_eight_concurrent_identity_writers_then_spark_continues(spark, tmp_path)
     spark.sql(f"INSERT INTO delta.`{p}` (w, v) VALUES (-1, 'seed')")
     seconds = float(os.environ.get("DELTA_RLC_IDENTITY_RACE_SECONDS", "12"))
     procs = [
-        subprocess.Popen([BIN, "stress", "loop", p, "--writer", str(w), "--seconds", str(seconds),
+        subprocess.Popen([DEV_BIN, "stress", "loop", p, "--writer", str(w), "--seconds", str(seconds),
                           "--sql", "INSERT INTO t (w, v) VALUES ({w}, 'r{n}'), ({w}, 'r{n}b')"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for w in range(8)

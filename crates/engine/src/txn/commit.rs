@@ -59,7 +59,7 @@ pub struct CommitResult {
     /// checks and reconcilers, and the wait for the files reconcilers wrote: what row-level
     /// concurrency added to the statement (zero when the first attempt won). Measured on the
     /// tokio clock, which is the wall clock except in a runtime whose clock is paused (the writer
-    /// model of `delta-rlc bench writers --virtual-time`), where it is the virtual time the checks
+    /// model of `delta-rlc-dev bench writers --virtual-time`), where it is the virtual time the checks
     /// waited on reads.
     pub check_time: std::time::Duration,
 }

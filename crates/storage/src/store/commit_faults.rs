@@ -1,5 +1,5 @@
 //! Lost commit responses and lost commit requests, injected at a seeded rate into the commit
-//! primitive of one handle (`put_if_absent`), for the lost-response campaign (`delta-rlc bench
+//! primitive of one handle (`put_if_absent`), for the lost-response campaign (`delta-rlc-dev bench
 //! lost-responses`, docs/verification.md): whatever the store — the local disk's own put-if-absent,
 //! S3's or Azure's conditional PUT — the commit path under test is the one production uses.
 //!
