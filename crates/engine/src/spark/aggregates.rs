@@ -8,8 +8,11 @@
 //! - in a window, `sum` of floats and `avg` of integers and floats add DOUBLEs in the frame's
 //!   order, a sliding frame afresh per row (`float_frame`; DataFusion's subtracted the rows
 //!   leaving the frame, and its sums drifted);
-//! - in a window whose frame slides, the variance family is refused: DataFusion's takes leaving
-//!   rows out of running moments, which drifts the same way, and no exact version is here yet.
+//! - in a GROUP BY, `max`/`min` of floats order NaN above every value (`float_extrema`);
+//! - `sum(DISTINCT x)` is checked as `sum` is (`distinct_sum`);
+//! - the variances and standard deviations are Spark's arithmetic (`moments`, exact over sliding
+//!   frames too); covariance, correlation and `regr_*` run over their arguments cast to DOUBLE
+//!   (`window_rules` refuses them over a sliding frame).
 //!
 //! DISTINCT forms are left to DataFusion (and are not refused: they are rare, and a wrapped
 //! DISTINCT sum is the next gap on this list).
@@ -17,22 +20,36 @@
 use std::sync::Arc;
 
 use arrow::datatypes::DataType;
-use datafusion::common::DFSchema;
+use datafusion::common::tree_node::Transformed;
+use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::logical_expr::{AggregateUDF, Expr, WindowFunctionDefinition};
 
 use super::rewrite::{is_integer, type_of};
 
 /// Our function in place of the aggregate `name` over one argument of type `arg`, if Spark's
 /// differs.
-fn spark_aggregate(name: &str, arg: Option<DataType>, ansi: bool) -> Option<Arc<AggregateUDF>> {
+/// `grouped`: a GROUP BY or whole-table aggregate (not a window).
+fn spark_aggregate(
+    name: &str,
+    arg: Option<DataType>,
+    ansi: bool,
+    grouped: bool,
+) -> Option<Arc<AggregateUDF>> {
     let arg = arg?;
     let decimal = matches!(arg, DataType::Decimal128(..));
     if name.eq_ignore_ascii_case("sum") {
         return match (decimal, is_integer(&arg) && ansi) {
-            (true, _) => Some(super::checked_sum::checked_decimal_sum(ansi)),
+            (true, _) => Some(super::checked_sum::checked_decimal_sum(ansi, grouped)),
             (false, true) => Some(super::checked_sum::checked_sum()),
             _ => None,
         };
+    }
+    let float = matches!(arg, DataType::Float32 | DataType::Float64);
+    if grouped && float && name.eq_ignore_ascii_case("max") {
+        return Some(super::float_extrema::float_max());
+    }
+    if grouped && float && name.eq_ignore_ascii_case("min") {
+        return Some(super::float_extrema::float_min());
     }
     if (name.eq_ignore_ascii_case("avg") || name.eq_ignore_ascii_case("mean")) && decimal {
         return Some(super::decimal_avg::decimal_avg(ansi));
@@ -59,73 +76,80 @@ fn spark_window_aggregate(name: &str, arg: Option<DataType>) -> Option<Arc<Aggre
     None
 }
 
-/// Aggregates whose sliding-frame accumulators take leaving rows out of running floating-point
-/// moments (DataFusion's), refused in a frame that slides: `stddev(x) OVER (… 1 PRECEDING)` gave
-/// 1073741824 where Spark gives 1.414 (red team helper-40).
-const DRIFTING_IN_SLIDING_FRAMES: &[&str] = &[
-    "stddev",
-    "stddev_samp",
-    "stddev_pop",
-    "std",
-    "variance",
-    "var",
-    "var_samp",
-    "var_pop",
-    "var_sample",
-    "var_population",
-    "covar",
-    "covar_samp",
-    "covar_pop",
-    "corr",
-    "regr_slope",
-    "regr_intercept",
-    "regr_count",
-    "regr_r2",
-    "regr_avgx",
-    "regr_avgy",
-    "regr_sxx",
-    "regr_syy",
-    "regr_sxy",
-];
-
-/// Refuses an aggregate of [`DRIFTING_IN_SLIDING_FRAMES`] over a frame whose start moves (any
-/// start but UNBOUNDED PRECEDING: DataFusion retracts rows only then).
-pub fn refuse_drifting_window(e: &Expr) -> datafusion::common::Result<()> {
-    let Expr::WindowFunction(wf) = e else {
-        return Ok(());
-    };
-    let WindowFunctionDefinition::AggregateUDF(f) = &wf.fun else {
-        return Ok(());
-    };
-    let name = f.name();
-    let drifting = DRIFTING_IN_SLIDING_FRAMES
+/// Covariance, correlation and `regr_*`: Spark computes them over the arguments cast to DOUBLE.
+fn is_variance(name: &str) -> bool {
+    super::window_rules::DRIFTING_IN_SLIDING_FRAMES
         .iter()
         .any(|n| n.eq_ignore_ascii_case(name))
-        || f.aliases().iter().any(|a| {
-            DRIFTING_IN_SLIDING_FRAMES
-                .iter()
-                .any(|n| n.eq_ignore_ascii_case(a))
-        });
-    let slides = !matches!(
-        wf.params.window_frame.start_bound,
-        datafusion::logical_expr::WindowFrameBound::Preceding(ref v) if v.is_null()
-    );
-    if drifting && slides {
-        return datafusion::common::plan_err!(
-            "{name} over a window frame that slides is not supported (its running moments \
-             would drift from Spark's values); use a frame from UNBOUNDED PRECEDING"
-        );
+}
+
+/// `args` cast to DOUBLE where they are not, as Spark's `CentralMomentAgg` and `Covariance` cast
+/// them: DataFusion's `var_samp` of INTs near 2^31 came out at FLOAT precision
+/// (0.3333333730697632 where Spark gives 0.33333333333333337; red team helper-41). Whether any
+/// argument changed.
+fn as_doubles(args: &mut [Expr], schema: &DFSchema) -> bool {
+    let mut changed = false;
+    for a in args.iter_mut() {
+        if let Some(t) = type_of(a, schema) {
+            if t != DataType::Float64 {
+                let e = std::mem::replace(a, Expr::Literal(ScalarValue::Null, None));
+                *a = super::rewrite::cast(e, &DataType::Float64);
+                changed = true;
+            }
+        }
     }
-    Ok(())
+    changed
 }
 
 /// `e` with Spark's aggregate in place of DataFusion's, or `e` itself (Err) when Spark's is the
 /// same.
 pub fn spark_aggregates(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Expr, Expr> {
     match e {
-        Expr::AggregateFunction(mut af) if !af.params.distinct && af.params.args.len() == 1 => {
+        // The variances and standard deviations: Spark's arithmetic (`moments`).
+        Expr::AggregateFunction(mut af)
+            if super::moments::spark_moment(af.func.name()).is_some() =>
+        {
+            match super::moments::spark_moment(af.func.name()) {
+                Some(f) => {
+                    af.func = f;
+                    Ok(Expr::AggregateFunction(af))
+                }
+                None => Err(Expr::AggregateFunction(af)),
+            }
+        }
+        Expr::WindowFunction(mut wf) if matches!(&wf.fun, WindowFunctionDefinition::AggregateUDF(f) if super::moments::spark_moment(f.name()).is_some()) =>
+        {
+            let found = match &wf.fun {
+                WindowFunctionDefinition::AggregateUDF(f) => super::moments::spark_moment(f.name()),
+                _ => None,
+            };
+            match found {
+                Some(f) => {
+                    wf.fun = WindowFunctionDefinition::AggregateUDF(f);
+                    Ok(Expr::WindowFunction(wf))
+                }
+                None => Err(Expr::WindowFunction(wf)),
+            }
+        }
+        Expr::AggregateFunction(mut af) if is_variance(af.func.name()) => {
+            match as_doubles(&mut af.params.args, schema) {
+                true => Ok(Expr::AggregateFunction(af)),
+                false => Err(Expr::AggregateFunction(af)),
+            }
+        }
+        Expr::WindowFunction(mut wf) if matches!(&wf.fun, WindowFunctionDefinition::AggregateUDF(f) if is_variance(f.name())) => {
+            match as_doubles(&mut wf.params.args, schema) {
+                true => Ok(Expr::WindowFunction(wf)),
+                false => Err(Expr::WindowFunction(wf)),
+            }
+        }
+        // DISTINCT: only `sum`, whose overflow DataFusion's distinct sum wrapped (`distinct_sum`).
+        Expr::AggregateFunction(mut af)
+            if af.params.args.len() == 1
+                && (!af.params.distinct || af.func.name().eq_ignore_ascii_case("sum")) =>
+        {
             let arg = af.params.args.first().and_then(|a| type_of(a, schema));
-            match spark_aggregate(af.func.name(), arg, ansi) {
+            match spark_aggregate(af.func.name(), arg, ansi, true) {
                 Some(f) => {
                     af.func = f;
                     Ok(Expr::AggregateFunction(af))
@@ -138,7 +162,7 @@ pub fn spark_aggregates(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Expr, 
                 return Err(Expr::WindowFunction(wf));
             };
             let arg = wf.params.args.first().and_then(|a| type_of(a, schema));
-            let found = spark_aggregate(f.name(), arg.clone(), ansi)
+            let found = spark_aggregate(f.name(), arg.clone(), ansi, false)
                 .or_else(|| spark_window_aggregate(f.name(), arg));
             match found {
                 Some(f) => {
@@ -150,4 +174,38 @@ pub fn spark_aggregates(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Expr, 
         }
         other => Err(other),
     }
+}
+
+/// An aggregate or window function with Spark's meaning: refused when Spark refuses it
+/// (`window_rules`), its RANGE frame's bounds as Spark computes them (`range_frame`), and
+/// Spark's function in place of DataFusion's where they differ.
+pub fn spark_aggregate_or_window(
+    e: Expr,
+    schema: &DFSchema,
+    ansi: bool,
+) -> datafusion::common::Result<Transformed<Expr>> {
+    super::window_rules::refuse_unsupported_window(&e)?;
+    let framed = match &e {
+        Expr::WindowFunction(wf) => {
+            let key = wf
+                .params
+                .order_by
+                .first()
+                .and_then(|s| type_of(&s.expr, schema));
+            match super::range_frame::day_offsets(wf, key.as_ref())? {
+                Some(days) => Some(Expr::WindowFunction(Box::new(days))),
+                None => {
+                    super::range_frame::guard(wf, key).map(|g| Expr::WindowFunction(Box::new(g)))
+                }
+            }
+        }
+        _ => None,
+    };
+    let changed = framed.is_some();
+    let e = framed.unwrap_or(e);
+    Ok(match spark_aggregates(e, schema, ansi) {
+        Ok(e) => Transformed::yes(e),
+        Err(e) if changed => Transformed::yes(e),
+        Err(e) => Transformed::no(e),
+    })
 }

@@ -1,10 +1,12 @@
 //! `sum` of integers and DECIMALs as Spark computes it:
 //! - integers: a BIGINT, each addition checked in ANSI mode (`[ARITHMETIC_OVERFLOW]`, as Java's
 //!   `addExact`); legacy mode wraps, as DataFusion's does, so it is left there;
-//! - DECIMALs: DECIMAL(min(38, p + 10), s), in both modes. Like Spark's (`DecimalAddNoOverflow
-//!   Check`, then `CheckOverflowInSum`), the running sum is exact whatever its size and only the
-//!   result is checked: past the type, `[NUMERIC_VALUE_OUT_OF_RANGE]` in ANSI mode and NULL in
-//!   legacy mode. So {9e37, 9e37, -9e37} sums to 9e37 in DECIMAL(38,0).
+//! - DECIMALs: DECIMAL(min(38, p + 10), s), in both modes, past the type
+//!   `[NUMERIC_VALUE_OUT_OF_RANGE]` in ANSI mode and NULL in legacy mode. Where it is checked
+//!   follows Spark's two plans: a window keeps an exact buffer and checks each result (so
+//!   {9e37, 9e37, -9e37} is 9e37 there); a GROUP BY or whole-table aggregate keeps its buffer in
+//!   the sum type and checks every addition (the same values raise there in ANSI mode, and are
+//!   NULL in legacy mode, once a partial sum passes the type: red team helper-41).
 //!
 //! DataFusion's `sum` wraps (BIGINT, and DECIMAL past 128 bits) or leaves a DECIMAL past its
 //! precision, so `INSERT … SELECT sum(x)` over 2^63 - 1 and 1 stored -2^63 (red team helper-34),
@@ -21,6 +23,7 @@
 
 use std::sync::Arc;
 
+use super::frame_values::FrameValues;
 use arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, Decimal128Array, Decimal256Array, Int64Array,
 };
@@ -41,33 +44,55 @@ pub fn checked_sum() -> Arc<AggregateUDF> {
         Arc::new(AggregateUDF::from(CheckedSum {
             signature: Signature::uniform(1, vec![DataType::Int64], Volatility::Immutable),
             ansi: true,
+            grouped: true,
         }))
     }))
 }
 
-/// The function for DECIMAL arguments, in ANSI mode (an overflowing result raises) or legacy mode
-/// (it is NULL), shared by every plan.
-pub fn checked_decimal_sum(ansi: bool) -> Arc<AggregateUDF> {
-    static ANSI: std::sync::OnceLock<Arc<AggregateUDF>> = std::sync::OnceLock::new();
-    static LEGACY: std::sync::OnceLock<Arc<AggregateUDF>> = std::sync::OnceLock::new();
-    let cell = if ansi { &ANSI } else { &LEGACY };
-    Arc::clone(cell.get_or_init(|| {
-        Arc::new(AggregateUDF::from(CheckedSum {
-            signature: Signature::any(1, Volatility::Immutable),
-            ansi,
-        }))
-    }))
+/// The function for DECIMAL arguments, in ANSI mode (an overflow raises) or legacy mode (the sum
+/// is NULL), for a GROUP BY or whole-table aggregate (`grouped`: every addition checked) or a
+/// window (results checked), shared by every plan.
+pub fn checked_decimal_sum(ansi: bool, grouped: bool) -> Arc<AggregateUDF> {
+    type Cell = std::sync::OnceLock<Arc<AggregateUDF>>;
+    static CELLS: [Cell; 4] = [Cell::new(), Cell::new(), Cell::new(), Cell::new()];
+    let i = usize::from(ansi) * 2 + usize::from(grouped);
+    let Some(cell) = CELLS.get(i) else {
+        return Arc::new(AggregateUDF::from(CheckedSum::decimal(ansi, grouped)));
+    };
+    Arc::clone(
+        cell.get_or_init(|| Arc::new(AggregateUDF::from(CheckedSum::decimal(ansi, grouped)))),
+    )
 }
 
 #[derive(Debug, PartialEq, Eq, Hash)]
 struct CheckedSum {
     signature: Signature,
     ansi: bool,
+    /// DECIMAL sums checked at every addition (a GROUP BY's) rather than at each result.
+    grouped: bool,
 }
+
+impl CheckedSum {
+    fn decimal(ansi: bool, grouped: bool) -> Self {
+        CheckedSum {
+            signature: Signature::any(1, Volatility::Immutable),
+            ansi,
+            grouped,
+        }
+    }
+
+    fn bounds(&self, out: &DataType) -> Result<Bounds> {
+        Bounds::of(out, self.ansi, self.grouped)
+    }
+}
+
+/// The legacy-mode sum that passed its type at some addition: far outside every type's range, and
+/// kept by every later addition.
+const POISON: i256 = i256::MAX;
 
 /// The result type, the range of values it holds, and when the range is checked.
 #[derive(Debug, Clone)]
-struct Bounds {
+pub(super) struct Bounds {
     out: DataType,
     min: i128,
     max: i128,
@@ -77,12 +102,12 @@ struct Bounds {
 }
 
 impl Bounds {
-    fn of(out: &DataType, ansi: bool) -> Result<Bounds> {
+    fn of(out: &DataType, ansi: bool, grouped: bool) -> Result<Bounds> {
         let (min, max, per_step) = match out {
             DataType::Int64 => (i128::from(i64::MIN), i128::from(i64::MAX), true),
             DataType::Decimal128(p, _) => {
                 let max = 10i128.pow(u32::from((*p).min(38))) - 1;
-                (-max, max, false)
+                (-max, max, grouped)
             }
             other => return Err(DataFusionError::Internal(format!("spark_sum over {other}"))),
         };
@@ -111,16 +136,22 @@ impl Bounds {
             .is_some_and(|v| (self.min..=self.max).contains(&v))
     }
 
-    fn add(&self, acc: i256, v: i256) -> Result<i256> {
-        let s = acc.checked_add(v).ok_or_else(|| self.overflow())?;
-        if self.per_step && !self.fits(s) {
-            return Err(self.overflow());
+    /// `acc + v`. Checked at every step: past the type an error in ANSI mode, and in legacy mode
+    /// [`POISON`], which every later addition keeps and [`Bounds::finish`] turns into NULL (as
+    /// Spark's legacy sum stays NULL once it overflowed).
+    pub(super) fn add(&self, acc: i256, v: i256) -> Result<i256> {
+        if self.per_step && acc == POISON {
+            return Ok(POISON);
         }
-        Ok(s)
+        match acc.checked_add(v) {
+            Some(s) if !self.per_step || self.fits(s) => Ok(s),
+            _ if self.per_step && !self.ansi => Ok(POISON),
+            _ => Err(self.overflow()),
+        }
     }
 
     /// A sum as the result type: past it, an error in ANSI mode and NULL in legacy mode.
-    fn finish(&self, s: i256) -> Result<Option<i128>> {
+    pub(super) fn finish(&self, s: i256) -> Result<Option<i128>> {
         match (self.fits(s), self.ansi) {
             (true, _) => Ok(s.to_i128()),
             (false, true) => Err(self.overflow()),
@@ -138,7 +169,7 @@ impl Bounds {
     }
 
     /// The values of `a` (BIGINT, DECIMAL, or a DECIMAL(76) partial state) as 256-bit integers.
-    fn values(a: &ArrayRef) -> Vec<Option<i256>> {
+    pub(super) fn values(a: &ArrayRef) -> Vec<Option<i256>> {
         match a.data_type() {
             DataType::Decimal128(..) => a
                 .as_primitive::<Decimal128Type>()
@@ -191,7 +222,7 @@ impl Bounds {
         })
     }
 
-    fn scalar(&self, v: Option<i128>) -> ScalarValue {
+    pub(super) fn scalar(&self, v: Option<i128>) -> ScalarValue {
         match &self.out {
             DataType::Decimal128(p, s) => ScalarValue::Decimal128(v, *p, *s),
             _ => ScalarValue::Int64(v.and_then(|v| i64::try_from(v).ok())),
@@ -223,7 +254,10 @@ impl AggregateUDFImpl for CheckedSum {
         })
     }
     fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
-        let bounds = Bounds::of(args.return_field.data_type(), self.ansi)?;
+        if args.is_distinct {
+            return super::distinct_sum::state_fields(&args);
+        }
+        let bounds = self.bounds(args.return_field.data_type())?;
         Ok(vec![Arc::new(Field::new(
             format!("{}[sum]", args.name),
             bounds.state_type(),
@@ -231,8 +265,12 @@ impl AggregateUDFImpl for CheckedSum {
         ))])
     }
     fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+        let bounds = self.bounds(args.return_field.data_type())?;
+        if args.is_distinct {
+            return Ok(Box::new(super::distinct_sum::DistinctSum::new(bounds)));
+        }
         Ok(Box::new(SumAcc {
-            bounds: Bounds::of(args.return_field.data_type(), self.ansi)?,
+            bounds,
             sum: i256::ZERO,
             count: 0,
         }))
@@ -240,19 +278,19 @@ impl AggregateUDFImpl for CheckedSum {
     /// A sliding window frame's: its values kept and summed afresh, in order, per frame.
     fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         Ok(Box::new(FrameSum {
-            bounds: Bounds::of(args.return_field.data_type(), self.ansi)?,
-            values: std::collections::VecDeque::new(),
+            bounds: self.bounds(args.return_field.data_type())?,
+            values: FrameValues::default(),
         }))
     }
-    fn groups_accumulator_supported(&self, _args: AccumulatorArgs) -> bool {
-        true
+    fn groups_accumulator_supported(&self, args: AccumulatorArgs) -> bool {
+        !args.is_distinct
     }
     fn create_groups_accumulator(
         &self,
         args: AccumulatorArgs,
     ) -> Result<Box<dyn GroupsAccumulator>> {
         Ok(Box::new(GroupSums {
-            bounds: Bounds::of(args.return_field.data_type(), self.ansi)?,
+            bounds: self.bounds(args.return_field.data_type())?,
             sums: Vec::new(),
             seen: Vec::new(),
         }))
@@ -264,7 +302,7 @@ impl AggregateUDFImpl for CheckedSum {
 #[derive(Debug)]
 struct FrameSum {
     bounds: Bounds,
-    values: std::collections::VecDeque<i256>,
+    values: FrameValues<i256>,
 }
 
 impl FrameSum {
@@ -273,7 +311,7 @@ impl FrameSum {
             return Ok(None);
         }
         let mut sum = i256::ZERO;
-        for v in &self.values {
+        for v in self.values.iter() {
             sum = self.bounds.add(sum, *v)?;
         }
         Ok(Some(sum))
@@ -290,9 +328,7 @@ impl Accumulator for FrameSum {
     /// The frame's first rows leaving it (the oldest values, in order; NULLs were never kept).
     fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
         if let Some(a) = values.first() {
-            for _ in Bounds::values(a).into_iter().flatten() {
-                self.values.pop_front();
-            }
+            self.values.retract(a);
         }
         Ok(())
     }
@@ -315,7 +351,7 @@ impl Accumulator for FrameSum {
         Ok(self.bounds.scalar(v))
     }
     fn size(&self) -> usize {
-        std::mem::size_of_val(self) + self.values.capacity() * std::mem::size_of::<i256>()
+        std::mem::size_of_val(self) + self.values.heap_size()
     }
 }
 

@@ -14,6 +14,7 @@
 
 use std::sync::Arc;
 
+use super::frame_values::FrameValues;
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Decimal128Array, Int64Array};
 use arrow::datatypes::{i256, DataType, Decimal128Type, Field, FieldRef, Int64Type};
 use datafusion::common::{exec_err, DataFusionError, Result, ScalarValue};
@@ -183,7 +184,7 @@ impl AggregateUDFImpl for DecimalAvg {
     fn create_sliding_accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         Ok(Box::new(FrameAvg {
             shape: shape_of(&args, self.ansi)?,
-            values: std::collections::VecDeque::new(),
+            values: FrameValues::default(),
         }))
     }
     fn groups_accumulator_supported(&self, _args: AccumulatorArgs) -> bool {
@@ -296,13 +297,13 @@ impl Accumulator for AvgAcc {
 #[derive(Debug)]
 struct FrameAvg {
     shape: Shape,
-    values: std::collections::VecDeque<i128>,
+    values: FrameValues<i128>,
 }
 
 impl FrameAvg {
     fn sum(&self) -> Result<Option<i128>> {
         let mut sum = Some(0);
-        for v in &self.values {
+        for v in self.values.iter() {
             sum = self.shape.add(sum, *v)?;
             if sum.is_none() {
                 break;
@@ -322,9 +323,7 @@ impl Accumulator for FrameAvg {
     /// The frame's first rows leaving it (the oldest values, in order).
     fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
         if let Some(a) = values.first() {
-            for _ in decimals(a)?.into_iter().flatten() {
-                self.values.pop_front();
-            }
+            self.values.retract(a);
         }
         Ok(())
     }
@@ -349,7 +348,7 @@ impl Accumulator for FrameAvg {
         ))
     }
     fn size(&self) -> usize {
-        std::mem::size_of_val(self) + self.values.capacity() * std::mem::size_of::<i128>()
+        std::mem::size_of_val(self) + self.values.heap_size()
     }
 }
 

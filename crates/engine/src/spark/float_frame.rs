@@ -12,9 +12,9 @@
 //! Only windows use these functions (`aggregates::spark_window_aggregate`): a GROUP BY's sum of
 //! floats has no order in either engine.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, OnceLock};
 
+use super::frame_values::FrameValues;
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{DataType, Field, FieldRef, Float64Type, Int64Type};
 use datafusion::common::{exec_err, Result, ScalarValue};
@@ -96,7 +96,7 @@ impl AggregateUDFImpl for FrameFloat {
     fn create_sliding_accumulator(&self, _args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
         Ok(Box::new(Sliding {
             kind: self.kind,
-            values: VecDeque::new(),
+            values: FrameValues::default(),
         }))
     }
 }
@@ -174,7 +174,7 @@ impl Accumulator for Running {
 #[derive(Debug)]
 struct Sliding {
     kind: Kind,
-    values: VecDeque<f64>,
+    values: FrameValues<f64>,
 }
 
 impl Sliding {
@@ -193,10 +193,7 @@ impl Accumulator for Sliding {
     /// The frame's first rows leaving it (the oldest values, in order; NULLs were never kept).
     fn retract_batch(&mut self, values: &[ArrayRef]) -> Result<()> {
         if let Some(a) = values.first() {
-            let n = a.len() - a.null_count();
-            for _ in 0..n {
-                self.values.pop_front();
-            }
+            self.values.retract(a);
         }
         Ok(())
     }
@@ -216,6 +213,6 @@ impl Accumulator for Sliding {
         Ok(value(self.kind, self.sum(), self.values.len() as i64))
     }
     fn size(&self) -> usize {
-        std::mem::size_of_val(self) + self.values.capacity() * std::mem::size_of::<f64>()
+        std::mem::size_of_val(self) + self.values.heap_size()
     }
 }

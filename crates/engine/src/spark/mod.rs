@@ -35,16 +35,20 @@ pub mod datetime;
 pub mod decimal_arith;
 mod decimal_avg;
 pub mod decimal_float;
+mod distinct_sum;
 pub mod exact_cast;
 pub mod extrema;
 pub mod float_decimal;
+mod float_extrema;
 mod float_frame;
 pub mod float_text;
+mod frame_values;
 pub mod ident_case;
 pub mod in_list;
 pub mod lexical;
 pub mod literals;
 mod logarithm;
+mod moments;
 pub mod opaque;
 pub mod plan_rule;
 pub mod portable;
@@ -55,6 +59,7 @@ mod session_template;
 mod substring;
 pub mod trunc;
 pub mod wider_decimal;
+mod window_rules;
 
 use std::any::Any;
 

@@ -25,6 +25,59 @@ use datafusion::logical_expr::{
 
 const NAME: &str = "spark_range_key";
 
+/// A RANGE frame over a DATE key with a number for an offset, as Spark reads it: that many days.
+/// DataFusion cast the number to an interval of months (`1 PRECEDING` reached a month back; red
+/// team helper-41). A number over any other non-numeric key (a TIMESTAMP, a string) is refused:
+/// Spark asks for an interval there. `Ok(None)`: nothing to change.
+pub(super) fn day_offsets(
+    wf: &WindowFunction,
+    key_type: Option<&DataType>,
+) -> datafusion::common::Result<Option<WindowFunction>> {
+    let frame = &wf.params.window_frame;
+    if frame.units != WindowFrameUnits::Range {
+        return Ok(None);
+    }
+    let Some(key) = key_type else {
+        return Ok(None);
+    };
+    let numeric_key = key.is_numeric();
+    let has_number = |b: &WindowFrameBound| match b {
+        WindowFrameBound::Preceding(v) | WindowFrameBound::Following(v) => {
+            !v.is_null() && offset(v).is_some()
+        }
+        WindowFrameBound::CurrentRow => false,
+    };
+    if numeric_key || !(has_number(&frame.start_bound) || has_number(&frame.end_bound)) {
+        return Ok(None);
+    }
+    if *key != DataType::Date32 {
+        return datafusion::common::plan_err!(
+            "a RANGE frame over a {key} key takes an INTERVAL offset, not a number (as in Spark)"
+        );
+    }
+    let days = |b: &WindowFrameBound| -> WindowFrameBound {
+        let to_days = |v: &ScalarValue| match offset(v).and_then(|n| i32::try_from(n).ok()) {
+            Some(n) => ScalarValue::IntervalMonthDayNano(Some(
+                arrow::datatypes::IntervalMonthDayNano::new(0, n, 0),
+            )),
+            None => v.clone(),
+        };
+        match b {
+            WindowFrameBound::Preceding(v) if !v.is_null() => {
+                WindowFrameBound::Preceding(to_days(v))
+            }
+            WindowFrameBound::Following(v) if !v.is_null() => {
+                WindowFrameBound::Following(to_days(v))
+            }
+            other => other.clone(),
+        }
+    };
+    let mut out = wf.clone();
+    out.params.window_frame.start_bound = days(&frame.start_bound);
+    out.params.window_frame.end_bound = days(&frame.end_bound);
+    Ok(Some(out))
+}
+
 /// `wf` with its ORDER BY key guarded, when its frame is a RANGE frame with an integer offset
 /// over one integer key; `None` otherwise (or when it is guarded already).
 pub(super) fn guard(wf: &WindowFunction, key_type: Option<DataType>) -> Option<WindowFunction> {
@@ -90,6 +143,9 @@ fn offset(v: &ScalarValue) -> Option<i128> {
         ScalarValue::UInt16(Some(n)) => (*n).into(),
         ScalarValue::UInt32(Some(n)) => (*n).into(),
         ScalarValue::UInt64(Some(n)) => (*n).into(),
+        // Before type coercion DataFusion keeps a RANGE offset as its text ("1", or "1 DAY" for
+        // an interval, which is not a number).
+        ScalarValue::Utf8(Some(t)) => t.trim().parse::<i128>().ok()?,
         _ => return None,
     };
     (n >= 0).then_some(n)

@@ -137,29 +137,9 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
                 None => Ok(Transformed::no(Expr::ScalarFunction(f))),
             }
         }
-        // Aggregates Spark computes otherwise (`sum` checked in ANSI mode, `avg` of a DECIMAL
-        // rounded), in a GROUP BY and in a window: see `aggregates`.
+        // Aggregates and window functions Spark computes otherwise: see `aggregates`.
         e @ (Expr::AggregateFunction(_) | Expr::WindowFunction(_)) => {
-            super::aggregates::refuse_drifting_window(&e)?;
-            // A RANGE frame's offset bounds are computed in the key's type (`range_frame`).
-            let guarded = match &e {
-                Expr::WindowFunction(wf) => {
-                    let key = wf
-                        .params
-                        .order_by
-                        .first()
-                        .and_then(|s| type_of(&s.expr, schema));
-                    super::range_frame::guard(wf, key).map(|g| Expr::WindowFunction(Box::new(g)))
-                }
-                _ => None,
-            };
-            let changed = guarded.is_some();
-            let e = guarded.unwrap_or(e);
-            match super::aggregates::spark_aggregates(e, schema, ansi) {
-                Ok(e) => Ok(Transformed::yes(e)),
-                Err(e) if changed => Ok(Transformed::yes(e)),
-                Err(e) => Ok(Transformed::no(e)),
-            }
+            super::aggregates::spark_aggregate_or_window(e, schema, ansi)
         }
         // `SUBSTRING(s FROM p FOR n)` and `substring(s, p, n)` are planned with DataFusion's
         // `substr` (Postgres's positions), not the registry's: Spark's takes its place.

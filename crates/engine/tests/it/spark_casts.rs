@@ -549,8 +549,8 @@ fn bit_operations_wrap_in_sparks_types() {
 
 /// In a window, `sum` of DOUBLEs and `avg` of integers and DOUBLEs add the frame's rows in order,
 /// a sliding frame afresh per row, as Spark does: DataFusion's took the leaving rows out again,
-/// so after 1e17 left the frame, 3 and 5 summed to 0 (red team helper-40; Spark 4's values). The
-/// variance family over a sliding frame is refused (it drifted the same way).
+/// so after 1e17 left the frame, 3 and 5 summed to 0 (red team helper-40; Spark 4's values).
+/// Covariance over a sliding frame is refused (it drifted the same way).
 #[test]
 fn window_frames_sum_doubles_as_spark_does() {
     let loc = "memory://spark-casts-window-doubles/t";
@@ -585,9 +585,21 @@ fn window_frames_sum_doubles_as_spark_does() {
             .await,
             vec!["0.0", "9.223372036854776e18"]
         );
+        // A sliding frame's standard deviation is computed afresh per frame with Spark's
+        // arithmetic (`moments`); covariance over one is refused (its running moments drift).
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT s FROM (SELECT id, stddev(x) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING \
+                 AND CURRENT ROW) AS s FROM t) WHERE id = 3"
+            )
+            .await,
+            vec!["1.4142135623730951"]
+        );
         fails(
             &s,
-            "SELECT stddev(x) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM t",
+            "SELECT covar_samp(x, x) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) \
+             FROM t",
             "frame that slides",
         )
         .await;
@@ -603,12 +615,12 @@ fn window_frames_sum_doubles_as_spark_does() {
     });
 }
 
-/// A DECIMAL sum is exact until its result, as Spark's: {9e37, 9e37, -9e37} in DECIMAL(38,0) is
-/// 9e37 (the partial 1.8e38 is not checked); a result past the type raises in ANSI mode and is
-/// NULL in legacy mode, in a GROUP BY and in every window row. Legacy mode wrapped in 128 bits
-/// here (red team helper-40). Values from Spark 4.
+/// A DECIMAL sum in a window is exact until its result, as Spark's: {9e37, 9e37, -9e37} in
+/// DECIMAL(38,0) is 9e37 there; a GROUP BY's checks every addition (red team helper-41). A sum
+/// past the type raises in ANSI mode and is NULL in legacy mode (which wrapped in 128 bits here;
+/// helper-40). Values from Spark 4 on Delta tables.
 #[test]
-fn decimal_sums_check_only_their_results() {
+fn decimal_sums_check_where_spark_checks() {
     let loc = "memory://spark-casts-decimal-sums/t";
     let s = session(loc);
     rt().block_on(async {
@@ -623,7 +635,14 @@ fn decimal_sums_check_only_their_results() {
         .await
         .unwrap();
         let nine = "90000000000000000000000000000000000000";
-        assert_eq!(rows(&s, "SELECT sum(e) FROM t").await, vec![nine]);
+        // A window's buffer is exact: only each row's result is checked.
+        assert_eq!(
+            rows(&s, "SELECT DISTINCT sum(e) OVER () FROM t").await,
+            vec![nine]
+        );
+        // A GROUP BY or whole-table sum checks every addition, as Spark's aggregate buffer
+        // (DECIMAL(38,0) here) does: 9e37 + 9e37 raises although the total fits.
+        fails(&s, "SELECT sum(e) FROM t", "NUMERIC_VALUE_OUT_OF_RANGE").await;
         fails(
             &s,
             "SELECT sum(e) OVER (ORDER BY id ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING) FROM t",
@@ -703,6 +722,88 @@ fn range_frame_bounds_overflow_as_in_spark() {
             )
             .await,
             vec!["-2147483648|3|3|5", "0|2|2|5"]
+        );
+    });
+}
+
+/// Aggregates and windows as Spark computes them (red team helper-41; values from Spark 4): a
+/// grouped `max`/`min` of floats orders NaN above everything and keeps -Infinity (DataFusion's
+/// gave NaN-blind results and -1.79e308); `sum(DISTINCT b)` and a grouped DECIMAL sum raise on
+/// overflow (legacy mode: NULL); `var_samp` of INTs is computed in DOUBLE; a RANGE frame over a
+/// DATE counts its number in days (DataFusion read months); DISTINCT in a window and
+/// `nth_value(x, 0)` are refused as Spark refuses them.
+#[test]
+fn aggregates_and_windows_as_spark() {
+    let loc = "memory://spark-casts-aggregates/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute(
+            "CREATE TABLE t (id BIGINT, g INT, x DOUBLE, b BIGINT, i INT, dt DATE, \
+             d DECIMAL(38,0))",
+        )
+        .await
+        .unwrap();
+        s.execute(
+            "INSERT INTO t VALUES \
+             (1, 1, CAST('NaN' AS DOUBLE), 9223372036854775807, 2147483647, DATE'2020-02-01', \
+              90000000000000000000000000000000000000), \
+             (2, 1, 5.0, 1, 2147483647, DATE'2020-02-02', 90000000000000000000000000000000000000), \
+             (3, 1, -0.0D, 1, 2147483646, DATE'2020-03-02', -90000000000000000000000000000000000000), \
+             (4, 2, CAST('-Infinity' AS DOUBLE), 5, 1, DATE'2020-03-03', 1), \
+             (5, 3, 0.2, 3, 2, DATE'2020-03-05', 2), \
+             (6, 3, CAST('NaN' AS DOUBLE), 3, 3, NULL, 3)",
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT g, max(x), min(x) FROM t GROUP BY g").await,
+            vec!["1|NaN|-0.0", "2|-inf|-inf", "3|NaN|0.2"]
+        );
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT g, max(f), min(f) FROM (SELECT g, CAST(x AS FLOAT) AS f FROM t) GROUP BY g"
+            )
+            .await,
+            vec!["1|NaN|-0.0", "2|-inf|-inf", "3|NaN|0.2"]
+        );
+        assert_eq!(
+            rows(&s, "SELECT g, sum(DISTINCT b) FROM t WHERE g > 1 GROUP BY g").await,
+            vec!["2|5", "3|3"]
+        );
+        fails(&s, "SELECT g, sum(DISTINCT b) FROM t GROUP BY g", "ARITHMETIC_OVERFLOW").await;
+        fails(&s, "SELECT g, sum(d) FROM t GROUP BY g", "NUMERIC_VALUE_OUT_OF_RANGE").await;
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT id, var_samp(i) OVER (ORDER BY id), stddev(i) OVER (ORDER BY id) \
+                 FROM t WHERE g = 1"
+            )
+            .await[2],
+            "3|0.33333333333333337|0.5773502691896258"
+        );
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT id, count(*) OVER (ORDER BY dt RANGE BETWEEN 1 PRECEDING AND CURRENT ROW), \
+                 count(*) OVER (ORDER BY dt DESC RANGE BETWEEN CURRENT ROW AND 1 FOLLOWING) FROM t"
+            )
+            .await,
+            vec!["1|1|1", "2|2|2", "3|1|1", "4|2|2", "5|1|1", "6|1|1"]
+        );
+        fails(
+            &s,
+            "SELECT count(DISTINCT b) OVER (PARTITION BY g) FROM t",
+            "DISTINCT_WINDOW_FUNCTION_UNSUPPORTED",
+        )
+        .await;
+        fails(&s, "SELECT nth_value(b, 0) OVER (ORDER BY id) FROM t", "VALUE_OUT_OF_RANGE").await;
+        s.execute("SET spark.sql.ansi.enabled = false")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT g, sum(d) FROM t GROUP BY g").await,
+            vec!["1|NULL", "2|1", "3|5"]
         );
     });
 }
