@@ -201,8 +201,33 @@ pub fn spark_aggregate_or_window(
         }
         _ => None,
     };
-    let changed = framed.is_some();
+    let mut changed = framed.is_some();
     let e = framed.unwrap_or(e);
+    // Float keys and DISTINCT arguments compared as Spark compares them (`float_keys`).
+    let e = match e {
+        Expr::WindowFunction(mut wf) => {
+            for k in wf.params.partition_by.iter_mut() {
+                let (n, c) = super::float_keys::normalized(k.clone(), schema);
+                *k = n;
+                changed |= c;
+            }
+            for s in wf.params.order_by.iter_mut() {
+                let (n, c) = super::float_keys::normalized(s.expr.clone(), schema);
+                s.expr = n;
+                changed |= c;
+            }
+            Expr::WindowFunction(wf)
+        }
+        Expr::AggregateFunction(mut af) if af.params.distinct => {
+            for a in af.params.args.iter_mut() {
+                let (n, c) = super::float_keys::normalized(a.clone(), schema);
+                *a = n;
+                changed |= c;
+            }
+            Expr::AggregateFunction(af)
+        }
+        other => other,
+    };
     Ok(match spark_aggregates(e, schema, ansi) {
         Ok(e) => Transformed::yes(e),
         Err(e) if changed => Transformed::yes(e),

@@ -41,6 +41,7 @@ pub mod extrema;
 pub mod float_decimal;
 mod float_extrema;
 mod float_frame;
+mod float_keys;
 pub mod float_text;
 mod frame_values;
 pub mod ident_case;

@@ -47,6 +47,7 @@ pub fn data_file_properties(
     let mut builder = WriterProperties::builder()
         .set_compression(Compression::SNAPPY)
         .set_dictionary_page_size_limit(DICTIONARY_PAGE_LIMIT);
+    builder = without_float_statistics(builder, schema);
     // A caller who chose the dictionary or the encoding of every column gets that choice: the
     // per-column tuning below would otherwise override it.
     if let Some(s) = settings.filter(|s| {
@@ -79,6 +80,32 @@ pub fn data_file_properties(
         Some(s) => s.apply(builder).build(),
         None => builder.build(),
     }
+}
+
+/// No Parquet min/max statistics on FLOAT/DOUBLE leaves. parquet-rs leaves NaN out of them (the
+/// format's newer rule), and parquet-mr readers (Spark) then skip a row group for `x = NaN`: on a
+/// table this engine wrote, Spark's `DELETE … WHERE x IN (NaN)` and `MERGE … ON t.x = NaN`
+/// touched no row (red team helper-42). Files written by parquet-mr put NaN into max, so Spark
+/// keeps the row group. Delta's own statistics (in the log) are unaffected and already carry no
+/// bound for a column holding NaN; only row-group pruning on float columns is lost.
+fn without_float_statistics(
+    mut builder: parquet::file::properties::WriterPropertiesBuilder,
+    schema: &Schema,
+) -> parquet::file::properties::WriterPropertiesBuilder {
+    if let Ok(descr) = ArrowSchemaConverter::new().convert(schema) {
+        for column in descr.columns() {
+            if matches!(
+                column.physical_type(),
+                PhysicalType::FLOAT | PhysicalType::DOUBLE
+            ) {
+                builder = builder.set_column_statistics_enabled(
+                    column.path().clone(),
+                    parquet::file::properties::EnabledStatistics::None,
+                );
+            }
+        }
+    }
+    builder
 }
 
 /// Whether column `index` of `batches`, of type `data_type`, has at least as many distinct non-null
@@ -290,6 +317,43 @@ mod tests {
                 )
             })
             .collect()
+    }
+
+    /// Float leaves carry no Parquet min/max (parquet-rs leaves NaN out of them, and Spark's
+    /// row-group filter then skipped a group holding NaN); other leaves keep theirs.
+    #[test]
+    fn float_columns_carry_no_parquet_statistics() {
+        use arrow::array::{Float32Array, Float64Array, Int64Array};
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("x", DataType::Float64, true),
+            Field::new("f", DataType::Float32, true),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from(vec![1, 2])),
+                Arc::new(Float64Array::from(vec![f64::NAN, 1.5])),
+                Arc::new(Float32Array::from(vec![2.5, f32::NAN])),
+            ],
+        )
+        .unwrap();
+        let props = data_file_properties(&schema, std::slice::from_ref(&batch), None);
+        let mut buf = Vec::new();
+        let mut w = ArrowWriter::try_new(&mut buf, schema, Some(props)).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let meta = ParquetRecordBatchReaderBuilder::try_new(Bytes::from(buf))
+            .unwrap()
+            .metadata()
+            .clone();
+        let stats: Vec<bool> = meta
+            .row_group(0)
+            .columns()
+            .iter()
+            .map(|c| c.statistics().is_some_and(|s| s.min_bytes_opt().is_some()))
+            .collect();
+        assert_eq!(stats, vec![true, false, false]);
     }
 
     #[test]

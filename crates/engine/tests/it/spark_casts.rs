@@ -807,3 +807,41 @@ fn aggregates_and_windows_as_spark() {
         );
     });
 }
+
+/// Float keys compare as Spark compares them: -0.0 equals 0.0 and every NaN is one NaN, in a
+/// window's PARTITION BY and ORDER BY and in a DISTINCT aggregate's argument (red team helper-42:
+/// `rank() OVER (ORDER BY x)` ranked -0.0 apart, and `avg(DISTINCT x)` beside `count(*)` counted
+/// -0.0 and 0.0 as two values). Values from Spark 4.
+#[test]
+fn float_keys_compare_as_in_spark() {
+    let loc = "memory://spark-casts-float-keys/t";
+    let s = session(loc);
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id BIGINT, x DOUBLE)")
+            .await
+            .unwrap();
+        s.execute(
+            "INSERT INTO t VALUES (1, 0.0D), (2, -0.0D), (3, 1.5D), (4, CAST('NaN' AS DOUBLE)), \
+             (5, -CAST('NaN' AS DOUBLE))",
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT id, count(*) OVER (PARTITION BY x), rank() OVER (ORDER BY x), \
+                 sum(id) OVER (ORDER BY x) FROM t"
+            )
+            .await,
+            vec!["1|2|1|3", "2|2|1|3", "3|1|3|6", "4|2|4|15", "5|2|4|15"]
+        );
+        assert_eq!(
+            rows(&s, "SELECT avg(DISTINCT x), count(*) FROM t WHERE id <= 3").await,
+            vec!["0.75|3"]
+        );
+        assert_eq!(
+            rows(&s, "SELECT count(DISTINCT x), count(*) FROM t").await,
+            vec!["3|5"]
+        );
+    });
+}
