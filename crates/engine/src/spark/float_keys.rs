@@ -9,21 +9,22 @@
 //! it wraps a window's PARTITION BY and ORDER BY keys and a DISTINCT aggregate's arguments of a
 //! float type (the values a DISTINCT aggregate then sees are normalized, as Spark's grouping by the
 //! distinct argument normalizes them). ORDER BY of a query and GROUP BY of NaNs with other bit
-//! patterns are not covered yet (docs/sql.md).
+//! patterns are `float_plan_keys`'s.
 
 use std::sync::{Arc, OnceLock};
 
 use arrow::array::{ArrayRef, AsArray, Float32Array, Float64Array};
-use arrow::datatypes::{DataType, Float32Type, Float64Type};
+use arrow::datatypes::{DataType, Field, FieldRef, Float32Type, Float64Type};
 use datafusion::common::{exec_err, DFSchema, Result};
 use datafusion::logical_expr::expr::ScalarFunction;
 use datafusion::logical_expr::{
-    ColumnarValue, Expr, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+    ColumnarValue, Expr, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
+    Volatility,
 };
 
 use super::rewrite::type_of;
 
-const NAME: &str = "spark_float_key";
+pub(super) const NAME: &str = "spark_float_key";
 
 /// `e` normalized when it is of a float type (and not normalized already); else `e`, and false.
 pub(super) fn normalized(e: Expr, schema: &DFSchema) -> (Expr, bool) {
@@ -71,6 +72,15 @@ impl ScalarUDFImpl for FloatKey {
             Some(t @ (DataType::Float32 | DataType::Float64)) => Ok(t.clone()),
             other => exec_err!("{NAME} of {other:?}"),
         }
+    }
+    /// The argument's nullability is kept: a grouped key keeps its column's field (a plan above
+    /// it was built with that field, `float_plan_keys`).
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> Result<FieldRef> {
+        let Some(f) = args.arg_fields.first() else {
+            return exec_err!("{NAME} takes one argument");
+        };
+        let t = self.return_type(&[f.data_type().clone()])?;
+        Ok(Arc::new(Field::new(self.name(), t, f.is_nullable())))
     }
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         let Some(x) = args.args.first() else {

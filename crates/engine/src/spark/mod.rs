@@ -42,6 +42,7 @@ pub mod float_decimal;
 mod float_extrema;
 mod float_frame;
 mod float_keys;
+mod float_plan_keys;
 pub mod float_text;
 mod frame_values;
 pub mod ident_case;

@@ -63,7 +63,7 @@ impl AnalyzerRule for SparkSemantics {
                     false => t,
                 })
             })?;
-            match (t.transformed, values_schema) {
+            let t = match (t.transformed, values_schema) {
                 (true, Some(column_types)) => t.map_data(|p| match p {
                     LogicalPlan::Values(mut v) => {
                         let empty = DFSchema::empty();
@@ -100,7 +100,9 @@ impl AnalyzerRule for SparkSemantics {
                     }
                     other => Ok(Transformed::no(other)),
                 },
-            }
+            }?;
+            // Float keys of sorts, groups, joins and IN subqueries (`float_plan_keys`).
+            t.transform_data(super::float_plan_keys::normalize_keys)
         })
         .map(|t| t.data)
     }

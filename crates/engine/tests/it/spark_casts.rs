@@ -817,15 +817,7 @@ fn float_keys_compare_as_in_spark() {
     let loc = "memory://spark-casts-float-keys/t";
     let s = session(loc);
     rt().block_on(async {
-        s.execute("CREATE TABLE t (id BIGINT, x DOUBLE)")
-            .await
-            .unwrap();
-        s.execute(
-            "INSERT INTO t VALUES (1, 0.0D), (2, -0.0D), (3, 1.5D), (4, CAST('NaN' AS DOUBLE)), \
-             (5, -CAST('NaN' AS DOUBLE))",
-        )
-        .await
-        .unwrap();
+        float_key_table(&s).await;
         assert_eq!(
             rows(
                 &s,
@@ -842,6 +834,114 @@ fn float_keys_compare_as_in_spark() {
         assert_eq!(
             rows(&s, "SELECT count(DISTINCT x), count(*) FROM t").await,
             vec!["3|5"]
+        );
+    });
+}
+
+/// Ids 1-5 holding 0.0, -0.0, 1.5, NaN and a NaN with its sign bit set.
+async fn float_key_table(s: &SqlSession) {
+    s.execute("CREATE TABLE t (id BIGINT, x DOUBLE)")
+        .await
+        .unwrap();
+    s.execute(
+        "INSERT INTO t VALUES (1, 0.0D), (2, -0.0D), (3, 1.5D), (4, CAST('NaN' AS DOUBLE)), \
+         (5, -CAST('NaN' AS DOUBLE))",
+    )
+    .await
+    .unwrap();
+}
+
+/// Float keys of a plan's own sorts, groups, set operations, joins and IN subqueries compare as
+/// Spark compares them (`spark/float_plan_keys.rs`): -0.0 ties with 0.0 and a NaN with its sign
+/// bit set is NaN, above every number. Before, `ORDER BY x` put that NaN first, GROUP BY and
+/// DISTINCT kept it apart, and EXCEPT, USING and `IN (SELECT …)` matched by bits.
+#[test]
+fn float_keys_of_plans_compare_as_in_spark() {
+    let loc = "memory://spark-casts-float-plan-keys/t";
+    let mut s = session(loc);
+    s.register("g", "memory://spark-casts-float-plan-keys/g");
+    rt().block_on(async {
+        float_key_table(&s).await;
+        // Sorts: ties decided by the next key; every NaN last ascending, first descending.
+        assert_eq!(
+            rows(&s, "SELECT id FROM t ORDER BY x, id LIMIT 1").await,
+            vec!["1"]
+        );
+        assert_eq!(
+            rows(&s, "SELECT id FROM t ORDER BY x, id LIMIT 3").await,
+            vec!["1", "2", "3"]
+        );
+        assert_eq!(
+            rows(&s, "SELECT id FROM t ORDER BY x DESC, id DESC LIMIT 1").await,
+            vec!["5"]
+        );
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT id FROM t ORDER BY x DESC NULLS LAST, id LIMIT 2"
+            )
+            .await,
+            vec!["4", "5"]
+        );
+        // Groups and DISTINCT: one group per Spark value, holding the normalized value.
+        assert_eq!(
+            rows(&s, "SELECT x, count(*), sum(id) FROM t GROUP BY x").await,
+            vec!["0.0|2|3", "1.5|1|3", "NaN|2|9"]
+        );
+        assert_eq!(
+            rows(&s, "SELECT x * 2 AS y, count(*) FROM t GROUP BY 1").await,
+            vec!["0.0|2", "3.0|1", "NaN|2"]
+        );
+        assert_eq!(
+            rows(
+                &s,
+                "SELECT CAST(x AS FLOAT) AS f, count(*) FROM t GROUP BY 1"
+            )
+            .await,
+            vec!["0.0|2", "1.5|1", "NaN|2"]
+        );
+        assert_eq!(rows(&s, "SELECT DISTINCT x FROM t").await.len(), 3);
+        assert_eq!(
+            rows(&s, "SELECT x FROM t UNION SELECT -x FROM t")
+                .await
+                .len(),
+            4
+        );
+        // Set operations, USING joins and IN subqueries match -0.0 with 0.0 and NaN with NaN.
+        let negated = "SELECT -x AS x FROM t WHERE id IN (1, 4)";
+        assert_eq!(
+            rows(&s, &format!("SELECT x FROM t EXCEPT {negated}")).await,
+            vec!["1.5"]
+        );
+        assert_eq!(
+            rows(&s, &format!("SELECT x FROM t INTERSECT {negated}"))
+                .await
+                .len(),
+            2
+        );
+        assert_eq!(
+            rows(
+                &s,
+                &format!("SELECT id FROM t JOIN ({negated}) u USING (x)")
+            )
+            .await,
+            vec!["1", "2", "4", "5"]
+        );
+        assert_eq!(
+            rows(&s, &format!("SELECT id FROM t WHERE x IN ({negated})")).await,
+            vec!["1", "2", "4", "5"]
+        );
+        assert_eq!(
+            rows(&s, &format!("SELECT id FROM t WHERE x NOT IN ({negated})")).await,
+            vec!["3"]
+        );
+        // What a CTAS stores: one row per group.
+        s.execute("CREATE TABLE g AS SELECT x, count(*) AS c FROM t GROUP BY x")
+            .await
+            .unwrap();
+        assert_eq!(
+            rows(&s, "SELECT x, c FROM g").await,
+            vec!["0.0|2", "1.5|1", "NaN|2"]
         );
     });
 }
