@@ -218,7 +218,7 @@ async fn commit(
         }
         txn.table.conflict.max_attempts = n;
     }
-    let metrics = txn.operation_metrics.clone();
+    let metrics = txn.metrics().to_map();
     let meter = txn.table.store.meter().cloned();
     let result = txn.commit().await?;
     let mut outcome = CommitOutcome::new(result, &metrics);

@@ -22,6 +22,7 @@ pub mod key_equality;
 pub mod key_set;
 pub mod metadata_intent;
 pub mod operation;
+pub mod operation_metrics;
 pub mod ops;
 pub mod parquet_settings;
 pub mod read_set;

@@ -12,6 +12,7 @@
 //! Only regular files under the root are listed and deleted: symbolic links are never followed
 //! (the store refuses them), so nothing outside the root is touched.
 
+use crate::operation_metrics::{OperationMetrics, VacuumEndMetrics, VacuumStartMetrics};
 use crate::snapshot::Snapshot;
 
 pub use crate::retention::{
@@ -266,12 +267,10 @@ pub async fn vacuum_with(table: &DeltaTable, spec: &VacuumSpec) -> Result<Vacuum
         start.operation_parameters.insert(k.into(), json!(v));
     }
     let bytes: u64 = victims.iter().map(|(_, s)| *s).sum();
-    start
-        .operation_metrics
-        .insert("numFilesToDelete".into(), json!(files.len().to_string()));
-    start
-        .operation_metrics
-        .insert("sizeOfDataToDelete".into(), json!(bytes.to_string()));
+    start.metrics = OperationMetrics::VacuumStart(VacuumStartMetrics {
+        files_to_delete: files.len() as u64,
+        bytes_to_delete: bytes,
+    });
     with_caller_metadata(&mut start, spec)?;
     // The deletion window opens before the announcement commits (`vacuum_in_flight`).
     let announced_ms = table.env.clock.now_ms();
@@ -332,15 +331,15 @@ pub async fn vacuum_with(table: &DeltaTable, spec: &VacuumSpec) -> Result<Vacuum
         end.operation_parameters
             .insert(START_VERSION_PARAMETER.into(), json!(v.to_string()));
     }
-    end.operation_metrics
-        .insert("numDeletedFiles".into(), json!(deleted.len().to_string()));
     let dirs = deleted
         .iter()
         .filter_map(|(p, _)| p.rsplit_once('/').map(|(d, _)| d))
         .collect::<HashSet<_>>()
         .len();
-    end.operation_metrics
-        .insert("numVacuumedDirectories".into(), json!(dirs.to_string()));
+    end.metrics = OperationMetrics::VacuumEnd(VacuumEndMetrics {
+        deleted_files: deleted.len() as u64,
+        vacuumed_directories: dirs as u64,
+    });
     with_caller_metadata(&mut end, spec)?;
     commits.extend(end.commit().await?.version);
     if let Some(e) = failure {

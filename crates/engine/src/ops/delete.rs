@@ -184,6 +184,7 @@ pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result
     }
     txn.affected_rows = (!metrics.deleted_rows_unknown).then_some(metrics.deleted_rows);
     let elapsed = txn.table.env.clock.now_ms() - start;
-    txn.operation_metrics = metrics.into_map(elapsed);
+    metrics.execution_time_ms = elapsed;
+    txn.metrics = crate::operation_metrics::OperationMetrics::Dml(metrics);
     Ok(txn)
 }

@@ -17,7 +17,6 @@ use delta_rlc_protocol::dv::DvDescriptor;
 use delta_rlc_protocol::schema::StructType;
 use delta_rlc_protocol::stats::FileStats;
 use roaring::RoaringTreemap;
-use serde_json::{json, Map, Value};
 
 use crate::arrow_conv::table_arrow_schema;
 use crate::dv_io::{encode_dvs, write_dv};
@@ -34,52 +33,7 @@ use crate::write::FileWriter;
 use super::new_rows::interleave_by_mask;
 pub use super::new_rows::{NewRows, REWRITE_CHUNK_BYTES};
 
-/// Counters reported as Spark-style operationMetrics.
-#[derive(Debug, Default, Clone)]
-pub struct DmlMetrics {
-    pub deleted_rows: u64,
-    pub updated_rows: u64,
-    pub copied_rows: u64,
-    pub inserted_rows: u64,
-    pub dvs_added: u64,
-    pub dvs_removed: u64,
-    pub dvs_updated: u64,
-    pub added_files: u64,
-    pub removed_files: u64,
-    pub scanned_files: u64,
-    /// Rows were deleted with files that have no stats and were not read: the deleted-row count is
-    /// unknown and is left out of the metrics (as Delta Spark leaves it), not reported low.
-    pub deleted_rows_unknown: bool,
-}
-
-impl DmlMetrics {
-    pub fn into_map(self, elapsed_ms: i64) -> Map<String, Value> {
-        let mut m = Map::new();
-        let mut put = |k: &str, v: u64| {
-            m.insert(k.into(), json!(v.to_string()));
-        };
-        if !self.deleted_rows_unknown {
-            put("numDeletedRows", self.deleted_rows);
-            put("numTargetRowsDeleted", self.deleted_rows);
-        }
-        put("numUpdatedRows", self.updated_rows);
-        put("numCopiedRows", self.copied_rows);
-        put("numTargetRowsCopied", self.copied_rows);
-        put("numTargetRowsInserted", self.inserted_rows);
-        put("numTargetRowsUpdated", self.updated_rows);
-        put("numDeletionVectorsAdded", self.dvs_added);
-        put("numDeletionVectorsRemoved", self.dvs_removed);
-        put("numDeletionVectorsUpdated", self.dvs_updated);
-        put("numAddedFiles", self.added_files);
-        put("numRemovedFiles", self.removed_files);
-        put("numScannedFiles", self.scanned_files);
-        m.insert(
-            "executionTimeMs".into(),
-            json!(elapsed_ms.max(0).to_string()),
-        );
-        m
-    }
-}
+pub use crate::operation_metrics::DmlMetrics;
 
 /// One scanned candidate file: its live rows (table columns, then materialized row-tracking columns
 /// when enabled, then the physical row index) and its DV at read time.

@@ -169,34 +169,7 @@ async fn write_rows(
     for a in adds {
         txn.add_file(a);
     }
-    let m = &mut txn.operation_metrics;
-    let prev_files = m
-        .get("numFiles")
-        .and_then(|v| v.as_str())
-        .and_then(|s| s.parse::<u64>().ok())
-        .unwrap_or(0);
-    let prev_rows = m
-        .get("numOutputRows")
-        .and_then(|v| v.as_str())
-        .and_then(|s| s.parse::<u64>().ok())
-        .unwrap_or(0);
-    let prev_bytes = m
-        .get("numOutputBytes")
-        .and_then(|v| v.as_str())
-        .and_then(|s| s.parse::<i64>().ok())
-        .unwrap_or(0);
-    m.insert(
-        "numFiles".into(),
-        json!((prev_files + files as u64).to_string()),
-    );
-    m.insert(
-        "numOutputRows".into(),
-        json!((prev_rows + rows).to_string()),
-    );
-    m.insert(
-        "numOutputBytes".into(),
-        json!((prev_bytes + bytes).to_string()),
-    );
+    txn.metrics.add_write(files as u64, rows, bytes);
     Ok(rows)
 }
 

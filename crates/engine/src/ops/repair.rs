@@ -7,7 +7,6 @@
 use std::sync::Arc;
 
 use futures::{stream, StreamExt, TryStreamExt};
-use serde_json::json;
 
 use crate::error::Result;
 use crate::txn::Transaction;
@@ -48,7 +47,10 @@ pub async fn repair_txn(mut txn: Transaction) -> Result<(Transaction, Vec<String
         }
     }
     txn.change_data.file_actions_are_changes = true;
-    txn.operation_metrics
-        .insert("numFilesRemoved".into(), json!(missing.len().to_string()));
+    txn.metrics = crate::operation_metrics::OperationMetrics::Repair(
+        crate::operation_metrics::RepairMetrics {
+            files_removed: missing.len() as u64,
+        },
+    );
     Ok((txn, missing))
 }

@@ -154,15 +154,15 @@ pub async fn restore_txn(mut txn: Transaction, spec: RestoreSpec) -> Result<Tran
     txn.actions.push(Action::Metadata(metadata));
     txn.change_data.file_actions_are_changes = true;
     let after: usize = current.files.len() + restored as usize - removed as usize;
-    for (k, v) in [
-        ("numRemovedFiles", removed as i64),
-        ("numRestoredFiles", restored as i64),
-        ("removedFilesSize", removed_bytes),
-        ("restoredFilesSize", restored_bytes),
-        ("numOfFilesAfterRestore", after as i64),
-    ] {
-        txn.operation_metrics.insert(k.into(), json!(v.to_string()));
-    }
+    txn.metrics = crate::operation_metrics::OperationMetrics::Restore(
+        crate::operation_metrics::RestoreMetrics {
+            removed_files: removed as i64,
+            restored_files: restored as i64,
+            removed_bytes,
+            restored_bytes,
+            files_after: after as i64,
+        },
+    );
     Ok(txn)
 }
 

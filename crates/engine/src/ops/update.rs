@@ -301,6 +301,7 @@ async fn finish(
     new_rows.write(&mut txn, snapshot, &mut metrics).await?;
     txn.affected_rows = Some(metrics.updated_rows);
     let elapsed = txn.table.env.clock.now_ms() - start;
-    txn.operation_metrics = metrics.into_map(elapsed);
+    metrics.execution_time_ms = elapsed;
+    txn.metrics = crate::operation_metrics::OperationMetrics::Dml(metrics);
     Ok(txn)
 }

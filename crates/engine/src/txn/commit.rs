@@ -516,7 +516,7 @@ impl Transaction {
             read_version: self.read_snapshot.as_ref().map(|s| s.version as i64),
             isolation_level: Some(isolation.name().to_string()),
             is_blind_append: Some(blind),
-            operation_metrics: Some(self.operation_metrics.clone()),
+            operation_metrics: Some(self.metrics.to_map()),
             engine_info: Some(ENGINE_INFO.to_string()),
             txn_id: Some(self.txn_id.to_string()),
             extra: self.app_metadata.clone(),

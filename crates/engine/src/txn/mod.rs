@@ -35,7 +35,8 @@ pub struct Transaction {
     /// What the commitInfo says this transaction did.
     pub operation: Operation,
     pub operation_parameters: Map<String, Value>,
-    pub operation_metrics: Map<String, Value>,
+    /// What the operation counted, rendered into the commitInfo (`operation_metrics`).
+    pub(crate) metrics: crate::operation_metrics::OperationMetrics,
     pub txn_id: Uuid,
     /// Number of rows affected, reported to the caller.
     pub affected_rows: Option<u64>,
@@ -88,7 +89,7 @@ impl Transaction {
             actions: Vec::new(),
             operation,
             operation_parameters: Map::new(),
-            operation_metrics: Map::new(),
+            metrics: Default::default(),
             txn_id: table.env.ids.uuid(),
             affected_rows: None,
             events: Vec::new(),
@@ -190,6 +191,11 @@ impl Transaction {
         }
         self.app_metadata.insert(key.to_string(), value);
         Ok(())
+    }
+
+    /// What the operation counted so far (its commitInfo's `operationMetrics`).
+    pub fn metrics(&self) -> &crate::operation_metrics::OperationMetrics {
+        &self.metrics
     }
 
     pub fn snapshot(&self) -> Result<&Arc<Snapshot>> {

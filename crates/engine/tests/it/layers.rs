@@ -130,11 +130,11 @@ fn the_checker_and_the_statements_do_not_import_each_other() {
             "{statements}/ imports the conflict checker"
         );
     }
-    // Leaves: the read set, the events, the operations and the conflict error import no engine
+    // Leaves: the read set, the events, the operations (and their metrics) and the conflict error import no engine
     // module but the key equality and key sets (the read set's MERGE keys) — the checker and the
     // statements both stand on them.
     assert!(deps("events").is_empty() && deps("conflict_error").is_empty());
-    assert!(deps("operation").is_empty());
+    assert!(deps("operation").is_empty() && deps("operation_metrics").is_empty());
     assert!(deps("read_set")
         .iter()
         .all(|d| d == "key_equality" || d == "key_set"));

@@ -33,6 +33,7 @@ use serde_json::json;
 
 use super::dml::{DmlMetrics, NewRows};
 use crate::error::{EngineError, Result};
+use crate::operation_metrics::{MergeMetrics, OperationMetrics};
 use crate::snapshot::Snapshot;
 use crate::txn::change_data::{self, ChangeType};
 use crate::txn::Transaction;
@@ -450,18 +451,11 @@ pub async fn merge_txn_on(
     pending.write(&mut txn, &snapshot, &mut metrics).await?;
     txn.affected_rows = Some(metrics.updated_rows + metrics.deleted_rows + metrics.inserted_rows);
     let elapsed = txn.table.env.clock.now_ms() - start;
-    let (added, removed, scanned) = (metrics.added_files, metrics.removed_files, plan.scanned);
-    txn.operation_metrics = metrics.into_map(elapsed);
-    // MERGE's own names for its file counts (Delta Spark's numTargetFiles{Added,Removed};
-    // deltalake's scanned / skipped-during-scan), beside the DML ones.
-    let skipped = snapshot.files.len().saturating_sub(scanned);
-    for (k, v) in [
-        ("numTargetFilesAdded", added),
-        ("numTargetFilesRemoved", removed),
-        ("numTargetFilesScanned", scanned as u64),
-        ("numTargetFilesSkippedDuringScan", skipped as u64),
-    ] {
-        txn.operation_metrics.insert(k.into(), json!(v.to_string()));
-    }
+    metrics.execution_time_ms = elapsed;
+    txn.metrics = OperationMetrics::Merge(MergeMetrics {
+        dml: metrics,
+        target_files_scanned: plan.scanned as u64,
+        target_files_skipped: snapshot.files.len().saturating_sub(plan.scanned) as u64,
+    });
     Ok(txn)
 }

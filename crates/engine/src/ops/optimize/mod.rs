@@ -35,6 +35,7 @@ use self::layout::{
 };
 use super::dml::without_row_index;
 use crate::error::{EngineError, Result};
+use crate::operation_metrics::{OperationMetrics, OptimizeMetrics};
 use crate::read_set::split_predicate;
 use crate::row_tracking::{row_tracking_columns, stabilize_row_tracking};
 use crate::scan::{candidate_files, read_file, FileReadOptions};
@@ -391,31 +392,17 @@ impl OptimizePlan {
             txn.add_file(a);
         }
         let elapsed = txn.table.env.clock.now_ms() - start;
-        let m = &mut txn.operation_metrics;
-        m.insert("numFilesAdded".into(), json!(files_added.to_string()));
-        m.insert("numFilesRemoved".into(), json!(files_removed.to_string()));
-        m.insert("numAddedBytes".into(), json!(bytes_added.to_string()));
-        m.insert("numRemovedBytes".into(), json!(bytes_removed.to_string()));
-        m.insert("numBins".into(), json!(bins_done.to_string()));
-        // deltalake's planner metrics: how bins were chosen, and whether rows kept their order.
-        let reordered = self.bins.iter().any(|(_, k)| *k == BinKind::Reorder);
-        m.insert(
-            "plannerStrategy".into(),
-            json!(if reordered {
-                "zOrder"
-            } else {
-                "preserveLocality"
-            }),
-        );
-        for key in ["preservedStableOrder", "preserveInsertionOrder"] {
-            m.insert(key.into(), json!((!reordered).to_string()));
-        }
-        m.insert("maxBinSpanFiles".into(), json!(max_bin_files.to_string()));
-        m.insert(
-            "partitionsOptimized".into(),
-            json!(partitions_optimized.to_string()),
-        );
-        m.insert("executionTimeMs".into(), json!(elapsed.max(0).to_string()));
+        txn.metrics = OperationMetrics::Optimize(OptimizeMetrics {
+            files_added,
+            files_removed,
+            bytes_added,
+            bytes_removed,
+            bins: bins_done as u64,
+            reordered: self.bins.iter().any(|(_, k)| *k == BinKind::Reorder),
+            max_bin_span_files: max_bin_files as u64,
+            partitions_optimized: partitions_optimized as u64,
+            execution_time_ms: elapsed,
+        });
         txn.affected_rows = Some(files_removed);
         Ok(Some(txn))
     }
