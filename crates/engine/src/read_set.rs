@@ -62,6 +62,15 @@ pub struct ReadSet {
     /// any operation that does not declare) means every column: a winner's type change of any
     /// column is then a conflict (`conflict::metadata_change`).
     pub expression_columns: Option<BTreeSet<String>>,
+    /// The names (lowercased) by which the statement's text reaches columns, declared by an
+    /// operation whose meaning does not otherwise depend on the target's list of columns: no `*`
+    /// over the target, no INSERT by position, no query reading the target. `None` (the default,
+    /// and any operation or front end that does not declare) means it may depend on that list in
+    /// any way, so a winner's ADD COLUMNS is a conflict for it; with `Some(names)`, only a column
+    /// added under one of these names is (an unqualified name that would become ambiguous).
+    /// Red team helper-43: a MERGE's `INSERT *` reconciled past ADD COLUMNS stored NULL where the
+    /// serial run stores the source's value, and a positional INSERT committed where it fails.
+    pub column_names: Option<BTreeSet<String>>,
     /// Columns into which the statement wrote a value converted inexactly from another type
     /// (`ops::conform`: 0.5 into an INT column is 0): re-run under a wider type, the value would
     /// differ. Recorded by the writer wherever it converts, whatever the operation declared.
@@ -103,6 +112,14 @@ impl ReadSet {
         self.expression_columns
             .get_or_insert_with(BTreeSet::new)
             .extend(cols);
+    }
+
+    /// Declares that the statement reaches the target's columns only by these names (see
+    /// `column_names`); an operation that declares nothing may depend on the whole column list.
+    pub fn names_columns<I: IntoIterator<Item = String>>(&mut self, names: I) {
+        self.column_names
+            .get_or_insert_with(BTreeSet::new)
+            .extend(names.into_iter().map(|n| n.to_lowercase()));
     }
 
     /// The columns whose type the statement's outcome may depend on outside its read predicates,

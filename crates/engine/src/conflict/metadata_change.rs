@@ -134,6 +134,10 @@ pub fn classify(
         Err(reason) => return Ok(Verdict::Conflict(reason)),
         Ok(tightened) => check_rows |= tightened,
     }
+    // New columns hold only where the loser's statement means the same with them in the table.
+    if let Some(reason) = added_columns_conflict(&old_schema, &new_schema, read_set) {
+        return Ok(Verdict::Conflict(reason));
+    }
     // A widening holds only where the loser's statement means the same under the new type.
     if let Err(reason) = type_change::prove(
         &type_change::widened_columns(&old_schema, &new_schema),
@@ -222,6 +226,35 @@ fn config_change(
 
 /// Ok(true) when a column became NOT NULL (the loser's rows must be checked), Ok(false) when the
 /// change needs nothing, Err(reason) for a true conflict.
+/// Why columns `new` adds to `old` would change what the loser's statement does, if they may: it
+/// declared no names (a `*` over the target, an INSERT by position or a query reading the target
+/// mean something else with more columns), or it names an added column, which would now be
+/// ambiguous or bind to the target.
+fn added_columns_conflict(
+    old: &StructType,
+    new: &StructType,
+    read_set: &ReadSet,
+) -> Option<String> {
+    let old_names: BTreeSet<String> = old.fields.iter().map(|f| f.name.to_lowercase()).collect();
+    let added: Vec<&str> = new
+        .fields
+        .iter()
+        .map(|f| f.name.as_str())
+        .filter(|n| !old_names.contains(&n.to_lowercase()))
+        .collect();
+    let first = added.first()?;
+    let Some(names) = &read_set.column_names else {
+        return Some(format!(
+            "column {first} was added and this statement may depend on the table's column list \
+             (`*`, an INSERT by position, or a query reading the table)"
+        ));
+    };
+    added
+        .iter()
+        .find(|n| names.contains(&n.to_lowercase()))
+        .map(|n| format!("column {n} was added and this statement names {n}"))
+}
+
 fn schema_change(old: &StructType, new: &StructType) -> std::result::Result<bool, String> {
     let mut tightened = false;
     let new_by_name: BTreeMap<&str, &StructField> =
@@ -476,6 +509,7 @@ mod tests {
     fn verdict(old: &Metadata, new: &Metadata, staged: &[Action]) -> Verdict {
         let mut appends = ReadSet::default();
         appends.used_columns([]);
+        appends.names_columns([]);
         classify(old, new, staged, &appends, &|_, _, _| false).unwrap()
     }
 
@@ -503,6 +537,33 @@ mod tests {
             let new = meta(json!([col("a", true, json!({})), bad]), &[]);
             assert!(is_conflict(verdict(&old, &new, &[])));
         }
+    }
+
+    /// A loser reconciles a new column only when it declared the names by which it reaches
+    /// columns and the new one is not among them (red team helper-43: `INSERT *`, an INSERT by
+    /// position, a MERGE naming the source's `c` unqualified).
+    #[test]
+    fn added_columns_need_the_losers_declared_names() {
+        let old = meta(json!([col("a", true, json!({}))]), &[]);
+        let new = meta(
+            json!([col("a", true, json!({})), col("Cee", true, json!({}))]),
+            &[],
+        );
+        let judged = |rs: &ReadSet| classify(&old, &new, &[], rs, &|_, _, _| false).unwrap();
+        let mut undeclared = ReadSet::default();
+        undeclared.used_columns([]);
+        assert!(is_conflict(judged(&undeclared)));
+        let mut other_names = undeclared.clone();
+        other_names.names_columns(["a".to_string(), "b".to_string()]);
+        assert_eq!(judged(&other_names), Verdict::Compatible);
+        let mut names_it = undeclared.clone();
+        names_it.names_columns(["CEE".to_string()]);
+        assert!(is_conflict(judged(&names_it)));
+        // A schema without new columns needs no declaration.
+        assert_eq!(
+            classify(&old, &old, &[], &undeclared, &|_, _, _| false).unwrap(),
+            Verdict::Compatible
+        );
     }
 
     #[test]

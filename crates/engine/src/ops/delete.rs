@@ -65,6 +65,8 @@ fn count_removed(metrics: &mut DmlMetrics, add: &delta_rlc_protocol::actions::Ad
 pub async fn delete_txn(mut txn: Transaction, predicate: Option<Expr>) -> Result<Transaction> {
     // A DELETE evaluates nothing but its predicate (a read predicate); rows it rewrites are copied.
     txn.read_set.used_columns([]);
+    // Its names reach the target's existing columns only (one table, no `*`).
+    txn.read_set.names_columns([]);
     let snapshot: Arc<Snapshot> = Arc::clone(txn.snapshot()?);
     let start = txn.table.env.clock.now_ms();
     txn.operation = crate::txn::Operation::Delete;

@@ -116,6 +116,8 @@ pub async fn update_txn(
         .unwrap_or_default()),
     );
     let ectx = ExprContext::new(&snapshot, None)?;
+    // Its names reach the target's existing columns only (one table, no `*`).
+    txn.read_set.names_columns([]);
     let mut phys_assign = Vec::new();
     for (col, e) in &assignments {
         let idx = ectx

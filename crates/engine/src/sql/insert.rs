@@ -77,6 +77,14 @@ pub(super) async fn prepare_insert(
         .lock()
         .map_err(|_| EngineError::Internal("the read set's lock is poisoned".into()))?
         .clone();
+    // With its columns named and a query that did not read the target, the statement reaches
+    // the target's columns by those names only: a concurrent ADD COLUMNS gives the rest NULL, as
+    // re-running it would. By position, or reading the target (`SELECT *` of it has more
+    // columns then), it declares nothing (`ReadSet::column_names`).
+    let reads_target = !recorded.is_empty() || recorded.query_reads;
+    if let (Some(cols), false) = (&columns, reads_target) {
+        txn.read_set.names_columns(cols.iter().cloned());
+    }
     merge_reads(&mut txn.read_set, recorded);
     Ok(Prepared::Write(Box::new(txn)))
 }

@@ -29,6 +29,9 @@ pub(super) async fn plan_target(
 ) -> Result<TargetPlan> {
     txn.read_set
         .used_columns(expression_columns(spec, &snapshot.schema));
+    if let (names, false) = referenced_names(spec) {
+        txn.read_set.names_columns(names);
+    }
     let has = |k: ClauseKind| spec.clauses.iter().any(|c| c.kind == k);
     let needs_target_only = has(ClauseKind::NotMatchedBySource);
     let table_schema = crate::arrow_conv::table_arrow_schema(&snapshot.schema);
@@ -192,6 +195,44 @@ pub(super) async fn plan_target(
     Ok(TargetPlan { files, scanned })
 }
 
+/// Every name by which the MERGE's text reaches a column, whatever its qualifier (a source
+/// column's name too: were the target to gain a column of that name, an unqualified reference
+/// would become ambiguous), and whether an action takes the target's column list as it is
+/// (`UPDATE SET *`, `INSERT *`, `INSERT VALUES` without a column list).
+fn referenced_names(spec: &MergeSpec) -> (Vec<String>, bool) {
+    use super::ClauseAction;
+    let refs = |e: &Expr| {
+        e.column_refs()
+            .into_iter()
+            .map(|c| c.name.clone())
+            .collect::<Vec<_>>()
+    };
+    let (mut out, mut whole_list) = (refs(&spec.on), false);
+    for c in &spec.clauses {
+        if let Some(cond) = &c.condition {
+            out.extend(refs(cond));
+        }
+        match &c.action {
+            ClauseAction::Delete => {}
+            ClauseAction::Update(None) | ClauseAction::Insert(None) => whole_list = true,
+            ClauseAction::Update(Some(sets)) => {
+                for (col, value) in sets {
+                    out.push(col.clone());
+                    out.extend(refs(value));
+                }
+            }
+            ClauseAction::Insert(Some((cols, values))) => {
+                whole_list |= cols.is_empty();
+                out.extend(cols.iter().cloned());
+                for v in values {
+                    out.extend(refs(v));
+                }
+            }
+        }
+    }
+    (out, whole_list)
+}
+
 /// Every column a MERGE's expressions read or write besides its registered reads (for the
 /// type-change proof, `conflict::type_change`): the ON condition's columns (its keys too —
 /// coarser than needed, never missing one), every clause condition's, each assigned or inserted
@@ -201,38 +242,9 @@ fn expression_columns(
     spec: &MergeSpec,
     schema: &delta_rlc_protocol::schema::StructType,
 ) -> Vec<String> {
-    use super::ClauseAction;
-    let every = || schema.fields.iter().map(|f| f.name.clone());
-    let refs = |e: &Expr| {
-        e.column_refs()
-            .into_iter()
-            .map(|c| c.name.clone())
-            .collect::<Vec<_>>()
-    };
-    let mut out = refs(&spec.on);
-    for c in &spec.clauses {
-        if let Some(cond) = &c.condition {
-            out.extend(refs(cond));
-        }
-        match &c.action {
-            ClauseAction::Delete => {}
-            ClauseAction::Update(None) | ClauseAction::Insert(None) => out.extend(every()),
-            ClauseAction::Update(Some(sets)) => {
-                for (col, value) in sets {
-                    out.push(col.clone());
-                    out.extend(refs(value));
-                }
-            }
-            ClauseAction::Insert(Some((cols, values))) => {
-                match cols.is_empty() {
-                    true => out.extend(every()),
-                    false => out.extend(cols.iter().cloned()),
-                }
-                for v in values {
-                    out.extend(refs(v));
-                }
-            }
-        }
+    let (mut out, whole_list) = referenced_names(spec);
+    if whole_list {
+        out.extend(schema.fields.iter().map(|f| f.name.clone()));
     }
     out
 }

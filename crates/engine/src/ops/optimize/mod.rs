@@ -339,6 +339,7 @@ impl OptimizePlan {
         // What OPTIMIZE reads: its partition predicate and the files it rewrites. It copies rows
         // unchanged (ordering by columns moves rows, it computes no value).
         txn.read_set.used_columns([]);
+        txn.read_set.names_columns([]);
         match &self.spec.predicate {
             Some(p) => txn.read_set.add_predicate(split_predicate(
                 p,
