@@ -59,6 +59,7 @@ pub mod rewrite;
 mod rounding;
 mod session_template;
 mod substring;
+mod text_time;
 pub mod trunc;
 pub mod wider_decimal;
 mod window_rules;

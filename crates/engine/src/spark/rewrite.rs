@@ -40,6 +40,12 @@ pub fn spark_semantics(expr: Expr, schema: &DFSchema, ansi: bool) -> Result<Tran
 }
 
 fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Expr>> {
+    // String and date/time functions and coercions (`text_time`); a rewritten node is rewritten
+    // again here (`nvl2` became a CASE).
+    let e = match super::text_time::spark_text_time(e, schema)? {
+        Ok(t) => return rewrite_node(t.data, schema, ansi).map(|r| Transformed::yes(r.data)),
+        Err(e) => e,
+    };
     match e {
         Expr::BinaryExpr(b) if arith_op(&b.op).is_some() => {
             let (Some(lt), Some(rt)) = (type_of(&b.left, schema), type_of(&b.right, schema)) else {
@@ -577,7 +583,7 @@ const NUMERIC_PASS_THROUGH: &[&str] = &[
     "abs", "coalesce", "nullif", "greatest", "least", "nvl", "ifnull",
 ];
 
-fn is_comparison(op: &Operator) -> bool {
+pub(super) fn is_comparison(op: &Operator) -> bool {
     matches!(
         op,
         Operator::Eq

@@ -26,6 +26,7 @@ mod snapshot_update;
 mod spark_casts;
 mod spark_corpus;
 mod spark_semantics;
+mod spark_text_time;
 mod statement_ast;
 mod statements;
 mod tier_soundness;
