@@ -100,13 +100,19 @@ pub fn cast_checked(value: &ArrayRef, to: &DataType) -> Result<(ArrayRef, bool),
             // A float stored into a STRING column is written as Java writes it (Spark's text).
             None => match crate::spark::float_text::float_array_to_text(value, to) {
                 Some(out) => out,
-                None => cast_with_options(value, to, &strict).map_err(|e| match to {
-                    // Past the column's precision: Spark's store assignment raises this.
-                    DataType::Decimal128(p, s) if e.to_string().contains("too large to store") => {
-                        format!("[NUMERIC_VALUE_OUT_OF_RANGE] a value cannot be represented as DECIMAL({p}, {s}): {e}")
-                    }
-                    _ => e.to_string(),
-                })?,
+                // A TIMESTAMP_NTZ stored into a STRING column is Spark's text of it.
+                None => match crate::spark::timestamp_text::timestamp_array_to_text(value, to) {
+                    Some(out) => out?,
+                    None => cast_with_options(value, to, &strict).map_err(|e| match to {
+                        // Past the column's precision: Spark's store assignment raises this.
+                        DataType::Decimal128(p, s)
+                            if e.to_string().contains("too large to store") =>
+                        {
+                            format!("[NUMERIC_VALUE_OUT_OF_RANGE] a value cannot be represented as DECIMAL({p}, {s}): {e}")
+                        }
+                        _ => e.to_string(),
+                    })?,
+                },
             },
         },
     };

@@ -269,6 +269,31 @@ def test_bit_operations_touch_what_spark_touches(spark, tmp_path):
         twin_run(spark, tmp_path / str(i), create, rows, ["p", "b"], statement)
 
 
+def test_string_functions_store_what_spark_stores(spark, tmp_path):
+    """Spark's argument order of ltrim/rtrim(trimStr, str), nvl2 typed by its results only,
+    regexp_replace of every match, lpad of a negative length (red team helper-44); a string
+    compared with a DECIMAL or CASE branches mixing strings and numbers are refused here (Spark
+    computes them, so only the refusal is checked: nothing is written)."""
+    create = "(id BIGINT, s STRING, x DOUBLE, l BIGINT, n INT)"
+    rows = "(1, 'xxhixx', 1.0, 9007199254740993, -1), (2, 'hello world', NULL, 7, 3), (3, NULL, 2.0, NULL, NULL)"
+    for i, statement in enumerate([
+        "UPDATE {t} SET s = ltrim('x', s)",
+        "UPDATE {t} SET s = rtrim('x', s) WHERE id = 1",
+        "UPDATE {t} SET s = TRIM(LEADING 'x' FROM s)",
+        "UPDATE {t} SET l = nvl2(x, l, 0), s = CAST(nvl2(x, 1, 2) AS STRING)",
+        "UPDATE {t} SET s = regexp_replace(s, 'l', 'L')",
+        "UPDATE {t} SET s = lpad(s, n, 'ab')",
+    ]):
+        twin_run(spark, tmp_path / str(i), create, rows, ["s", "x", "l", "n"], statement)
+    ours = str(tmp_path / "refused")
+    rlc("sql", f"CREATE TABLE '{ours}' {create}")
+    rlc("sql", f"INSERT INTO '{ours}' VALUES {rows}")
+    for statement in ["DELETE FROM {t} WHERE s = 1.1", "UPDATE {t} SET s = CASE WHEN id = 1 THEN s ELSE n END"]:
+        ran = subprocess.run([BIN, "sql", statement.format(t=f"'{ours}'")], capture_output=True, text=True)
+        assert ran.returncode != 0 and len(ran.stderr.strip().splitlines()) == 1, ran.stderr
+    assert spark.read.format("delta").load(ours).count() == 3
+
+
 def test_window_sums_store_what_spark_stores(spark, tmp_path):
     """A window's DOUBLE sums and averages add the frame's rows in order, each sliding frame afresh
     (DataFusion's subtracted leaving rows: after 1e17 left, 3 + 5 was 0); a DECIMAL sum is exact

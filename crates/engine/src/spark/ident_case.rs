@@ -471,6 +471,8 @@ pub fn plan_parsed(ctx: &SessionContext, e: &ast::Expr, schema: &DFSchema) -> DF
     super::literals::spark_literals(&mut e).map_err(|reason| {
         datafusion::common::DataFusionError::Plan(format!("SQL syntax error: {reason}"))
     })?;
+    super::function_syntax::spark_function_syntax(&mut e)
+        .map_err(datafusion::common::DataFusionError::Plan)?;
     plan_resolving_case(&mut e, |e| {
         state.create_logical_expr_from_sql_expr(
             ast::ExprWithAlias {

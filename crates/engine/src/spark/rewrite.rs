@@ -46,6 +46,11 @@ fn rewrite_node(e: Expr, schema: &DFSchema, ansi: bool) -> Result<Transformed<Ex
         Ok(t) => return rewrite_node(t.data, schema, ansi).map(|r| Transformed::yes(r.data)),
         Err(e) => e,
     };
+    // Arrays, maps, structs and a few math functions (`collections`).
+    let e = match super::collections::spark_collections(e, schema)? {
+        Ok(t) => return rewrite_node(t.data, schema, ansi).map(|r| Transformed::yes(r.data)),
+        Err(e) => e,
+    };
     match e {
         Expr::BinaryExpr(b) if arith_op(&b.op).is_some() => {
             let (Some(lt), Some(rt)) = (type_of(&b.left, schema), type_of(&b.right, schema)) else {

@@ -4,20 +4,23 @@
 //! stored silently). Found by red team helper-44 on twin tables against Spark:
 //! - `nvl2(a, b, c)` is `CASE WHEN a IS NOT NULL THEN b ELSE c END` (typed by `b` and `c` only;
 //!   DataFusion took `a`'s type into the common type: a BIGINT beside a DOUBLE lost digits);
-//! - `regexp_replace(s, p, r)` replaces every match (DataFusion's, without the `g` flag, the first);
-//! - `lpad`/`rpad` with a negative length give '' (DataFusion panicked on a negative column).
+//! - `regexp_replace(s, p, r)` replaces every match (DataFusion's, without the `g` flag, the
+//!   first); a replacement holding `$` or `\` is refused (Java's group syntax is not Rust's);
+//! - `lpad`/`rpad` with a negative length give '' (DataFusion panicked on a negative column);
+//! - a TIMESTAMP made a string (CAST, `concat`, `||`) is Spark's text (`timestamp_text`).
+//! (`ltrim`/`rtrim`'s argument order is settled on the AST: `function_syntax`.)
+//!
+//! Refused: `extract` of DOW (Spark's is 1–7 with Sunday 1, DataFusion's 0–6), of SECOND from a
+//! timestamp (Spark's has the fraction, a DECIMAL(8,6)), of EPOCH or sub-second fields (not
+//! Spark's); `initcap` (Spark capitalizes after spaces only); `from_unixtime` (Spark's patterns);
+//! `TRY_CAST` of a string to a date, timestamp, boolean or fractional number and `CAST` of a
+//! string to BOOLEAN (Spark's parsers accept other texts than Arrow's: `TRY_CAST('2024' AS DATE)`
+//! is a date in Spark, NULL here; 'on' is true here, an error there); a DATE plus an interval with
+//! a time part (a TIMESTAMP in Spark); DATE − DATE (an INTERVAL in Spark); a STRING compared with
+//! a DECIMAL (DataFusion rounds the string to the literal's scale); and a CASE/COALESCE whose
+//! results mix strings and numbers (Spark's common type is numeric).
 //!
 //! Each rewrite is idempotent: a statement's expressions may pass through here more than once.
-//! Refused: `extract(DOW …)` (Spark's is 1–7 with Sunday 1, DataFusion's 0–6), `initcap` (Spark
-//! capitalizes after spaces only), `from_unixtime` and a TIMESTAMP made
-//! a string (Spark's `yyyy-MM-dd HH:mm:ss[.f]`, Arrow's ISO form), `extract` of SECOND from a
-//! timestamp (Spark's has the fraction, a DECIMAL(8,6)), of EPOCH or sub-second fields (not
-//! Spark's), `TRY_CAST` of a string to a date, timestamp, boolean or fractional number and `CAST`
-//! of a string to BOOLEAN (Spark's parsers accept other texts than Arrow's: `TRY_CAST('2024' AS
-//! DATE)` is a date in Spark, NULL here; 'on' is true here, an error there), a DATE plus an
-//! interval with a time part (a TIMESTAMP in Spark), DATE − DATE (an INTERVAL in Spark), a
-//! STRING compared with a DECIMAL (DataFusion rounds the string to the literal's scale), and a
-//! CASE/COALESCE whose branches mix strings and numbers (Spark's common type is numeric).
 
 use arrow::datatypes::DataType;
 use datafusion::common::tree_node::Transformed;
@@ -51,7 +54,12 @@ pub(super) fn spark_text_time(
         Expr::Cast(c)
             if is_timestamp(ty(&c.expr)) && is_text(Some(c.field.data_type().clone())) =>
         {
-            plan_err!("{TIMESTAMP_TEXT}")
+            let to = c.field.data_type().clone();
+            let text = timestamp_text(*c.expr);
+            Ok(Ok(Transformed::yes(match to {
+                DataType::Utf8 => text,
+                other => super::rewrite::cast(text, &other),
+            })))
         }
         Expr::BinaryExpr(b) => binary(b, schema),
         Expr::Case(c) => case(c, schema),
@@ -59,8 +67,20 @@ pub(super) fn spark_text_time(
     }
 }
 
-const TIMESTAMP_TEXT: &str = "a TIMESTAMP made a string is not supported: Spark writes \
-    yyyy-MM-dd HH:mm:ss[.fraction], this engine ISO 8601 (use date_format(ts, pattern))";
+/// A TIMESTAMP `e` as Spark's text of it (`timestamp_text`: a zoned one in UTC).
+fn timestamp_text(e: Expr) -> Expr {
+    super::timestamp_text::call(e)
+}
+
+/// `args` with each TIMESTAMP among them made Spark's text (a string function's arguments).
+fn timestamps_as_text(args: Vec<Expr>, schema: &DFSchema) -> Result<Vec<Expr>> {
+    args.into_iter()
+        .map(|a| match is_timestamp(type_of(&a, schema)) {
+            true => Ok(timestamp_text(a)),
+            false => Ok(a),
+        })
+        .collect()
+}
 
 fn function(
     mut f: ScalarFunction,
@@ -80,6 +100,17 @@ fn function(
                 Some(Box::new(c)),
             ));
             Ok(Ok(Transformed::yes(case)))
+        }
+        // Java writes a group `$1` and escapes with `\`; Rust's replacement reads `$1a` as the
+        // group named `1a`: only a replacement without either means the same in both.
+        ("regexp_replace", 3)
+            if !matches!(f.args.get(2), Some(Expr::Literal(ScalarValue::Utf8(Some(r)), _))
+                if !r.contains(['$', '\\'])) =>
+        {
+            plan_err!(
+                "regexp_replace is supported with a literal replacement without $ or \\ (group \
+                 references: Java's and this engine's syntax differ)"
+            )
         }
         ("regexp_replace", 3) => {
             f.args
@@ -113,9 +144,12 @@ fn function(
             "initcap is not supported: Spark capitalizes only after spaces, this engine after \
              any non-letter"
         ),
-        ("from_unixtime", _) => plan_err!("from_unixtime is not supported: {TIMESTAMP_TEXT}"),
+        ("from_unixtime", _) => {
+            plan_err!("from_unixtime is not supported: Spark's takes its own patterns")
+        }
         ("concat" | "concat_ws", _) if f.args.iter().any(|a| is_timestamp(ty(a))) => {
-            plan_err!("{TIMESTAMP_TEXT}")
+            f.args = timestamps_as_text(std::mem::take(&mut f.args), schema)?;
+            Ok(Ok(Transformed::yes(Expr::ScalarFunction(f))))
         }
         ("date_part" | "datepart", 2) => {
             let field = match f.args.first() {
@@ -166,7 +200,15 @@ fn binary(
             )
         }
         Operator::StringConcat if is_timestamp(lt.clone()) || is_timestamp(rt.clone()) => {
-            plan_err!("{TIMESTAMP_TEXT}")
+            let mut sides = timestamps_as_text(vec![*b.left, *b.right], schema)?.into_iter();
+            let (Some(l), Some(r)) = (sides.next(), sides.next()) else {
+                return plan_err!("|| takes two operands");
+            };
+            Ok(Ok(Transformed::yes(Expr::BinaryExpr(BinaryExpr::new(
+                Box::new(l),
+                Operator::StringConcat,
+                Box::new(r),
+            )))))
         }
         op if super::rewrite::is_comparison(&op)
             && ((is_text(lt.clone()) && is(&rt, decimal))

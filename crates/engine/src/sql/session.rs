@@ -528,6 +528,9 @@ impl SqlSession {
             // as Spark reads them (`spark::literals`).
             crate::spark::literals::spark_literals(s.as_mut())
                 .map_err(|e| EngineError::invalid(format!("SQL syntax error: {e}")))?;
+            // `ltrim(trimStr, str)` takes Spark's argument order (`spark::function_syntax`).
+            crate::spark::function_syntax::spark_function_syntax(s.as_mut())
+                .map_err(EngineError::invalid)?;
             let mut tables = Vec::with_capacity(refs.len());
             for r in refs {
                 let name = r.ident.to_ascii_lowercase();

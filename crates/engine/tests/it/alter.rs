@@ -453,7 +453,7 @@ fn nested_fields_rename_widen_and_referenced_columns_are_refused() {
         assert_eq!(
             rows(
                 &s,
-                "SELECT id, s['a2'], s['b'], arr[1]['y'], twice FROM t"
+                "SELECT id, s['a2'], s['b'], array_element(arr, 1)['y'], twice FROM t"
             )
             .await,
             vec!["1|7|x|5|2", "2|3000000000|NULL|6|4"]
@@ -531,7 +531,7 @@ fn nested_add_columns_read_null_in_older_rows() {
             )
             .await
             .unwrap();
-            let select = "SELECT id, s['a'], s['c'], arr[1]['x'], arr[1]['z'], w FROM t";
+            let select = "SELECT id, s['a'], s['c'], array_element(arr, 1)['x'], array_element(arr, 1)['z'], w FROM t";
             assert_eq!(
                 rows(&s, select).await,
                 vec!["1|7|NULL|5|NULL|NULL", "2|8|q|6|9|3"],
@@ -601,7 +601,7 @@ fn nested_drop_columns_leave_the_data_unread() {
         .await
         .unwrap();
         assert_eq!(
-            rows(&s, "SELECT id, s['a'], s['b'], arr[1]['y'] FROM t").await,
+            rows(&s, "SELECT id, s['a'], s['b'], array_element(arr, 1)['y'] FROM t").await,
             vec!["1|NULL|x|6", "2|9|q|8"]
         );
         let snap = latest_snapshot(loc).await;
