@@ -396,6 +396,8 @@ impl MergeBuilder {
             clauses,
             cast_failure: self.cast_failure,
             schema_evolution: self.schema_evolution,
+            // Batches in memory: no table's column list stands behind them.
+            source_names_tables: false,
         };
         crate::commit(merge_txn_on(txn, spec, snapshot).await?, &self.commit).await
     }

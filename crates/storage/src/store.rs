@@ -361,6 +361,16 @@ impl TableStore {
         &self.root_uri
     }
 
+    /// What tells two handles on one table apart from handles on two: the root as the local
+    /// file system resolves it (symbolic links, `.`, a trailing slash), else the root URI. Two
+    /// spellings of one table (`'/data/t'` and `'/data/t/'`) have one identity.
+    pub fn identity(&self) -> String {
+        match &self.local_root {
+            Some(root) => format!("file://{}", root.display()),
+            None => self.root_uri.trim_end_matches('/').to_string(),
+        }
+    }
+
     pub fn object_store(&self) -> Arc<dyn ObjectStore> {
         self.store.clone()
     }

@@ -7,7 +7,8 @@
 //! - `regexp_replace(s, p, r)` replaces every match (DataFusion's, without the `g` flag, the
 //!   first); a replacement holding `$` or `\` is refused (Java's group syntax is not Rust's);
 //! - `lpad`/`rpad` with a negative length give '' (DataFusion panicked on a negative column);
-//! - a TIMESTAMP made a string (CAST, `concat`, `||`) is Spark's text (`timestamp_text`).
+//! - a TIMESTAMP made a string (CAST, `concat`, `||`) is Spark's text (`timestamp_text`);
+//! - a string made a TIMESTAMP keeps microseconds, as Spark's (more digits are truncated).
 //! (`ltrim`/`rtrim`'s argument order is settled on the AST: `function_syntax`.)
 //!
 //! Refused: `extract` of DOW (Spark's is 1–7 with Sunday 1, DataFusion's 0–6), of SECOND from a
@@ -60,6 +61,26 @@ pub(super) fn spark_text_time(
                 DataType::Utf8 => text,
                 other => super::rewrite::cast(text, &other),
             })))
+        }
+        // Spark's TIMESTAMP holds microseconds: a string with more digits is truncated to them
+        // (DataFusion's nanosecond TIMESTAMP kept them, so `CAST(s AS TIMESTAMP) > ts` held for a
+        // value Spark reads as equal). The type stays DataFusion's.
+        Expr::Cast(c)
+            if is_text(ty(&c.expr))
+                && matches!(
+                    c.field.data_type(),
+                    DataType::Timestamp(arrow::datatypes::TimeUnit::Nanosecond, _)
+                ) =>
+        {
+            let DataType::Timestamp(_, zone) = c.field.data_type().clone() else {
+                return Ok(Err(Expr::Cast(c)));
+            };
+            let micros = DataType::Timestamp(arrow::datatypes::TimeUnit::Microsecond, zone);
+            let to = c.field.data_type().clone();
+            Ok(Ok(Transformed::yes(super::rewrite::cast(
+                super::rewrite::cast(*c.expr, &micros),
+                &to,
+            ))))
         }
         Expr::BinaryExpr(b) => binary(b, schema),
         Expr::Case(c) => case(c, schema),

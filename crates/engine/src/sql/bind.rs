@@ -598,6 +598,23 @@ pub fn names_relation<T: datafusion::sql::sqlparser::ast::Visit>(node: &T, name:
     .is_break()
 }
 
+/// Whether a tree (a query, a table factor) names any table: a relation other than the table
+/// functions that read none (`range`, `generate_series`, `unnest`). Decided on the statement as
+/// written, so a scan the optimizer later removes (`WHERE 1 = 0`, `LIMIT 0`) still counts.
+pub fn names_any_table<T: datafusion::sql::sqlparser::ast::Visit>(node: &T) -> bool {
+    datafusion::sql::sqlparser::ast::visit_relations(node, |r: &ObjectName| match r.0.as_slice() {
+        [ObjectNamePart::Identifier(i)]
+            if ["range", "generate_series", "unnest"]
+                .iter()
+                .any(|f| i.value.eq_ignore_ascii_case(f)) =>
+        {
+            ControlFlow::Continue(())
+        }
+        _ => ControlFlow::Break(()),
+    })
+    .is_break()
+}
+
 /// A literal argument of a table function call (`'t'`, `3`), `None` for anything else.
 pub fn literal_arg(a: &FunctionArg) -> Option<&Value> {
     match a {

@@ -65,6 +65,7 @@ pub async fn prepare_merge(
         .as_ref()
         .map(|a| a.name.value.clone())
         .unwrap_or_else(|| target_ident.clone());
+    let source_names_tables = super::bind::names_any_table(&m.source);
     let mut source_query = select_all_from(m.source.clone())?;
     binder.bind_query(&mut source_query)?;
     // Named as bound: a path by its reference's identifier, a view by its name.
@@ -194,6 +195,7 @@ pub async fn prepare_merge(
         clauses,
         cast_failure: Default::default(),
         schema_evolution: m.schema_evolution,
+        source_names_tables,
     };
     merge_txn_on(txn, spec, snapshot).await
 }

@@ -299,6 +299,10 @@ impl SqlSession {
                 .sort_spill_reservation_bytes
                 .min(crate::env::query_pool_bytes(limit) / 16);
         }
+        let record_id = match &record_for {
+            Some((loc, _)) => Some(self.table(loc)?.store.identity()),
+            None => None,
+        };
         for r in refs {
             // Data files (`'new.csv'`, `read_parquet('dir/*.parquet')`) are listing tables.
             // A folder holding a `_delta_log` is a table whatever its name (`'./t.parquet'`):
@@ -330,8 +334,15 @@ impl SqlSession {
             let Some(snapshot) = snapshot else {
                 return Err(not_a_table(&r.location));
             };
-            let reads = match &record_for {
-                Some((loc, rs)) if *loc == r.location && r.version.is_none() => Some(rs.clone()),
+            // The recorded table by identity, not spelling: `'/data/t/'` read inside an INSERT
+            // into `'/data/t'` is a read of the target (red team helper-46: its reads went
+            // unrecorded, so a concurrent DELETE of a row it copied was not a conflict).
+            let reads = match (&record_for, &record_id) {
+                (Some((_, rs)), Some(id))
+                    if table.store.identity() == *id && r.version.is_none() =>
+                {
+                    Some(rs.clone())
+                }
                 _ => None,
             };
             let mut provider = DeltaTableProvider::new(table, snapshot, reads);

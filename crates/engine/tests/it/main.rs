@@ -29,6 +29,7 @@ mod spark_semantics;
 mod spark_text_time;
 mod statement_ast;
 mod statements;
+mod target_spellings;
 mod tier_soundness;
 mod time_travel;
 mod vacuum_soak;

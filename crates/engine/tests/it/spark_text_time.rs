@@ -111,6 +111,11 @@ fn timestamps_as_text_as_spark() {
                 "2|1999-12-31 23:59:59|NULL"
             ]
         );
+        // A string made a TIMESTAMP keeps microseconds (Spark's): the 7th digit is cut.
+        assert_eq!(
+            rows(&s, "SELECT count(*) FROM t WHERE CAST('2023-03-04 05:06:07.0890009' AS TIMESTAMP) > ts").await,
+            vec!["0"]
+        );
         s.execute("UPDATE t SET s = ts WHERE id = 1").await.unwrap();
         assert_eq!(
             rows(&s, "SELECT s FROM t WHERE id = 1").await,

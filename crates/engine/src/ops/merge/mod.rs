@@ -80,6 +80,13 @@ pub struct MergeSpec {
     /// a target column the source lacks and `INSERT *` leaves it NULL (Delta Spark's rule);
     /// without it such a `*` is refused.
     pub schema_evolution: bool,
+    /// The source is a query naming tables (SQL's `USING t` or `USING (SELECT … FROM t)`), the
+    /// target among them perhaps under another spelling: its `*` and its names then depend on
+    /// their column lists, so the MERGE declares no names to the conflict checker
+    /// (`ReadSet::column_names`; red team helper-46: a source `SELECT * FROM t UNION …`
+    /// reconciled past an ADD COLUMNS it fails after). An in-memory source (the Rust and Python
+    /// APIs) names none.
+    pub source_names_tables: bool,
 }
 
 /// Plans MERGE expressions written as SQL against the target's columns (qualified by its alias)

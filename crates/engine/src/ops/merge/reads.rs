@@ -29,7 +29,7 @@ pub(super) async fn plan_target(
 ) -> Result<TargetPlan> {
     txn.read_set
         .used_columns(expression_columns(spec, &snapshot.schema));
-    if let (names, false) = referenced_names(spec) {
+    if let ((names, false), false) = (referenced_names(spec), spec.source_names_tables) {
         txn.read_set.names_columns(names);
     }
     let has = |k: ClauseKind| spec.clauses.iter().any(|c| c.kind == k);
