@@ -807,6 +807,19 @@ class DeltaTable:
     def generate(self) -> None:
         raise _internal.UnsupportedError("generate (symlink manifests) is not supported by delta_rlc")
 
+    def __datafusion_table_provider__(self, session: Any = None) -> Any:
+        """deltalake's hook for DataFusion's ``SessionContext.register_table``: delta_rlc exports no
+        DataFusion FFI table provider, so it refuses — RuntimeError when the ``datafusion``
+        package is not installed (as deltalake), UnsupportedError otherwise. Query the table with
+        SQL through ``QueryBuilder`` instead."""
+        import importlib.metadata as _metadata
+
+        try:
+            installed = _metadata.version("datafusion")
+        except _metadata.PackageNotFoundError:
+            raise RuntimeError("the datafusion package is not installed, and delta_rlc exports no DataFusion table provider: use delta_rlc.QueryBuilder to query this table with SQL") from None
+        raise _internal.UnsupportedError(f"the DataFusion table provider (__datafusion_table_provider__, datafusion=={installed}) is not supported by delta_rlc: use delta_rlc.QueryBuilder to query this table with SQL")
+
     def vacuum(self, retention_hours: Optional[int] = None, dry_run: bool = True, enforce_retention_duration: bool = True, *args: Any, post_commithook_properties: Any = None, commit_properties: Optional[CommitProperties] = None, full: bool = False, keep_versions: Any = None) -> List[str]:
         """Deletes (or, with ``dry_run``, lists) files no version within the retention uses."""
         if args:

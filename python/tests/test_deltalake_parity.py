@@ -661,3 +661,24 @@ def test_query_builder_columns_carry_their_field_metadata_as_deltalake_does(tmp_
     # Read as stored: the table's metadata; computed: none. Field by field as deltalake has it.
     for name in ["id", "gc", "g1"]:
         assert ours.schema.field(name).metadata == peer.schema.field(name).metadata, name
+
+
+def test_datafusion_table_provider_hook_refuses_with_a_way_out(tmp_path, monkeypatch):
+    """deltalake's `__datafusion_table_provider__` exists and refuses: there is no DataFusion FFI
+    provider to export. Without the datafusion package it is deltalake's RuntimeError; with it,
+    UnsupportedError. Both name QueryBuilder."""
+    import importlib.metadata
+
+    write_deltalake(tmp_path, pa.table({"id": [1, 2, 3]}))
+    dt = DeltaTable(tmp_path)
+
+    def missing(pkg):
+        raise importlib.metadata.PackageNotFoundError(pkg)
+
+    monkeypatch.setattr("importlib.metadata.version", missing)
+    with pytest.raises(RuntimeError, match="not installed") as e:
+        dt.__datafusion_table_provider__()
+    assert "QueryBuilder" in str(e.value)
+    monkeypatch.setattr("importlib.metadata.version", lambda pkg: "54.0.0")
+    with pytest.raises(UnsupportedError, match="QueryBuilder"):
+        dt.__datafusion_table_provider__()

@@ -70,6 +70,10 @@ enum Command {
         /// generated from it and a rule on it (the oracle's check I).
         #[arg(long)]
         identity: bool,
+        /// Added-column histories: columns added and renamed while statements write and match
+        /// values only an added column holds (by name, by position, `SET *` / `INSERT *`).
+        #[arg(long)]
+        added_values: bool,
     },
     /// In-process measurements for BENCHMARKS.md (see scripts/bench.py).
     Bench {
@@ -254,6 +258,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
             schema_changes,
             metadata_pairs,
             identity,
+            added_values,
         } => {
             let start = std::env::var("DELTA_SIM_SEED")
                 .ok()
@@ -273,6 +278,7 @@ async fn run(cli: Cli) -> Result<(), EngineError> {
                 config.schema_changes = schema_changes;
                 config.metadata_pairs = metadata_pairs;
                 config.identity = identity;
+                config.added_values = added_values;
                 let r = delta_rlc_sim::sim::run(&config).await?;
                 delta_rlc_sim::sim::accumulate(&mut total, &r);
                 n += 1;

@@ -69,6 +69,19 @@ fn class_of(t: &DataType) -> Option<KeyClass> {
     })
 }
 
+/// Whether the statement compares `a` and `b` only after rounding: two exact numbers whose common
+/// DECIMAL would need more than 38 digits meet in Spark 4's type, scale given way
+/// (`spark/wider_decimal.rs`), so DECIMAL(38,18) 1.005 equals DECIMAL(38,2) 1.01 there while their
+/// values differ (red team helper-48: a MERGE's key read cleared a winner's 1.005 row its join
+/// matched, and the key probe dropped the file, so the MERGE inserted a second row).
+fn rounds_to_compare(a: &DataType, b: &DataType) -> bool {
+    let values = |t: &DataType| match t {
+        DataType::Dictionary(_, v) => v.as_ref().clone(),
+        other => other.clone(),
+    };
+    crate::spark::wider_decimal::spark_wider(&[values(a), values(b)]).is_some()
+}
+
 /// Whether raw timestamp values of `a` and `b` compare as the join compares them: both zoned (UTC
 /// instants), both zone-less, or zone-less against a zero-offset zone. True for non-timestamps.
 fn timestamp_zones_compare(a: &DataType, b: &DataType) -> bool {
@@ -104,7 +117,7 @@ impl KeyEquality {
         let mut classes = Vec::with_capacity(pairs.len());
         for (t, s) in pairs {
             let (ct, cs) = (class_of(t)?, class_of(s)?);
-            if ct != cs || !timestamp_zones_compare(t, s) {
+            if ct != cs || !timestamp_zones_compare(t, s) || rounds_to_compare(t, s) {
                 return None;
             }
             classes.push(ct);
@@ -452,6 +465,21 @@ mod tests {
             "2^53+1 = 2^53 as f64"
         );
         assert!(refuse(DataType::Decimal128(10, 2), DataType::Float64));
+        // Exact numbers whose common type rounds (past 38 digits, Spark gives the scale way).
+        assert!(refuse(
+            DataType::Decimal128(38, 18),
+            DataType::Decimal128(38, 2)
+        ));
+        assert!(refuse(DataType::Int64, DataType::Decimal128(38, 20)));
+        assert!(refuse(
+            DataType::Decimal128(10, 4),
+            DataType::Decimal128(38, 2)
+        ));
+        assert!(!refuse(
+            DataType::Decimal128(20, 4),
+            DataType::Decimal128(18, 2)
+        ));
+        assert!(!refuse(DataType::Int64, DataType::Decimal128(38, 18)));
         assert!(
             refuse(DataType::Utf8, DataType::Int32),
             "'01' = 1 after coercion"

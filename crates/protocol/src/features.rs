@@ -12,9 +12,12 @@ pub const READER_FEATURES: &[&str] = &[
     "timestampNtz",
     "v2Checkpoint",
     "vacuumProtocolCheck",
-    // variantType: deltalake adds it to every DV table even without a variant column; reading a
-    // table that has no variant column is unaffected. A variant column itself fails at schema parse.
+    // variantType: a VARIANT column reads as its JSON text (the engine's `variant.rs`); deltalake
+    // also adds the feature to every DV table without one. `variantType-preview` is the name
+    // Spark 3.5/4.0 used before the feature was final, with the same encoding (the Parquet Variant
+    // spec); it is read, not written (a table naming it refuses writes).
     "variantType",
+    "variantType-preview",
     // Files written before a widening are cast to the wider type on read; their stats do not
     // prune the widened column (`Snapshot::stats_usable`); recorded changes are validated.
     "typeWidening",
@@ -76,6 +79,7 @@ pub const KNOWN_FEATURES: &[&str] = &[
     "v2Checkpoint",
     "vacuumProtocolCheck",
     "variantType",
+    "variantType-preview",
     "variantShredding",
     "typeWidening",
     "inCommitTimestamp",
@@ -452,5 +456,10 @@ mod tests {
         )
         .check_readable()
         .is_ok());
+        // Spark 3.5/4.0's preview name of the variant feature reads (same encoding); a table
+        // naming it as a writer feature is not written.
+        let preview = p(3, 7, &["variantType-preview"], &["variantType-preview"]);
+        assert!(preview.check_readable().is_ok());
+        assert!(preview.check_writable().is_err());
     }
 }

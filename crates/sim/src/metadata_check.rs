@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use delta_rlc_engine::DeltaTable as Table;
 use delta_rlc_protocol::column_mapping::{ID_KEY, MAX_ID_KEY, PHYSICAL_NAME_KEY};
 
+use crate::added_values::{columns_after, Column};
 use crate::model::Op;
 use crate::oracle::{Anomaly, TxnRecord};
 
@@ -85,11 +86,18 @@ pub async fn check(
             continue;
         };
         match &rec.op {
-            Op::AlterAddColumn(n) => want.columns.extend(crate::model::added_columns(*n)),
-            Op::AlterRenameAdded(n) => {
-                if let Some(c) = want.columns.iter_mut().find(|c| **c == format!("c{n}")) {
-                    *c = format!("r{n}");
-                }
+            op @ (Op::AlterAddColumn(_) | Op::AlterRenameAdded(_)) => {
+                let mut cols: Vec<Column> = want
+                    .columns
+                    .iter()
+                    .map(|c| Column {
+                        name: c.clone(),
+                        origin: c.clone(),
+                        added: false,
+                    })
+                    .collect();
+                columns_after(op, &mut cols);
+                want.columns = cols.into_iter().map(|c| c.name).collect();
             }
             Op::AlterSetProperty(n) => {
                 let (key, value) = crate::model::property_of(*n);

@@ -12,13 +12,17 @@ pub struct Row {
     /// Commit version of the last writer, and whether that writer was a blind append.
     pub written_at: u64,
     pub by_blind_append: bool,
+    /// Values of columns an ADD COLUMNS added, by the name the column was added under (`c<n>`,
+    /// `d<n>`; a rename keeps it); a column absent here holds NULL (`added_values.rs`).
+    pub extra: BTreeMap<String, i64>,
 }
 
 /// Rows keyed by (k, uniquifier): `k` is not a unique key in Delta (two appends may write the same
 /// k), so the model is a multiset ordered by k.
 pub type Model = BTreeMap<(i64, u64), Row>;
 
-fn fresh(m: &Model, k: i64) -> (i64, u64) {
+/// A key for a new row with key `k`: after every row already holding `k`.
+pub(crate) fn fresh(m: &Model, k: i64) -> (i64, u64) {
     let next = m
         .range((k, 0)..=(k, u64::MAX))
         .next_back()
@@ -45,6 +49,8 @@ pub enum Pred {
     /// proof under a widening is not a literal comparison, so a concurrent widening must abort
     /// its statement.
     GDiv(i64, i64),
+    /// `c<n> = x`: a value only the added column `c<n>` holds (`added_values.rs`).
+    AddedEq(i64, i64),
 }
 
 impl Pred {
@@ -56,6 +62,7 @@ impl Pred {
             Pred::KBetween(a, b) => format!("k BETWEEN {a} AND {b}"),
             Pred::GEqOrK(c, k) => format!("(g = {c} OR k = {k})"),
             Pred::GDiv(d, c) => format!("g / {d} = {c}"),
+            Pred::AddedEq(n, x) => format!("c{n} = {x}"),
         }
     }
 
@@ -69,6 +76,8 @@ impl Pred {
             // Spark's `/` is DOUBLE division; d is never 0 and |g| < 2^53, so the quotient equals
             // the integer c exactly when g = c * d.
             Pred::GDiv(d, c) => (r.g as f64) / (*d as f64) == *c as f64,
+            // NULL (the row has no value there) matches nothing.
+            Pred::AddedEq(n, x) => r.extra.get(&format!("c{n}")) == Some(x),
         }
     }
 }
@@ -133,6 +142,30 @@ pub enum Op {
     AlterEnableMapping,
     /// `ALTER TABLE t SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')`.
     AlterEnableTypeWidening,
+    /// `INSERT INTO t (k, v, g, c<col>) VALUES …`: a blind append naming an added column.
+    InsertAdded {
+        rows: Vec<(i64, i64, i64)>,
+        col: i64,
+        val: i64,
+    },
+    /// `INSERT INTO t VALUES (k, v, g[, x])`: a blind append by position; it holds only while the
+    /// table has as many columns as values.
+    InsertPositional {
+        rows: Vec<(i64, i64, i64)>,
+        fourth: Option<i64>,
+    },
+    /// `UPDATE t SET c<col> = val WHERE pred`.
+    UpdateAdded {
+        pred: Pred,
+        col: i64,
+        val: i64,
+    },
+    /// `MERGE … WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *` from a source
+    /// holding `k, v, g` and every column operations `0..width` may add (`added_values.rs`).
+    MergeStar {
+        rows: Vec<(i64, i64)>,
+        width: i64,
+    },
 }
 
 impl Op {
@@ -155,28 +188,45 @@ impl Op {
             Op::AlterRenameAdded(_) => "alterRenameColumn",
             Op::AlterEnableMapping => "alterEnableColumnMapping",
             Op::AlterEnableTypeWidening => "alterEnableTypeWidening",
+            Op::InsertAdded { .. } => "insertAdded",
+            Op::InsertPositional { .. } => "insertPositional",
+            Op::UpdateAdded { .. } => "updateAdded",
+            Op::MergeStar { .. } => "mergeStar",
         }
     }
 
     /// The same intent for the `i`-th concurrent transaction: fresh keys are shifted so that two
     /// transactions never append the same key (key uniqueness is not a Delta constraint).
     pub fn for_txn(&self, i: i64) -> Op {
+        let shift = |rows: &[(i64, i64, i64)]| -> Vec<(i64, i64, i64)> {
+            rows.iter()
+                .map(|(k, v, g)| (k + 100_000 * i, *v, *g))
+                .collect()
+        };
         match self {
-            Op::Insert(rows) => Op::Insert(
-                rows.iter()
-                    .map(|(k, v, g)| (k + 100_000 * i, *v, *g))
-                    .collect(),
-            ),
+            Op::Insert(rows) => Op::Insert(shift(rows)),
             Op::InsertSelect { pred, offset } => Op::InsertSelect {
                 pred: pred.clone(),
                 offset: offset + 100_000 * i,
+            },
+            Op::InsertAdded { rows, col, val } => Op::InsertAdded {
+                rows: shift(rows),
+                col: *col,
+                val: *val,
+            },
+            Op::InsertPositional { rows, fourth } => Op::InsertPositional {
+                rows: shift(rows),
+                fourth: *fourth,
             },
             other => other.clone(),
         }
     }
 
     pub fn is_blind_append(&self) -> bool {
-        matches!(self, Op::Insert(_))
+        matches!(
+            self,
+            Op::Insert(_) | Op::InsertAdded { .. } | Op::InsertPositional { .. }
+        )
     }
 
     /// Whether the engine's affected-row count is a row count comparable with the model's.
@@ -271,18 +321,41 @@ impl Op {
             Op::AlterEnableTypeWidening => {
                 "ALTER TABLE t SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')".into()
             }
+            Op::InsertAdded { .. }
+            | Op::InsertPositional { .. }
+            | Op::UpdateAdded { .. }
+            | Op::MergeStar { .. } => crate::added_values::sql(self),
         }
     }
 
-    /// Applies the intent at commit `version`; rows in `hidden` are invisible to this transaction
-    /// (blind appends it did not see, under WriteSerializable). Returns the affected-row count.
+    /// Applies the intent at commit `version` to a table without added columns (the setup).
     pub fn apply(&self, m: &mut Model, version: u64, hidden: &dyn Fn(i64, &Row) -> bool) -> u64 {
+        self.apply_in(m, version, hidden, &[])
+    }
+
+    /// Applies the intent at commit `version` on a table whose columns are `cols` (what a
+    /// positional INSERT or a `*` expands to); rows in `hidden` are invisible to this transaction
+    /// (blind appends it did not see, under WriteSerializable). Returns the affected-row count.
+    /// Whether serial order refuses the statement there is `added_values::refusal`'s answer.
+    pub fn apply_in(
+        &self,
+        m: &mut Model,
+        version: u64,
+        hidden: &dyn Fn(i64, &Row) -> bool,
+        cols: &[crate::added_values::Column],
+    ) -> u64 {
         let blind = self.is_blind_append();
         let row = |v, g| Row {
             v,
             g,
             written_at: version,
             by_blind_append: blind,
+            extra: BTreeMap::new(),
+        };
+        // An update keeps the values the row holds in added columns.
+        let updated = |r: &Row, v, g| Row {
+            extra: r.extra.clone(),
+            ..row(v, g)
         };
         let visible: Vec<(i64, u64)> = m
             .iter()
@@ -328,7 +401,7 @@ impl Op {
                 for key in &visible {
                     if let Some(r) = m.get_mut(key) {
                         if pred.eval(key.0, r) {
-                            *r = row(r.v + add, r.g);
+                            *r = updated(r, r.v + add, r.g);
                             n += 1;
                         }
                     }
@@ -340,7 +413,7 @@ impl Op {
                 for key in &visible {
                     if let Some(r) = m.get_mut(key) {
                         if pred.eval(key.0, r) {
-                            *r = row(r.v, *g);
+                            *r = updated(r, r.v, *g);
                             n += 1;
                         }
                     }
@@ -367,7 +440,7 @@ impl Op {
                     for key in matches {
                         if let Some(r) = m.get_mut(&key) {
                             if when_g.is_none_or(|g| r.g == g) {
-                                *r = row(*v, r.g);
+                                *r = updated(r, *v, r.g);
                                 n += 1;
                             }
                         }
@@ -399,6 +472,12 @@ impl Op {
             | Op::AlterRenameAdded(_)
             | Op::AlterEnableMapping
             | Op::AlterEnableTypeWidening => 0,
+            Op::InsertAdded { .. }
+            | Op::InsertPositional { .. }
+            | Op::UpdateAdded { .. }
+            | Op::MergeStar { .. } => {
+                crate::added_values::apply(self, m, &visible, cols, version, blind)
+            }
         }
     }
 }

@@ -13,6 +13,10 @@
 //! - M: the metadata at every version (columns in order, `sim.*` properties, CHECK constraints,
 //!   column-mapping ids and physical names) is the serial replay of the committed ALTERs
 //!   (`metadata_check.rs`).
+//! - R: a committed statement is one serial order runs at its commit (the columns it names exist,
+//!   its values fit the column count, its `*` finds every target column), and one refused for its
+//!   columns at planning is refused by serial order at its snapshot; the rows compared by A hold
+//!   the values of added columns too (`added_values.rs`).
 //! - H: with the change data feed on, each version's feed applied to the rows before it gives the
 //!   rows after it (`change_feed.rs`).
 //! - I (identity histories): every version's new ids are the block a serial run generates after
@@ -26,7 +30,8 @@ use delta_rlc_engine::snapshot::{build_segment, list_log, Snapshot};
 use delta_rlc_engine::sql::SqlSession;
 use delta_rlc_protocol::actions::{parse_commit, Action};
 
-use crate::model::{content, Model, Op};
+use crate::added_values::{added, columns_after, content, refusal, Column};
+use crate::model::{Model, Op};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -116,16 +121,48 @@ pub async fn int_rows(session: &SqlSession, sql: &str) -> Result<Vec<Vec<Option<
     Ok(rows)
 }
 
-async fn rows_at(session: &SqlSession, version: u64) -> Result<Vec<(i64, i64, i64)>, String> {
-    let sql = format!("SELECT k, v, g FROM t VERSION AS OF {version} ORDER BY k, v, g");
-    int_rows(session, &sql)
+/// The text of a refusal by a table rule.
+fn is_rule_message(msg: &str) -> bool {
+    msg.contains("constraint") && msg.contains("violated")
+}
+
+/// The table's rows at `version` as (k, v, g, the values of its added columns `cols`), sorted.
+async fn rows_at(session: &SqlSession, version: u64, cols: &[Column]) -> Result<Rows, String> {
+    let mut names = vec!["k".to_string(), "v".into(), "g".into()];
+    names.extend(added(cols).iter().map(|c| c.name.clone()));
+    let sql = format!("SELECT {} FROM t VERSION AS OF {version}", names.join(", "));
+    let mut rows = int_rows(session, &sql)
         .await?
         .into_iter()
         .map(|r| match r.as_slice() {
-            [Some(k), Some(v), Some(g)] => Ok((*k, *v, *g)),
+            [Some(k), Some(v), Some(g), extra @ ..] => Ok((*k, *v, *g, extra.to_vec())),
             _ => Err(format!("unexpected row {r:?}")),
         })
-        .collect()
+        .collect::<Result<Rows, String>>()?;
+    rows.sort();
+    Ok(rows)
+}
+
+type Rows = Vec<(i64, i64, i64, Vec<Option<i64>>)>;
+
+/// The table's columns at `version`, each named as its origin (what the history starts from).
+async fn columns_at(
+    table: &delta_rlc_engine::DeltaTable,
+    version: u64,
+) -> Result<Vec<Column>, String> {
+    let s = table
+        .snapshot(Some(version))
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(s.schema
+        .fields
+        .iter()
+        .map(|f| Column {
+            name: f.name.clone(),
+            origin: f.name.clone(),
+            added: false,
+        })
+        .collect())
 }
 
 /// Judges a history. `base` is the model at `base_version` (after setup).
@@ -167,6 +204,13 @@ pub async fn judge(
     let mut model = base.clone();
     let mut models: BTreeMap<u64, Model> = BTreeMap::new();
     models.insert(base_version, model.clone());
+    // The columns at each version, replayed from the committed ALTERs (check R).
+    let mut cols = match columns_at(&table, base_version).await {
+        Ok(c) => c,
+        Err(e) => return vec![anomaly("E", format!("v{base_version} unreadable: {e}"))],
+    };
+    let mut columns: BTreeMap<u64, Vec<Column>> = BTreeMap::new();
+    columns.insert(base_version, cols.clone());
     for v in base_version + 1..=latest {
         let Some(rec) = by_version.get(&v) else {
             out.push(anomaly(
@@ -180,7 +224,20 @@ pub async fn judge(
             rec.isolation == IsolationLevel::WriteSerializable && !rec.op.is_blind_append();
         let hidden =
             move |_k: i64, r: &crate::model::Row| relaxed && r.by_blind_append && r.written_at > rv;
-        let n = rec.op.apply(&mut model, v, &hidden);
+        // R: a statement that committed is one serial order runs (its names exist, its values
+        // fit the column count, its `*` finds every target column in its source).
+        if let Some(why) = refusal(&rec.op, &cols) {
+            out.push(anomaly(
+                "R",
+                format!(
+                    "v{v} {}: committed where serial order refuses it ({why})",
+                    rec.op.sql()
+                ),
+            ));
+        }
+        let n = rec.op.apply_in(&mut model, v, &hidden, &cols);
+        columns_after(&rec.op, &mut cols);
+        columns.insert(v, cols.clone());
         let before = bounds_at(&by_version, v - 1);
         let written_bad = model
             .values()
@@ -206,8 +263,8 @@ pub async fn judge(
                 ),
             ));
         }
-        match rows_at(session, v).await {
-            Ok(rows) if rows == content(&model) => {}
+        match rows_at(session, v, &cols).await {
+            Ok(rows) if rows == content(&model, &cols) => {}
             Ok(rows) => {
                 out.push(anomaly(
                     "A",
@@ -239,6 +296,25 @@ pub async fn judge(
         let Outcome::Failed(msg) = &rec.outcome else {
             continue;
         };
+        // R: a statement refused at planning for its columns is refused by serial order at its
+        // snapshot too.
+        if crate::added_values::may_be_refused(&rec.op) && !is_rule_message(msg) {
+            let at = columns
+                .range(..=rec.read_version)
+                .next_back()
+                .map(|(_, c)| c);
+            if at.is_some_and(|c| refusal(&rec.op, c).is_none()) {
+                out.push(anomaly(
+                    "R",
+                    format!(
+                        "{} refused at v{} where serial order runs it: {msg}",
+                        rec.op.sql(),
+                        rec.read_version
+                    ),
+                ));
+            }
+            continue;
+        }
         if rec.op.writes_wide_g() && msg.contains("cannot cast") {
             // Justified only while g was INT: no widening committed at or before the snapshot.
             if by_version
@@ -256,7 +332,7 @@ pub async fn judge(
             }
             continue;
         }
-        if !(msg.contains("constraint") && msg.contains("violated")) {
+        if !is_rule_message(msg) {
             continue;
         }
         // The rule on identity values (identity histories): check I's.
@@ -268,7 +344,12 @@ pub async fn judge(
         };
         let mut m = at.clone();
         let probe = u64::MAX;
-        rec.op.apply(&mut m, probe, &|_, _| false);
+        let at_cols = columns
+            .range(..=rec.read_version)
+            .next_back()
+            .map(|(_, c)| c.clone())
+            .unwrap_or_default();
+        rec.op.apply_in(&mut m, probe, &|_, _| false, &at_cols);
         let bounds = bounds_at(&by_version, rec.read_version);
         let justified = match rec.op {
             Op::AlterAddConstraint { bound, .. } => m.values().any(|r| r.v >= bound),

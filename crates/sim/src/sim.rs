@@ -69,6 +69,10 @@ pub struct SimConfig {
     /// moved value can break; every INSERT, INSERT … SELECT and MERGE generates ids, so
     /// generating writers race and losers are re-based; the oracle's check I judges the ids.
     pub identity: bool,
+    /// Added-column histories: half the operations add or rename columns, or write and match
+    /// values only an added column holds — by name, by position, through `UPDATE SET *` /
+    /// `INSERT *` (`added_values.rs`); the oracle compares those values and judges refusals.
+    pub added_values: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -388,7 +392,14 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
                     Slot::Rerun(op, run) => (op, run),
                     _ => {
                         remaining -= 1;
-                        let op = if cfg.metadata_pairs && rng.chance(50) {
+                        let op = if cfg.added_values && rng.chance(50) {
+                            crate::added_values::random_op(
+                                &mut rng,
+                                &mut next_key,
+                                records.len() as i64,
+                                cfg.txns as i64,
+                            )
+                        } else if cfg.metadata_pairs && rng.chance(50) {
                             metadata_pair_op(&mut rng, records.len() as i64)
                         } else if cfg.schema_changes && rng.chance(35) {
                             schema_change_op(&mut rng, &mut next_key)
@@ -455,7 +466,12 @@ async fn run_inner(cfg: &SimConfig, broken: bool) -> Result<SimReport, EngineErr
                         // A value only a widened g holds, written while g is INT: refused as
                         // bad input (the oracle's check G judges that g was INT then).
                         let wide_refused = crate::oracle::is_wide_value_refusal(&op, &e);
+                        // A name the table lacks, a value count or a `*` source that does not
+                        // fit its columns: judged by the oracle's check R.
+                        let columns_refused = crate::added_values::may_be_refused(&op)
+                            && e.kind() == delta_rlc_engine::ErrorKind::InvalidArgument;
                         if !crate::oracle::is_rule_refusal(&e)
+                            && !columns_refused
                             && !widen_refused
                             && !cluster_refused
                             && !wide_refused
@@ -638,6 +654,7 @@ pub fn config_for_seed(seed: u64, txns: usize) -> SimConfig {
         schema_changes: false,
         metadata_pairs: false,
         identity: false,
+        added_values: false,
     }
 }
 

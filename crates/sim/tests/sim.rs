@@ -124,6 +124,31 @@ fn schema_change_histories_have_no_anomalies() {
     );
 }
 
+/// Added-column histories (columns added and renamed while statements write and match values
+/// only an added column holds — by name, by position, through `SET *` / `INSERT *`): no anomaly
+/// — check A compares the added columns' values with the serial replay, check R every commit and
+/// refusal with what serial order runs — and the rule does both: named writers reconcile a
+/// concurrent ADD COLUMNS, undeclared ones abort.
+#[test]
+fn added_column_value_histories_have_no_anomalies() {
+    let totals = campaign(950_001..=950_120, "added-column values", |c| {
+        c.added_values = true
+    });
+    assert!(
+        totals
+            .events
+            .get("delta.rowLevelConcurrency.metadataChangeReconciled")
+            .is_some_and(|n| *n > 0),
+        "writers naming their columns must reconcile a concurrent ADD COLUMNS: {:?}",
+        totals.events
+    );
+    assert!(
+        totals.aborts.get("MetadataChanged").is_some_and(|n| *n > 0),
+        "and undeclared ones abort: {:?}",
+        totals.aborts
+    );
+}
+
 /// Metadata-pair histories (half the operations ALTERs racing each other, column mapping on
 /// half the tables): no anomaly — check M compares every version's columns, properties,
 /// constraints and column-mapping ids with the serial replay — and concurrent ALTERs do get

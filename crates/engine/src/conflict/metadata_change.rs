@@ -134,8 +134,8 @@ pub fn classify(
         Err(reason) => return Ok(Verdict::Conflict(reason)),
         Ok(tightened) => check_rows |= tightened,
     }
-    // New columns hold only where the loser's statement means the same with them in the table.
-    if let Some(reason) = added_columns_conflict(&old_schema, &new_schema, read_set) {
+    // New or reordered columns hold only where the loser's statement means the same with them.
+    if let Some(reason) = column_list_conflict(&old_schema, &new_schema, read_set) {
         return Ok(Verdict::Conflict(reason));
     }
     // A widening holds only where the loser's statement means the same under the new type.
@@ -224,30 +224,40 @@ fn config_change(
     })
 }
 
-/// Ok(true) when a column became NOT NULL (the loser's rows must be checked), Ok(false) when the
-/// change needs nothing, Err(reason) for a true conflict.
-/// Why columns `new` adds to `old` would change what the loser's statement does, if they may: it
-/// declared no names (a `*` over the target, an INSERT by position or a query reading the target
-/// mean something else with more columns), or it names an added column, which would now be
-/// ambiguous or bind to the target.
-fn added_columns_conflict(
-    old: &StructType,
-    new: &StructType,
-    read_set: &ReadSet,
-) -> Option<String> {
-    let old_names: BTreeSet<String> = old.fields.iter().map(|f| f.name.to_lowercase()).collect();
+/// Why a column list `new` that differs from `old` by added or reordered columns would change
+/// what the loser's statement does, if it may: it declared no names (a `*` over the target, an
+/// INSERT by position or a query reading the target mean something else with more columns, or
+/// with the same columns in another order: `CREATE OR REPLACE TABLE t (b, a)` beside a loser's
+/// `INSERT INTO t VALUES (1, 2)` puts 1 in `b` in serial order; red team helper-47), or it names
+/// an added column, which would now be ambiguous or bind to the target.
+fn column_list_conflict(old: &StructType, new: &StructType, read_set: &ReadSet) -> Option<String> {
+    let old_names: Vec<String> = old.fields.iter().map(|f| f.name.to_lowercase()).collect();
     let added: Vec<&str> = new
         .fields
         .iter()
         .map(|f| f.name.as_str())
         .filter(|n| !old_names.contains(&n.to_lowercase()))
         .collect();
-    let first = added.first()?;
+    let kept_in_order: Vec<String> = new
+        .fields
+        .iter()
+        .map(|f| f.name.to_lowercase())
+        .filter(|n| old_names.contains(n))
+        .collect();
+    let reordered = kept_in_order != old_names;
     let Some(names) = &read_set.column_names else {
-        return Some(format!(
-            "column {first} was added and this statement may depend on the table's column list \
-             (`*`, an INSERT by position, or a query reading the table)"
-        ));
+        return match added.first() {
+            Some(first) => Some(format!(
+                "column {first} was added and this statement may depend on the table's column \
+                 list (`*`, an INSERT by position, or a query reading the table)"
+            )),
+            None if reordered => Some(
+                "the columns were reordered and this statement may depend on the table's column \
+                 order (`*`, an INSERT by position, or a query reading the table)"
+                    .to_string(),
+            ),
+            None => None,
+        };
     };
     added
         .iter()
@@ -255,6 +265,8 @@ fn added_columns_conflict(
         .map(|n| format!("column {n} was added and this statement names {n}"))
 }
 
+/// Ok(true) when a column became NOT NULL (the loser's rows must be checked), Ok(false) when the
+/// change needs nothing, Err(reason) for a true conflict.
 fn schema_change(old: &StructType, new: &StructType) -> std::result::Result<bool, String> {
     let mut tightened = false;
     let new_by_name: BTreeMap<&str, &StructField> =
@@ -381,6 +393,19 @@ pub async fn check_new_rows(
         let Action::Add(add) = a else { continue };
         if !add.data_change {
             continue;
+        }
+        // An empty string written as a partition value reads back as NULL, while the statement
+        // checked (and serial order checks) the empty string: a rule can hold for one and not the
+        // other (`s IS NULL OR length(s) > 0`; red team helper-47), so the row cannot be checked.
+        if let Some(col) = add
+            .partition_values
+            .iter()
+            .find_map(|(c, v)| v.as_deref().is_some_and(str::is_empty).then_some(c))
+        {
+            return Ok(Some(format!(
+                "a new row's partition value of {col} is an empty string, which reads back as NULL: \
+                 the rule cannot be checked on the value the statement wrote"
+            )));
         }
         for batch in super::rows::live_rows(store, read_snapshot, add).await? {
             match rules.check_filling_missing(&batch) {
@@ -564,6 +589,28 @@ mod tests {
             classify(&old, &old, &[], &undeclared, &|_, _, _| false).unwrap(),
             Verdict::Compatible
         );
+    }
+
+    /// The same columns in another order (CREATE OR REPLACE TABLE keeps the table id) change
+    /// what a positional INSERT or a `*` means: only a loser that declared its names reconciles
+    /// (red team helper-47).
+    #[test]
+    fn reordered_columns_need_the_losers_declared_names() {
+        let old = meta(
+            json!([col("a", true, json!({})), col("b", true, json!({}))]),
+            &[],
+        );
+        let new = meta(
+            json!([col("b", true, json!({})), col("a", true, json!({}))]),
+            &[],
+        );
+        let judged = |rs: &ReadSet| classify(&old, &new, &[], rs, &|_, _, _| false).unwrap();
+        let mut undeclared = ReadSet::default();
+        undeclared.used_columns([]);
+        assert!(matches!(judged(&undeclared), Verdict::Conflict(r) if r.contains("reordered")));
+        let mut declared = undeclared.clone();
+        declared.names_columns(["a".to_string(), "b".to_string()]);
+        assert_eq!(judged(&declared), Verdict::Compatible);
     }
 
     #[test]

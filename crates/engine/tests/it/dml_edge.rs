@@ -106,6 +106,34 @@ fn merge_not_matched_by_source_and_star_forms() {
     assert_eq!(rows(&s, "SELECT v FROM t WHERE id = 7"), vec!["seven"]);
 }
 
+/// `UPDATE SET *` and `INSERT *` find each target column's source column without regard to case,
+/// as Spark resolves them: a source spelling `ID`, `V`, `N` sets `id`, `v`, `n` (it was refused,
+/// "No field named s.id"; found by the simulator's added-column histories). Two source columns
+/// of one name are ambiguous and refused, committing nothing.
+#[test]
+fn merge_star_takes_source_columns_without_regard_to_case() {
+    let s = session("star-case");
+    let affected = run(
+        &s,
+        "MERGE INTO t USING (SELECT * FROM (VALUES (1, 'one', 11), (8, 'eight', 88)) AS x(ID, V, N)) s \
+         ON t.id = s.ID WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
+    );
+    assert_eq!(affected, Some(2));
+    assert_eq!(
+        rows(&s, "SELECT id, v, n FROM t WHERE id IN (1, 8)"),
+        vec!["1|one|11", "8|eight|88"]
+    );
+    let before = rows(&s, "SELECT id, v, n FROM t");
+    let err = rt()
+        .block_on(s.execute(
+            "MERGE INTO t USING (SELECT 9 AS id, 'x' AS v, 'y' AS V, 1 AS n) s ON t.id = s.id \
+             WHEN NOT MATCHED THEN INSERT *",
+        ))
+        .expect_err("two source columns named v");
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert_eq!(rows(&s, "SELECT id, v, n FROM t"), before);
+}
+
 #[test]
 fn assignments_are_cast_to_the_column_type() {
     let s = session("casts");
@@ -454,5 +482,80 @@ fn copy_on_write_rewrites_are_one_image_in_row_order() {
     assert_eq!(after.len(), 5);
     for r in kept {
         assert!(after.contains(r), "{r} keeps its row id: {after:?}");
+    }
+}
+
+/// A MERGE whose key types meet only by rounding (DECIMAL(38,18) with DECIMAL(38,2): Spark 4's
+/// common type is DECIMAL(38,2), so 1.005 = 1.01) matches as its join does. The key probe of a
+/// DV table and the stats pre-filter compared exact values: the probe dropped the file and the
+/// MERGE inserted 1.01 beside the 1.005 it matches (red team helper-48). Such key pairs have no
+/// shared equality now, so the MERGE reads every target row; a pair that meets without rounding
+/// still takes the probe.
+#[test]
+fn merge_keys_that_meet_by_rounding_match_as_the_join() {
+    for (target, dv, stored, source, stored_after) in [
+        (
+            "DECIMAL(38,18)",
+            true,
+            "1.005",
+            "CAST(1.01 AS DECIMAL(38,2))",
+            "1.005000000000000000",
+        ),
+        (
+            "DECIMAL(38,18)",
+            false,
+            "1.005",
+            "CAST(1.01 AS DECIMAL(38,2))",
+            "1.005000000000000000",
+        ),
+        (
+            "DECIMAL(10,4)",
+            false,
+            "1.235",
+            "CAST(1.24 AS DECIMAL(38,2))",
+            "1.2350",
+        ),
+        (
+            "DECIMAL(10,4)",
+            true,
+            "1.235",
+            "CAST(1.24 AS DECIMAL(38,2))",
+            "1.2350",
+        ),
+    ] {
+        let mut s = SqlSession::new(Env::deterministic(11), ConflictConfig::default());
+        let name = format!("rounded-{}-{dv}", target.replace([',', '(', ')'], "_"));
+        s.register("t", &format!("memory://dml-edge-{name}/t"));
+        rt().block_on(async {
+            s.execute(&format!(
+                "CREATE TABLE t (k {target}, a INT) TBLPROPERTIES ('delta.enableDeletionVectors' = '{dv}')"
+            ))
+            .await
+            .unwrap();
+            s.execute(&format!("INSERT INTO t VALUES (CAST(7 AS {target}), 0)"))
+                .await
+                .unwrap();
+            s.execute(&format!("INSERT INTO t VALUES (CAST({stored} AS {target}), 0)"))
+                .await
+                .unwrap();
+        });
+        let affected = run(
+            &s,
+            &format!(
+                "MERGE INTO t USING (SELECT {source} AS k, 9 AS a) s ON t.k = s.k \
+                 WHEN MATCHED THEN UPDATE SET a = s.a WHEN NOT MATCHED THEN INSERT (k, a) VALUES (s.k, s.a)"
+            ),
+        );
+        assert_eq!(affected, Some(1), "{target} dv={dv}");
+        assert_eq!(
+            rows(&s, "SELECT CAST(k AS STRING) AS ks, a FROM t WHERE a = 9"),
+            vec![format!("{stored_after}|9")],
+            "{target} dv={dv}: the MERGE updates the row its join matches and inserts nothing"
+        );
+        assert_eq!(
+            rows(&s, "SELECT count(*) FROM t"),
+            vec!["2"],
+            "{target} dv={dv}"
+        );
     }
 }

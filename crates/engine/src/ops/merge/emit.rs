@@ -37,16 +37,32 @@ fn source_column(source_alias: &str, name: &str) -> Expr {
     ))
 }
 
-/// Every table column from the source column of the same name.
-fn star(spec: &MergeSpec, table_schema: &Schema) -> HashMap<String, Expr> {
+/// Every table column from the source column of the same name, found without regard to case as
+/// Spark resolves `*` (a target column `V` takes the source's `v`), spelled as the source spells
+/// it. Two source columns of that name are refused as ambiguous.
+fn star(spec: &MergeSpec, table_schema: &Schema, joined: &Joined) -> Result<HashMap<String, Expr>> {
     table_schema
         .fields()
         .iter()
         .map(|f| {
-            (
+            let name = match joined
+                .source_spellings(&spec.source_alias, f.name())
+                .as_slice()
+            {
+                [one] => one.clone(),
+                [] => f.name().clone(),
+                _ => {
+                    return Err(EngineError::invalid(format!(
+                    "MERGE: UPDATE SET * and INSERT * find more than one source column named {} \
+                         (names are compared without regard to case)",
+                    f.name()
+                )))
+                }
+            };
+            Ok((
                 f.name().to_ascii_lowercase(),
-                source_column(&spec.source_alias, f.name()),
-            )
+                source_column(&spec.source_alias, &name),
+            ))
         })
         .collect()
 }
@@ -184,7 +200,7 @@ pub(super) fn new_rows(
                         .collect(),
                     // `UPDATE SET *` keeps identity values.
                     None => generated_missing_from_source(without_identity(
-                        star(spec, &table_schema),
+                        star(spec, &table_schema, joined)?,
                         &identity,
                         |_| true,
                     ))?,
@@ -231,7 +247,7 @@ pub(super) fn new_rows(
                     // `INSERT *` generates GENERATED ALWAYS values, and BY DEFAULT ones the
                     // source does not have.
                     None => generated_missing_from_source(without_identity(
-                        star(spec, &table_schema),
+                        star(spec, &table_schema, joined)?,
                         &identity,
                         |c| {
                             !c.allow_explicit

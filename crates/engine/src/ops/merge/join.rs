@@ -93,6 +93,18 @@ impl Joined {
         column_index(&self.schema, qualifier, name)
     }
 
+    /// How the columns under `qualifier` named `name` without regard to case are spelled.
+    pub fn source_spellings(&self, qualifier: &str, name: &str) -> Vec<String> {
+        self.schema
+            .iter()
+            .filter(|(q, f)| {
+                q.is_some_and(|q| q.table().eq_ignore_ascii_case(qualifier))
+                    && f.name().eq_ignore_ascii_case(name)
+            })
+            .map(|(_, f)| f.name().clone())
+            .collect()
+    }
+
     /// Evaluates `e` over `rows` (the joined rows, or a selection of them), with Spark's
     /// meaning (`expr_plan::plan_physical`: the rewrite every other expression path takes; a bare
     /// `create_physical_expr` skipped it, so `date_format(d, 'yyyy-MM-dd')` in a clause stored
