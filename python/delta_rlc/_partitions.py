@@ -25,9 +25,21 @@ def _typed(text: Optional[str], t: Any) -> Any:
     if name in ("double", "float"):
         return float(text)
     if name == "boolean":
+        # Only the log's two spellings: "1" or "yes" is no boolean (deltalake refuses it too;
+        # read as False it matched the false partition).
+        if text.lower() not in ("true", "false"):
+            raise ValueError(f"Failed to parse value '{text}' as 'boolean'")
         return text.lower() == "true"
     if name == "date":
         return _dt.date.fromisoformat(text)
+    if name in ("timestamp", "timestamp_ntz"):
+        # The log holds '2020-01-01 00:00:00' (Spark) or '2020-01-01T00:00:00.000000Z' (others):
+        # compared as instants (a zoned column) or local values, never as text, where the two
+        # spellings of one instant differ.
+        value = _dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        if name == "timestamp":
+            return value.replace(tzinfo=_dt.timezone.utc) if value.tzinfo is None else value.astimezone(_dt.timezone.utc)
+        return value.replace(tzinfo=None)
     if name.startswith("decimal"):
         return _decimal.Decimal(text)
     return text
@@ -48,7 +60,9 @@ def _coerce(value: Any, t: Any) -> Any:
         return None  # deltalake: the empty string stands for the null partition
     try:
         return _typed(value, t)
-    except (ValueError, _decimal.InvalidOperation):
+    except (ValueError, _decimal.InvalidOperation) as e:
+        if isinstance(t, PrimitiveType) and t.type in ("boolean", "timestamp", "timestamp_ntz"):
+            raise _internal.DeltaError(f"Invalid partition filter value {given!r}: {e}") from None
         return given  # not a value of the column's type (3.5 for an integer): compared as given
 
 

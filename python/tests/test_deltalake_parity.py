@@ -682,3 +682,40 @@ def test_datafusion_table_provider_hook_refuses_with_a_way_out(tmp_path, monkeyp
     monkeypatch.setattr("importlib.metadata.version", lambda pkg: "54.0.0")
     with pytest.raises(UnsupportedError, match="QueryBuilder"):
         dt.__datafusion_table_provider__()
+
+
+def test_timestamp_and_boolean_partition_filters_compare_as_values(tmp_path):
+    """partitions()/file_uris() filters on a timestamp partition compare instants, not the log's
+    text ('…T00:00:00.000000Z' never equalled a filter's '2020-01-01 00:00:00'); a boolean
+    partition refuses a value that is no boolean (1 matched the false partition). Red team
+    helper-49."""
+    utc = dt_.timezone.utc
+    ts = pa.array([dt_.datetime(2020, 1, 1), dt_.datetime(2020, 1, 1, 12), dt_.datetime(2019, 12, 31, 23)], pa.timestamp("us", tz="UTC"))
+    write_deltalake(tmp_path / "ts", pa.table({"id": [1, 2, 3], "ts": ts}), partition_by=["ts"])
+    t = DeltaTable(tmp_path / "ts")
+    hours = lambda f: sorted(dt_.datetime.fromisoformat(p["ts"].replace("Z", "+00:00")).hour for p in t.partitions(f))  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        assert hours([("ts", "=", dt_.datetime(2020, 1, 1, tzinfo=utc))]) == [0]
+        assert hours([("ts", "<", dt_.datetime(2020, 1, 1, 12, tzinfo=utc))]) == [0, 23]
+        assert hours([("ts", ">", dt_.datetime(2020, 1, 1, tzinfo=utc))]) == [12]
+        assert len(t.file_uris([("ts", ">", dt_.datetime(2020, 1, 1, tzinfo=utc))])) == 1
+    write_deltalake(tmp_path / "b", pa.table({"id": [1, 2], "b": [True, False]}), partition_by=["b"])
+    tb = DeltaTable(tmp_path / "b")
+    assert [p["b"] for p in tb.partitions([("b", "=", True)])] == ["true"]
+    for bad in ([("b", "=", 1)], [("b", "=", "yes")], [("b", "in", [0])]):
+        with pytest.raises(DeltaError, match="as 'boolean'"):
+            tb.partitions(bad)
+
+
+def test_update_new_values_keep_a_negative_zero(tmp_path):
+    """A Python -0.0 in new_values is stored as -0.0 (it went through a decimal, which has no
+    negative zero, and 0.0 was stored). Red team helper-49."""
+    import math
+
+    write_deltalake(tmp_path, pa.table({"id": [1], "x": [1.5], "s": ["a"]}))
+    dt = DeltaTable(tmp_path)
+    dt.update(new_values={"x": -0.0, "s": -0.0})
+    row = dt.to_pyarrow_table().to_pylist()[0]
+    assert row["x"] == 0.0 and math.copysign(1.0, row["x"]) < 0
+    assert row["s"] == "-0.0"

@@ -137,6 +137,26 @@ impl PrimitiveType {
 }
 
 impl DataType {
+    /// The type as one line, in the log's type names with Spark's `<>` nesting:
+    /// `array<long>`, `map<string,variant>`, `struct<a:integer,b:array<string>>`.
+    pub fn type_text(&self) -> String {
+        match self {
+            DataType::Primitive(p) => p.name(),
+            DataType::Array { element, .. } => format!("array<{}>", element.type_text()),
+            DataType::Map { key, value, .. } => {
+                format!("map<{},{}>", key.type_text(), value.type_text())
+            }
+            DataType::Struct(st) => format!(
+                "struct<{}>",
+                st.fields
+                    .iter()
+                    .map(|f| format!("{}:{}", f.name, f.data_type.type_text()))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        }
+    }
+
     fn from_json(v: &Value) -> Result<DataType> {
         match v {
             Value::String(s) => Ok(DataType::Primitive(PrimitiveType::parse(s)?)),
@@ -310,6 +330,16 @@ mod tests {
             r#"{"type":"struct","fields":[{"name":"v","type":"geometry"}]}"#
         )
         .is_err());
+        let texts: Vec<String> = st.fields.iter().map(|f| f.data_type.type_text()).collect();
+        assert_eq!(
+            texts,
+            [
+                "long",
+                "decimal(10,2)",
+                "array<string>",
+                "struct<x:integer>"
+            ]
+        );
     }
 
     #[test]

@@ -467,13 +467,20 @@ pub fn plan_parsed(ctx: &SessionContext, e: &ast::Expr, schema: &DFSchema) -> DF
     }
     let state = ctx.state();
     let mut e = e.clone();
+    // `t.s.id` is table `t`'s struct `s`, field `id`, when `t` qualifies columns here; else a
+    // column's fields (`compound_names`).
+    let qualifiers = schema
+        .iter()
+        .filter_map(|(q, _)| q.map(|q| q.table().to_lowercase()))
+        .collect();
+    super::compound_names::settle(&mut e, &qualifiers);
     let _ = e.visit(&mut Qualified { schema });
     super::literals::spark_literals(&mut e).map_err(|reason| {
         datafusion::common::DataFusionError::Plan(format!("SQL syntax error: {reason}"))
     })?;
     super::function_syntax::spark_function_syntax(&mut e)
         .map_err(datafusion::common::DataFusionError::Plan)?;
-    plan_resolving_case(&mut e, |e| {
+    let planned = plan_resolving_case(&mut e, |e| {
         state.create_logical_expr_from_sql_expr(
             ast::ExprWithAlias {
                 expr: e.clone(),
@@ -481,7 +488,19 @@ pub fn plan_parsed(ctx: &SessionContext, e: &ast::Expr, schema: &DFSchema) -> DF
             },
             schema,
         )
-    })
+    })?;
+    // DataFusion leaves a name that two tables of `schema` hold unqualified instead of refusing
+    // it, and evaluation then took one of them: a MERGE's `UPDATE SET v = v` stored the source's
+    // `v` where Spark refuses the reference as ambiguous (red team helper-49).
+    if let Some(c) = planned.column_refs().into_iter().find(|c| {
+        c.relation.is_none() && schema.iter().filter(|(_, f)| f.name() == &c.name).count() > 1
+    }) {
+        return Err(DataFusionError::Plan(format!(
+            "ambiguous reference to column {}: more than one table has it; qualify it with the table's alias",
+            c.name
+        )));
+    }
+    Ok(planned)
 }
 
 #[cfg(test)]

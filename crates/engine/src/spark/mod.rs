@@ -30,6 +30,7 @@ mod bitwise;
 mod checked_sum;
 pub mod coerced;
 mod collections;
+pub(crate) mod compound_names;
 mod convert_udf;
 mod date_format;
 pub mod datetime;

@@ -116,10 +116,7 @@ pub async fn run(
             let mut nullable = Vec::new();
             for f in &snap.schema.fields {
                 names.push(Some(f.name.clone()));
-                let t = match &f.data_type {
-                    delta_rlc_protocol::schema::DataType::Primitive(p) => p.name(),
-                    other => format!("{:?}", other).to_lowercase(),
-                };
+                let t = f.data_type.type_text();
                 let t = if snap.metadata.partition_columns.contains(&f.name) {
                     format!("{t} (partition)")
                 } else {

@@ -542,6 +542,8 @@ impl SqlSession {
             // `ltrim(trimStr, str)` takes Spark's argument order (`spark::function_syntax`).
             crate::spark::function_syntax::spark_function_syntax(s.as_mut())
                 .map_err(EngineError::invalid)?;
+            // `t.s.id` is table `t`'s struct `s`, field `id` (`spark::compound_names`).
+            crate::spark::compound_names::settle_statement(s.as_mut());
             let mut tables = Vec::with_capacity(refs.len());
             for r in refs {
                 let name = r.ident.to_ascii_lowercase();

@@ -559,3 +559,45 @@ fn merge_keys_that_meet_by_rounding_match_as_the_join() {
         );
     }
 }
+
+/// Names of three parts read as Spark reads them (`spark::compound_names`): in `t.s.id` with `t`
+/// an alias in scope, `s` is that table's struct column and `id` its field. DataFusion matched a
+/// qualifier `(t, s)` to the source aliased `s`, so `ON t.s.id = s.id` compared the source with
+/// itself and the MERGE updated every target row; `zzz.s.id` was the source's `id` too. And a
+/// name both sides hold, unqualified in a value, is ambiguous (red team helper-49).
+#[test]
+fn merge_names_of_three_parts_and_ambiguous_names_mean_what_spark_reads() {
+    let mut s = SqlSession::new(Env::deterministic(11), ConflictConfig::default());
+    s.register("t", "memory://dml-edge-three-parts/t");
+    rt().block_on(async {
+        s.execute("CREATE TABLE t (id INT, v STRING, s STRUCT<id: INT>)")
+            .await
+            .unwrap();
+        s.execute(
+            "INSERT INTO t VALUES (1, 'a', named_struct('id', 3)), (2, 'b', named_struct('id', 1)), \
+             (3, 'c', named_struct('id', 2))",
+        )
+        .await
+        .unwrap();
+    });
+    let affected = run(
+        &s,
+        "MERGE INTO t USING (SELECT 2 AS id, 'NEW' AS v) s ON t.s.id = s.id \
+         WHEN MATCHED THEN UPDATE SET v = s.v",
+    );
+    assert_eq!(affected, Some(1));
+    assert_eq!(rows(&s, "SELECT id, v FROM t"), vec!["1|a", "2|b", "3|NEW"]);
+    assert_eq!(
+        rows(&s, "SELECT x.s.id, x.id FROM t AS x WHERE x.s.id > 1"),
+        vec!["2|3", "3|1"]
+    );
+    let before = rows(&s, "SELECT id, v FROM t");
+    for refused in [
+        "MERGE INTO t USING (SELECT 2 AS id, 'S2' AS v) s ON t.id = zzz.s.id WHEN MATCHED THEN UPDATE SET v = 'x'",
+        "MERGE INTO t USING (SELECT 2 AS id, 'S2' AS v) s ON t.id = s.id WHEN MATCHED THEN UPDATE SET v = v",
+    ] {
+        let err = rt().block_on(s.execute(refused)).expect_err(refused);
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{refused}: {err}");
+    }
+    assert_eq!(rows(&s, "SELECT id, v FROM t"), before);
+}
