@@ -159,6 +159,20 @@ const KEYS: &[KeyColumn] = &[
             "CAST({} AS STRING)",
         ],
     },
+    KeyColumn {
+        name: "r",
+        // A DECIMAL(38,2) source meets this column in Spark's DECIMAL(38,2), rounding it: 1.005
+        // and 1.01 are one key there and two here (red team helper-48). One class for both, so
+        // no source holds the two; the key set must decline the rounding pair.
+        pool: &[
+            ("CAST('1.005' AS DECIMAL(38,18))", Some("1.01")),
+            ("CAST('1.01' AS DECIMAL(38,18))", Some("1.01")),
+            ("CAST('1.015' AS DECIMAL(38,18))", Some("1.02")),
+            ("CAST('7' AS DECIMAL(38,18))", Some("7")),
+            ("CAST(NULL AS DECIMAL(38,18))", None),
+        ],
+        source_casts: &["{}", "CAST({} AS DECIMAL(38,2))"],
+    },
 ];
 
 /// Predicates per column: SQL with `{}` for a pool literal, or a fixed predicate.
@@ -172,7 +186,7 @@ const PREDICATES: &[&str] = &[
 ];
 
 /// The value classes the generator draws from (for reports and docs).
-pub const VALUE_CLASSES: &str = "DOUBLE and FLOAT (0.0, -0.0, NaN, +inf, -inf, NULL), STRING ('', prefixes, composed and decomposed accents, NULL), DECIMAL(10,2) against DECIMAL(12,4) sources (0.01, the column's widest value), DECIMAL(20,4) against DECIMAL(22,6) (values one double apart from nothing), DATE, TIMESTAMP against nanosecond sources, BIGINT against INT/SMALLINT/STRING sources (a declined key set), multi-column keys of 1-3 of these";
+pub const VALUE_CLASSES: &str = "DOUBLE and FLOAT (0.0, -0.0, NaN, +inf, -inf, NULL), STRING ('', prefixes, composed and decomposed accents, NULL), DECIMAL(10,2) against DECIMAL(12,4) sources (0.01, the column's widest value), DECIMAL(20,4) against DECIMAL(22,6) (values one double apart from nothing), DATE, TIMESTAMP against nanosecond sources, BIGINT against INT/SMALLINT/STRING sources (a declined key set), DECIMAL(38,18) against DECIMAL(38,2) sources (a common type that rounds: a declined key set), multi-column keys of 1-3 of these";
 
 #[derive(Debug, Clone)]
 pub struct ValueSimConfig {
@@ -221,7 +235,7 @@ fn lit(rng: &mut Rng, k: &KeyColumn) -> &'static str {
     pick(rng, k.pool).map_or("NULL", |l| l.0)
 }
 
-const COLUMNS: &str = "d, f, s, m, w, dt, ts, i, v";
+const COLUMNS: &str = "d, f, s, m, w, dt, ts, i, r, v";
 
 fn row(rng: &mut Rng, v: i64) -> String {
     let vals: Vec<&str> = KEYS.iter().map(|k| lit(rng, k)).collect();
@@ -332,7 +346,7 @@ fn table_sql(rng: &mut Rng) -> String {
         props.push("'delta.enableRowTracking' = 'true'".into());
     }
     format!(
-        "CREATE TABLE t (d DOUBLE, f FLOAT, s STRING, m DECIMAL(10,2), w DECIMAL(20,4), dt DATE, ts TIMESTAMP, i BIGINT, v BIGINT) TBLPROPERTIES ({})",
+        "CREATE TABLE t (d DOUBLE, f FLOAT, s STRING, m DECIMAL(10,2), w DECIMAL(20,4), dt DATE, ts TIMESTAMP, i BIGINT, r DECIMAL(38,18), v BIGINT) TBLPROPERTIES ({})",
         props.join(", ")
     )
 }
