@@ -205,7 +205,7 @@ impl SqlSession {
         let store =
             delta_rlc_storage::TableStore::open_with_options(location, &self.storage_options)?;
         // Each handle is opened for one statement: it counts the statement's requests and keeps
-        // the immutable objects it read (docs/design.md, "Statement I/O on an object store").
+        // the immutable objects it read (docs/design/object-store-io.md).
         let budget = self
             .env
             .memory_limit

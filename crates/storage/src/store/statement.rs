@@ -1,5 +1,5 @@
 //! A table store for one statement: its request meter, its cache of the immutable objects it read,
-//! and prefetching into that cache (docs/design.md, "Statement I/O on an object store").
+//! and prefetching into that cache (docs/design/object-store-io.md).
 
 use std::sync::Arc;
 
