@@ -83,10 +83,10 @@ class PrimitiveType:
         return json.dumps(self.type)
 
     @staticmethod
-    def from_json(json_str: str) -> "PrimitiveType":
-        v = json.loads(json_str)
+    def from_json(type_json: str) -> "PrimitiveType":
+        v = json.loads(type_json)
         if not isinstance(v, str):
-            raise ValueError(f"not a primitive type: {json_str}")
+            raise ValueError(f"not a primitive type: {type_json}")
         return PrimitiveType(v)
 
     def _pa(self) -> pa.DataType:
@@ -102,10 +102,10 @@ class PrimitiveType:
         return self._pa()
 
     @staticmethod
-    def from_arrow(type: Any) -> "PrimitiveType":
-        t = _from_pa_type(_pa_type(type))
+    def from_arrow(data_type: Any) -> "PrimitiveType":
+        t = _from_pa_type(_pa_type(data_type))
         if not isinstance(t, PrimitiveType):
-            raise TypeError(f"{type} is not a primitive type")
+            raise TypeError(f"{data_type} is not a primitive type")
         return t
 
     def __arrow_c_schema__(self) -> object:
@@ -130,9 +130,9 @@ class VariantType:
         return json.dumps("variant")
 
     @staticmethod
-    def from_json(json_str: str) -> "VariantType":
-        if json.loads(json_str) != "variant":
-            raise ValueError(f"not a variant type: {json_str}")
+    def from_json(type_json: str) -> "VariantType":
+        if json.loads(type_json) != "variant":
+            raise ValueError(f"not a variant type: {type_json}")
         return VariantType()
 
     def _pa(self) -> pa.DataType:
@@ -142,10 +142,10 @@ class VariantType:
         return _arro3("DataType", self._pa())
 
     @staticmethod
-    def from_arrow(type: Any) -> "VariantType":
-        t = _pa_type(type)
+    def from_arrow(data_type: Any) -> "VariantType":
+        t = _pa_type(data_type)
         if not pa.types.is_struct(t) or sorted(f.name for f in t) != ["metadata", "value"]:
-            raise TypeError(f"{type} is not a variant type")
+            raise TypeError(f"{data_type} is not a variant type")
         return VariantType()
 
     def __arrow_c_schema__(self) -> object:
@@ -181,10 +181,10 @@ class ArrayType:
         return json.dumps(self._json(), separators=(",", ":"))
 
     @staticmethod
-    def from_json(json_str: str) -> "ArrayType":
-        t = _type_from_json(json.loads(json_str))
+    def from_json(type_json: str) -> "ArrayType":
+        t = _type_from_json(json.loads(type_json))
         if not isinstance(t, ArrayType):
-            raise ValueError(f"not an array type: {json_str}")
+            raise ValueError(f"not an array type: {type_json}")
         return t
 
     def _pa(self) -> pa.DataType:
@@ -194,10 +194,10 @@ class ArrayType:
         return _arro3("DataType", self._pa())
 
     @staticmethod
-    def from_arrow(type: Any) -> "ArrayType":
-        t = _from_pa_type(_pa_type(type))
+    def from_arrow(data_type: Any) -> "ArrayType":
+        t = _from_pa_type(_pa_type(data_type))
         if not isinstance(t, ArrayType):
-            raise TypeError(f"{type} is not a list type")
+            raise TypeError(f"{data_type} is not a list type")
         return t
 
     def __arrow_c_schema__(self) -> object:
@@ -232,10 +232,10 @@ class MapType:
         return json.dumps(self._json(), separators=(",", ":"))
 
     @staticmethod
-    def from_json(json_str: str) -> "MapType":
-        t = _type_from_json(json.loads(json_str))
+    def from_json(type_json: str) -> "MapType":
+        t = _type_from_json(json.loads(type_json))
         if not isinstance(t, MapType):
-            raise ValueError(f"not a map type: {json_str}")
+            raise ValueError(f"not a map type: {type_json}")
         return t
 
     def _pa(self) -> pa.DataType:
@@ -248,10 +248,10 @@ class MapType:
         return _arro3("DataType", self._pa())
 
     @staticmethod
-    def from_arrow(type: Any) -> "MapType":
-        t = _from_pa_type(_pa_type(type))
+    def from_arrow(data_type: Any) -> "MapType":
+        t = _from_pa_type(_pa_type(data_type))
         if not isinstance(t, MapType):
-            raise TypeError(f"{type} is not a map type")
+            raise TypeError(f"{data_type} is not a map type")
         return t
 
     def __arrow_c_schema__(self) -> object:
@@ -287,8 +287,8 @@ class Field:
         return json.dumps(self._json(), separators=(",", ":"))
 
     @staticmethod
-    def from_json(json_str: str) -> "Field":
-        return _field_from_json(json.loads(json_str))
+    def from_json(field_json: str) -> "Field":
+        return _field_from_json(json.loads(field_json))
 
     def _pa(self) -> pa.Field:
         return pa.field(self.name, _to_pa(self.type), nullable=self.nullable)
@@ -339,10 +339,10 @@ class StructType:
         return json.dumps(self._json(), separators=(",", ":"))
 
     @staticmethod
-    def from_json(json_str: str) -> "StructType":
-        t = _type_from_json(json.loads(json_str))
+    def from_json(type_json: str) -> "StructType":
+        t = _type_from_json(json.loads(type_json))
         if not isinstance(t, StructType):
-            raise ValueError(f"not a struct type: {json_str}")
+            raise ValueError(f"not a struct type: {type_json}")
         return t
 
     def _pa(self) -> pa.DataType:
@@ -352,10 +352,10 @@ class StructType:
         return _arro3("DataType", self._pa())
 
     @staticmethod
-    def from_arrow(type: Any) -> "StructType":
-        t = _from_pa_type(_pa_type(type))
+    def from_arrow(data_type: Any) -> "StructType":
+        t = _from_pa_type(_pa_type(data_type))
         if not isinstance(t, StructType):
-            raise TypeError(f"{type} is not a struct type")
+            raise TypeError(f"{data_type} is not a struct type")
         return t
 
     def __arrow_c_schema__(self) -> object:
@@ -405,10 +405,10 @@ class Schema:
         return json.dumps(self._json(), separators=(",", ":"))
 
     @staticmethod
-    def from_json(json_str: str) -> "Schema":
-        v = json.loads(json_str)
+    def from_json(schema_json: str) -> "Schema":
+        v = json.loads(schema_json)
         if not isinstance(v, dict) or v.get("type") != "struct":
-            raise ValueError(f"not a struct schema: {json_str[:80]}")
+            raise ValueError(f"not a struct schema: {schema_json[:80]}")
         return Schema([_field_from_json(f) for f in v.get("fields", [])])
 
     def _pa(self, as_large_types: bool = False) -> pa.Schema:
@@ -424,8 +424,8 @@ class Schema:
         return self._pa(as_large_types)
 
     @staticmethod
-    def from_arrow(type: Any) -> "Schema":
-        s = type if isinstance(type, pa.Schema) else pa.schema(type)
+    def from_arrow(data_type: Any) -> "Schema":
+        s = data_type if isinstance(data_type, pa.Schema) else pa.schema(data_type)
         return Schema([Field(f.name, _from_pa_type(f.type), nullable=f.nullable) for f in s])
 
     def __arrow_c_schema__(self) -> object:

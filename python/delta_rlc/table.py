@@ -807,6 +807,13 @@ class DeltaTable:
     def generate(self) -> None:
         raise _internal.UnsupportedError("generate (symlink manifests) is not supported by delta_rlc")
 
+    def create_write_transaction(self, actions: List[Any], mode: str, schema: Any, partition_by: Any = None, partition_filters: Optional[FilterType] = None, *args: Any, commit_properties: Optional[CommitProperties] = None, post_commithook_properties: Optional[PostCommitHookProperties] = None) -> None:
+        """Not supported, as ``create_table_with_add_actions``: files written elsewhere would be
+        committed unchecked against the table's schema, and their caller-given statistics would
+        decide what concurrent writers' conflict checks may skip (a wrong bound skips a true
+        conflict). Write the data with ``write_deltalake``."""
+        raise _internal.UnsupportedError("create_write_transaction is not supported by delta_rlc (files written elsewhere, and their statistics, are not validated): write the data with write_deltalake")
+
     def __datafusion_table_provider__(self, session: Any = None) -> Any:
         """deltalake's hook for DataFusion's ``SessionContext.register_table``: delta_rlc exports no
         DataFusion FFI table provider, so it refuses — RuntimeError when the ``datafusion``

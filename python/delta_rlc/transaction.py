@@ -7,7 +7,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from delta_rlc import _internal
 
-__all__ = ["AddAction", "CommitProperties", "PostCommitHookProperties", "Transaction", "create_table_with_add_actions"]
+__all__ = ["AddAction", "CommitProperties", "PostCommitHookProperties", "RemoveAction", "Transaction", "create_table_with_add_actions"]
 
 
 class Transaction:
@@ -38,6 +38,18 @@ class AddAction:
     modification_time: int
     data_change: bool
     stats: str
+
+
+@dataclass
+class RemoveAction:
+    """deltalake's file removal for ``DeltaTable.create_write_transaction`` (which delta_rlc
+    refuses: see there)."""
+
+    path: str
+    data_change: bool
+    deletion_timestamp: Optional[int]
+    size: Optional[int] = None
+    partition_values: Optional[Mapping[str, Optional[str]]] = None
 
 
 class PostCommitHookProperties:

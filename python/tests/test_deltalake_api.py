@@ -245,6 +245,13 @@ def test_options_that_cannot_be_honoured_are_refused(tmp_path):
         dt.delete("id = 1", None, None, CommitProperties(custom_metadata={"k": "v"}))
     assert any(issubclass(w.category, DeprecationWarning) for w in caught)
     assert dt.history(1)[0]["k"] == "v"
+    # Files written elsewhere, with caller-given statistics, are not committed unchecked.
+    from delta_rlc.transaction import AddAction, RemoveAction
+
+    before = dt.version()
+    with pytest.raises(UnsupportedError, match="create_write_transaction"):
+        dt.create_write_transaction([AddAction("x.parquet", 1, {}, 0, True, "{}"), RemoveAction("y.parquet", True, 0)], "append", dt.schema())
+    assert DeltaTable(uri).version() == before
 
 
 def test_writes_stream_generators_and_readers(tmp_path):
