@@ -265,6 +265,33 @@ pub fn parse_sql_expr(ctx: &SessionContext, sql: &str, schema: &DFSchema) -> DFR
     plan_parsed(ctx, &parsed.expr, schema)
 }
 
+/// The first unqualified name of `e` that columns of more than one table of `schema` hold, without
+/// regard to case.
+fn ambiguous_unqualified(e: &ast::Expr, schema: &DFSchema) -> Option<String> {
+    use datafusion::sql::sqlparser::ast::{Visit, Visitor};
+    struct Find<'a>(&'a DFSchema);
+    impl Visitor for Find<'_> {
+        type Break = String;
+        fn pre_visit_expr(&mut self, e: &ast::Expr) -> ControlFlow<String> {
+            if let ast::Expr::Identifier(i) = e {
+                let holders = self
+                    .0
+                    .iter()
+                    .filter(|(_, f)| same_ignoring_case(f.name(), &i.value))
+                    .count();
+                if holders > 1 {
+                    return ControlFlow::Break(i.value.clone());
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    match e.visit(&mut Find(schema)) {
+        ControlFlow::Break(name) => Some(name),
+        ControlFlow::Continue(()) => None,
+    }
+}
+
 /// `q.c…` where `q` names a table of `schema` (its alias) and `c`, ignoring case, exactly one of
 /// that table's columns: `c` is spelled as the column. Spark reads `q.c` as the table's column
 /// before it reads a column `q` with a field `c`; DataFusion, when `(q, c)` does not match
@@ -298,7 +325,10 @@ impl VisitorMut for Qualified<'_> {
             .collect();
         found.dedup();
         if let [one] = found.as_slice() {
-            if *one != c.value {
+            // Spelled as written but not in lower case, an unquoted name would be lower-cased by
+            // the planner, miss the table's column and read a struct `q`'s field instead (red team
+            // helper-50: `DELETE FROM t AS s WHERE s.V = 5` beside a struct `s`): quoted too.
+            if *one != c.value || (c.quote_style.is_none() && *one != one.to_lowercase()) {
                 c.value = one.to_string();
                 c.quote_style = Some('"');
             }
@@ -384,7 +414,11 @@ pub fn settle_qualified_columns(
             spellings.dedup();
             match spellings.as_slice() {
                 [] => {}
-                [one] if *one == c.value => {}
+                // Spelled as written: quoted only when the planner would lower-case it (see
+                // `Qualified`).
+                [one]
+                    if *one == c.value
+                        && (c.quote_style.is_some() || *one == one.to_lowercase()) => {}
                 [one] => {
                     c.value = one.to_string();
                     c.quote_style = Some('"');
@@ -474,6 +508,14 @@ pub fn plan_parsed(ctx: &SessionContext, e: &ast::Expr, schema: &DFSchema) -> DF
         .filter_map(|(q, _)| q.map(|q| q.table().to_lowercase()))
         .collect();
     super::compound_names::settle(&mut e, &qualifiers);
+    // An unqualified name two tables hold, in any case, is ambiguous as in Spark: the planner
+    // lower-cases `V` and then takes the one exact match, a source's `v`, beside a target's `V`
+    // (red team helper-50).
+    if let Some(name) = ambiguous_unqualified(&e, schema) {
+        return Err(DataFusionError::Plan(format!(
+            "ambiguous reference to column {name}: more than one table has it; qualify it with the table's alias"
+        )));
+    }
     let _ = e.visit(&mut Qualified { schema });
     super::literals::spark_literals(&mut e).map_err(|reason| {
         datafusion::common::DataFusionError::Plan(format!("SQL syntax error: {reason}"))
@@ -492,8 +534,15 @@ pub fn plan_parsed(ctx: &SessionContext, e: &ast::Expr, schema: &DFSchema) -> DF
     // DataFusion leaves a name that two tables of `schema` hold unqualified instead of refusing
     // it, and evaluation then took one of them: a MERGE's `UPDATE SET v = v` stored the source's
     // `v` where Spark refuses the reference as ambiguous (red team helper-49).
+    // Spark compares names without regard to case: a target `V` beside a source `v` is as
+    // ambiguous as two `v`s (red team helper-50).
     if let Some(c) = planned.column_refs().into_iter().find(|c| {
-        c.relation.is_none() && schema.iter().filter(|(_, f)| f.name() == &c.name).count() > 1
+        c.relation.is_none()
+            && schema
+                .iter()
+                .filter(|(_, f)| same_ignoring_case(f.name(), &c.name))
+                .count()
+                > 1
     }) {
         return Err(DataFusionError::Plan(format!(
             "ambiguous reference to column {}: more than one table has it; qualify it with the table's alias",

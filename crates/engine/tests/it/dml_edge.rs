@@ -601,3 +601,44 @@ fn merge_names_of_three_parts_and_ambiguous_names_mean_what_spark_reads() {
     }
     assert_eq!(rows(&s, "SELECT id, v FROM t"), before);
 }
+
+/// Red team helper-50: `s.V`, with `s` both the table's alias and a struct column and `V` spelled
+/// exactly as a mixed-case column, is the table's column `V` (Spark's reading): unquoted, the
+/// planner lower-cased it, missed `V` and read the struct's field `v`, so a DELETE took the other
+/// row. And a name a MERGE's target and source hold in different cases (`V`, `v`) is ambiguous.
+#[test]
+fn alias_columns_in_mixed_case_and_case_variant_names_in_merge() {
+    let mut s = SqlSession::new(Env::deterministic(11), ConflictConfig::default());
+    s.register("t", "memory://dml-edge-mixed-case/t");
+    s.register("u", "memory://dml-edge-mixed-case/u");
+    rt().block_on(async {
+        for sql in [
+            "CREATE TABLE t (id INT, s STRUCT<v: INT>, V INT)",
+            "INSERT INTO t VALUES (1, named_struct('v', 5), 6), (2, named_struct('v', 6), 5)",
+            "CREATE TABLE u (k INT, v INT)",
+            "INSERT INTO u VALUES (1, 11)",
+        ] {
+            s.execute(sql).await.unwrap();
+        }
+    });
+    assert_eq!(rows(&s, "SELECT id FROM t AS s WHERE s.V = 5"), vec!["2"]);
+    assert_eq!(run(&s, "UPDATE t AS s SET V = s.V + 100"), Some(2));
+    assert_eq!(rows(&s, "SELECT id, V FROM t"), vec!["1|106", "2|105"]);
+    assert_eq!(run(&s, "DELETE FROM t AS s WHERE s.V = 105"), Some(1));
+    assert_eq!(rows(&s, "SELECT id FROM t"), vec!["1"]);
+    let before = rows(&s, "SELECT id, V FROM t");
+    for refused in [
+        "MERGE INTO t USING u AS src ON t.id = src.k WHEN MATCHED THEN UPDATE SET V = V + 1",
+        "MERGE INTO t USING u AS src ON t.id = src.k WHEN MATCHED THEN UPDATE SET V = v + 1",
+        "MERGE INTO t USING u AS src ON t.id = src.k WHEN MATCHED AND v > 10 THEN UPDATE SET V = 0",
+    ] {
+        let err = rt().block_on(s.execute(refused)).expect_err(refused);
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{refused}: {err}");
+    }
+    assert_eq!(rows(&s, "SELECT id, V FROM t"), before);
+    assert_eq!(
+        run(&s, "MERGE INTO t USING u AS src ON t.id = src.k WHEN MATCHED THEN UPDATE SET V = src.v + t.V"),
+        Some(1)
+    );
+    assert_eq!(rows(&s, "SELECT id, V FROM t"), vec!["1|117"]);
+}
