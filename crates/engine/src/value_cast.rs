@@ -26,6 +26,7 @@ use arrow::array::{Array, ArrayRef};
 use arrow::compute::kernels::cmp::not_distinct;
 use arrow::compute::{cast_with_options, CastOptions};
 use arrow::datatypes::DataType;
+use std::sync::Arc;
 
 /// Decimal digits needed left of the point to hold every value of an integer type.
 fn integer_digits(t: &DataType) -> Option<u8> {
@@ -85,6 +86,9 @@ pub fn cast_checked(value: &ArrayRef, to: &DataType) -> Result<(ArrayRef, bool),
     if value.data_type() == to {
         return Ok((value.clone(), true));
     }
+    if let Some(out) = cast_nested(value, to) {
+        return out;
+    }
     let strict = CastOptions {
         safe: false,
         ..Default::default()
@@ -125,6 +129,89 @@ pub fn cast_checked(value: &ArrayRef, to: &DataType) -> Result<(ArrayRef, bool),
         out.clone(),
         integer_into_number && converts_back(value, &out),
     ))
+}
+
+/// A struct, list or map cast child by child with [`cast_checked`] (each leaf converts as a
+/// top-level value would, and the whole is exact when every leaf is). A struct's fields must
+/// already carry the column's names in its order (`ops::nested_fields::align` puts them there by
+/// the statement's rule): Arrow's own struct cast would match some by name and others by
+/// position. `None` for any other pair of types.
+fn cast_nested(value: &ArrayRef, to: &DataType) -> Option<Result<(ArrayRef, bool), String>> {
+    use arrow::array::{AsArray, LargeListArray, ListArray, MapArray, StructArray};
+    let children_exact = |pairs: Vec<(&ArrayRef, &DataType)>| {
+        let mut exact = true;
+        let mut out = Vec::with_capacity(pairs.len());
+        for (child, t) in pairs {
+            let (c, e) = cast_checked(child, t)?;
+            exact &= e;
+            out.push(c);
+        }
+        Ok::<_, String>((out, exact))
+    };
+    let text = |e: arrow::error::ArrowError| e.to_string();
+    Some(match (value.data_type(), to) {
+        (DataType::Struct(from), DataType::Struct(target)) => {
+            let names = |f: &arrow::datatypes::Fields| -> Vec<String> {
+                f.iter().map(|f| f.name().clone()).collect()
+            };
+            if names(from) != names(target) {
+                return Some(Err(format!(
+                    "nested fields {:?} do not match the column's {:?}",
+                    names(from),
+                    names(target)
+                )));
+            }
+            let s = value.as_struct();
+            let pairs = s
+                .columns()
+                .iter()
+                .zip(target.iter().map(|f| f.data_type()))
+                .collect();
+            children_exact(pairs).and_then(|(children, exact)| {
+                let out = StructArray::try_new(target.clone(), children, s.nulls().cloned());
+                Ok((Arc::new(out.map_err(text)?) as ArrayRef, exact))
+            })
+        }
+        (DataType::List(_), DataType::List(t)) => {
+            let l = value.as_list::<i32>();
+            children_exact(vec![(l.values(), t.data_type())]).and_then(|(mut v, exact)| {
+                let values = v.pop().ok_or("a list without values")?;
+                let out =
+                    ListArray::try_new(t.clone(), l.offsets().clone(), values, l.nulls().cloned());
+                Ok((Arc::new(out.map_err(text)?) as ArrayRef, exact))
+            })
+        }
+        (DataType::LargeList(_), DataType::LargeList(t)) => {
+            let l = value.as_list::<i64>();
+            children_exact(vec![(l.values(), t.data_type())]).and_then(|(mut v, exact)| {
+                let values = v.pop().ok_or("a list without values")?;
+                let out = LargeListArray::try_new(
+                    t.clone(),
+                    l.offsets().clone(),
+                    values,
+                    l.nulls().cloned(),
+                );
+                Ok((Arc::new(out.map_err(text)?) as ArrayRef, exact))
+            })
+        }
+        (DataType::Map(_, sorted), DataType::Map(t, _)) => {
+            let m = value.as_map();
+            let entries: ArrayRef = Arc::new(m.entries().clone());
+            children_exact(vec![(&entries, t.data_type())]).and_then(|(mut v, exact)| {
+                let entries = v.pop().ok_or("a map without entries")?;
+                let entries = entries.as_struct().clone();
+                let out = MapArray::try_new(
+                    t.clone(),
+                    m.offsets().clone(),
+                    entries,
+                    m.nulls().cloned(),
+                    *sorted,
+                );
+                Ok((Arc::new(out.map_err(text)?) as ArrayRef, exact))
+            })
+        }
+        _ => return None,
+    })
 }
 
 /// `converted` cast back to `original`'s type equals `original` at every row (NULLs included).

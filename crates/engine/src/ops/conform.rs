@@ -12,6 +12,7 @@
 use arrow::array::{Array, ArrayRef};
 use arrow::datatypes::Field;
 
+use super::nested_fields::{align, NestedFields};
 use crate::error::{EngineError, Result};
 
 /// What an assigned value that cannot be cast to its column's type does to the statement.
@@ -38,6 +39,9 @@ pub fn conform_column_with(
     field: &Field,
     on_failure: CastFailure,
 ) -> Result<ArrayRef> {
+    // A struct whose fields do not match the column's by name is refused whatever the policy: it
+    // is not a value that fails to cast (`nested_fields`).
+    let value = by_name(&value, field)?;
     let strict = conform_column(value.clone(), field);
     match (strict, on_failure) {
         (Ok(v), _) => Ok(v),
@@ -80,10 +84,19 @@ pub fn conform_column_with(
     }
 }
 
+/// `value` with its structs' fields matched to `field`'s by name (`nested_fields`).
+fn by_name(value: &ArrayRef, field: &Field) -> Result<ArrayRef> {
+    align(value, field.data_type(), NestedFields::ByName, field.name())
+}
+
 /// `value` as the column `field` stores it, and whether every value converted exactly (0.5 into
 /// an INT column is 0: inexact, so re-running the write under a wider type would store another
 /// value; see `value_cast`).
+///
+/// A struct value's fields are matched to the column's by name (UPDATE, MERGE, DataFrame
+/// writes); an INSERT aligns its values by position before (`nested_fields`).
 pub fn conform_column_exact(value: ArrayRef, field: &Field) -> Result<(ArrayRef, bool)> {
+    let value = by_name(&value, field)?;
     let (value, exact) =
         crate::value_cast::cast_checked(&value, field.data_type()).map_err(|e| {
             if let Some(at) = crate::constraints::nested_null_violation(&value, field) {

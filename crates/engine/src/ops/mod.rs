@@ -14,6 +14,7 @@ pub mod insert;
 pub mod merge;
 pub mod merge_keys;
 pub mod merge_probe;
+pub mod nested_fields;
 pub mod new_rows;
 pub mod optimize;
 pub mod repair;

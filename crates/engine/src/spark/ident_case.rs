@@ -48,11 +48,11 @@ pub fn same_ignoring_case(a: &str, b: &str) -> bool {
 
 /// A column planning did not find: the column, where it was written (the column's span, or
 /// the one DataFusion's diagnostic carries) and the columns visible there.
-type NotFound<'a> = (&'a Column, Option<datafusion::common::Span>, &'a [Column]);
+pub(crate) type NotFound<'a> = (&'a Column, Option<datafusion::common::Span>, &'a [Column]);
 
 /// Every column-not-found error in `e` (DataFusion reports several of one statement at once as
 /// a collection).
-fn not_found(e: &DataFusionError) -> Vec<NotFound<'_>> {
+pub(crate) fn not_found(e: &DataFusionError) -> Vec<NotFound<'_>> {
     let mut out = Vec::new();
     let mut pending: Vec<(&DataFusionError, Option<datafusion::common::Span>)> = vec![(e, None)];
     while let Some((e, at)) = pending.pop() {

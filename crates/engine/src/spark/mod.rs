@@ -48,6 +48,7 @@ mod float_plan_keys;
 pub mod float_text;
 mod frame_values;
 pub mod function_syntax;
+pub(crate) mod group_by_names;
 pub mod ident_case;
 pub mod in_list;
 pub mod lexical;
@@ -283,5 +284,10 @@ fn build_state(
     for f in ours {
         let _ = state.register_udf(f);
     }
+    // Spark's `array(…)` is DataFusion's `make_array(…)` (same element typing: the arguments'
+    // common type).
+    let make_array = datafusion::functions_nested::make_array::make_array_udf();
+    let aliased = make_array.as_ref().clone().with_aliases(["array"]);
+    let _ = state.register_udf(std::sync::Arc::new(aliased));
     state
 }

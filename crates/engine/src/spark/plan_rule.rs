@@ -67,6 +67,7 @@ impl AnalyzerRule for SparkSemantics {
                 (true, Some(column_types)) => t.map_data(|p| match p {
                     LogicalPlan::Values(mut v) => {
                         let empty = DFSchema::empty();
+                        let column_types = renamed_struct_columns(&v, column_types)?;
                         for row in v.values.iter_mut() {
                             for (e, f) in row.iter_mut().zip(column_types.fields()) {
                                 if type_of(e, &empty).as_ref() != Some(f.data_type()) {
@@ -167,6 +168,61 @@ fn int_literals_selected(p: datafusion::logical_expr::Projection) -> Result<Logi
 /// A VALUES column whose rows mix DOUBLE and DECIMAL is DOUBLE, as in Spark. DataFusion's planner
 /// already cast every row to a DECIMAL(30,15) (1e-20 becomes 0): such casts of a float are undone
 /// and the column's rows cast to DOUBLE.
+/// `column_types` with each struct column whose rows the rewrite gave other field names (Spark's
+/// `struct(1, 2)` is `struct<col1, col2>`, DataFusion's `struct<c0, c1>`) typed as the rows now
+/// are: a struct cast between different names is no cast at all. Only when every row agrees and
+/// the types differ in field names alone.
+fn renamed_struct_columns(
+    v: &datafusion::logical_expr::Values,
+    column_types: Arc<DFSchema>,
+) -> Result<Arc<DFSchema>> {
+    let empty = DFSchema::empty();
+    let mut fields: Vec<_> = column_types
+        .iter()
+        .map(|(q, f)| (q.cloned(), Arc::clone(f)))
+        .collect();
+    let mut changed = false;
+    for (j, (_, f)) in fields.iter_mut().enumerate() {
+        let row_types: Vec<Option<DataType>> = v
+            .values
+            .iter()
+            .map(|row| row.get(j).and_then(|e| type_of(e, &empty)))
+            .collect();
+        let Some(Some(first)) = row_types.first().cloned() else {
+            continue;
+        };
+        if &first != f.data_type()
+            && same_but_field_names(&first, f.data_type())
+            && row_types.iter().all(|t| t.as_ref() == Some(&first))
+        {
+            *f = Arc::new(f.as_ref().clone().with_data_type(first));
+            changed = true;
+        }
+    }
+    if !changed {
+        return Ok(column_types);
+    }
+    let metadata = column_types.metadata().clone();
+    Ok(Arc::new(DFSchema::new_with_metadata(fields, metadata)?))
+}
+
+/// The same type but for the names of struct fields (at any depth).
+fn same_but_field_names(a: &DataType, b: &DataType) -> bool {
+    match (a, b) {
+        (DataType::Struct(x), DataType::Struct(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|(p, q)| same_but_field_names(p.data_type(), q.data_type()))
+        }
+        (DataType::List(x), DataType::List(y))
+        | (DataType::LargeList(x), DataType::LargeList(y)) => {
+            same_but_field_names(x.data_type(), y.data_type())
+        }
+        _ => a == b,
+    }
+}
+
 fn values_as_double(mut v: datafusion::logical_expr::Values) -> Result<LogicalPlan> {
     let empty = DFSchema::empty();
     let float_inner = |e: &Expr| match e {

@@ -68,11 +68,14 @@ pub(super) async fn prepare_insert(
         .await?;
     let stream = futures::StreamExt::map(stream, |b| b.map_err(EngineError::from));
     let txn = Transaction::new(&table, Some(snapshot), Operation::Write);
-    let shape = |b: RecordBatch| match &columns {
-        Some(cols) => describe::reorder_columns(std::slice::from_ref(&b), cols, &schema)?
-            .pop()
-            .ok_or_else(|| EngineError::Internal("reordering lost a batch".into())),
-        None => Ok(b),
+    let shape = |b: RecordBatch| {
+        let b = match &columns {
+            Some(cols) => describe::reorder_columns(std::slice::from_ref(&b), cols, &schema)?
+                .pop()
+                .ok_or_else(|| EngineError::Internal("reordering lost a batch".into()))?,
+            None => b,
+        };
+        nested_fields_by_position(b, &schema)
     };
     let mut txn = insert_txn_stream(txn, Box::pin(stream), mode, shape).await?;
     // The scan registered its reads while the stream ran; they belong to the transaction.
@@ -90,6 +93,35 @@ pub(super) async fn prepare_insert(
     }
     merge_reads(&mut txn.read_set, recorded);
     Ok(Prepared::Write(Box::new(txn)))
+}
+
+/// `b` (the table's columns, in its order) with each struct value's fields matched to its
+/// column's by position, as Spark's INSERT assigns them (`ops::nested_fields`). A batch of
+/// another width is left for the write's column-count check to refuse.
+fn nested_fields_by_position(
+    b: RecordBatch,
+    schema: &arrow::datatypes::SchemaRef,
+) -> Result<RecordBatch> {
+    use crate::ops::nested_fields::{align, NestedFields};
+    if b.num_columns() != schema.fields().len() {
+        return Ok(b);
+    }
+    let mut columns = Vec::with_capacity(b.num_columns());
+    let mut fields = Vec::with_capacity(b.num_columns());
+    for (col, f) in b.columns().iter().zip(schema.fields()) {
+        let col = align(col, f.data_type(), NestedFields::ByPosition, f.name())?;
+        fields.push(arrow::datatypes::Field::new(
+            f.name(),
+            col.data_type().clone(),
+            true,
+        ));
+        columns.push(col);
+    }
+    let schema = Arc::new(arrow::datatypes::Schema::new(fields));
+    let options = arrow::array::RecordBatchOptions::new().with_row_count(Some(b.num_rows()));
+    Ok(RecordBatch::try_new_with_options(
+        schema, columns, &options,
+    )?)
 }
 
 /// INSERT maps columns by position, so output names do not matter; DataFusion however rejects

@@ -554,8 +554,31 @@ impl SqlSession {
             crate::spark::ident_case::settle_qualified_columns(s.as_mut(), &tables)?;
         }
         let mut passes = 0;
+        let mut group_by_settled = false;
         let plan = loop {
             let e = match ctx.state().statement_to_plan(st.clone()).await {
+                // A GROUP BY name is a column before it is an alias (`spark::group_by_names`).
+                Ok(plan) if !group_by_settled => {
+                    group_by_settled = true;
+                    let respelled = match &st {
+                        DFStatement::Statement(s) => {
+                            crate::spark::group_by_names::respell(s.as_ref(), &plan)
+                        }
+                        _ => None,
+                    };
+                    let Some(respelled) = respelled else {
+                        break plan;
+                    };
+                    let again = DFStatement::Statement(Box::new(respelled.statement.clone()));
+                    match ctx.state().statement_to_plan(again.clone()).await {
+                        Ok(p) => break p,
+                        Err(e) if respelled.not_found_in(&e) => break plan,
+                        Err(e) => {
+                            st = again;
+                            e
+                        }
+                    }
+                }
                 Ok(plan) => break plan,
                 Err(e) => e,
             };

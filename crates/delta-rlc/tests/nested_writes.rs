@@ -1,0 +1,71 @@
+//! A DataFrame write (`Table::write`) matches a struct's fields to the column's by name, as
+//! deltalake and Spark's DataFrame writer do: reordered fields land in their own columns, and a
+//! struct with a field the column lacks or lacking one it has is refused, nothing committed
+//! (Arrow's own struct cast would drop the extra field, or match the rest by position).
+
+use std::sync::Arc;
+
+use delta_rlc::arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch, StructArray};
+use delta_rlc::arrow::datatypes::{DataType, Field, Fields, Int64Type, Schema};
+use delta_rlc::{ErrorKind, Table};
+
+fn struct_batch(names: &[&str], values: &[i64]) -> RecordBatch {
+    let fields: Vec<Field> = names
+        .iter()
+        .map(|n| Field::new(*n, DataType::Int64, true))
+        .collect();
+    let children: Vec<ArrayRef> = values
+        .iter()
+        .map(|v| Arc::new(Int64Array::from(vec![*v])) as ArrayRef)
+        .collect();
+    let s = StructArray::new(Fields::from(fields.clone()), children, None);
+    let schema = Schema::new(vec![
+        Field::new("id", DataType::Int64, true),
+        Field::new("s", DataType::Struct(Fields::from(fields)), true),
+    ]);
+    RecordBatch::try_new(
+        Arc::new(schema),
+        vec![Arc::new(Int64Array::from(vec![1])), Arc::new(s)],
+    )
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn struct_fields_are_matched_by_name_and_every_one_must_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("t").display().to_string();
+    let table = Table::create(&loc)
+        .columns_from(&struct_batch(&["a", "b"], &[0, 0]).schema())
+        .await
+        .unwrap();
+    table
+        .write([struct_batch(&["b", "A"], &[1, 2])])
+        .await
+        .unwrap();
+    let version = table.version().await.unwrap();
+    for (names, values) in [
+        (&["a", "b", "c"][..], &[1, 2, 3][..]),
+        (&["b", "c"], &[1, 2]),
+        (&["x", "y"], &[1, 2]),
+    ] {
+        let e = table
+            .write([struct_batch(names, values)])
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::InvalidInput, "{names:?}: {e}");
+        assert!(e.to_string().contains("nested field"), "{names:?}: {e}");
+    }
+    assert_eq!(table.version().await.unwrap(), version);
+    let batches = table.scan().collect().await.unwrap();
+    let rows: Vec<(i64, i64)> = batches
+        .iter()
+        .flat_map(|b| {
+            let s = b.column(1).as_struct();
+            let a = s.column(0).as_primitive::<Int64Type>().clone();
+            let bb = s.column(1).as_primitive::<Int64Type>().clone();
+            (0..b.num_rows()).map(move |i| (a.value(i), bb.value(i)))
+        })
+        .collect();
+    assert_eq!(rows, vec![(2, 1)], "a is the value's A, b its b");
+    assert!(batches.iter().all(|b| b.column(1).null_count() == 0));
+}

@@ -1,0 +1,122 @@
+//! GROUP BY names resolved as Spark resolves them: a bare name is a column of the query's input
+//! first, without regard to case, and a SELECT alias only when no column has it
+//! (`spark.sql.groupByAliases`). DataFusion looks the column up exactly (an unquoted name
+//! lower-cased) and, failing that, takes a same-named alias: over a column `Name`,
+//! `SELECT upper(name) AS name, count(*) … GROUP BY name` grouped by the alias, merging the
+//! groups Spark keeps apart (red team helper-50, twin tables against Spark 4).
+//!
+//! How: once a statement has planned, each GROUP BY item that is a bare name, and that an
+//! aggregate's input in the plan holds under one other spelling (without regard to case), is
+//! respelled as that column — quoted, so DataFusion matches it exactly and prefers it to
+//! an alias — and the statement planned again. If the respelled name is then not found, that
+//! input belonged to another query block: there the name is no column, the alias is Spark's
+//! reading too, and the first plan stands ([`RespelledGroupBy::not_found_in`]).
+
+use std::ops::ControlFlow;
+
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::DataFusionError;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::sql::sqlparser::ast::{self as ast, GroupByExpr, SetExpr, VisitMut, VisitorMut};
+
+use super::ident_case::same_ignoring_case;
+
+/// A statement whose GROUP BY names were respelled as columns, and the spellings given.
+pub(crate) struct RespelledGroupBy {
+    pub statement: ast::Statement,
+    names: Vec<String>,
+}
+
+impl RespelledGroupBy {
+    /// Whether planning the respelled statement failed because one of the respelled names is
+    /// not a column where it was written.
+    pub(crate) fn not_found_in(&self, e: &DataFusionError) -> bool {
+        super::ident_case::not_found(e)
+            .iter()
+            .any(|(c, _, _)| self.names.iter().any(|n| n == &c.name))
+    }
+}
+
+/// `statement` with its GROUP BY names that `plan`'s aggregates read as another spelling of a
+/// column respelled as that column; `None` when there is none.
+pub(crate) fn respell(statement: &ast::Statement, plan: &LogicalPlan) -> Option<RespelledGroupBy> {
+    let mut inputs: Vec<String> = Vec::new();
+    let _ = plan.apply_with_subqueries(|p| {
+        if let LogicalPlan::Aggregate(a) = p {
+            for f in a.input.schema().fields() {
+                if !inputs.contains(f.name()) {
+                    inputs.push(f.name().clone());
+                }
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    if inputs.is_empty() {
+        return None;
+    }
+    let mut statement = statement.clone();
+    let mut respeller = Respeller {
+        inputs,
+        names: Vec::new(),
+    };
+    let _ = statement.visit(&mut respeller);
+    (!respeller.names.is_empty()).then_some(RespelledGroupBy {
+        statement,
+        names: respeller.names,
+    })
+}
+
+struct Respeller {
+    inputs: Vec<String>,
+    names: Vec<String>,
+}
+
+impl Respeller {
+    fn set_expr(&mut self, body: &mut SetExpr) {
+        match body {
+            SetExpr::Select(select) => {
+                if let GroupByExpr::Expressions(items, _) = &mut select.group_by {
+                    for item in items.iter_mut() {
+                        if let ast::Expr::Identifier(ident) = item {
+                            self.ident(ident);
+                        }
+                    }
+                }
+            }
+            SetExpr::SetOperation { left, right, .. } => {
+                self.set_expr(left);
+                self.set_expr(right);
+            }
+            // A nested query is visited as a query of its own.
+            _ => {}
+        }
+    }
+
+    fn ident(&mut self, ident: &mut ast::Ident) {
+        // A double-quoted name is DataFusion's exact match already.
+        let as_planned = match ident.quote_style {
+            None => ident.value.to_lowercase(),
+            Some('`') => ident.value.clone(),
+            Some(_) => return,
+        };
+        // The spelling DataFusion planned is left out: an input that holds it exactly belongs to
+        // another query block when this block grouped by an alias (the fallback decides).
+        let mut spellings = self
+            .inputs
+            .iter()
+            .filter(|c| *c != &as_planned && same_ignoring_case(c, &ident.value));
+        if let (Some(column), None) = (spellings.next(), spellings.next()) {
+            ident.value = column.clone();
+            ident.quote_style = Some('"');
+            self.names.push(column.clone());
+        }
+    }
+}
+
+impl VisitorMut for Respeller {
+    type Break = ();
+    fn pre_visit_query(&mut self, query: &mut ast::Query) -> ControlFlow<()> {
+        self.set_expr(query.body.as_mut());
+        ControlFlow::Continue(())
+    }
+}
