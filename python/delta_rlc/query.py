@@ -1,6 +1,7 @@
 """``QueryBuilder``: SQL over Delta tables registered by name, as deltalake's
-``deltalake.query``. Queries only: a statement that would change or define something is refused
-before it runs."""
+``deltalake.query``. Queries, and definitions that write nothing (``CREATE EXTERNAL TABLE … STORED
+AS CSV|PARQUET|JSON LOCATION …``, ``CREATE VIEW``), kept for the builder's later queries; a
+statement that would change something is refused before it runs."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ class QueryBuilder:
         if session_config:
             raise _internal.UnsupportedError(f"QueryBuilder(session_config={session_config!r}) is not supported by delta_rlc")
         self._tables: List[Tuple[str, Any]] = []
+        # CREATE EXTERNAL TABLE / CREATE VIEW statements run so far, defined again in each query's
+        # session (they write nothing; deltalake's QueryBuilder keeps them in its context).
+        self._definitions: List[str] = []
 
     def register(self, table_name: str, delta_table: Any) -> "QueryBuilder":
         self._tables = [(n, t) for n, t in self._tables if n.lower() != table_name.lower()]
@@ -28,4 +32,7 @@ class QueryBuilder:
 
     def execute(self, sql: str) -> Any:
         tables = [(name, dt._table.raw, dt.version()) for name, dt in self._tables]
-        return as_view_reader(_internal.query(sql, tables))
+        rows, defined = _internal.query(sql, tables, self._definitions)
+        if defined:
+            self._definitions.append(sql)
+        return as_view_reader(rows)

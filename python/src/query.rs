@@ -7,14 +7,18 @@ use pyo3::prelude::*;
 
 use crate::{run, BlockingReader, RawTable};
 
-/// Runs `statement` over `tables` ((name, table, version or None: the latest)); a statement that
-/// is not a query is refused before anything runs.
+/// Runs `statement` over `tables` ((name, table, version or None: the latest)) after the
+/// session definitions `definitions` (earlier `CREATE EXTERNAL TABLE` / `CREATE VIEW`
+/// statements); any other statement that is not a query is refused before anything runs.
+/// Returns the rows and whether `statement` was itself a definition.
 #[pyfunction]
+#[pyo3(signature = (statement, tables, definitions = Vec::new()))]
 fn query<'py>(
     py: Python<'py>,
     statement: String,
     tables: Vec<(String, PyRef<'py, RawTable>, Option<u64>)>,
-) -> PyResult<Bound<'py, PyAny>> {
+    definitions: Vec<String>,
+) -> PyResult<(Bound<'py, PyAny>, bool)> {
     let handles: Vec<(String, Table)> = tables
         .iter()
         .map(|(name, raw, version)| {
@@ -25,15 +29,15 @@ fn query<'py>(
             (name.clone(), t)
         })
         .collect();
-    let stream = run(py, async move {
+    let (stream, defined) = run(py, async move {
         let named: Vec<(&str, &Table)> = handles.iter().map(|(n, t)| (n.as_str(), t)).collect();
-        delta_rlc::query(&statement, &named).await
+        delta_rlc::query_after(&statement, &named, &definitions).await
     })?;
     let reader: Box<dyn RecordBatchReader + Send> = Box::new(BlockingReader {
         schema: stream.schema(),
         stream,
     });
-    reader.into_pyarrow(py)
+    Ok((reader.into_pyarrow(py)?, defined))
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

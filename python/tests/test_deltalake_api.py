@@ -211,6 +211,47 @@ def test_query_builder_reads_loaded_versions_and_only_queries(tmp_path):
     assert DeltaTable(uri).count() == 3
 
 
+def test_query_builder_keeps_external_tables_and_views_it_defined(tmp_path):
+    """deltalake's QueryBuilder keeps what its statements define for its later queries: an
+    external table over CSV files and a view (nothing written); the definitions of one builder
+    are not another's."""
+    csv = tmp_path / "csv_data"
+    csv.write_text("id,name\n1,a\n2,b\n3,c\n")
+    uri = str(tmp_path / "t")
+    write_deltalake(uri, pa.table({"id": [2, 3, 4]}))
+    qb = QueryBuilder().register("t", DeltaTable(uri))
+    assert pa.table(qb.execute(f"CREATE EXTERNAL TABLE raw_csv STORED AS CSV LOCATION '{csv}'")).num_rows == 0
+    qb.execute("CREATE VIEW joined AS SELECT r.name FROM raw_csv r JOIN t ON r.id = t.id")
+    got = pa.table(qb.execute("SELECT name FROM joined ORDER BY name"))
+    assert got.column("name").to_pylist() == ["b", "c"]
+    write_deltalake(str(tmp_path / "copy"), qb.execute("SELECT * FROM raw_csv"), mode="overwrite")
+    assert DeltaTable(str(tmp_path / "copy")).count() == 3
+    with pytest.raises(DeltaError):
+        QueryBuilder().execute("SELECT * FROM raw_csv")
+    assert sorted(os.listdir(tmp_path)) == ["copy", "csv_data", "t"]
+
+
+def test_writes_match_struct_fields_by_name_and_refuse_narrower_decimals(tmp_path):
+    """write_deltalake matches a struct's fields by name (a struct with another field set is
+    refused, never dropped or matched by position), and refuses a DECIMAL type narrower than the
+    column's before reading a value, as deltalake and Delta Spark do."""
+    from decimal import Decimal
+
+    uri = str(tmp_path / "t")
+    st = pa.struct([("a", pa.int64()), ("b", pa.int64())])
+    write_deltalake(uri, pa.table({"s": pa.array([{"a": 1, "b": 2}], st), "d": pa.array([Decimal("10.1")], pa.decimal128(4, 1))}))
+    swapped = pa.struct([("b", pa.int64()), ("a", pa.int64())])
+    write_deltalake(uri, pa.table({"s": pa.array([{"b": 3, "a": 4}], swapped), "d": pa.array([Decimal("1.5")], pa.decimal128(3, 1))}), mode="append")
+    rows = sorted((r["s"]["a"], r["s"]["b"]) for r in DeltaTable(uri).to_pyarrow_table().to_pylist())
+    assert rows == [(1, 2), (4, 3)]
+    other = pa.struct([("a", pa.int64()), ("c", pa.int64())])
+    with pytest.raises(DeltaError):
+        write_deltalake(uri, pa.table({"s": pa.array([{"a": 5, "c": 6}], other), "d": pa.array([Decimal("1.5")], pa.decimal128(3, 1))}), mode="append")
+    with pytest.raises(delta_rlc.SchemaMismatchError, match=r"Cannot cast field d from Decimal128\(5, 1\) to Decimal128\(4, 1\)"):
+        write_deltalake(uri, pa.table({"s": pa.array([{"a": 5, "b": 6}], st), "d": pa.array([Decimal("10.1")], pa.decimal128(5, 1))}), mode="append")
+    assert DeltaTable(uri).count() == 2
+
+
 def test_writer_properties_shape_the_files(tmp_path):
     import pyarrow.parquet as pq
 

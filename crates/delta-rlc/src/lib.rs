@@ -127,8 +127,8 @@ pub use options::{
 pub use outcome::{CommitOutcome, Metrics, ReconcileEvent, SqlOutcome, VacuumOutcome};
 pub use scan::{RecordBatchStream, ScanBuilder};
 pub use table::{
-    query, split_statements, sql, At, DeletionVectorInfo, FileAction, ProtocolInfo, Table,
-    TableMetadata, TableSnapshot,
+    query, query_after, split_statements, sql, At, DeletionVectorInfo, FileAction, ProtocolInfo,
+    Table, TableMetadata, TableSnapshot,
 };
 pub use write::{BatchStream, SchemaMode, WriteBuilder, WriteMode};
 

@@ -296,6 +296,19 @@ pub async fn sql(statement: &str, options: &TableOptions) -> Result<SqlOutcome> 
 /// # Ok(()) }
 /// ```
 pub async fn query(statement: &str, tables: &[(&str, &Table)]) -> Result<RecordBatchStream> {
+    Ok(query_after(statement, tables, &[]).await?.0)
+}
+
+/// [`query`] in a session that first defines `definitions` (statements an earlier call defined,
+/// in order); the statement itself may define too: `CREATE EXTERNAL TABLE e STORED AS CSV
+/// LOCATION 'path'` or `CREATE VIEW v AS …`, which write nothing (deltalake's `QueryBuilder`
+/// keeps them for its later queries). Returns the rows (none for a definition) and whether the
+/// statement was a definition, for the caller to pass again.
+pub async fn query_after(
+    statement: &str,
+    tables: &[(&str, &Table)],
+    definitions: &[String],
+) -> Result<(RecordBatchStream, bool)> {
     let (env, conflict) = match tables.first() {
         Some((_, t)) => (t.inner.env.clone(), t.inner.conflict.clone()),
         None => (
@@ -312,8 +325,19 @@ pub async fn query(statement: &str, tables: &[(&str, &Table)]) -> Result<RecordB
             None => session.register(name, &uri),
         }
     }
+    for d in definitions {
+        session.define_session_object(d)?;
+    }
+    if session.define_session_object(statement)? {
+        let empty = Arc::new(arrow::datatypes::Schema::empty());
+        let rows = datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+            empty,
+            futures::stream::empty(),
+        );
+        return Ok((RecordBatchStream::new(Box::pin(rows)), true));
+    }
     let stream = session.query_only(statement).await?;
-    Ok(RecordBatchStream::new(stream))
+    Ok((RecordBatchStream::new(stream), false))
 }
 
 /// Splits a SQL script into its statements with the SQL tokenizer: a `;` inside a string, a quoted

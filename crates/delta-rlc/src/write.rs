@@ -376,6 +376,23 @@ pub(crate) fn by_name(
             ),
         ));
     }
+    for (n, f) in ours.iter().zip(table.fields()) {
+        let Some(i) = theirs.iter().position(|t| t == n) else {
+            continue;
+        };
+        let given = batch.schema().field(i).data_type().clone();
+        if narrower_decimal(&given, f.data_type()) {
+            // deltalake's words (its callers match on them).
+            return Err(Error::new(
+                ErrorKind::SchemaMismatch,
+                format!(
+                    "Cannot cast field {} from {given} to {}: a DataFrame's DECIMAL narrower than the column's is refused by type, as Delta Spark's schema check refuses it",
+                    f.name(),
+                    f.data_type()
+                ),
+            ));
+        }
+    }
     let columns: Vec<ArrayRef> = ours
         .iter()
         .zip(table.fields())
@@ -396,6 +413,32 @@ pub(crate) fn by_name(
         Arc::new(Schema::new(fields)),
         columns,
     )?)
+}
+
+/// A DECIMAL in `given` (at any depth) with fewer integer digits or a smaller scale than the same
+/// place in `column`: a DataFrame write refuses it by type, before reading a value (Delta Spark:
+/// DELTA_MERGE_INCOMPATIBLE_DECIMAL_TYPE; deltalake: "Cannot cast field"). SQL's INSERT, by
+/// contrast, is Spark's store assignment: each value is cast, and one that does not fit fails.
+fn narrower_decimal(
+    given: &arrow::datatypes::DataType,
+    column: &arrow::datatypes::DataType,
+) -> bool {
+    use arrow::datatypes::DataType as T;
+    match (given, column) {
+        (T::Decimal128(p1, s1), T::Decimal128(p2, s2)) => {
+            s2 < s1 || (i16::from(*p2) - i16::from(*s2)) < (i16::from(*p1) - i16::from(*s1))
+        }
+        (T::Struct(a), T::Struct(b)) => a.iter().any(|f| {
+            b.iter()
+                .find(|g| g.name().eq_ignore_ascii_case(f.name()))
+                .is_some_and(|g| narrower_decimal(f.data_type(), g.data_type()))
+        }),
+        (T::List(a) | T::LargeList(a), T::List(b) | T::LargeList(b)) => {
+            narrower_decimal(a.data_type(), b.data_type())
+        }
+        (T::Map(a, _), T::Map(b, _)) => narrower_decimal(a.data_type(), b.data_type()),
+        _ => false,
+    }
 }
 
 awaitable!(WriteBuilder => CommitOutcome);

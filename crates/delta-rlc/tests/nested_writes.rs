@@ -69,3 +69,36 @@ async fn struct_fields_are_matched_by_name_and_every_one_must_match() {
     assert_eq!(rows, vec![(2, 1)], "a is the value's A, b its b");
     assert!(batches.iter().all(|b| b.column(1).null_count() == 0));
 }
+
+/// A DataFrame's DECIMAL narrower than the column's is refused by type (Delta Spark's schema
+/// check; deltalake's `test_rust_decimal_cast`), inside a struct too; a narrower one is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_narrower_decimal_type_is_refused_by_type() {
+    use delta_rlc::arrow::array::Decimal128Array;
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("d").display().to_string();
+    let batch = |p: u8, s: i8, v: i128| {
+        let a = Decimal128Array::from(vec![v])
+            .with_precision_and_scale(p, s)
+            .unwrap();
+        let schema = Schema::new(vec![Field::new("x", DataType::Decimal128(p, s), true)]);
+        RecordBatch::try_new(Arc::new(schema), vec![Arc::new(a)]).unwrap()
+    };
+    let table = Table::create(&loc)
+        .columns_from(&batch(4, 1, 0).schema())
+        .await
+        .unwrap();
+    table.write([batch(3, 1, 101)]).await.unwrap();
+    let version = table.version().await.unwrap();
+    // 10.1 fits DECIMAL(4,1), but the type DECIMAL(5,1) does not; nor does DECIMAL(4,2).
+    for (p, s, v) in [(5, 1, 101), (4, 2, 1010)] {
+        let e = table.write([batch(p, s, v)]).await.unwrap_err();
+        assert_eq!(e.kind(), &ErrorKind::SchemaMismatch, "({p},{s}): {e}");
+        assert!(
+            e.to_string()
+                .starts_with("Cannot cast field x from Decimal128"),
+            "{e}"
+        );
+    }
+    assert_eq!(table.version().await.unwrap(), version);
+}

@@ -456,7 +456,9 @@ pub fn generation_of(f: &StructField) -> Option<&str> {
     f.metadata.get(GENERATION_KEY).and_then(Value::as_str)
 }
 
-fn has_not_null(f: &StructField) -> bool {
+/// A NOT NULL field at any depth of struct nesting (what Spark's `Invariants.getFromSchema`
+/// finds: arrays and maps are not looked into).
+pub(crate) fn has_not_null(f: &StructField) -> bool {
     !f.nullable
         || match &f.data_type {
             DataType::Struct(st) => st.fields.iter().any(has_not_null),
@@ -464,18 +466,20 @@ fn has_not_null(f: &StructField) -> bool {
         }
 }
 
-/// The first row (and the column path) where a NOT NULL field is null while every struct above it
-/// is set (`parents`: the rows where they all are). Arrays and maps are not looked into (their
-/// element nullability is not a constraint here).
+/// The first row (and the column path) where a NOT NULL field is null, a NULL struct above it
+/// counting as its NULL (`parents`: the rows where every struct above is set). Delta Spark checks
+/// `s.a IS NOT NULL`, which a NULL `s` fails (DELTA_NOT_NULL_CONSTRAINT_VIOLATED, red team
+/// helper-51). Arrays and maps are not looked into (their element nullability is not a
+/// constraint here, nor in Spark's invariants).
 fn first_not_null_violation(
     f: &StructField,
     col: &ArrayRef,
     path: &str,
     parents: Option<&NullBuffer>,
 ) -> Result<Option<(String, usize)>> {
-    let set = |i: usize| parents.is_none_or(|p| p.is_valid(i));
-    if !f.nullable && col.null_count() > 0 {
-        if let Some(i) = (0..col.len()).find(|&i| col.is_null(i) && set(i)) {
+    let unset = |i: usize| col.is_null(i) || parents.is_some_and(|p| p.is_null(i));
+    if !f.nullable && (col.null_count() > 0 || parents.is_some_and(|p| p.null_count() > 0)) {
+        if let Some(i) = (0..col.len()).find(|&i| unset(i)) {
             return Ok(Some((path.to_string(), i)));
         }
     }
@@ -516,7 +520,10 @@ pub fn nested_null_violation(value: &ArrayRef, field: &arrow::datatypes::Field) 
     ) -> Option<String> {
         let set = |i: usize| parents.is_none_or(|p| p.is_valid(i));
         if !target.is_nullable() {
-            if let Some(i) = (0..value.len()).find(|&i| value.is_null(i) && set(i)) {
+            // Logical nulls: a NULL literal's array (type Null) has no null buffer.
+            let nulls = value.logical_nulls();
+            let is_null = |i: usize| nulls.as_ref().is_some_and(|n| n.is_null(i));
+            if let Some(i) = (0..value.len()).find(|&i| is_null(i) && set(i)) {
                 return Some(format!("{path} (row {})", i + 1));
             }
         }

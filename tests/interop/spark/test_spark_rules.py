@@ -371,6 +371,11 @@ STRUCT_STATEMENTS = [
     "WHEN MATCHED THEN UPDATE SET s = src.s WHEN NOT MATCHED THEN INSERT (id, s) VALUES (src.id, src.s)",
     "MERGE INTO {t} AS t USING (SELECT 10 AS id, named_struct('x', 30, 'y', 40) AS s) AS src "
     "ON t.id = src.id WHEN NOT MATCHED THEN INSERT (id, s) VALUES (src.id, src.s)",
+    # A query naming the table's columns, its types but for the struct's field order: by name.
+    "INSERT INTO {t} SELECT 11 AS id, named_struct('b', 1, 'a', 2) AS s",
+    "INSERT INTO {t} SELECT 12, named_struct('b', 1, 'a', 2)",
+    "INSERT INTO {t} SELECT 13 AS id, named_struct('b', CAST(1 AS BIGINT), 'a', 2) AS s",
+    "INSERT INTO {t} VALUES (14, NULL)",
 ]
 
 
@@ -401,6 +406,9 @@ GROUP_BY_QUERIES = [
     "SELECT x % 2 AS y, count(*) AS n FROM {t} GROUP BY y ORDER BY 1",
     "WITH a AS (SELECT Total AS k FROM {t} GROUP BY Total) SELECT k + 1 AS total, count(*) AS n "
     "FROM a GROUP BY total ORDER BY 1",
+    "SELECT Total + 10 AS total, count(*) AS n FROM {t} GROUP BY total HAVING total > 1 ORDER BY 1",
+    "SELECT Total + 10 AS total, count(*) AS n FROM {t} GROUP BY total HAVING total = 11",
+    "SELECT lower(Name) AS NAME, count(*) AS n FROM {t} GROUP BY lower(Name) ORDER BY 1",
 ]
 
 
@@ -414,3 +422,16 @@ def test_group_by_names_are_columns_before_aliases_as_in_spark(spark, tmp_path):
         ours = [list(r.values()) for r in rlc_rows(q.format(t=f"'{p}'"))]
         theirs = [list(r) for r in spark.sql(q.format(t=f"delta.`{p}`")).collect()]
         assert ours == theirs, q
+
+
+def test_spark_reads_a_table_with_a_not_null_struct_field_we_wrote(spark, tmp_path):
+    """A NOT NULL field inside a struct is an invariant: the protocol lists `invariants`, or Spark
+    refuses to read the table (DELTA_FEATURES_PROTOCOL_METADATA_MISMATCH); a NULL struct above the
+    field is refused by both engines."""
+    p = str(tmp_path / "n")
+    rlc("sql", f"CREATE TABLE '{p}' (id INT, s STRUCT<a: INT NOT NULL, b: INT>)")
+    rlc("sql", f"INSERT INTO '{p}' VALUES (1, named_struct('a', 1, 'b', 2))")
+    assert [tuple(r) for r in spark.sql(f"SELECT id, s.a, s.b FROM delta.`{p}`").collect()] == [(1, 1, 2)]
+    assert subprocess.run([BIN, "sql", f"INSERT INTO '{p}' VALUES (2, NULL)"], capture_output=True).returncode != 0
+    with pytest.raises(Exception, match="NOT_NULL"):
+        spark.sql(f"INSERT INTO delta.`{p}` VALUES (2, NULL)").collect()

@@ -355,8 +355,15 @@ pub fn create_table_actions(table: &DeltaTable, spec: &CreateTableSpec) -> Resul
     if is_true(TableProperty::AppendOnly) {
         features.extend(["appendOnly", "invariants"]);
     }
-    // NOT NULL columns are column invariants: readers like Spark require the `invariants` feature.
-    if spec.schema.fields.iter().any(|f| !f.nullable) {
+    // NOT NULL columns, and NOT NULL fields of struct columns, are column invariants: readers
+    // like Spark require the `invariants` feature (without it, Spark refuses to read the table:
+    // DELTA_FEATURES_PROTOCOL_METADATA_MISMATCH, red team helper-51).
+    if spec
+        .schema
+        .fields
+        .iter()
+        .any(crate::constraints::has_not_null)
+    {
         features.push("invariants");
     }
     if is_true(TableProperty::EnableInCommitTimestamps) {

@@ -4,6 +4,11 @@
 //!   The value's field names are ignored: `named_struct('b', 1, 'a', 2)` into `STRUCT<a, b>`
 //!   stores `a = 1`, and `struct(1, 2)` (fields `col1`, `col2`) is accepted. A different number
 //!   of fields is refused (Spark: DELTA_INSERT_COLUMN_ARITY_MISMATCH, or a metadata mismatch).
+//!   Except, as in Delta: an INSERT without a column list whose query's columns are named as the
+//!   table's, in its order, with the table's types but for the order of struct fields
+//!   ([`same_fields_by_name`]), is written by name (`INSERT INTO t SELECT * FROM u`, `u` holding
+//!   `STRUCT<b, a>`: Delta's `needsSchemaAdjustmentByOrdinal` is false, and the write is a
+//!   DataFrame's; red team helper-51).
 //! - **UPDATE, MERGE** (SET and INSERT clauses) and **DataFrame writes** (Rust, Python): by
 //!   name, without regard to case, and every field of the column matched by exactly one field
 //!   of the value (Spark: "Cannot cast struct<x,y> to struct<a,b>. All nested columns must
@@ -118,6 +123,47 @@ pub fn align(value: &ArrayRef, to: &DataType, how: NestedFields, path: &str) -> 
             type_text(from),
             type_text(to)
         ))),
+    }
+}
+
+/// Whether a value of type `value` is `column`'s type but for the order, case and nullability of
+/// struct fields: every struct field matched by name exactly once, the same leaf types. Spark's
+/// `SchemaUtils.isReadCompatible`, which decides that an INSERT whose query names the table's
+/// columns is written as a DataFrame is, by name (Delta's `needsSchemaAdjustmentByOrdinal`).
+pub fn same_fields_by_name(value: &DataType, column: &DataType) -> bool {
+    let text =
+        |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
+    let bytes = |t: &DataType| {
+        matches!(
+            t,
+            DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+        )
+    };
+    match (value, column) {
+        (DataType::Struct(from), DataType::Struct(target)) => {
+            from.len() == target.len()
+                && target.iter().all(|t| {
+                    let mut found = from
+                        .iter()
+                        .filter(|f| f.name().eq_ignore_ascii_case(t.name()));
+                    match (found.next(), found.next()) {
+                        (Some(f), None) => same_fields_by_name(f.data_type(), t.data_type()),
+                        _ => false,
+                    }
+                })
+        }
+        (
+            DataType::List(a) | DataType::LargeList(a),
+            DataType::List(b) | DataType::LargeList(b),
+        ) => same_fields_by_name(a.data_type(), b.data_type()),
+        (DataType::Map(a, _), DataType::Map(b, _)) => match (a.data_type(), b.data_type()) {
+            (DataType::Struct(x), DataType::Struct(y)) if x.len() == 2 && y.len() == 2 => x
+                .iter()
+                .zip(y.iter())
+                .all(|(p, q)| same_fields_by_name(p.data_type(), q.data_type())),
+            _ => false,
+        },
+        (a, b) => a == b || (text(a) && text(b)) || (bytes(a) && bytes(b)),
     }
 }
 

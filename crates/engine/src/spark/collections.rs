@@ -136,11 +136,28 @@ pub(super) fn spark_collections(
                     _ => format!("col{}", i + 1),
                 };
                 args.push(Expr::Literal(ScalarValue::Utf8(Some(name)), None));
-                args.push(a);
+                args.push(int_literal(a).0);
             }
             Ok(Ok(Transformed::yes(
                 datafusion::functions::core::expr_fn::named_struct(args),
             )))
+        }
+        // A field's integer literal is an INT when it fits, as Spark types it (`struct<a: int>`
+        // in a CTAS; a BIGINT field also made an INSERT … SELECT of a reordered struct assign by
+        // position where Delta assigns by name). A second pass finds nothing to narrow.
+        "named_struct" => {
+            let mut changed = false;
+            for (i, a) in f.args.iter_mut().enumerate() {
+                if i % 2 == 1 {
+                    let (narrowed, c) = int_literal(a.clone());
+                    *a = narrowed;
+                    changed |= c;
+                }
+            }
+            Ok(match changed {
+                true => Ok(Transformed::yes(Expr::ScalarFunction(f))),
+                false => Err(Expr::ScalarFunction(f)),
+            })
         }
         "atan2" => {
             let mut changed = false;
@@ -192,4 +209,19 @@ fn null_when_null(list: Expr, e: Expr) -> Expr {
         )],
         Some(Box::new(e)),
     ))
+}
+
+/// `e` as Spark types an integer literal: an INT when it fits (DataFusion's are BIGINT), and
+/// whether it changed.
+fn int_literal(e: Expr) -> (Expr, bool) {
+    match &e {
+        Expr::Literal(ScalarValue::Int64(Some(n)), meta) => match i32::try_from(*n) {
+            Ok(n) => (
+                Expr::Literal(ScalarValue::Int32(Some(n)), meta.clone()),
+                true,
+            ),
+            Err(_) => (e, false),
+        },
+        _ => (e, false),
+    }
 }

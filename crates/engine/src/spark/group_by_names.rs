@@ -5,6 +5,10 @@
 //! `SELECT upper(name) AS name, count(*) … GROUP BY name` grouped by the alias, merging the
 //! groups Spark keeps apart (red team helper-50, twin tables against Spark 4).
 //!
+//! The same in HAVING for a name that is a grouping column, and for any name inside a GROUP BY
+//! expression (Spark reads aliases only as whole items; DataFusion replaced `name` in
+//! `lower(name)` by the alias `NAME`).
+//!
 //! How: once a statement has planned, each GROUP BY item that is a bare name, and that an
 //! aggregate's input in the plan holds under one other spelling (without regard to case), is
 //! respelled as that column — quoted, so DataFusion matches it exactly and prefers it to
@@ -51,6 +55,28 @@ pub(crate) fn respell(statement: &ast::Statement, plan: &LogicalPlan) -> Option<
         }
         Ok(TreeNodeRecursion::Continue)
     });
+    respell_among(statement, inputs)
+}
+
+/// [`respell`] for a statement that did not plan (DataFusion put an alias into a GROUP BY
+/// expression: `lower(Name)` became `lower(lower(Name))`, refused): the columns are those of
+/// the tables it names. The caller plans the result and keeps it only if it plans.
+pub(crate) fn respell_unplanned(
+    statement: &ast::Statement,
+    tables: &[(String, arrow::datatypes::SchemaRef)],
+) -> Option<RespelledGroupBy> {
+    let mut inputs: Vec<String> = Vec::new();
+    for (_, schema) in tables {
+        for f in schema.fields() {
+            if !inputs.contains(f.name()) {
+                inputs.push(f.name().clone());
+            }
+        }
+    }
+    respell_among(statement, inputs)
+}
+
+fn respell_among(statement: &ast::Statement, inputs: Vec<String>) -> Option<RespelledGroupBy> {
     if inputs.is_empty() {
         return None;
     }
@@ -75,12 +101,25 @@ impl Respeller {
     fn set_expr(&mut self, body: &mut SetExpr) {
         match body {
             SetExpr::Select(select) => {
+                let mut grouped: Vec<String> = Vec::new();
                 if let GroupByExpr::Expressions(items, _) = &mut select.group_by {
                     for item in items.iter_mut() {
-                        if let ast::Expr::Identifier(ident) = item {
-                            self.ident(ident);
+                        match item {
+                            ast::Expr::Identifier(ident) => {
+                                self.ident(ident);
+                                grouped.push(ident.value.clone());
+                            }
+                            // Inside an expression a name is never an alias in Spark.
+                            other => self.idents_in(other, &|_| true),
                         }
                     }
+                }
+                // In HAVING, a name that is a grouping column is that column (Spark resolves it
+                // against the aggregate's input first); any other name is left to the alias.
+                if let Some(having) = select.having.as_mut() {
+                    self.idents_in(having, &|c| {
+                        grouped.iter().any(|g| same_ignoring_case(g, c))
+                    });
                 }
             }
             SetExpr::SetOperation { left, right, .. } => {
@@ -92,23 +131,67 @@ impl Respeller {
         }
     }
 
-    fn ident(&mut self, ident: &mut ast::Ident) {
-        // A double-quoted name is DataFusion's exact match already.
+    /// Respells the names in `e` outside its subqueries (a subquery is a query block of its own)
+    /// whose column spelling `keep` accepts.
+    fn idents_in(&mut self, e: &mut ast::Expr, keep: &dyn Fn(&str) -> bool) {
+        struct Outside<'a> {
+            respeller: &'a mut Respeller,
+            keep: &'a dyn Fn(&str) -> bool,
+            depth: usize,
+        }
+        impl VisitorMut for Outside<'_> {
+            type Break = ();
+            fn pre_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
+                self.depth += 1;
+                ControlFlow::Continue(())
+            }
+            fn post_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
+                self.depth -= 1;
+                ControlFlow::Continue(())
+            }
+            fn pre_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<()> {
+                if let (0, ast::Expr::Identifier(ident)) = (self.depth, e) {
+                    let column = self.respeller.column_for(ident);
+                    if column.as_deref().is_some_and(|c| (self.keep)(c)) {
+                        self.respeller.ident(ident);
+                    }
+                }
+                ControlFlow::Continue(())
+            }
+        }
+        let _ = e.visit(&mut Outside {
+            respeller: self,
+            keep,
+            depth: 0,
+        });
+    }
+
+    /// The one input column `ident` names under another spelling than DataFusion planned.
+    fn column_for(&self, ident: &ast::Ident) -> Option<String> {
         let as_planned = match ident.quote_style {
             None => ident.value.to_lowercase(),
             Some('`') => ident.value.clone(),
-            Some(_) => return,
+            Some(_) => return None,
         };
-        // The spelling DataFusion planned is left out: an input that holds it exactly belongs to
-        // another query block when this block grouped by an alias (the fallback decides).
         let mut spellings = self
             .inputs
             .iter()
             .filter(|c| *c != &as_planned && same_ignoring_case(c, &ident.value));
-        if let (Some(column), None) = (spellings.next(), spellings.next()) {
+        match (spellings.next(), spellings.next()) {
+            (Some(column), None) => Some(column.clone()),
+            _ => None,
+        }
+    }
+
+    /// Respells `ident` as the input column it names under another spelling, if one does. A
+    /// double-quoted name is DataFusion's exact match already; the spelling DataFusion planned is
+    /// left out (an input holding it exactly belongs to another query block when this block
+    /// read an alias: the fallback decides).
+    fn ident(&mut self, ident: &mut ast::Ident) {
+        if let Some(column) = self.column_for(ident) {
             ident.value = column.clone();
             ident.quote_style = Some('"');
-            self.names.push(column.clone());
+            self.names.push(column);
         }
     }
 }

@@ -43,7 +43,10 @@ impl AnalyzerRule for SparkSemantics {
             }
             let plan = match plan {
                 LogicalPlan::Values(v) => values_as_double(v)?,
-                LogicalPlan::Union(u) => union_as_double(u)?,
+                LogicalPlan::Union(u) => {
+                    struct_fields_alike(&u)?;
+                    union_as_double(u)?
+                }
                 LogicalPlan::Projection(p) => int_literals_selected(p)?,
                 other => other,
             };
@@ -169,9 +172,9 @@ fn int_literals_selected(p: datafusion::logical_expr::Projection) -> Result<Logi
 /// already cast every row to a DECIMAL(30,15) (1e-20 becomes 0): such casts of a float are undone
 /// and the column's rows cast to DOUBLE.
 /// `column_types` with each struct column whose rows the rewrite gave other field names (Spark's
-/// `struct(1, 2)` is `struct<col1, col2>`, DataFusion's `struct<c0, c1>`) typed as the rows now
-/// are: a struct cast between different names is no cast at all. Only when every row agrees and
-/// the types differ in field names alone.
+/// `struct(1, 2)` is `struct<col1: int, col2: int>`, DataFusion's `struct<c0: bigint, c1:
+/// bigint>`) typed as the rows now are: a struct cast between different names is no cast at all.
+/// Only when every row agrees and the struct shapes are the same.
 fn renamed_struct_columns(
     v: &datafusion::logical_expr::Values,
     column_types: Arc<DFSchema>,
@@ -192,7 +195,7 @@ fn renamed_struct_columns(
             continue;
         };
         if &first != f.data_type()
-            && same_but_field_names(&first, f.data_type())
+            && same_struct_shape(&first, f.data_type())
             && row_types.iter().all(|t| t.as_ref() == Some(&first))
         {
             *f = Arc::new(f.as_ref().clone().with_data_type(first));
@@ -206,20 +209,22 @@ fn renamed_struct_columns(
     Ok(Arc::new(DFSchema::new_with_metadata(fields, metadata)?))
 }
 
-/// The same type but for the names of struct fields (at any depth).
-fn same_but_field_names(a: &DataType, b: &DataType) -> bool {
+/// Structs of the same arity at every depth (their names and leaf types may differ: the
+/// rewrite gives `struct(1, 2)` Spark's names and INT fields).
+fn same_struct_shape(a: &DataType, b: &DataType) -> bool {
     match (a, b) {
         (DataType::Struct(x), DataType::Struct(y)) => {
             x.len() == y.len()
                 && x.iter()
                     .zip(y.iter())
-                    .all(|(p, q)| same_but_field_names(p.data_type(), q.data_type()))
+                    .all(|(p, q)| same_struct_shape(p.data_type(), q.data_type()))
         }
         (DataType::List(x), DataType::List(y))
         | (DataType::LargeList(x), DataType::LargeList(y)) => {
-            same_but_field_names(x.data_type(), y.data_type())
+            same_struct_shape(x.data_type(), y.data_type())
         }
-        _ => a == b,
+        (DataType::Struct(_), _) | (_, DataType::Struct(_)) => false,
+        _ => true,
     }
 }
 
@@ -274,6 +279,47 @@ fn values_as_double(mut v: datafusion::logical_expr::Values) -> Result<LogicalPl
 
 /// A UNION column that is DOUBLE in one input and DECIMAL in another is DOUBLE, as in Spark: the
 /// DECIMAL inputs are projected to DOUBLE before DataFusion coerces the union (to a DECIMAL).
+/// A UNION whose inputs hold, at one position, structs with fields named otherwise or in another
+/// order is refused: Spark keeps the first input's names and matches fields by position,
+/// DataFusion matches them by name (`SELECT named_struct('a', 1, 'b', 2) UNION ALL SELECT
+/// named_struct('b', 3, 'a', 4)`: Spark's second row is {a: 3, b: 4}, DataFusion's {a: 4, b: 3};
+/// red team helper-51). Names that differ only in case are alike.
+fn struct_fields_alike(u: &datafusion::logical_expr::Union) -> Result<()> {
+    fn differ(a: &DataType, b: &DataType) -> bool {
+        match (a, b) {
+            (DataType::Struct(x), DataType::Struct(y)) => {
+                x.len() != y.len()
+                    || x.iter().zip(y.iter()).any(|(p, q)| {
+                        !p.name().eq_ignore_ascii_case(q.name())
+                            || differ(p.data_type(), q.data_type())
+                    })
+            }
+            (
+                DataType::List(x) | DataType::LargeList(x),
+                DataType::List(y) | DataType::LargeList(y),
+            ) => differ(x.data_type(), y.data_type()),
+            (DataType::Map(x, _), DataType::Map(y, _)) => differ(x.data_type(), y.data_type()),
+            _ => false,
+        }
+    }
+    let Some(first) = u.inputs.first() else {
+        return Ok(());
+    };
+    for input in u.inputs.iter().skip(1) {
+        for (f, g) in first.schema().fields().iter().zip(input.schema().fields()) {
+            if differ(f.data_type(), g.data_type()) {
+                return Err(datafusion::common::DataFusionError::Plan(format!(
+                    "UNION of column {} whose struct fields are named or ordered differently in its inputs ({} and {}): Spark matches them by position and DataFusion by name, so it is refused; name and order the fields alike",
+                    f.name(),
+                    f.data_type(),
+                    g.data_type()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn union_as_double(u: datafusion::logical_expr::Union) -> Result<LogicalPlan> {
     let width = u.schema.fields().len();
     let mut to_double = vec![false; width];

@@ -59,6 +59,29 @@ enum DeltaStatement {
 }
 
 impl SqlSession {
+    /// Runs `sql` when it defines a session object — an external table over data files or a
+    /// view — and tells whether it did; any other statement is left untouched (`false`).
+    /// Defining writes nothing: the object lives as long as the session (deltalake's
+    /// `QueryBuilder` keeps both across its queries).
+    pub fn define_session_object(&self, sql: &str) -> Result<bool> {
+        let parsed = super::statement::parse_with(sql, super::statement::QuotedNames::Names)?;
+        if !matches!(
+            parsed.statement,
+            super::statement::ParsedStatement::Delta(_)
+        ) {
+            return Ok(false);
+        }
+        match self.read_delta(sql, parsed.word_uses())? {
+            DeltaStatement::DefineExternal => self.define_external(sql).map(|_| true),
+            DeltaStatement::DefineView {
+                name,
+                text,
+                or_replace,
+            } => self.define_view(&name, &text, or_replace).map(|_| true),
+            _ => Ok(false),
+        }
+    }
+
     /// Phase one of a Delta statement (`sql` is one statement, checked by the parser; `words` its
     /// [`super::statement::word_uses`]).
     pub(super) async fn prepare_delta(

@@ -75,7 +75,11 @@ pub(super) async fn prepare_insert(
                 .ok_or_else(|| EngineError::Internal("reordering lost a batch".into()))?,
             None => b,
         };
-        nested_fields_by_position(b, &schema)
+        match columns.is_none() && written_by_name(&b, &schema) {
+            // Matched by name when conformed (`conform_column`).
+            true => Ok(b),
+            false => nested_fields_by_position(b, &schema),
+        }
     };
     let mut txn = insert_txn_stream(txn, Box::pin(stream), mode, shape).await?;
     // The scan registered its reads while the stream ran; they belong to the transaction.
@@ -93,6 +97,21 @@ pub(super) async fn prepare_insert(
     }
     merge_reads(&mut txn.read_set, recorded);
     Ok(Prepared::Write(Box::new(txn)))
+}
+
+/// Whether an INSERT's rows `b` (no column list) are written by name, as Delta writes them: the
+/// query's columns carry the table's names in its order, and their types are the table's but for
+/// the order of struct fields (`ops::nested_fields`).
+fn written_by_name(b: &RecordBatch, schema: &arrow::datatypes::SchemaRef) -> bool {
+    b.num_columns() == schema.fields().len()
+        && b.schema()
+            .fields()
+            .iter()
+            .zip(schema.fields())
+            .all(|(q, t)| {
+                q.name() == t.name()
+                    && crate::ops::nested_fields::same_fields_by_name(q.data_type(), t.data_type())
+            })
 }
 
 /// `b` (the table's columns, in its order) with each struct value's fields matched to its

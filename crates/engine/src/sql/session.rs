@@ -534,6 +534,8 @@ impl SqlSession {
         // Column names resolve as Spark resolves them, without regard to case: a reference
         // planning cannot find is respelled as the one visible column it matches, and the
         // statement planned again (`spark::ident_case`).
+        // The named tables' columns: where a qualified name or a GROUP BY name is settled.
+        let mut tables = Vec::with_capacity(refs.len());
         if let DFStatement::Statement(s) = &mut st {
             // `1e3` is a DOUBLE, `9223372036854775808` a DECIMAL and `DECIMAL` DECIMAL(10,0),
             // as Spark reads them (`spark::literals`).
@@ -544,7 +546,6 @@ impl SqlSession {
                 .map_err(EngineError::invalid)?;
             // `t.s.id` is table `t`'s struct `s`, field `id` (`spark::compound_names`).
             crate::spark::compound_names::settle_statement(s.as_mut());
-            let mut tables = Vec::with_capacity(refs.len());
             for r in refs {
                 let name = r.ident.to_ascii_lowercase();
                 if let Ok(p) = ctx.table_provider(name.as_str()).await {
@@ -553,46 +554,7 @@ impl SqlSession {
             }
             crate::spark::ident_case::settle_qualified_columns(s.as_mut(), &tables)?;
         }
-        let mut passes = 0;
-        let mut group_by_settled = false;
-        let plan = loop {
-            let e = match ctx.state().statement_to_plan(st.clone()).await {
-                // A GROUP BY name is a column before it is an alias (`spark::group_by_names`).
-                Ok(plan) if !group_by_settled => {
-                    group_by_settled = true;
-                    let respelled = match &st {
-                        DFStatement::Statement(s) => {
-                            crate::spark::group_by_names::respell(s.as_ref(), &plan)
-                        }
-                        _ => None,
-                    };
-                    let Some(respelled) = respelled else {
-                        break plan;
-                    };
-                    let again = DFStatement::Statement(Box::new(respelled.statement.clone()));
-                    match ctx.state().statement_to_plan(again.clone()).await {
-                        Ok(p) => break p,
-                        Err(e) if respelled.not_found_in(&e) => break plan,
-                        Err(e) => {
-                            st = again;
-                            e
-                        }
-                    }
-                }
-                Ok(plan) => break plan,
-                Err(e) => e,
-            };
-            passes += 1;
-            let fixed = match &mut st {
-                DFStatement::Statement(s) if passes < crate::spark::ident_case::MAX_PASSES => {
-                    crate::spark::ident_case::respell_failed_reference(s.as_mut(), &e)?
-                }
-                _ => false,
-            };
-            if !fixed {
-                return Err(e.into());
-            }
-        };
+        let plan = plan_as_spark(&ctx, st, &tables).await?;
         // A query's plan analyzed now (Spark's rewrite, type coercion), so that its schema is the
         // one its batches come in: `d * 3` on a DECIMAL(10,2) is DECIMAL(12,2) in Spark, and the
         // unanalyzed plan still said DataFusion's DECIMAL(31,2) (a MERGE source failed on it, a
@@ -701,6 +663,69 @@ impl SqlSession {
             .lock()
             .map_err(|_| EngineError::Internal("session objects lock poisoned".into()))?
             .define_external(sql)
+    }
+}
+
+/// Plans `st` with names resolved as Spark resolves them: a reference DataFusion cannot find is
+/// respelled as the one visible column it matches without regard to case (`spark::ident_case`),
+/// and a GROUP BY or HAVING name is a column before it is an alias (`spark::group_by_names`) —
+/// checked once the statement plans, or, when it cannot plan and no reference is left to
+/// respell, as a last attempt (DataFusion put an alias into `lower(Name)`).
+async fn plan_as_spark(
+    ctx: &SessionContext,
+    mut st: DFStatement,
+    tables: &[(String, arrow::datatypes::SchemaRef)],
+) -> Result<LogicalPlan> {
+    use crate::spark::group_by_names;
+    let mut passes = 0;
+    let mut grouping_checked = false;
+    loop {
+        let e = match ctx.state().statement_to_plan(st.clone()).await {
+            Ok(plan) if !grouping_checked => {
+                grouping_checked = true;
+                let respelled = match &st {
+                    DFStatement::Statement(s) => group_by_names::respell(s.as_ref(), &plan),
+                    _ => None,
+                };
+                let Some(respelled) = respelled else {
+                    return Ok(plan);
+                };
+                let again = DFStatement::Statement(Box::new(respelled.statement.clone()));
+                match ctx.state().statement_to_plan(again.clone()).await {
+                    Ok(p) => return Ok(p),
+                    // The name is no column of its own query block: the alias stands.
+                    Err(e) if respelled.not_found_in(&e) => return Ok(plan),
+                    Err(e) => {
+                        st = again;
+                        e
+                    }
+                }
+            }
+            Ok(plan) => return Ok(plan),
+            Err(e) => e,
+        };
+        passes += 1;
+        let fixed = match &mut st {
+            DFStatement::Statement(s) if passes < crate::spark::ident_case::MAX_PASSES => {
+                crate::spark::ident_case::respell_failed_reference(s.as_mut(), &e)?
+            }
+            _ => false,
+        };
+        if fixed {
+            continue;
+        }
+        if !grouping_checked {
+            grouping_checked = true;
+            if let DFStatement::Statement(s) = &st {
+                if let Some(r) = group_by_names::respell_unplanned(s.as_ref(), tables) {
+                    let again = DFStatement::Statement(Box::new(r.statement));
+                    if let Ok(p) = ctx.state().statement_to_plan(again).await {
+                        return Ok(p);
+                    }
+                }
+            }
+        }
+        return Err(e.into());
     }
 }
 

@@ -198,14 +198,31 @@ fn partition_strings(col: &ArrayRef, ty: &PrimitiveType) -> Result<Vec<Option<St
             for i in 0..n {
                 let sv = ScalarValue::try_from_array(col, i)?;
                 let s = match sv {
+                    v if v.is_null() => None,
                     ScalarValue::TimestampMicrosecond(Some(us), _) => {
                         serialize_partition_value(ty, &Scalar::Timestamp(us))
                     }
                     ScalarValue::Decimal128(Some(v), _, s) => Some(format_decimal(v, s)),
-                    ScalarValue::Binary(Some(b)) => {
-                        serialize_partition_value(ty, &Scalar::Binary(b))
+                    // A partition value is text in the log, and read back as its UTF-8 bytes:
+                    // bytes that are not UTF-8 would be stored altered (replacement characters),
+                    // so they are refused. Delta Spark refuses binary partition columns outright.
+                    ScalarValue::Binary(Some(b)) => match std::str::from_utf8(&b) {
+                        Ok(_) => serialize_partition_value(ty, &Scalar::Binary(b)),
+                        Err(_) => {
+                            return Err(EngineError::invalid(format!(
+                                "a binary partition value that is not UTF-8 cannot be stored (row {}): Delta's partition values are text",
+                                i + 1
+                            )))
+                        }
+                    },
+                    // Any other value would be written as NULL: never silently.
+                    other => {
+                        return Err(EngineError::Internal(format!(
+                            "a partition value of type {} arrived as {}",
+                            ty.name(),
+                            other.data_type()
+                        )))
                     }
-                    _ => None,
                 };
                 out.push(s);
             }
@@ -483,6 +500,29 @@ impl FileWriter<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// UTF-8 bytes are the partition value's text; other bytes are refused, never stored as
+    /// replacement characters (helper-49).
+    #[test]
+    fn binary_partition_values_are_their_utf8_text_or_refused() {
+        let ok: ArrayRef = Arc::new(arrow::array::BinaryArray::from(vec![
+            Some(b"ok".as_ref()),
+            None,
+        ]));
+        assert_eq!(
+            partition_strings(&ok, &PrimitiveType::Binary).unwrap(),
+            vec![Some("ok".to_string()), None]
+        );
+        let bad: ArrayRef = Arc::new(arrow::array::BinaryArray::from(vec![
+            Some(b"ok".as_ref()),
+            Some([0xff, 0xfe].as_ref()),
+        ]));
+        let e = partition_strings(&bad, &PrimitiveType::Binary).unwrap_err();
+        assert!(
+            e.to_string().contains("not UTF-8 cannot be stored (row 2)"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn hive_escaping_and_log_encoding_match_spark() {

@@ -157,10 +157,20 @@ fn set_not_null_checks_existing_rows_and_then_every_write() {
         s.execute("CREATE TABLE t (id BIGINT, v STRING, s STRUCT<a: BIGINT NOT NULL>)")
             .await
             .unwrap();
-        s.execute("INSERT INTO t VALUES (1, NULL, named_struct('a', 1)), (2, 'b', NULL)")
-            .await
-            .unwrap();
-        // A NOT NULL field inside a struct binds only where the struct is set.
+        s.execute(
+            "INSERT INTO t VALUES (1, NULL, named_struct('a', 1)), (2, 'b', named_struct('a', 2))",
+        )
+        .await
+        .unwrap();
+        // A NOT NULL field inside a struct is violated by a NULL struct above it too, as Delta
+        // Spark checks `s.a IS NOT NULL` (DELTA_NOT_NULL_CONSTRAINT_VIOLATED, checked on Spark 4).
+        refused(
+            &s,
+            loc,
+            "INSERT INTO t VALUES (2, 'b', NULL)",
+            &["NOT NULL", "s.a"],
+        )
+        .await;
         refused(
             &s,
             loc,
@@ -208,7 +218,7 @@ fn set_not_null_checks_existing_rows_and_then_every_write() {
         s.execute("ALTER TABLE t ALTER COLUMN v DROP NOT NULL")
             .await
             .unwrap();
-        s.execute("INSERT INTO t VALUES (4, NULL, NULL)")
+        s.execute("INSERT INTO t VALUES (4, NULL, named_struct('a', 4))")
             .await
             .unwrap();
         assert_eq!(

@@ -15,7 +15,7 @@ fn a_group_by_name_is_the_column_before_the_alias() {
         s.execute("INSERT INTO t VALUES (1, 5, 'a'), (1, 6, 'A'), (2, 7, 'b')")
             .await
             .unwrap();
-        let cases: [(&str, &[&str]); 6] = [
+        let cases: [(&str, &[&str]); 9] = [
             // The column `Name`, not the alias `name`: 'a' and 'A' are two groups.
             ("SELECT upper(Name) AS name, count(*) FROM t GROUP BY name", &["A|1", "A|1", "B|1"]),
             ("SELECT upper(Name) AS name, count(*) FROM t GROUP BY name HAVING count(*) > 0", &["A|1", "A|1", "B|1"]),
@@ -24,6 +24,11 @@ fn a_group_by_name_is_the_column_before_the_alias() {
             ("SELECT x % 2 AS y, count(*) FROM t GROUP BY y", &["0|1", "1|2"]),
             // Another query block's column does not make the name a column here.
             ("WITH a AS (SELECT Total AS k, count(*) AS c FROM t GROUP BY Total) SELECT k + 1 AS total, count(*) FROM a GROUP BY total", &["2|1", "3|1"]),
+            // HAVING: a grouping column before the alias; inside a GROUP BY expression a name is
+            // never an alias (DataFusion made `lower(Name)` `lower(lower(Name))`).
+            ("SELECT Total + 10 AS total, count(*) AS n FROM t GROUP BY total HAVING total > 1", &["12|1"]),
+            ("SELECT Total + 10 AS total, count(*) AS n FROM t GROUP BY total HAVING total = 11", &[]),
+            ("SELECT lower(Name) AS NAME, count(*) FROM t GROUP BY lower(Name)", &["a|2", "b|1"]),
             // In a subquery too.
             ("SELECT count(*) FROM (SELECT upper(Name) AS name FROM t GROUP BY name)", &["3"]),
         ];
