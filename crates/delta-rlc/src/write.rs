@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use arrow::array::{new_null_array, ArrayRef};
-use arrow::datatypes::{Field, Schema, SchemaRef};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 use delta_rlc_engine::arrow_conv::{nullable_fields, table_arrow_schema};
 use delta_rlc_engine::ops::alter::{alter_txn, AlterOp};
@@ -204,13 +204,40 @@ impl WriteBuilder {
         let mut table_schema = table_arrow_schema(&delta_schema);
         let evolution = match (self.schema_mode, &data_schema) {
             (Some(SchemaMode::Merge), Some(data)) => {
-                let new = nullable_fields(data, |f| {
+                let top = nullable_fields(data, |f| {
                     table_schema
                         .fields()
                         .iter()
                         .all(|t| !t.name().eq_ignore_ascii_case(f.name()))
                 })?;
-                (!new.is_empty()).then_some(AlterOp::AddColumns(new))
+                let mut new: Vec<(Vec<String>, _)> =
+                    top.into_iter().map(|f| (Vec::new(), f)).collect();
+                // A struct column's new fields are added to it, as Delta Spark's mergeSchema
+                // adds them (one level deep: a deeper new field is refused by the by-name match,
+                // never dropped).
+                for f in data.fields() {
+                    let Some(t) = table_schema
+                        .fields()
+                        .iter()
+                        .find(|t| t.name().eq_ignore_ascii_case(f.name()))
+                    else {
+                        continue;
+                    };
+                    if let (DataType::Struct(given), DataType::Struct(has)) =
+                        (f.data_type(), t.data_type())
+                    {
+                        let added: Vec<Field> = given
+                            .iter()
+                            .filter(|g| {
+                                has.iter().all(|h| !h.name().eq_ignore_ascii_case(g.name()))
+                            })
+                            .map(|g| g.as_ref().clone())
+                            .collect();
+                        let fields = nullable_fields(&Schema::new(added), |_| true)?;
+                        new.extend(fields.into_iter().map(|g| (vec![t.name().clone()], g)));
+                    }
+                }
+                (!new.is_empty()).then_some(AlterOp::AddNestedColumns(new))
             }
             (Some(SchemaMode::Overwrite), Some(data)) => {
                 let fields = nullable_fields(data, |_| true)?;
@@ -393,22 +420,29 @@ pub(crate) fn by_name(
             ));
         }
     }
-    let columns: Vec<ArrayRef> = ours
-        .iter()
-        .zip(table.fields())
-        .map(|(n, f)| match theirs.iter().position(|t| t == n) {
-            Some(i) => Arc::clone(batch.column(i)),
-            None => new_null_array(f.data_type(), batch.num_rows()),
-        })
-        .collect();
-    let fields: Vec<Field> = ours
-        .iter()
-        .zip(table.fields())
-        .map(|(n, f)| match theirs.iter().position(|t| t == n) {
-            Some(i) => batch.schema().field(i).clone(),
-            None => f.as_ref().clone().with_nullable(true),
-        })
-        .collect();
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(ours.len());
+    let mut fields: Vec<Field> = Vec::with_capacity(ours.len());
+    for (n, f) in ours.iter().zip(table.fields()) {
+        match theirs.iter().position(|t| t == n) {
+            // A column that may be filled (schema_mode="merge") may lack nested fields too:
+            // they are NULL; otherwise a struct's fields must all match (`nested_fields`).
+            Some(i) if may_fill(n) => {
+                use delta_rlc_engine::ops::nested_fields::{align, NestedFields};
+                let how = NestedFields::ByNameFillingMissing;
+                let col = align(batch.column(i), f.data_type(), how, f.name())?;
+                fields.push(Field::new(f.name(), col.data_type().clone(), true));
+                columns.push(col);
+            }
+            Some(i) => {
+                columns.push(Arc::clone(batch.column(i)));
+                fields.push(batch.schema().field(i).clone());
+            }
+            None => {
+                columns.push(new_null_array(f.data_type(), batch.num_rows()));
+                fields.push(f.as_ref().clone().with_nullable(true));
+            }
+        }
+    }
     Ok(RecordBatch::try_new(
         Arc::new(Schema::new(fields)),
         columns,

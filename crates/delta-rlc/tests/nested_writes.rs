@@ -102,3 +102,51 @@ async fn a_narrower_decimal_type_is_refused_by_type() {
     }
     assert_eq!(table.version().await.unwrap(), version);
 }
+
+/// With schema merging, a struct's new fields are added to the column (Delta Spark's
+/// mergeSchema; deltalake's `test_optimize_schema_evolved_3185`), and a struct lacking some of
+/// the column's fields writes them NULL; every row reads back by name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schema_merging_adds_a_structs_new_fields_and_fills_missing_ones() {
+    use delta_rlc::SchemaMode;
+    let dir = tempfile::tempdir().unwrap();
+    let loc = dir.path().join("m").display().to_string();
+    let table = Table::create(&loc)
+        .columns_from(&struct_batch(&["a"], &[0]).schema())
+        .await
+        .unwrap();
+    table.write([struct_batch(&["a"], &[1])]).await.unwrap();
+    table
+        .write([struct_batch(&["b", "a"], &[20, 2])])
+        .schema_mode(SchemaMode::Merge)
+        .await
+        .unwrap();
+    table
+        .write([struct_batch(&["a"], &[3])])
+        .schema_mode(SchemaMode::Merge)
+        .await
+        .unwrap();
+    let schema = table
+        .snapshot(delta_rlc::At::Latest)
+        .await
+        .unwrap()
+        .schema();
+    let DataType::Struct(s) = schema.field(1).data_type() else {
+        panic!("{schema:?}")
+    };
+    assert_eq!(
+        s.iter().map(|f| f.name().as_str()).collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+    let mut rows: Vec<(i64, Option<i64>)> = Vec::new();
+    for b in table.scan().collect().await.unwrap() {
+        let s = b.column(1).as_struct();
+        let a = s.column(0).as_primitive::<Int64Type>();
+        let bb = s.column(1).as_primitive::<Int64Type>();
+        for i in 0..b.num_rows() {
+            rows.push((a.value(i), bb.is_valid(i).then(|| bb.value(i))));
+        }
+    }
+    rows.sort();
+    assert_eq!(rows, vec![(1, None), (2, Some(20)), (3, None)]);
+}

@@ -34,6 +34,10 @@ pub enum NestedFields {
     ByPosition,
     /// UPDATE, MERGE and DataFrame writes: fields matched by name, without regard to case.
     ByName,
+    /// A DataFrame write that evolves the schema (deltalake's `schema_mode="merge"`): by name,
+    /// and a nullable field of the column the value lacks is NULL (the value may not hold a
+    /// field the column lacks: the evolution added those first).
+    ByNameFillingMissing,
 }
 
 /// `value` with every nested struct's fields named and ordered as `to`'s (leaf types are the
@@ -50,8 +54,11 @@ pub fn align(value: &ArrayRef, to: &DataType, how: NestedFields, path: &str) -> 
             let mut fields = Vec::with_capacity(target.len());
             let mut children = Vec::with_capacity(target.len());
             for (t, i) in target.iter().zip(picks) {
-                let child = s.column(i);
-                let child = align(child, t.data_type(), how, &format!("{path}.{}", t.name()))?;
+                let child = match i {
+                    Some(i) => Arc::clone(s.column(i)),
+                    None => arrow::array::new_null_array(t.data_type(), s.len()),
+                };
+                let child = align(&child, t.data_type(), how, &format!("{path}.{}", t.name()))?;
                 fields.push(Field::new(t.name(), child.data_type().clone(), true));
                 children.push(child);
             }
@@ -173,13 +180,14 @@ fn element_field(t: &FieldRef, values: &ArrayRef) -> FieldRef {
     Arc::new(Field::new(t.name(), values.data_type().clone(), true))
 }
 
-/// For each of `target`'s fields, the index of the value's field that fills it.
+/// For each of `target`'s fields, the index of the value's field that fills it (`None`: NULL,
+/// only under [`NestedFields::ByNameFillingMissing`]).
 fn pick_fields(
     from: &Fields,
     target: &Fields,
     how: NestedFields,
     path: &str,
-) -> Result<Vec<usize>> {
+) -> Result<Vec<Option<usize>>> {
     let mismatch = |why: &str| {
         EngineError::invalid(format!(
             "column {path}: cannot write {} into {}: {why}",
@@ -189,7 +197,7 @@ fn pick_fields(
     };
     match how {
         NestedFields::ByPosition => match from.len().cmp(&target.len()) {
-            std::cmp::Ordering::Equal => Ok((0..target.len()).collect()),
+            std::cmp::Ordering::Equal => Ok((0..target.len()).map(Some).collect()),
             std::cmp::Ordering::Less => Err(mismatch(
                 "not enough nested fields (INSERT assigns a struct's fields by position)",
             )),
@@ -197,11 +205,9 @@ fn pick_fields(
                 "too many nested fields (INSERT assigns a struct's fields by position)",
             )),
         },
-        NestedFields::ByName => {
+        NestedFields::ByName | NestedFields::ByNameFillingMissing => {
             let all_match = "every nested field must match by name (UPDATE, MERGE and DataFrame writes assign a struct's fields by name)";
-            if from.len() != target.len() {
-                return Err(mismatch(all_match));
-            }
+            let fill = how == NestedFields::ByNameFillingMissing;
             let mut picks = Vec::with_capacity(target.len());
             for t in target.iter() {
                 let mut found = from
@@ -209,9 +215,14 @@ fn pick_fields(
                     .enumerate()
                     .filter(|(_, f)| f.name().eq_ignore_ascii_case(t.name()));
                 match (found.next(), found.next()) {
-                    (Some((i, _)), None) => picks.push(i),
+                    (Some((i, _)), None) => picks.push(Some(i)),
+                    (None, _) if fill && t.is_nullable() => picks.push(None),
                     _ => return Err(mismatch(all_match)),
                 }
+            }
+            // Every field of the value is used: none is dropped.
+            if picks.iter().flatten().count() != from.len() {
+                return Err(mismatch(all_match));
             }
             Ok(picks)
         }

@@ -715,7 +715,6 @@ async fn plan_as_spark(
             continue;
         }
         if !grouping_checked {
-            grouping_checked = true;
             if let DFStatement::Statement(s) = &st {
                 if let Some(r) = group_by_names::respell_unplanned(s.as_ref(), tables) {
                     let again = DFStatement::Statement(Box::new(r.statement));
