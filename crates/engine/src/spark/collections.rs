@@ -131,8 +131,15 @@ pub(super) fn spark_collections(
         "struct" => {
             let mut args = Vec::with_capacity(f.args.len() * 2);
             for (i, a) in std::mem::take(&mut f.args).into_iter().enumerate() {
+                // Spark names a field after a column, a struct field read (`s.a` is `a`) or an
+                // alias; any other expression is `col<i>`.
                 let name = match &a {
                     Expr::Column(c) => c.name.clone(),
+                    Expr::Alias(al) => al.name.clone(),
+                    Expr::ScalarFunction(g) if g.name() == "get_field" => match g.args.get(1) {
+                        Some(Expr::Literal(ScalarValue::Utf8(Some(n)), _)) => n.clone(),
+                        _ => format!("col{}", i + 1),
+                    },
                     _ => format!("col{}", i + 1),
                 };
                 args.push(Expr::Literal(ScalarValue::Utf8(Some(name)), None));

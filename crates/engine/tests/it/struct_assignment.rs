@@ -201,3 +201,25 @@ fn a_union_of_structs_with_fields_in_another_order_is_refused() {
     run(&s, "INSERT INTO t SELECT 1, named_struct('a', 1, 'b', 2), NULL UNION ALL SELECT 2, named_struct('a', 3, 'b', 4), NULL");
     assert_eq!(rows(&s), ["1|1|2|NULL", "2|3|4|NULL"].map(String::from));
 }
+
+/// `struct(…)` names a field after a column or a struct field read, else `col<i>`, as Spark
+/// does; so `SET s = struct(s.b, s.a)` is a struct of fields b and a, assigned by name
+/// (helper-51: it was refused as `struct<col1, col2>`).
+#[test]
+fn struct_fields_are_named_as_spark_names_them() {
+    let s = session("struct-names");
+    run(
+        &s,
+        "INSERT INTO t VALUES (1, named_struct('a', 1, 'b', 2), NULL)",
+    );
+    let q = "SELECT struct(id, s.a, s.b * 2) AS x FROM t";
+    let out = rt().block_on(s.execute(q)).unwrap();
+    let schema = out.batches[0].schema();
+    let arrow::datatypes::DataType::Struct(fields) = schema.field(0).data_type() else {
+        panic!("{schema:?}")
+    };
+    let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(names, ["id", "a", "col3"]);
+    run(&s, "UPDATE t SET s = struct(s.b, s.a) WHERE id = 1");
+    assert_eq!(rows(&s), ["1|1|2|NULL"].map(String::from));
+}
