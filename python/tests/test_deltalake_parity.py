@@ -467,8 +467,8 @@ def test_column_names_resolve_without_regard_to_case_as_spark_does(tmp_path):
     dt.update(predicate="dayofyear = 3", updates={"VALUE": "'z'"})
     dt.delete("DAYOFYEAR = 1")
     got = QueryBuilder().register("tbl", DeltaTable(tmp_path)).execute("SELECT tbl.dayOfYear, value FROM tbl WHERE DayOfYear > 1 ORDER BY dayofyear").read_all()
-    # The columns keep the table's spelling.
-    assert pa.table(got).to_pylist() == [{"dayOfYear": 2, "Value": "b"}, {"dayOfYear": 3, "Value": "z"}]
+    # The columns are named as the query writes them, as Spark names them.
+    assert pa.table(got).to_pylist() == [{"dayOfYear": 2, "value": "b"}, {"dayOfYear": 3, "value": "z"}]
 
 
 def test_optimize_min_commit_interval_commits_bin_by_bin(tmp_path):

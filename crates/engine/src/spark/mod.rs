@@ -25,6 +25,7 @@
 //! or NULL value, the write is refused instead: fail closed).
 
 mod aggregates;
+pub(crate) mod alias_case;
 pub mod arith;
 mod bitwise;
 mod checked_sum;
@@ -55,7 +56,9 @@ pub mod lexical;
 pub mod literals;
 mod logarithm;
 mod moments;
+pub(crate) mod natural_join;
 pub mod opaque;
+pub(crate) mod outer_names;
 pub mod plan_rule;
 pub mod portable;
 mod range_frame;

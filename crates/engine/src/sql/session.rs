@@ -546,6 +546,8 @@ impl SqlSession {
                 .map_err(EngineError::invalid)?;
             // `t.s.id` is table `t`'s struct `s`, field `id` (`spark::compound_names`).
             crate::spark::compound_names::settle_statement(s.as_mut());
+            // `AS MyCol` names a column `MyCol` (`spark::alias_case`).
+            crate::spark::alias_case::keep_alias_spelling(s.as_mut());
             for r in refs {
                 let name = r.ident.to_ascii_lowercase();
                 if let Ok(p) = ctx.table_provider(name.as_str()).await {
@@ -673,6 +675,22 @@ impl SqlSession {
 /// respell, as a last attempt (DataFusion put an alias into `lower(Name)`).
 async fn plan_as_spark(
     ctx: &SessionContext,
+    st: DFStatement,
+    tables: &[(String, arrow::datatypes::SchemaRef)],
+) -> Result<LogicalPlan> {
+    use crate::spark::natural_join;
+    let natural =
+        matches!(&st, DFStatement::Statement(s) if natural_join::has_natural_join(s.as_ref()));
+    let plan = plan_names_as_spark(ctx, st, tables).await?;
+    if natural {
+        natural_join::refuse_case_only_differences(&plan)?;
+    }
+    Ok(plan)
+}
+
+/// [`plan_as_spark`]'s names: column references, GROUP BY and HAVING names, subquery names.
+async fn plan_names_as_spark(
+    ctx: &SessionContext,
     mut st: DFStatement,
     tables: &[(String, arrow::datatypes::SchemaRef)],
 ) -> Result<LogicalPlan> {
@@ -680,7 +698,23 @@ async fn plan_as_spark(
     let mut passes = 0;
     let mut grouping_checked = false;
     loop {
-        let e = match ctx.state().statement_to_plan(st.clone()).await {
+        let planned = ctx.state().statement_to_plan(st.clone()).await;
+        // A subquery's name is its own column before an outer one (`spark::outer_names`).
+        if let (Ok(plan), DFStatement::Statement(s)) = (&planned, &mut st) {
+            let misread = crate::spark::outer_names::misread_outer_references(plan)?;
+            if !misread.is_empty() {
+                passes += 1;
+                if passes >= crate::spark::ident_case::MAX_PASSES {
+                    return Err(EngineError::invalid(
+                        "a subquery's column names could not be settled",
+                    ));
+                }
+                if crate::spark::outer_names::respell_misread(s.as_mut(), &misread)? {
+                    continue;
+                }
+            }
+        }
+        let e = match planned {
             Ok(plan) if !grouping_checked => {
                 grouping_checked = true;
                 let respelled = match &st {
@@ -692,7 +726,12 @@ async fn plan_as_spark(
                 };
                 let again = DFStatement::Statement(Box::new(respelled.statement.clone()));
                 match ctx.state().statement_to_plan(again.clone()).await {
-                    Ok(p) => return Ok(p),
+                    Ok(p) if outer_names_settled(&respelled.statement, &p)? => return Ok(p),
+                    Ok(_) => {
+                        return Err(EngineError::invalid(
+                            "a GROUP BY name and a subquery's column names could not both be settled as Spark reads them",
+                        ))
+                    }
                     // The name is no column of its own query block: the alias stands.
                     Err(e) if respelled.not_found_in(&e) => return Ok(plan),
                     Err(e) => {
@@ -717,15 +756,30 @@ async fn plan_as_spark(
         if !grouping_checked {
             if let DFStatement::Statement(s) = &st {
                 if let Some(r) = group_by_names::respell_unplanned(s.as_ref(), tables) {
-                    let again = DFStatement::Statement(Box::new(r.statement));
+                    let again = DFStatement::Statement(Box::new(r.statement.clone()));
                     if let Ok(p) = ctx.state().statement_to_plan(again).await {
-                        return Ok(p);
+                        if outer_names_settled(&r.statement, &p)? {
+                            return Ok(p);
+                        }
                     }
                 }
             }
         }
         return Err(e.into());
     }
+}
+
+/// Whether `plan`, planned from `st`, reads each name inside a subquery as Spark does: no outer
+/// reference that an unqualified name of the subquery misread (`spark::outer_names`).
+fn outer_names_settled(st: &Statement, plan: &LogicalPlan) -> Result<bool> {
+    let misread = crate::spark::outer_names::misread_outer_references(plan)?;
+    if misread.is_empty() {
+        return Ok(true);
+    }
+    let mut copy = st.clone();
+    Ok(!crate::spark::outer_names::respell_misread(
+        &mut copy, &misread,
+    )?)
 }
 
 /// Whether an EXPLAIN explains a query (the only plan DataFusion makes that this engine runs; an

@@ -1,5 +1,6 @@
 //! Integration tests for the engine (one binary: faster links).
 
+mod alias_names;
 mod alter;
 mod change_data;
 mod clustering;
@@ -31,6 +32,7 @@ mod spark_text_time;
 mod statement_ast;
 mod statements;
 mod struct_assignment;
+mod subquery_names;
 mod target_spellings;
 mod tier_soundness;
 mod time_travel;

@@ -1,0 +1,224 @@
+//! An output column keeps the spelling of its alias, as in Spark: `SELECT 1 AS MyCol` is a column
+//! `MyCol`, and `CREATE TABLE … AS SELECT 1 AS MyCol` stores `MyCol`.
+//!
+//! DataFusion lower-cases an unquoted identifier, aliases included, so the table stored `mycol`
+//! (Spark and the Delta log keep `MyCol`), and INSERT's by-name rule (Delta's
+//! `needsSchemaAdjustmentByOrdinal`, which compares names exactly) saw `AS ID` as the table's
+//! `id` where Spark sees another name and assigns by position.
+//!
+//! How: before planning, each unquoted SELECT alias is marked backquoted. A backquote only
+//! delimits, as in Spark; DataFusion then takes the alias as written. Where DataFusion reads
+//! aliases (ORDER BY, HAVING, a GROUP BY name), a bare name that matches an alias of its query
+//! block without regard to case is spelled as the alias, so it means what it meant when both
+//! were lower-cased: `SELECT -v AS V … ORDER BY v` sorts by the alias, as in Spark, not by the
+//! column `v`. (`spark::group_by_names` then takes a GROUP BY name as the column first.) An
+//! outer query's `mycol` is matched to a subquery's `MyCol` without regard to case by
+//! `spark::ident_case`, as a mixed-case table column is. A column read
+//! under its own name is named as the query writes it, as in Spark: `SELECT NAME FROM t` is a
+//! column `NAME` even where `t` spells it `Name` (an item that is a bare name becomes that name
+//! aliased as written).
+
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{self as ast, VisitMut, VisitorMut};
+
+use super::ident_case::same_ignoring_case;
+
+/// Marks every unquoted SELECT alias of `node` (a statement or a query, at any depth) so that
+/// planning keeps its spelling, and spells the references to it in its query block's ORDER BY,
+/// GROUP BY and HAVING as it is written (module header).
+pub(crate) fn keep_alias_spelling<N: VisitMut>(node: &mut N) {
+    let _ = node.visit(&mut Aliases);
+}
+
+struct Aliases;
+
+/// The aliases of `select`, after they are marked.
+fn aliases_of(select: &ast::Select) -> Vec<String> {
+    select
+        .projection
+        .iter()
+        .filter_map(|item| match item {
+            ast::SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The SELECT list whose names a query's output carries (the first of a set operation).
+fn output_select(body: &ast::SetExpr) -> Option<&ast::Select> {
+    match body {
+        ast::SetExpr::Select(s) => Some(s),
+        ast::SetExpr::SetOperation { left, .. } => output_select(left),
+        _ => None,
+    }
+}
+
+/// Marks the aliases of the SELECT lists of `body` (not of nested queries: each is visited as a
+/// query of its own), and spells the references of their GROUP BY and HAVING.
+fn keep(body: &mut ast::SetExpr) {
+    match body {
+        ast::SetExpr::Select(select) => {
+            name_as_written(&mut select.projection);
+            for item in &mut select.projection {
+                if let ast::SelectItem::ExprWithAlias { alias, .. } = item {
+                    if alias.quote_style.is_none() {
+                        alias.quote_style = Some('`');
+                    }
+                }
+            }
+            let aliases = aliases_of(select);
+            // As DataFusion read them before: `spark::group_by_names` then takes the column (in
+            // Spark, a name inside a GROUP BY expression is never an alias).
+            if let ast::GroupByExpr::Expressions(exprs, _) = &mut select.group_by {
+                refer(exprs, &aliases);
+            }
+            if let Some(having) = &mut select.having {
+                refer(having, &aliases);
+            }
+        }
+        ast::SetExpr::SetOperation { left, right, .. } => {
+            keep(left);
+            keep(right);
+        }
+        _ => {}
+    }
+}
+
+/// A column read by name is named as its name is written, as in Spark (`SELECT NAME FROM t`, with
+/// `t`'s column `Name`, is a column `NAME`; `SELECT s.A` is `A`): the item takes its last name
+/// part as its alias. DataFusion named it after the column it found.
+///
+/// Spark allows two output columns of one name; DataFusion refuses them. So where the names as
+/// written would repeat one another (`SELECT name, s.name`), or a wildcard's columns are unknown
+/// here, the items keep DataFusion's names.
+fn name_as_written(projection: &mut [ast::SelectItem]) {
+    fn written(item: &ast::SelectItem) -> Option<&ast::Ident> {
+        match item {
+            ast::SelectItem::UnnamedExpr(ast::Expr::Identifier(ident)) => Some(ident),
+            ast::SelectItem::UnnamedExpr(ast::Expr::CompoundIdentifier(parts)) => parts.last(),
+            _ => None,
+        }
+    }
+    let wildcard = projection.iter().any(|item| {
+        matches!(
+            item,
+            ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..)
+        )
+    });
+    if wildcard {
+        return;
+    }
+    let names: Vec<String> = projection
+        .iter()
+        .filter_map(|item| match item {
+            ast::SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
+            other => written(other).map(|i| i.value.clone()),
+        })
+        .collect();
+    for item in projection.iter_mut() {
+        let Some(name) = written(item).cloned() else {
+            continue;
+        };
+        if names.iter().filter(|n| **n == name.value).count() > 1 {
+            continue;
+        }
+        if let ast::SelectItem::UnnamedExpr(expr) = item {
+            *item = ast::SelectItem::ExprWithAlias {
+                expr: expr.clone(),
+                alias: name,
+            };
+        }
+    }
+}
+
+/// `ident` spelled as the one alias it names without regard to case, as DataFusion matched it
+/// when both were lower-cased; a double-quoted name is exact by choice.
+fn spell_as_alias(ident: &mut ast::Ident, aliases: &[String]) {
+    if ident.quote_style == Some('"') {
+        return;
+    }
+    let mut matching = aliases
+        .iter()
+        .filter(|a| same_ignoring_case(a, &ident.value));
+    if let (Some(alias), None) = (matching.next(), matching.next()) {
+        ident.value = alias.clone();
+        ident.quote_style = Some('`');
+    }
+}
+
+/// Spells the bare names of `node` that name an alias (not those of nested queries).
+fn refer<N: VisitMut>(node: &mut N, aliases: &[String]) {
+    struct Refer<'a> {
+        aliases: &'a [String],
+        depth: usize,
+    }
+    impl VisitorMut for Refer<'_> {
+        type Break = ();
+        fn pre_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
+            self.depth += 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<()> {
+            self.depth = self.depth.saturating_sub(1);
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<()> {
+            if let (0, ast::Expr::Identifier(ident)) = (self.depth, e) {
+                spell_as_alias(ident, self.aliases);
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    if !aliases.is_empty() {
+        let _ = node.visit(&mut Refer { aliases, depth: 0 });
+    }
+}
+
+impl VisitorMut for Aliases {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, query: &mut ast::Query) -> ControlFlow<()> {
+        keep(&mut query.body);
+        // ORDER BY reads the query's output first: Spark takes an alias before an input column.
+        let aliases = output_select(&query.body)
+            .map(aliases_of)
+            .unwrap_or_default();
+        if let Some(order_by) = &mut query.order_by {
+            refer(order_by, &aliases);
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::sql::sqlparser::dialect::GenericDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+
+    #[test]
+    fn unquoted_aliases_are_kept_as_written_at_any_depth() {
+        let sql = "SELECT a AS MyCol, `b` AS `Q`, \"c\" AS \"D\", Name, t.Other FROM (SELECT 1 AS Inner1) \
+                   UNION ALL SELECT 2 AS Other, 3, 4 WHERE EXISTS (SELECT 5 AS Deep)";
+        let mut st = Parser::parse_sql(&GenericDialect {}, sql).unwrap_or_default();
+        assert_eq!(st.len(), 1);
+        keep_alias_spelling(&mut st);
+        let text = st.first().map(|s| s.to_string()).unwrap_or_default();
+        for kept in [
+            "AS `MyCol`",
+            "AS `Q`",
+            "AS \"D\"",
+            "AS `Inner1`",
+            "AS `Other`",
+            "AS `Deep`",
+        ] {
+            assert!(text.contains(kept), "{kept} in {text}");
+        }
+        // A column read by name is named as written.
+        assert!(
+            text.contains("Name AS `Name`, t.Other AS `Other`"),
+            "{text}"
+        );
+    }
+}
