@@ -133,10 +133,13 @@ pub fn align(value: &ArrayRef, to: &DataType, how: NestedFields, path: &str) -> 
     }
 }
 
-/// Whether a value of type `value` is `column`'s type but for the order, case and nullability of
-/// struct fields: every struct field matched by name exactly once, the same leaf types. Spark's
+/// Whether a value of type `value` is `column`'s type but for the order and nullability of
+/// struct fields: every struct field matched by name exactly once, the same leaf types. Delta's
 /// `SchemaUtils.isReadCompatible`, which decides that an INSERT whose query names the table's
-/// columns is written as a DataFrame is, by name (Delta's `needsSchemaAdjustmentByOrdinal`).
+/// columns is written as a DataFrame is, by name (Delta's `needsSchemaAdjustmentByOrdinal`). It
+/// finds a field without regard to case and then requires the same spelling ("we know the name
+/// matches modulo case - now verify exact match"): `named_struct('B', 1, 'A', 2)` into
+/// `STRUCT<a, b>` is not read-compatible, and goes by position (red team helper-52).
 pub fn same_fields_by_name(value: &DataType, column: &DataType) -> bool {
     let text =
         |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
@@ -154,7 +157,10 @@ pub fn same_fields_by_name(value: &DataType, column: &DataType) -> bool {
                         .iter()
                         .filter(|f| f.name().eq_ignore_ascii_case(t.name()));
                     match (found.next(), found.next()) {
-                        (Some(f), None) => same_fields_by_name(f.data_type(), t.data_type()),
+                        (Some(f), None) => {
+                            f.name() == t.name()
+                                && same_fields_by_name(f.data_type(), t.data_type())
+                        }
                         _ => false,
                     }
                 })

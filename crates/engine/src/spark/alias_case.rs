@@ -7,8 +7,8 @@
 //! `id` where Spark sees another name and assigns by position.
 //!
 //! How: before planning, each unquoted SELECT alias is marked backquoted. A backquote only
-//! delimits, as in Spark; DataFusion then takes the alias as written. Where DataFusion reads
-//! aliases (ORDER BY, HAVING, a GROUP BY name), a bare name that matches an alias of its query
+//! delimits, as in Spark; DataFusion then takes the alias as written. In ORDER BY and GROUP BY,
+//! a bare name that matches an alias of its query
 //! block without regard to case is spelled as the alias, so it means what it meant when both
 //! were lower-cased: `SELECT -v AS V … ORDER BY v` sorts by the alias, as in Spark, not by the
 //! column `v`. (`spark::group_by_names` then takes a GROUP BY name as the column first.) An
@@ -26,7 +26,7 @@ use super::ident_case::same_ignoring_case;
 
 /// Marks every unquoted SELECT alias of `node` (a statement or a query, at any depth) so that
 /// planning keeps its spelling, and spells the references to it in its query block's ORDER BY,
-/// GROUP BY and HAVING as it is written (module header).
+/// and GROUP BY as it is written (module header).
 pub(crate) fn keep_alias_spelling<N: VisitMut>(node: &mut N) {
     let _ = node.visit(&mut Aliases);
 }
@@ -55,7 +55,7 @@ fn output_select(body: &ast::SetExpr) -> Option<&ast::Select> {
 }
 
 /// Marks the aliases of the SELECT lists of `body` (not of nested queries: each is visited as a
-/// query of its own), and spells the references of their GROUP BY and HAVING.
+/// query of its own), and spells the references of their GROUP BY.
 fn keep(body: &mut ast::SetExpr) {
     match body {
         ast::SetExpr::Select(select) => {
@@ -73,9 +73,10 @@ fn keep(body: &mut ast::SetExpr) {
             if let ast::GroupByExpr::Expressions(exprs, _) = &mut select.group_by {
                 refer(exprs, &aliases);
             }
-            if let Some(having) = &mut select.having {
-                refer(having, &aliases);
-            }
+            // Not in HAVING: a name there that DataFusion does not find is matched without
+            // regard to case by `spark::ident_case`, and one it finds exactly stays what
+            // DataFusion reads (`sum(v)` beside an alias `V` is the input's `v`, as in Spark;
+            // spelled as the alias it summed the alias, red team helper-52).
         }
         ast::SetExpr::SetOperation { left, right, .. } => {
             keep(left);
@@ -87,16 +88,16 @@ fn keep(body: &mut ast::SetExpr) {
 
 /// A column read by name is named as its name is written, as in Spark (`SELECT NAME FROM t`, with
 /// `t`'s column `Name`, is a column `NAME`; `SELECT s.A` is `A`): the item takes its last name
-/// part as its alias. DataFusion named it after the column it found.
+/// part as its alias (and a literal its text, [`spark_name`]). DataFusion named it after the
+/// column it found (`CAST(v AS STRING)` was `a.v`, `1` was `Int64(1)`).
 ///
 /// Spark allows two output columns of one name; DataFusion refuses them. So where the names as
 /// written would repeat one another (`SELECT name, s.name`), or a wildcard's columns are unknown
 /// here, the items keep DataFusion's names.
 fn name_as_written(projection: &mut [ast::SelectItem]) {
-    fn written(item: &ast::SelectItem) -> Option<&ast::Ident> {
+    fn written(item: &ast::SelectItem) -> Option<ast::Ident> {
         match item {
-            ast::SelectItem::UnnamedExpr(ast::Expr::Identifier(ident)) => Some(ident),
-            ast::SelectItem::UnnamedExpr(ast::Expr::CompoundIdentifier(parts)) => parts.last(),
+            ast::SelectItem::UnnamedExpr(e) => spark_name(e),
             _ => None,
         }
     }
@@ -113,11 +114,11 @@ fn name_as_written(projection: &mut [ast::SelectItem]) {
         .iter()
         .filter_map(|item| match item {
             ast::SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
-            other => written(other).map(|i| i.value.clone()),
+            other => written(other).map(|i| i.value),
         })
         .collect();
     for item in projection.iter_mut() {
-        let Some(name) = written(item).cloned() else {
+        let Some(name) = written(item) else {
             continue;
         };
         if names.iter().filter(|n| **n == name.value).count() > 1 {
@@ -130,6 +131,47 @@ fn name_as_written(projection: &mut [ast::SelectItem]) {
             };
         }
     }
+}
+
+/// The name Spark gives an unaliased item, where this engine can tell it: a name read as written
+/// (its last part), through parentheses and a CAST of a name (`CAST(v AS STRING)` is `v`); an
+/// integer, decimal, string or boolean literal as Spark prints it (`1`, `1.50`, `a`, `true`).
+/// Other expressions keep DataFusion's name.
+fn spark_name(e: &ast::Expr) -> Option<ast::Ident> {
+    fn name(e: &ast::Expr) -> Option<ast::Ident> {
+        match e {
+            ast::Expr::Identifier(ident) => Some(ident.clone()),
+            ast::Expr::CompoundIdentifier(parts) => parts.last().cloned(),
+            ast::Expr::Nested(inner) => name(inner),
+            ast::Expr::Cast { expr, .. } => name(expr),
+            _ => None,
+        }
+    }
+    if let Some(n) = name(e) {
+        return Some(n);
+    }
+    let value = match e {
+        ast::Expr::Nested(inner) => return spark_name(inner),
+        ast::Expr::Value(v) => &v.value,
+        _ => return None,
+    };
+    let text = match value {
+        // Digits only (a suffix, an exponent or a sign is another literal or an expression).
+        ast::Value::Number(n, false) if n.chars().all(|c| c.is_ascii_digit()) => {
+            n.parse::<i128>().ok()?.to_string()
+        }
+        ast::Value::Number(n, false)
+            if n.split_once('.').is_some_and(|(i, f)| {
+                !i.is_empty() && i.chars().chain(f.chars()).all(|c| c.is_ascii_digit())
+            }) =>
+        {
+            n.clone()
+        }
+        ast::Value::SingleQuotedString(s) => s.clone(),
+        ast::Value::Boolean(b) => b.to_string(),
+        _ => return None,
+    };
+    Some(ast::Ident::new(text))
 }
 
 /// `ident` spelled as the one alias it names without regard to case, as DataFusion matched it

@@ -62,6 +62,10 @@ impl VisitorMut for Syntax {
             }
             return ControlFlow::Continue(());
         }
+        // `struct(…)`'s fields named as Spark names them (`spark::struct_names`).
+        if super::struct_names::name_struct_fields(e) {
+            return ControlFlow::Continue(());
+        }
         let ast::Expr::Function(f) = e else {
             return ControlFlow::Continue(());
         };

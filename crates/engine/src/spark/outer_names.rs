@@ -11,9 +11,12 @@
 //! one matches, the reference was misread: the one unqualified name inside the statement's
 //! expression subqueries that DataFusion read as that outer column is spelled as the inner column
 //! (exact), and the statement planned again. When that name cannot be told apart (several such
-//! names, or several inner columns) the statement is refused; a qualified name (`a.x`) is the
-//! outer column by choice and is never touched (when no unqualified name was read as it, the
-//! plan stands). The name left of `IN (SELECT …)` is in the outer scope and never a candidate.
+//! names, or several inner columns) the statement is refused. A qualified name (`aa.x`) is the
+//! outer column by choice — unless the subquery has a table of that name too (`FROM a q WHERE
+//! EXISTS (SELECT 1 FROM b q WHERE q.V = 7)`, or `b Q`): Spark reads the inner `q`, DataFusion
+//! read the outer one when the inner spells the column otherwise (red team helper-52), so it is
+//! respelled as the inner table's column. The name left of `IN (SELECT …)` is in the outer scope
+//! and never a candidate.
 
 use std::ops::ControlFlow;
 
@@ -25,58 +28,82 @@ use datafusion::sql::sqlparser::tokenizer::Span;
 
 use super::ident_case::same_ignoring_case;
 
-/// An outer reference a subquery's own column also matches: the outer column's name, and the
-/// inner column's spelling Spark reads.
+/// An outer reference a subquery's own column also matches: the outer column as DataFusion read
+/// it, and the inner column Spark reads instead — for a name written unqualified, and for a
+/// name qualified like the outer column when the subquery has a table of that name (`q.v` with
+/// `q` both an outer and an inner alias is the inner `q`'s).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Misread {
+    /// The outer column's table (its alias or generated name) and name.
+    pub relation: Option<String>,
     pub outer: String,
-    pub inner: String,
+    /// The one inner column an unqualified name means.
+    pub inner: Option<String>,
+    /// The one inner table and column a name qualified as the outer one means.
+    pub inner_qualified: Option<(String, String)>,
+}
+
+/// The one distinct value of `matches`; `Err` (ambiguous in Spark) when there are several.
+fn one<T: Ord + Clone>(mut matches: Vec<T>, name: &str) -> DFResult<Option<T>> {
+    matches.sort();
+    matches.dedup();
+    match matches.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(one.clone())),
+        _ => Err(DataFusionError::Plan(format!(
+            "column reference {name} inside a subquery is ambiguous: several of the subquery's columns match it without regard to case"
+        ))),
+    }
 }
 
 /// The outer references of `plan`'s subqueries that Spark reads as the subquery's own column;
 /// `Err` when one matches several inner columns (ambiguous in Spark).
 pub(crate) fn misread_outer_references(plan: &LogicalPlan) -> DFResult<Vec<Misread>> {
     let mut found: Vec<Misread> = Vec::new();
-    let mut ambiguous: Option<String> = None;
     plan.apply_with_subqueries(|node| {
-        let inner: Vec<String> = node
+        // The subquery's own scope where the reference sits: the node's inputs' columns.
+        let inner: Vec<(Option<String>, String)> = node
             .inputs()
             .iter()
-            .flat_map(|i| i.schema().fields().iter().map(|f| f.name().clone()))
+            .flat_map(|i| {
+                i.schema()
+                    .iter()
+                    .map(|(q, f)| (q.map(|q| q.table().to_string()), f.name().clone()))
+            })
             .collect();
         for e in node.expressions() {
             e.apply(|x| {
-                if let Expr::OuterReferenceColumn(_, col) = x {
-                    let mut matches: Vec<&String> = inner
-                        .iter()
-                        .filter(|n| same_ignoring_case(n, &col.name))
-                        .collect();
-                    matches.sort();
-                    matches.dedup();
-                    match matches.as_slice() {
-                        [] => {}
-                        [one] => {
-                            let m = Misread {
-                                outer: col.name.clone(),
-                                inner: (*one).clone(),
-                            };
-                            if !found.contains(&m) {
-                                found.push(m);
-                            }
-                        }
-                        _ => ambiguous = Some(col.name.clone()),
-                    }
+                let Expr::OuterReferenceColumn(_, col) = x else {
+                    return Ok(TreeNodeRecursion::Continue);
+                };
+                let relation = col.relation.as_ref().map(|r| r.table().to_string());
+                let by_name = inner
+                    .iter()
+                    .filter(|(_, n)| same_ignoring_case(n, &col.name))
+                    .map(|(_, n)| n.clone())
+                    .collect();
+                let by_table = inner
+                    .iter()
+                    .filter(|(q, n)| {
+                        same_ignoring_case(n, &col.name)
+                            && matches!((q, &relation), (Some(q), Some(r)) if same_ignoring_case(q, r))
+                    })
+                    .map(|(q, n)| (q.clone().unwrap_or_default(), n.clone()))
+                    .collect();
+                let m = Misread {
+                    relation,
+                    outer: col.name.clone(),
+                    inner: one(by_name, &col.name)?,
+                    inner_qualified: one(by_table, &col.name)?,
+                };
+                if (m.inner.is_some() || m.inner_qualified.is_some()) && !found.contains(&m) {
+                    found.push(m);
                 }
                 Ok(TreeNodeRecursion::Continue)
             })?;
         }
         Ok(TreeNodeRecursion::Continue)
     })?;
-    if let Some(name) = ambiguous {
-        return Err(DataFusionError::Plan(format!(
-            "column reference {name} inside a subquery is ambiguous: several of the subquery's columns match it without regard to case"
-        )));
-    }
     Ok(found)
 }
 
@@ -93,16 +120,22 @@ pub(crate) fn respell_misread<N: VisitMut>(node: &mut N, misread: &[Misread]) ->
             outer_side: Vec::new(),
             dry: true,
             found: 0,
-            qualified: 0,
+            outer_by_choice: 0,
         };
         let _ = node.visit(&mut v);
-        if v.found == 0 && v.qualified > 0 {
+        // Every name read as the outer column means it (a qualified one by choice).
+        if v.found == 0 && v.outer_by_choice > 0 {
             continue;
         }
         if v.found != 1 {
+            let inner = m
+                .inner
+                .clone()
+                .or_else(|| m.inner_qualified.as_ref().map(|(q, n)| format!("{q}.{n}")))
+                .unwrap_or_default();
             return Err(DataFusionError::Plan(format!(
-                "column reference {} inside a subquery: Spark reads the subquery's own column {} (names match without regard to case) where the outer query's {} matches exactly; write the name as the column you mean spells it, or qualify it",
-                m.outer, m.inner, m.outer
+                "column reference {} inside a subquery: Spark reads the subquery's own column {} (names match without regard to case) where the outer query's {} matches exactly; write the name as the column you mean spells it, or qualify it with a name only one table has",
+                m.outer, inner, m.outer
             )));
         }
         v.dry = false;
@@ -113,8 +146,8 @@ pub(crate) fn respell_misread<N: VisitMut>(node: &mut N, misread: &[Misread]) ->
 }
 
 /// The names inside subqueries (`EXISTS`, `IN (SELECT …)`, a scalar subquery, a LATERAL table)
-/// that DataFusion reads as `misread.outer`: the unqualified ones counted (`dry`), then
-/// respelled; the qualified ones counted.
+/// that DataFusion reads as `misread`'s outer column: those Spark reads as an inner column
+/// counted (`dry`), then respelled; those that mean the outer column counted apart.
 struct InSubqueries<'a> {
     misread: &'a Misread,
     depth: usize,
@@ -122,7 +155,7 @@ struct InSubqueries<'a> {
     outer_side: Vec<Span>,
     dry: bool,
     found: usize,
-    qualified: usize,
+    outer_by_choice: usize,
 }
 
 fn is_subquery(e: &ast::Expr) -> bool {
@@ -179,10 +212,15 @@ impl VisitorMut for InSubqueries<'_> {
                     && read_as(ident) == self.misread.outer
                     && !self.outer_side.contains(&ident.span) =>
             {
-                self.found += 1;
-                if !self.dry {
-                    ident.value = self.misread.inner.clone();
-                    ident.quote_style = Some('"');
+                match &self.misread.inner {
+                    Some(inner) => {
+                        self.found += 1;
+                        if !self.dry {
+                            ident.value = inner.clone();
+                            ident.quote_style = Some('"');
+                        }
+                    }
+                    None => self.outer_by_choice += 1,
                 }
             }
             ast::Expr::CompoundIdentifier(parts)
@@ -190,7 +228,24 @@ impl VisitorMut for InSubqueries<'_> {
                     .last()
                     .is_some_and(|p| read_as(p) == self.misread.outer) =>
             {
-                self.qualified += 1;
+                let qualifier_is_outer = match (parts.as_slice(), &self.misread.relation) {
+                    ([q, _], Some(r)) => read_as(q) == *r,
+                    _ => false,
+                };
+                match (&self.misread.inner_qualified, qualifier_is_outer) {
+                    (Some((table, name)), true) => {
+                        self.found += 1;
+                        if !self.dry {
+                            if let [q, n] = parts.as_mut_slice() {
+                                q.value = table.clone();
+                                q.quote_style = Some('"');
+                                n.value = name.clone();
+                                n.quote_style = Some('"');
+                            }
+                        }
+                    }
+                    _ => self.outer_by_choice += 1,
+                }
             }
             _ => {}
         }

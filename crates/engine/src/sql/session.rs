@@ -546,6 +546,9 @@ impl SqlSession {
                 .map_err(EngineError::invalid)?;
             // `t.s.id` is table `t`'s struct `s`, field `id` (`spark::compound_names`).
             crate::spark::compound_names::settle_statement(s.as_mut());
+            // `FROM a t JOIN b T` is ambiguous to Spark (`spark::table_aliases`).
+            crate::spark::table_aliases::refuse_case_only_alias_pairs(s.as_ref())
+                .map_err(EngineError::invalid)?;
             // `AS MyCol` names a column `MyCol` (`spark::alias_case`).
             crate::spark::alias_case::keep_alias_spelling(s.as_mut());
             for r in refs {

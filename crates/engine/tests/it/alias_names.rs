@@ -12,7 +12,7 @@ use crate::common::{latest_snapshot, rt, sorted_rows};
 
 fn session(name: &str) -> SqlSession {
     let mut s = SqlSession::new(Env::deterministic(7), ConflictConfig::default());
-    for t in ["t", "c", "x"] {
+    for t in ["t", "c", "x", "c2"] {
         s.register(t, &format!("memory://alias-names-{name}/{t}"));
     }
     s
@@ -63,6 +63,11 @@ fn aliases_name_columns_as_written() {
         let snap = latest_snapshot("memory://alias-names-ctas/c").await;
         let names: Vec<&str> = snap.schema.fields.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["MyId", "Doubled", "Name"]);
+        // Unaliased: a CAST of a name is the name, a literal its text, parentheses nothing.
+        run(&s, "CREATE TABLE x AS SELECT CAST(v AS STRING), 1, 2.50, 'a', (NAME), true FROM t WHERE id = 1").await;
+        let snap = latest_snapshot("memory://alias-names-ctas/x").await;
+        let names: Vec<&str> = snap.schema.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["v", "1", "2.50", "a", "NAME", "true"]);
         // A subquery's alias, read in another spelling, is that column, named as read.
         let (names, rows) = named_rows(
             &s,
@@ -82,7 +87,7 @@ fn aliases_name_columns_as_written() {
         assert_eq!(names, ["doubled", "DOUBLED", "ID", "MyID"]);
         // Two aliases that differ only in case are two columns of one name to a table: refused.
         let e = s
-            .execute("CREATE TABLE x AS SELECT 1 AS a, 2 AS A")
+            .execute("CREATE TABLE c2 AS SELECT 1 AS a, 2 AS A")
             .await
             .expect_err("duplicate columns");
         assert!(matches!(e.kind(), ErrorKind::InvalidArgument), "{e}");
@@ -95,13 +100,15 @@ fn references_to_an_alias_mean_what_spark_reads() {
     rt().block_on(async {
         run(&s, "CREATE TABLE t (id INT, v INT, Name STRING)").await;
         run(&s, "INSERT INTO t VALUES (1, 10, 'a'), (2, 20, 'A'), (3, 30, 'b')").await;
-        let cases: [(&str, &[&str], &[&str]); 5] = [
+        let cases: [(&str, &[&str], &[&str]); 6] = [
             // ORDER BY reads the alias before the input column `v`, in any spelling.
             ("SELECT -v AS V FROM t ORDER BY v LIMIT 1", &["V"], &["-30"]),
             ("SELECT -v AS Neg FROM t ORDER BY NEG DESC LIMIT 1", &["Neg"], &["-10"]),
             // GROUP BY reads the column `Name` first ('a' and 'A' apart), inside an expression too.
             ("SELECT upper(Name) AS NAME, count(*) AS n FROM t GROUP BY name ORDER BY n, name", &["NAME", "n"], &["A|1", "A|1", "B|1"]),
             ("SELECT lower(Name) AS NAME, count(*) AS N FROM t GROUP BY lower(Name) ORDER BY n DESC", &["NAME", "N"], &["a|2", "b|1"]),
+            // In HAVING, `sum(v)` beside an alias `V` sums the input's `v` (red team helper-52).
+            ("SELECT Name, id + 0 AS V FROM t GROUP BY Name, id HAVING sum(v) > 15 ORDER BY id", &["Name", "V"], &["A|2", "b|3"]),
             // HAVING on an alias in another spelling.
             ("SELECT Name AS Nm, sum(v) AS Total FROM t GROUP BY Name HAVING total > 10 ORDER BY TOTAL", &["Nm", "Total"], &["A|20", "b|30"]),
         ];
@@ -130,7 +137,14 @@ fn insert_by_name_compares_aliases_as_written() {
             "INSERT INTO t SELECT 2 AS id, named_struct('b', 2, 'a', 3) AS s",
         )
         .await;
+        // Struct fields spelled in another case are not the table's either (Delta's
+        // `isReadCompatible` finds them without regard to case, then requires the spelling).
+        run(
+            &s,
+            "INSERT INTO t SELECT 3 AS id, named_struct('B', 2, 'A', 3) AS s",
+        )
+        .await;
         let rows = sorted_rows(&run(&s, "SELECT id, s.a, s.b FROM t").await);
-        assert_eq!(rows, ["1|2|3", "2|3|2"]);
+        assert_eq!(rows, ["1|2|3", "2|3|2", "3|2|3"]);
     });
 }

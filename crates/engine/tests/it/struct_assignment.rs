@@ -212,14 +212,35 @@ fn struct_fields_are_named_as_spark_names_them() {
         &s,
         "INSERT INTO t VALUES (1, named_struct('a', 1, 'b', 2), NULL)",
     );
-    let q = "SELECT struct(id, s.a, s.b * 2) AS x FROM t";
+    // Names as Spark 4 gives them: a name read as written, an alias, else col<i> (one-based).
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "SELECT struct(id, s.a, s.b * 2) AS x FROM t",
+            &["id", "a", "col3"],
+        ),
+        (
+            "SELECT struct(ID, t.s.a, id AS Z, id + 1) AS x FROM t",
+            &["ID", "a", "Z", "col4"],
+        ),
+        (
+            "SELECT struct(id, struct(s.b, 1 AS one)) AS x FROM t",
+            &["id", "col2"],
+        ),
+        ("SELECT struct(1 AS one, s) AS x FROM t", &["one", "s"]),
+    ];
+    for (q, want) in cases {
+        let out = rt().block_on(s.execute(q)).unwrap();
+        let schema = out.batches[0].schema();
+        let arrow::datatypes::DataType::Struct(fields) = schema.field(0).data_type() else {
+            panic!("{schema:?}")
+        };
+        let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
+        assert_eq!(names, want.to_vec(), "{q}");
+    }
+    // The inner struct of the third case: `b` and `one`.
+    let q = "SELECT x.b, x.one FROM (SELECT struct(s.b, 1 AS one) AS x FROM t)";
     let out = rt().block_on(s.execute(q)).unwrap();
-    let schema = out.batches[0].schema();
-    let arrow::datatypes::DataType::Struct(fields) = schema.field(0).data_type() else {
-        panic!("{schema:?}")
-    };
-    let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
-    assert_eq!(names, ["id", "a", "col3"]);
+    assert_eq!(sorted_rows(&out.batches), ["2|1"]);
     run(&s, "UPDATE t SET s = struct(s.b, s.a) WHERE id = 1");
     assert_eq!(rows(&s), ["1|1|2|NULL"].map(String::from));
 }
