@@ -137,7 +137,7 @@ pub fn cast_checked(value: &ArrayRef, to: &DataType) -> Result<(ArrayRef, bool),
 /// the statement's rule): Arrow's own struct cast would match some by name and others by
 /// position. `None` for any other pair of types.
 fn cast_nested(value: &ArrayRef, to: &DataType) -> Option<Result<(ArrayRef, bool), String>> {
-    use arrow::array::{AsArray, LargeListArray, ListArray, MapArray, StructArray};
+    use arrow::array::{AsArray, MapArray, StructArray};
     let children_exact = |pairs: Vec<(&ArrayRef, &DataType)>| {
         let mut exact = true;
         let mut out = Vec::with_capacity(pairs.len());
@@ -172,28 +172,8 @@ fn cast_nested(value: &ArrayRef, to: &DataType) -> Option<Result<(ArrayRef, bool
                 Ok((Arc::new(out.map_err(text)?) as ArrayRef, exact))
             })
         }
-        (DataType::List(_), DataType::List(t)) => {
-            let l = value.as_list::<i32>();
-            children_exact(vec![(l.values(), t.data_type())]).and_then(|(mut v, exact)| {
-                let values = v.pop().ok_or("a list without values")?;
-                let out =
-                    ListArray::try_new(t.clone(), l.offsets().clone(), values, l.nulls().cloned());
-                Ok((Arc::new(out.map_err(text)?) as ArrayRef, exact))
-            })
-        }
-        (DataType::LargeList(_), DataType::LargeList(t)) => {
-            let l = value.as_list::<i64>();
-            children_exact(vec![(l.values(), t.data_type())]).and_then(|(mut v, exact)| {
-                let values = v.pop().ok_or("a list without values")?;
-                let out = LargeListArray::try_new(
-                    t.clone(),
-                    l.offsets().clone(),
-                    values,
-                    l.nulls().cloned(),
-                );
-                Ok((Arc::new(out.map_err(text)?) as ArrayRef, exact))
-            })
-        }
+        (DataType::List(_), DataType::List(t)) => cast_list::<i32>(value, t),
+        (DataType::LargeList(_), DataType::LargeList(t)) => cast_list::<i64>(value, t),
         (DataType::Map(_, sorted), DataType::Map(t, _)) => {
             let m = value.as_map();
             let entries: ArrayRef = Arc::new(m.entries().clone());
@@ -212,6 +192,21 @@ fn cast_nested(value: &ArrayRef, to: &DataType) -> Option<Result<(ArrayRef, bool
         }
         _ => return None,
     })
+}
+
+/// A list (`i32` offsets) or large list (`i64`) cast element by element to the list type whose
+/// element field is `t` ([`cast_nested`]).
+fn cast_list<O: arrow::array::OffsetSizeTrait>(
+    value: &ArrayRef,
+    t: &arrow::datatypes::FieldRef,
+) -> Result<(ArrayRef, bool), String> {
+    use arrow::array::{AsArray, GenericListArray};
+    let l = value.as_list::<O>();
+    let (values, exact) = cast_checked(l.values(), t.data_type())?;
+    let out =
+        GenericListArray::<O>::try_new(t.clone(), l.offsets().clone(), values, l.nulls().cloned())
+            .map_err(|e| e.to_string())?;
+    Ok((Arc::new(out) as ArrayRef, exact))
 }
 
 /// `converted` cast back to `original`'s type equals `original` at every row (NULLs included).

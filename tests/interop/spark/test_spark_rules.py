@@ -381,6 +381,9 @@ STRUCT_STATEMENTS = [
     # Field names spelled in another case: by position (Delta's isReadCompatible).
     "INSERT INTO {t} SELECT 16 AS id, named_struct('B', 1, 'A', 2) AS s",
     "INSERT INTO {t} SELECT 17 AS id, struct(20 AS B, 10 AS a) AS s",
+    # Columns read by name carry their names: by name (red team helper-53).
+    "INSERT INTO {t} SELECT id, s FROM {src}",
+    "INSERT INTO {t} SELECT src.id + 1 AS id, src.s FROM {src} src WHERE id > 0",
 ]
 
 
@@ -392,10 +395,13 @@ def test_struct_values_are_assigned_as_spark_assigns_them(spark, tmp_path):
     ddl = "CREATE TABLE {t} (id INT, s STRUCT<a: INT, b: INT>)"
     rlc("sql", ddl.format(t=f"'{ours}'"))
     spark.sql(ddl.format(t=f"delta.`{theirs}`") + " USING delta")
+    src = str(tmp_path / "src")
+    rlc("sql", f"CREATE TABLE '{src}' (id INT, s STRUCT<b: INT, a: INT>)")
+    rlc("sql", f"INSERT INTO '{src}' VALUES (20, named_struct('b', 1, 'a', 2))")
     for st in STRUCT_STATEMENTS:
-        we_commit = subprocess.run([BIN, "sql", st.format(t=f"'{ours}'")], capture_output=True).returncode == 0
+        we_commit = subprocess.run([BIN, "sql", st.format(t=f"'{ours}'", src=f"'{src}'")], capture_output=True).returncode == 0
         try:
-            spark.sql(st.format(t=f"delta.`{theirs}`")).collect()
+            spark.sql(st.format(t=f"delta.`{theirs}`", src=f"delta.`{src}`")).collect()
             spark_commits = True
         except Exception:
             spark_commits = False
@@ -473,6 +479,7 @@ def test_aliases_name_columns_as_written_as_in_spark(spark, tmp_path):
 
 
 SUBQUERY_QUERIES = [
+    "SELECT count(*) FROM {a} WHERE EXISTS (SELECT 1 FROM {b} WHERE X <= x)",
     "SELECT count(*) FROM {a} WHERE EXISTS (SELECT 1 FROM {b} WHERE x = 5)",
     "SELECT count(*) FROM {a} WHERE 5 IN (SELECT x FROM {b})",
     "SELECT count(*) FROM {a} WHERE x IN (SELECT x FROM {b})",

@@ -42,7 +42,7 @@ pub fn conform_column_with(
     // A struct whose fields do not match the column's by name is refused whatever the policy: it
     // is not a value that fails to cast (`nested_fields`).
     let value = by_name(&value, field)?;
-    let strict = conform_column(value.clone(), field);
+    let strict = conform_aligned(value.clone(), field).map(|(v, _)| v);
     match (strict, on_failure) {
         (Ok(v), _) => Ok(v),
         (Err(e), CastFailure::Error) => Err(e),
@@ -96,7 +96,11 @@ fn by_name(value: &ArrayRef, field: &Field) -> Result<ArrayRef> {
 /// A struct value's fields are matched to the column's by name (UPDATE, MERGE, DataFrame
 /// writes); an INSERT aligns its values by position before (`nested_fields`).
 pub fn conform_column_exact(value: ArrayRef, field: &Field) -> Result<(ArrayRef, bool)> {
-    let value = by_name(&value, field)?;
+    conform_aligned(by_name(&value, field)?, field)
+}
+
+/// [`conform_column_exact`] of a value whose struct fields are already aligned to `field`'s.
+fn conform_aligned(value: ArrayRef, field: &Field) -> Result<(ArrayRef, bool)> {
     let (value, exact) =
         crate::value_cast::cast_checked(&value, field.data_type()).map_err(|e| {
             if let Some(at) = crate::constraints::nested_null_violation(&value, field) {

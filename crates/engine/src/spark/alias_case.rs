@@ -27,8 +27,11 @@ use super::ident_case::same_ignoring_case;
 /// Marks every unquoted SELECT alias of `node` (a statement or a query, at any depth) so that
 /// planning keeps its spelling, and spells the references to it in its query block's ORDER BY,
 /// and GROUP BY as it is written (module header).
-pub(crate) fn keep_alias_spelling<N: VisitMut>(node: &mut N) {
-    let _ = node.visit(&mut Aliases);
+pub(crate) fn keep_alias_spelling<N: VisitMut>(node: &mut N) -> Result<(), String> {
+    match node.visit(&mut Aliases) {
+        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Break(reason) => Err(reason),
+    }
 }
 
 struct Aliases;
@@ -137,7 +140,7 @@ fn name_as_written(projection: &mut [ast::SelectItem]) {
 /// (its last part), through parentheses and a CAST of a name (`CAST(v AS STRING)` is `v`); an
 /// integer, decimal, string or boolean literal as Spark prints it (`1`, `1.50`, `a`, `true`).
 /// Other expressions keep DataFusion's name.
-fn spark_name(e: &ast::Expr) -> Option<ast::Ident> {
+pub(crate) fn spark_name(e: &ast::Expr) -> Option<ast::Ident> {
     fn name(e: &ast::Expr) -> Option<ast::Ident> {
         match e {
             ast::Expr::Identifier(ident) => Some(ident.clone()),
@@ -218,18 +221,71 @@ fn refer<N: VisitMut>(node: &mut N, aliases: &[String]) {
 }
 
 impl VisitorMut for Aliases {
-    type Break = ();
+    type Break = String;
 
-    fn pre_visit_query(&mut self, query: &mut ast::Query) -> ControlFlow<()> {
+    fn pre_visit_query(&mut self, query: &mut ast::Query) -> ControlFlow<String> {
         keep(&mut query.body);
         // ORDER BY reads the query's output first: Spark takes an alias before an input column.
-        let aliases = output_select(&query.body)
-            .map(aliases_of)
-            .unwrap_or_default();
-        if let Some(order_by) = &mut query.order_by {
+        // With a wildcard in the list, its columns are unknown here: DataFusion's reading stands
+        // (it also reads the output first, and a wildcard's `v` matches `v` exactly).
+        let Some(select) = output_select(&query.body) else {
+            return ControlFlow::Continue(());
+        };
+        let wildcard = select.projection.iter().any(|item| {
+            matches!(
+                item,
+                ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..)
+            )
+        });
+        let aliases = aliases_of(select);
+        if let (Some(order_by), false) = (&mut query.order_by, wildcard) {
+            // A name two output columns match without regard to case is one Spark reads as
+            // neither (it takes the input's column); refused (red team helper-53).
+            if let Some(name) = ambiguous_output(order_by, &aliases) {
+                return ControlFlow::Break(format!(
+                    "ORDER BY {name} matches more than one output column without regard to case; name the column once or use its position"
+                ));
+            }
             refer(order_by, &aliases);
         }
         ControlFlow::Continue(())
+    }
+}
+
+/// A bare name in `node` (not in nested queries) that two of `outputs` match without regard to
+/// case.
+fn ambiguous_output<N: VisitMut>(node: &mut N, outputs: &[String]) -> Option<String> {
+    struct Two<'a> {
+        outputs: &'a [String],
+        depth: usize,
+    }
+    impl VisitorMut for Two<'_> {
+        type Break = String;
+        fn pre_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<String> {
+            self.depth += 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &mut ast::Query) -> ControlFlow<String> {
+            self.depth = self.depth.saturating_sub(1);
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &mut ast::Expr) -> ControlFlow<String> {
+            if let (0, ast::Expr::Identifier(ident)) = (self.depth, e) {
+                let n = self
+                    .outputs
+                    .iter()
+                    .filter(|o| same_ignoring_case(o, &ident.value))
+                    .count();
+                if n > 1 && ident.quote_style != Some('"') {
+                    return ControlFlow::Break(ident.value.clone());
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    match node.visit(&mut Two { outputs, depth: 0 }) {
+        ControlFlow::Break(name) => Some(name),
+        ControlFlow::Continue(()) => None,
     }
 }
 
@@ -245,7 +301,7 @@ mod tests {
                    UNION ALL SELECT 2 AS Other, 3, 4 WHERE EXISTS (SELECT 5 AS Deep)";
         let mut st = Parser::parse_sql(&GenericDialect {}, sql).unwrap_or_default();
         assert_eq!(st.len(), 1);
-        keep_alias_spelling(&mut st);
+        assert_eq!(keep_alias_spelling(&mut st), Ok(()));
         let text = st.first().map(|s| s.to_string()).unwrap_or_default();
         for kept in [
             "AS `MyCol`",

@@ -71,12 +71,29 @@ pub(crate) fn misread_outer_references(plan: &LogicalPlan) -> DFResult<Vec<Misre
                     .map(|(q, f)| (q.map(|q| q.table().to_string()), f.name().clone()))
             })
             .collect();
+        // The subquery's own struct columns: `t.x` is such a column's field in Spark before it
+        // is an outer table's column.
+        let structs: Vec<String> = node
+            .inputs()
+            .iter()
+            .flat_map(|i| i.schema().fields().iter())
+            .filter(|f| matches!(f.data_type(), arrow::datatypes::DataType::Struct(_)))
+            .map(|f| f.name().clone())
+            .collect();
         for e in node.expressions() {
             e.apply(|x| {
                 let Expr::OuterReferenceColumn(_, col) = x else {
                     return Ok(TreeNodeRecursion::Continue);
                 };
                 let relation = col.relation.as_ref().map(|r| r.table().to_string());
+                if let Some(r) = &relation {
+                    if structs.iter().any(|n| same_ignoring_case(n, r)) {
+                        return Err(DataFusionError::Plan(format!(
+                            "column reference {r}.{} inside a subquery: Spark reads {r} as the subquery's own struct column before the outer table {r}; rename one of them",
+                            col.name
+                        )));
+                    }
+                }
                 let by_name = inner
                     .iter()
                     .filter(|(_, n)| same_ignoring_case(n, &col.name))
@@ -120,6 +137,7 @@ pub(crate) fn respell_misread<N: VisitMut>(node: &mut N, misread: &[Misread]) ->
             outer_side: Vec::new(),
             dry: true,
             found: 0,
+            unqualified: 0,
             outer_by_choice: 0,
         };
         let _ = node.visit(&mut v);
@@ -127,7 +145,11 @@ pub(crate) fn respell_misread<N: VisitMut>(node: &mut N, misread: &[Misread]) ->
         if v.found == 0 && v.outer_by_choice > 0 {
             continue;
         }
-        if v.found != 1 {
+        // Several unqualified names read as the outer column all mean the inner one (each was
+        // looked up in a scope that has it; respelled exactly, one that is not in such a scope
+        // no longer plans). Several qualified ones, or a mix, are refused.
+        let several_unqualified = v.found > 1 && v.found == v.unqualified && m.inner.is_some();
+        if v.found != 1 && !several_unqualified {
             let inner = m
                 .inner
                 .clone()
@@ -155,6 +177,8 @@ struct InSubqueries<'a> {
     outer_side: Vec<Span>,
     dry: bool,
     found: usize,
+    /// Of `found`, the unqualified names.
+    unqualified: usize,
     outer_by_choice: usize,
 }
 
@@ -215,6 +239,7 @@ impl VisitorMut for InSubqueries<'_> {
                 match &self.misread.inner {
                     Some(inner) => {
                         self.found += 1;
+                        self.unqualified += 1;
                         if !self.dry {
                             ident.value = inner.clone();
                             ident.quote_style = Some('"');

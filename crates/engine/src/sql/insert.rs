@@ -143,16 +143,41 @@ fn nested_fields_by_position(
     )?)
 }
 
-/// INSERT maps columns by position, so output names do not matter; DataFusion however rejects
-/// duplicate names (`SELECT value, CAST(value AS INT)`). Unnamed select items get positional
-/// aliases, in the AST.
+/// Unnamed select items get aliases, in the AST: Spark's name where it has one that no other
+/// item shares, else a positional one. The names decide whether the rows go by name
+/// (`written_by_name`); DataFusion rejects duplicate names (`SELECT value, CAST(value AS INT)`).
 fn alias_positional_columns(q: &mut Query) {
     if let SetExpr::Select(sel) = q.body.as_mut() {
+        // Spark's name for an item (`x`, `src.s`, `CAST(v AS INT)` is `v`): Delta's by-name rule
+        // compares these with the table's (`written_by_name`; `SELECT x, s FROM src` is written by
+        // name, red team helper-53). A name two items would share is generated instead.
+        let names: Vec<Option<String>> = sel
+            .projection
+            .iter()
+            .map(|item| match item {
+                SelectItem::UnnamedExpr(e) => {
+                    crate::spark::alias_case::spark_name(e).map(|i| i.value)
+                }
+                SelectItem::ExprWithAlias { alias, .. } => Some(alias.value.clone()),
+                _ => None,
+            })
+            .collect();
         for (i, item) in sel.projection.iter_mut().enumerate() {
             if let SelectItem::UnnamedExpr(e) = item {
+                let spark = names.get(i).cloned().flatten().filter(|n| {
+                    names
+                        .iter()
+                        .filter(|m| m.as_deref() == Some(n.as_str()))
+                        .count()
+                        == 1
+                });
+                let alias = match spark {
+                    Some(n) => Ident::with_quote('`', n),
+                    None => Ident::new(format!("__c{i}")),
+                };
                 *item = SelectItem::ExprWithAlias {
                     expr: e.clone(),
-                    alias: Ident::new(format!("__c{i}")),
+                    alias,
                 };
             }
         }

@@ -550,7 +550,8 @@ impl SqlSession {
             crate::spark::table_aliases::refuse_case_only_alias_pairs(s.as_ref())
                 .map_err(EngineError::invalid)?;
             // `AS MyCol` names a column `MyCol` (`spark::alias_case`).
-            crate::spark::alias_case::keep_alias_spelling(s.as_mut());
+            crate::spark::alias_case::keep_alias_spelling(s.as_mut())
+                .map_err(EngineError::invalid)?;
             for r in refs {
                 let name = r.ident.to_ascii_lowercase();
                 if let Ok(p) = ctx.table_provider(name.as_str()).await {

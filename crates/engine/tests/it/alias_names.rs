@@ -117,6 +117,17 @@ fn references_to_an_alias_mean_what_spark_reads() {
             assert_eq!(names, want_names.to_vec(), "{sql}");
             assert_eq!(rows, want_rows.to_vec(), "{sql}");
         }
+        // Beside a wildcard, ORDER BY reads the output as DataFusion does: the wildcard's `v`.
+        let (_, rows) = named_rows(&s, "SELECT *, -v AS V FROM t ORDER BY V LIMIT 1").await;
+        assert_eq!(rows, ["1|10|a|-10"]);
+        // A name two output columns match: Spark reads neither; refused (red team helper-53).
+        for sql in [
+            "SELECT v AS x, id AS X FROM t ORDER BY x",
+            "SELECT v, -v AS V FROM t ORDER BY v",
+        ] {
+            let e = s.execute(sql).await.expect_err(sql).to_string();
+            assert!(e.contains("more than one output column"), "{sql}: {e}");
+        }
     });
 }
 
@@ -144,7 +155,17 @@ fn insert_by_name_compares_aliases_as_written() {
             "INSERT INTO t SELECT 3 AS id, named_struct('B', 2, 'A', 3) AS s",
         )
         .await;
+        // Columns read by name carry their names: by name (red team helper-53), whatever the
+        // query around them; a name two items share is by position.
+        run(&s, "CREATE TABLE c (id INT, s STRUCT<b: INT, a: INT>)").await;
+        run(&s, "INSERT INTO c VALUES (4, named_struct('b', 2, 'a', 3))").await;
+        run(&s, "INSERT INTO t SELECT id, s FROM c").await;
+        run(
+            &s,
+            "INSERT INTO t SELECT c.id + 1 AS id, c.s FROM c WHERE id > 0 ORDER BY id",
+        )
+        .await;
         let rows = sorted_rows(&run(&s, "SELECT id, s.a, s.b FROM t").await);
-        assert_eq!(rows, ["1|2|3", "2|3|2", "3|2|3"]);
+        assert_eq!(rows, ["1|2|3", "2|3|2", "3|2|3", "4|3|2", "5|3|2"]);
     });
 }

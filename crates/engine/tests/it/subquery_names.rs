@@ -47,7 +47,12 @@ fn a_subquerys_name_is_its_own_column_before_an_outer_one() {
             "INSERT INTO b VALUES (5)",
         ],
     );
-    let cases: [(&str, &[&str]); 6] = [
+    let cases: [(&str, &[&str]); 7] = [
+        // Both names are b's `X` (red team helper-53: refused).
+        (
+            "SELECT count(*) FROM a WHERE EXISTS (SELECT 1 FROM b WHERE X <= x)",
+            &["2"],
+        ),
         // `x` is b's `X`: every row of a (DataFusion alone: none).
         (
             "SELECT count(*) FROM a WHERE EXISTS (SELECT 1 FROM b WHERE x = 5)",
@@ -80,6 +85,12 @@ fn a_subquerys_name_is_its_own_column_before_an_outer_one() {
     for (sql, want) in cases {
         assert_eq!(rows(&s, sql), want.to_vec(), "{sql}");
     }
+    // `a.x` beside the subquery's own struct column `A`: Spark reads the struct's field; refused.
+    refused(
+        &s,
+        &["SELECT count(*) FROM a WHERE EXISTS (SELECT 1 FROM (SELECT named_struct('x', 5) AS A) WHERE a.x = 5)"],
+        "struct column",
+    );
     // What a write stores: the rows Spark selects.
     rows(
         &s,
