@@ -423,3 +423,23 @@ def test_new_tables_get_deltalakes_protocol_and_configuration(tmp_path):
     from delta_rlc import sql
     sql(f"CREATE TABLE '{tmp_path / 's'}' (id BIGINT)")
     assert DeltaTable(tmp_path / "s").metadata().configuration == {"delta.enableDeletionVectors": "true"}
+
+
+def test_opendal_fs_locations_are_the_directory_under_their_root(tmp_path):
+    # deltalake's `fs://` and `opendal+fs://` (OpenDAL's local file system): the path under
+    # `opendal.root`. The table is the plain local directory, which any reader opens by path.
+    options = {"opendal.root": str(tmp_path)}
+    data = pa.table({"id": pa.array([1, 2], pa.int32())})
+    write_deltalake("fs://localhost/t", data, storage_options=options)
+    write_deltalake("opendal+fs://localhost/t", data, mode="append", storage_options=options)
+    assert DeltaTable(str(tmp_path / "t")).version() == 1
+    assert sorted(DeltaTable("fs://x/t", storage_options=options).to_pyarrow_table()["id"].to_pylist()) == [1, 1, 2, 2]
+    assert deltalake.DeltaTable(str(tmp_path / "t")).to_pyarrow_table().num_rows == 4
+    # Another OpenDAL service or option would open another store than the one named: refused.
+    with pytest.raises(DeltaError, match='OpenDAL service "s3" is not supported'):
+        DeltaTable("opendal+s3://bucket/t", storage_options=options)
+    with pytest.raises(DeltaError, match="opendal.endpoint"):
+        DeltaTable("fs://x/t", storage_options={**options, "opendal.endpoint": "e"})
+    with pytest.raises(DeltaError, match="leaves the OpenDAL root"):
+        write_deltalake("fs://x/../escape", data, storage_options=options)
+    assert not (tmp_path.parent / "escape").exists()

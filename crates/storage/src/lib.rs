@@ -21,6 +21,7 @@ pub mod latency;
 mod local;
 pub mod meter;
 pub mod object_cache;
+mod opendal_fs;
 mod retry;
 mod store;
 

@@ -171,6 +171,11 @@ impl TableStore {
         }
         let (latency, options) = take_latency_options(options)?;
         let options = &options;
+        let opendal_dir = crate::opendal_fs::local_dir(location, options)?;
+        let opendal_location = opendal_dir
+            .as_ref()
+            .map(|d| d.to_string_lossy().into_owned());
+        let location = opendal_location.as_deref().unwrap_or(location);
         if let Some(cloud) = open_cloud(location, options)? {
             return Ok(TableStore {
                 warnings: Arc::new(cloud.warnings),

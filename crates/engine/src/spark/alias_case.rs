@@ -11,7 +11,12 @@
 //! a bare name that matches an alias of its query
 //! block without regard to case is spelled as the alias, so it means what it meant when both
 //! were lower-cased: `SELECT -v AS V … ORDER BY v` sorts by the alias, as in Spark, not by the
-//! column `v`. (`spark::group_by_names` then takes a GROUP BY name as the column first.) An
+//! column `v`. (`spark::group_by_names` then takes a GROUP BY name as the column first.)
+//! HAVING is left as written: there Spark reads `sum(v)` as the input column's sum, and a
+//! respelled `V` would have summed the alias. An ORDER BY name that two output columns match
+//! without regard to case is refused (Spark then reads the input's column, which DataFusion
+//! cannot be told to); beside a wildcard no name is respelled, and DataFusion's reading is
+//! Spark's. An
 //! outer query's `mycol` is matched to a subquery's `MyCol` without regard to case by
 //! `spark::ident_case`, as a mixed-case table column is. A column read
 //! under its own name is named as the query writes it, as in Spark: `SELECT NAME FROM t` is a
@@ -25,8 +30,8 @@ use datafusion::sql::sqlparser::ast::{self as ast, VisitMut, VisitorMut};
 use super::ident_case::same_ignoring_case;
 
 /// Marks every unquoted SELECT alias of `node` (a statement or a query, at any depth) so that
-/// planning keeps its spelling, and spells the references to it in its query block's ORDER BY,
-/// and GROUP BY as it is written (module header).
+/// planning keeps its spelling, and spells the references to it in its query block's ORDER BY
+/// and GROUP BY as it is written; an ORDER BY name two outputs match is the `Err` (module header).
 pub(crate) fn keep_alias_spelling<N: VisitMut>(node: &mut N) -> Result<(), String> {
     match node.visit(&mut Aliases) {
         ControlFlow::Continue(()) => Ok(()),

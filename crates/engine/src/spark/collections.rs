@@ -132,7 +132,10 @@ pub(super) fn spark_collections(
             let mut args = Vec::with_capacity(f.args.len() * 2);
             for (i, a) in std::mem::take(&mut f.args).into_iter().enumerate() {
                 // Spark names a field after a column, a struct field read (`s.a` is `a`) or an
-                // alias; any other expression is `col<i>`.
+                // alias; any other expression is `col<i>`. SQL text never reaches this arm:
+                // `spark::struct_names` rewrites `struct(…)` in the parsed statement, with the
+                // names as written. What is left is an expression built in code (the Rust and
+                // Python builders), whose column is named as the table spells it: the same rule.
                 let name = match &a {
                     Expr::Column(c) => c.name.clone(),
                     Expr::Alias(al) => al.name.clone(),

@@ -46,6 +46,16 @@ pub fn same_ignoring_case(a: &str, b: &str) -> bool {
         })
 }
 
+/// The name DataFusion reads `ident` as: its text in ASCII lower case unless it is quoted (its
+/// parser's `enable_ident_normalization`). Every rule that asks which column DataFusion took
+/// compares this spelling.
+pub(crate) fn datafusion_reads(ident: &Ident) -> String {
+    match ident.quote_style {
+        None => ident.value.to_ascii_lowercase(),
+        Some(_) => ident.value.clone(),
+    }
+}
+
 /// A column planning did not find: the column, where it was written (the column's span, or
 /// the one DataFusion's diagnostic carries) and the columns visible there.
 pub(crate) type NotFound<'a> = (&'a Column, Option<datafusion::common::Span>, &'a [Column]);
@@ -132,10 +142,7 @@ impl AtSpan<'_> {
         let names = match self.span {
             Some(_) => same_ignoring_case(&ident.value, &self.missing.name),
             // DataFusion's own normalisation: ASCII lower case unless quoted.
-            None => match ident.quote_style {
-                Some(_) => ident.value == self.missing.name,
-                None => ident.value.to_ascii_lowercase() == self.missing.name,
-            },
+            None => datafusion_reads(ident) == self.missing.name,
         };
         if ident.quote_style == Some('"') || !names {
             return;

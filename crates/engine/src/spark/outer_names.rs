@@ -26,7 +26,7 @@ use datafusion::logical_expr::{Expr, LogicalPlan};
 use datafusion::sql::sqlparser::ast::{self as ast, VisitMut, VisitorMut};
 use datafusion::sql::sqlparser::tokenizer::Span;
 
-use super::ident_case::same_ignoring_case;
+use super::ident_case::{datafusion_reads, same_ignoring_case};
 
 /// An outer reference a subquery's own column also matches: the outer column as DataFusion read
 /// it, and the inner column Spark reads instead — for a name written unqualified, and for a
@@ -193,14 +193,6 @@ fn is_lateral(t: &ast::TableFactor) -> bool {
     matches!(t, ast::TableFactor::Derived { lateral: true, .. })
 }
 
-/// DataFusion's normalisation: ASCII lower case unless quoted.
-fn read_as(ident: &ast::Ident) -> String {
-    match ident.quote_style {
-        None => ident.value.to_ascii_lowercase(),
-        Some(_) => ident.value.clone(),
-    }
-}
-
 impl VisitorMut for InSubqueries<'_> {
     type Break = ();
 
@@ -233,7 +225,7 @@ impl VisitorMut for InSubqueries<'_> {
         match e {
             ast::Expr::Identifier(ident)
                 if ident.quote_style != Some('"')
-                    && read_as(ident) == self.misread.outer
+                    && datafusion_reads(ident) == self.misread.outer
                     && !self.outer_side.contains(&ident.span) =>
             {
                 match &self.misread.inner {
@@ -251,10 +243,10 @@ impl VisitorMut for InSubqueries<'_> {
             ast::Expr::CompoundIdentifier(parts)
                 if parts
                     .last()
-                    .is_some_and(|p| read_as(p) == self.misread.outer) =>
+                    .is_some_and(|p| datafusion_reads(p) == self.misread.outer) =>
             {
                 let qualifier_is_outer = match (parts.as_slice(), &self.misread.relation) {
-                    ([q, _], Some(r)) => read_as(q) == *r,
+                    ([q, _], Some(r)) => datafusion_reads(q) == *r,
                     _ => false,
                 };
                 match (&self.misread.inner_qualified, qualifier_is_outer) {
