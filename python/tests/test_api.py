@@ -415,10 +415,10 @@ def test_statements_report_their_requests_and_depth(tmp_path):
     # listing confirms the table is still the one it loaded; then the four data files, each
     # read by the key probe and again by the join (on a local disk the statement keeps no copies:
     # a second read is a page-cache copy; on an object store it is served from the statement's
-    # cache, crates/delta-rlc/tests/request_cost.rs).
+    # cache, crates/delta-rlc/tests/it/request_cost.rs).
     assert (m["requests"]["LIST"], m["requests"]["GET"]) == (1, 8), m["requests"]
     # On a local disk reads have no latency, so the depth only orders completions: reported, but
-    # its bound is asserted on a store with latency (crates/delta-rlc/tests/request_cost.rs).
+    # its bound is asserted on a store with latency (crates/delta-rlc/tests/it/request_cost.rs).
     assert isinstance(m["critical_path_depth"], int)
     assert sorted(r["id"] for r in dt.to_pyarrow_table().to_pylist()) == [i for i in range(400) if i % 100 != 5]
 

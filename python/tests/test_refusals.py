@@ -1,6 +1,6 @@
 """Every case of tests/contract/refusals.toml through the Python API: the exception of the case's
 kind, with the case's message word for word (SQL and Rust are held to the same file by
-crates/delta-rlc/tests/refusals.rs), and the table left as it was."""
+crates/delta-rlc/tests/it/refusals.rs), and the table left as it was."""
 
 from __future__ import annotations
 

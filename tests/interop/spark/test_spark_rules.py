@@ -524,6 +524,33 @@ def same_rows(spark, queries, a, b):
         assert ours == theirs, q
 
 
+STRUCT_FIELD_QUERIES = [
+    "SELECT id, s.userId, s.USERID, s.userid, s.Inner.deep FROM {a} ORDER BY id",
+    "SELECT id FROM {a} WHERE s.USERID = 2",
+    "SELECT s['userid'], s.inner['DEEP'] FROM {a} ORDER BY id",
+    "SELECT sum(s.UserId) FROM {a} GROUP BY s.NAME ORDER BY 1",
+    "SELECT a.s.userid FROM {a} a WHERE a.S.name = 'x'",
+]
+
+
+def test_struct_fields_are_found_without_regard_to_case_as_in_spark(spark, tmp_path):
+    """A struct's field is found without regard to case (`spark/field_case.rs`), in queries and
+    in DML: Spark's rows and stored values on a table each engine changed the same way."""
+    a = str(tmp_path / "f")
+    rlc("sql", f"CREATE TABLE '{a}' (id INT, s STRUCT<userId: INT, Name: STRING, Inner: STRUCT<Deep: INT>>)")
+    rlc("sql", f"INSERT INTO '{a}' VALUES (1, named_struct('userId', 1, 'Name', 'x', 'Inner', named_struct('Deep', 10))), "
+               "(2, named_struct('userId', 2, 'Name', 'y', 'Inner', named_struct('Deep', 20)))")
+    same_rows(spark, STRUCT_FIELD_QUERIES, a, a)
+    b = str(tmp_path / "g")
+    spark.sql(f"CREATE TABLE delta.`{b}` USING delta AS SELECT * FROM delta.`{a}`")
+    for stmt in ["UPDATE {t} SET id = id + 10 WHERE s.USERID = 1", "DELETE FROM {t} WHERE s.inner.DEEP = 20"]:
+        rlc("sql", stmt.format(t=f"'{a}'"))
+        spark.sql(stmt.format(t=f"delta.`{b}`"))
+    q = "SELECT id, s.userId FROM {t} ORDER BY id"
+    assert [list(r.values()) for r in rlc_rows(q.format(t=f"'{a}'"))] == \
+        [list(r) for r in spark.sql(q.format(t=f"delta.`{b}`")).collect()] == [[11, 1]]
+
+
 def test_spark_reads_a_table_with_a_not_null_struct_field_we_wrote(spark, tmp_path):
     """A NOT NULL field inside a struct is an invariant: the protocol lists `invariants`, or Spark
     refuses to read the table (DELTA_FEATURES_PROTOCOL_METADATA_MISMATCH); a NULL struct above the

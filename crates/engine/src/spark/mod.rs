@@ -41,6 +41,7 @@ pub mod decimal_float;
 mod distinct_sum;
 pub mod exact_cast;
 pub mod extrema;
+mod field_case;
 pub mod float_decimal;
 mod float_extrema;
 mod float_frame;
@@ -258,8 +259,10 @@ fn build_state(
         .with_default_features()
         .with_analyzer_rules(rules);
     // Spark's SUBSTRING syntax ahead of DataFusion's planner for it.
+    // Struct fields found without regard to case, as Spark finds them (`field_case`).
     if let Some(planners) = state.expr_planners() {
         planners.insert(0, std::sync::Arc::new(substring::SubstringPlanner));
+        planners.insert(0, field_case::planner());
     }
     match runtime
         .map(Ok)

@@ -32,6 +32,7 @@ mod spark_text_time;
 mod statement_ast;
 mod statements;
 mod struct_assignment;
+mod struct_field_names;
 mod subquery_names;
 mod target_spellings;
 mod tier_soundness;

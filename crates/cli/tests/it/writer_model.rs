@@ -3,7 +3,7 @@
 //! statement cost given), whatever this machine's CPU does; the model's races are real races,
 //! judged by the real checker, and the table is read back exact.
 
-mod common;
+use crate::common;
 
 fn point(args: &[&str]) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();

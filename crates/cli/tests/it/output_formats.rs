@@ -1,7 +1,7 @@
 //! `--format`: csv and ndjson print every row (streamed), json is `{"rows": [...]}`, the table
 //! format shows at most 10,000 rows and says so on stderr.
 
-mod common;
+use crate::common;
 
 use common::ok as cli;
 

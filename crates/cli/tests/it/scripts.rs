@@ -1,7 +1,7 @@
 //! `sql -f FILE` runs a script's statements in order in one session and stops at the first error
 //! with its exit code; `shell` reads statements from standard input and goes on after errors.
 
-mod common;
+use crate::common;
 
 fn run(dir: &std::path::Path, args: &[&str], stdin: &str) -> (i32, String, String) {
     common::run(dir, &[], args, stdin)

@@ -2,7 +2,7 @@
 //! 5 unsupported), one row per case; every error is one line on stderr, and bad input leaves
 //! nothing on disk.
 
-mod common;
+use crate::common;
 
 fn cli(dir: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
     common::run(dir, env, args, "")
