@@ -13,8 +13,11 @@
 //! - a name DataFusion found before is read exactly as before (the exact match is taken first,
 //!   and only when no other field matches it without regard to case);
 //! - several fields matching a subscript without regard to case is refused as ambiguous, as in
-//!   Spark; for `s.a.b` the name is left to DataFusion, which reads an exact match or refuses
-//!   (its planner tries the next planner on an error, so no refusal can be raised there);
+//!   Spark; for `s.a.b` the name is left to DataFusion (its planner tries the next planner on an
+//!   error, so no refusal can be raised here), which reads the field its normalised spelling
+//!   names: an unquoted `s.B` reads `b` where Spark refuses (red team helper-54). Such a struct
+//!   (fields `b` and `B`) is refused by Delta Spark's CREATE TABLE; ours accepts it still, and
+//!   refusing it there is the fix (docs/design/spark-semantics.md);
 //! - anything that is not a struct (a map's key is a value, compared exactly) is DataFusion's.
 
 use std::sync::Arc;
